@@ -1,0 +1,209 @@
+"""The memory ledger: one SQLite file that is the source of truth for memory text and metadata.
+
+Every memory is written here before its vector reaches Chroma, so a lost or damaged Chroma directory is rebuilt
+from this file (``agent memories rebuild``). It also holds the keyword index (FTS5, Porter stemming) that the
+hybrid retriever fuses with the dense ranking; Chroma's local mode has no keyword index.
+
+Forget means gone: ``secure_delete`` zeroes freed pages, the FTS index is merged after a delete so no segment
+keeps the deleted terms, and the rollback journal (not WAL) leaves nothing behind once a transaction ends.
+Several processes may share the file; SQLite's own locking serialises the writes.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import threading
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from agent.domain import MemoryRecord
+from agent.errors import MemoryUnavailable, StoreCorrupt
+from agent.memory.text import content_words
+
+SCHEMA_VERSION = 1
+_COLUMNS = "id, text, kind, user, session, turn, created_at, last_seen, content_hash, source, extra"
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS memories (
+    rowid INTEGER PRIMARY KEY,
+    user TEXT NOT NULL,
+    id TEXT NOT NULL,
+    text TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    session TEXT NOT NULL,
+    turn INTEGER NOT NULL,
+    created_at REAL NOT NULL,
+    last_seen REAL NOT NULL,
+    content_hash TEXT NOT NULL,
+    source TEXT NOT NULL,
+    extra TEXT NOT NULL DEFAULT '{}',
+    search_text TEXT NOT NULL,
+    UNIQUE (user, id)
+);
+CREATE INDEX IF NOT EXISTS memories_seen ON memories (user, last_seen);
+CREATE VIRTUAL TABLE IF NOT EXISTS memories_fts USING fts5(
+    search_text, content='memories', content_rowid='rowid', tokenize='porter unicode61'
+);
+CREATE TRIGGER IF NOT EXISTS memories_ai AFTER INSERT ON memories BEGIN
+    INSERT INTO memories_fts (rowid, search_text) VALUES (new.rowid, new.search_text);
+END;
+CREATE TRIGGER IF NOT EXISTS memories_ad AFTER DELETE ON memories BEGIN
+    INSERT INTO memories_fts (memories_fts, rowid, search_text) VALUES ('delete', old.rowid, old.search_text);
+END;
+CREATE TRIGGER IF NOT EXISTS memories_au AFTER UPDATE OF search_text ON memories BEGIN
+    INSERT INTO memories_fts (memories_fts, rowid, search_text) VALUES ('delete', old.rowid, old.search_text);
+    INSERT INTO memories_fts (rowid, search_text) VALUES (new.rowid, new.search_text);
+END;
+"""
+
+
+def search_text(record: MemoryRecord) -> str:
+    """What the keyword index sees: the memory text plus any context the writer attached (``extra['context']``)."""
+    context = record.extra.get("context", "")
+    return f"{record.text}\n{context}" if context else record.text
+
+
+def _row_to_record(row: sqlite3.Row) -> MemoryRecord:
+    return MemoryRecord(
+        id=row["id"],
+        text=row["text"],
+        kind=row["kind"],
+        user=row["user"],
+        session=row["session"],
+        turn=int(row["turn"]),
+        created_at=float(row["created_at"]),
+        last_seen=float(row["last_seen"]),
+        content_hash=row["content_hash"],
+        source=row["source"],
+        extra=json.loads(row["extra"]),
+    )
+
+
+class SqliteLedger:
+    """``Ledger`` on a SQLite file (mode 0600), safe to share between threads and processes."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._lock = threading.RLock()
+        fresh = not path.exists()
+        if fresh:
+            os.close(os.open(path, os.O_CREAT | os.O_WRONLY | os.O_EXCL, 0o600))
+        try:
+            self._db = sqlite3.connect(path, timeout=10.0, check_same_thread=False, isolation_level=None)
+            self._db.row_factory = sqlite3.Row
+            self._db.execute("PRAGMA secure_delete = ON")
+            self._db.execute("PRAGMA journal_mode = DELETE")
+            self._db.execute("PRAGMA synchronous = FULL")
+            if not fresh:
+                check = self._db.execute("PRAGMA quick_check").fetchone()[0]
+                if check != "ok":
+                    raise sqlite3.DatabaseError(check)
+            self._db.executescript(_SCHEMA)
+            self._db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+        except sqlite3.DatabaseError as exc:
+            raise StoreCorrupt(
+                f"The memory ledger {path} is damaged ({exc}): move it aside and run `agent memories rebuild`, "
+                "or restore it from a backup.",
+                path=path,
+            ) from exc
+
+    @contextmanager
+    def _tx(self) -> Iterator[sqlite3.Connection]:
+        with self._lock:
+            try:
+                self._db.execute("BEGIN IMMEDIATE")
+                try:
+                    yield self._db
+                except BaseException:
+                    self._db.execute("ROLLBACK")
+                    raise
+                self._db.execute("COMMIT")
+            except sqlite3.OperationalError as exc:
+                raise MemoryUnavailable(f"The memory ledger {self.path} could not be written ({exc}).") from exc
+
+    def _read(self, sql: str, params: Sequence[Any] = ()) -> list[sqlite3.Row]:
+        with self._lock:
+            try:
+                return list(self._db.execute(sql, params))
+            except sqlite3.DatabaseError as exc:
+                raise MemoryUnavailable(f"The memory ledger {self.path} could not be read ({exc}).") from exc
+
+    def put(self, records: Sequence[MemoryRecord]) -> None:
+        """Insert new memories; an existing (user, id) keeps its created_at and gets the newer last_seen."""
+        if not records:
+            return
+        with self._tx() as db:
+            db.executemany(
+                f"""INSERT INTO memories ({_COLUMNS}, search_text) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)
+                ON CONFLICT (user, id) DO UPDATE SET last_seen = max(last_seen, excluded.last_seen)""",
+                [
+                    (r.id, r.text, r.kind, r.user, r.session, r.turn, r.created_at, r.last_seen,
+                     r.content_hash, r.source, json.dumps(r.extra, ensure_ascii=False), search_text(r))
+                    for r in records
+                ],
+            )
+
+    def get(self, user: str, ids: Sequence[str]) -> dict[str, MemoryRecord]:
+        found: dict[str, MemoryRecord] = {}
+        for start in range(0, len(ids), 500):
+            chunk = list(ids[start : start + 500])
+            marks = ",".join("?" * len(chunk))
+            rows = self._read(f"SELECT {_COLUMNS} FROM memories WHERE user = ? AND id IN ({marks})", [user, *chunk])
+            found.update((row["id"], _row_to_record(row)) for row in rows)
+        return found
+
+    def all(self, user: str) -> list[MemoryRecord]:
+        rows = self._read(f"SELECT {_COLUMNS} FROM memories WHERE user = ? ORDER BY created_at, rowid", [user])
+        return [_row_to_record(row) for row in rows]
+
+    def users(self) -> list[str]:
+        return [row[0] for row in self._read("SELECT DISTINCT user FROM memories ORDER BY user")]
+
+    def count(self, user: str) -> int:
+        return int(self._read("SELECT count(*) FROM memories WHERE user = ?", [user])[0][0])
+
+    def touch(self, user: str, ids: Sequence[str], when: float) -> None:
+        if not ids:
+            return
+        with self._tx() as db:
+            db.executemany(
+                "UPDATE memories SET last_seen = max(last_seen, ?) WHERE user = ? AND id = ?",
+                [(when, user, i) for i in ids],
+            )
+
+    def delete(self, user: str, ids: Sequence[str]) -> int:
+        """Delete memories and leave no byte of their text in the file: zeroed pages, FTS segments merged."""
+        if not ids:
+            return 0
+        with self._tx() as db:
+            deleted = sum(
+                db.execute("DELETE FROM memories WHERE user = ? AND id = ?", (user, i)).rowcount for i in ids
+            )
+            db.execute("INSERT INTO memories_fts (memories_fts) VALUES ('optimize')")
+        return deleted
+
+    def oldest(self, user: str, n: int) -> list[str]:
+        rows = self._read("SELECT id FROM memories WHERE user = ? ORDER BY last_seen, rowid LIMIT ?", [user, n])
+        return [row[0] for row in rows]
+
+    def keyword_search(self, user: str, query: str, k: int) -> list[tuple[str, float]]:
+        """BM25 over the user's memories for the query's content words (any of them); higher score is better."""
+        terms = sorted(set(content_words(query)))
+        if not terms or k <= 0:
+            return []
+        match = " OR ".join('"' + t.replace('"', '""') + '"' for t in terms)
+        rows = self._read(
+            """SELECT m.id, bm25(memories_fts) AS rank FROM memories_fts
+               JOIN memories m ON m.rowid = memories_fts.rowid
+               WHERE memories_fts MATCH ? AND m.user = ? ORDER BY rank LIMIT ?""",
+            [match, user, k],
+        )
+        return [(row[0], -float(row[1])) for row in rows]
+
+    def close(self) -> None:
+        with self._lock:
+            self._db.close()

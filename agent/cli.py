@@ -1,0 +1,295 @@
+"""The command line: ``agent`` (chat), ``agent memories ...``, ``agent sessions ...``, ``agent config``.
+
+This is the only place that turns an ``AgentError`` into one line on stderr and an exit code: 0 success,
+1 runtime error, 2 usage error, 130 after Ctrl-C. A traceback appears only with ``--debug``.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import sys
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+
+from agent.config import Settings, load_settings
+from agent.domain import MemoryRecord, ScoredMemory
+from agent.errors import AgentError
+from agent.memory.service import MemoryService
+
+app = typer.Typer(
+    add_completion=False,
+    no_args_is_help=False,
+    pretty_exceptions_enable=False,
+    help="A terminal chat agent that remembers you. Run `agent` to chat.",
+)
+memories_app = typer.Typer(help="Inspect and manage long-term memory (non-interactive).", no_args_is_help=True)
+app.add_typer(memories_app, name="memories")
+
+err = Console(stderr=True, highlight=False)
+
+
+@dataclass
+class State:
+    """Flags of the root command that every subcommand shares."""
+
+    flags: dict[str, Any] = field(default_factory=dict)
+    debug: bool = False
+
+    def settings(self, **more: Any) -> Settings:
+        return load_settings({**self.flags, **{k: v for k, v in more.items() if v is not None}})
+
+
+STATE = State()
+
+DataDirOpt = Annotated[Path | None, typer.Option("--data-dir", help="Data directory (default: agent_memory_db/).")]
+DebugOpt = Annotated[bool, typer.Option("--debug", help="Show debug logs and full tracebacks.")]
+UserOpt = Annotated[str | None, typer.Option("--user", help="Whose memories to use (default: AGENT_USER).")]
+EmbedderOpt = Annotated[str | None, typer.Option("--embedder", help="local or openai (default: the store's own).")]
+JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")]
+
+
+def _apply_common(data_dir: Path | None, debug: bool, user: str | None = None) -> None:
+    if data_dir is not None:
+        STATE.flags["data_dir"] = data_dir
+    if user is not None:
+        STATE.flags["user"] = user
+    if debug:
+        STATE.debug = True
+        logging.basicConfig(level=logging.DEBUG, format="%(levelname)s %(name)s: %(message)s")
+
+
+@app.callback(invoke_without_command=True)
+def root(
+    ctx: typer.Context,
+    session: Annotated[str | None, typer.Option("-s", "--session", help="Resume or start the session NAME.")] = None,
+    continue_: Annotated[bool, typer.Option("-c", "--continue", help="Resume the most recent session.")] = False,
+    model: Annotated[str | None, typer.Option("-m", "--model", help="Chat model.")] = None,
+    no_memory: Annotated[bool, typer.Option("--no-memory", help="Neither read nor write long-term memory.")] = False,
+    plain: Annotated[bool, typer.Option("--plain", help="Plain text output, no colour or Markdown.")] = False,
+    data_dir: DataDirOpt = None,
+    user: UserOpt = None,
+    debug: DebugOpt = False,
+) -> None:
+    """Chat with a model that remembers you. With no subcommand, opens the chat."""
+    _apply_common(data_dir, debug, user)
+    if ctx.invoked_subcommand is None:
+        _chat(session, continue_, model, no_memory, plain)
+
+
+@app.command()
+def chat(
+    session: Annotated[str | None, typer.Option("-s", "--session", help="Resume or start the session NAME.")] = None,
+    continue_: Annotated[bool, typer.Option("-c", "--continue", help="Resume the most recent session.")] = False,
+    model: Annotated[str | None, typer.Option("-m", "--model", help="Chat model.")] = None,
+    no_memory: Annotated[bool, typer.Option("--no-memory", help="Neither read nor write long-term memory.")] = False,
+    plain: Annotated[bool, typer.Option("--plain", help="Plain text output, no colour or Markdown.")] = False,
+    data_dir: DataDirOpt = None,
+    user: UserOpt = None,
+    debug: DebugOpt = False,
+) -> None:
+    """Open the chat (the same as `agent` alone)."""
+    _apply_common(data_dir, debug, user)
+    _chat(session, continue_, model, no_memory, plain)
+
+
+def _chat(session: str | None, continue_: bool, model: str | None, no_memory: bool, plain: bool) -> None:
+    from agent.ui.repl import ChatOptions, run_chat
+
+    settings = STATE.settings(model=model)
+    code = run_chat(
+        settings,
+        ChatOptions(session=session, resume_latest=continue_, no_memory=no_memory, plain=plain, debug=STATE.debug),
+    )
+    raise typer.Exit(code)
+
+
+@app.command("config")
+def config_cmd(data_dir: DataDirOpt = None, debug: DebugOpt = False) -> None:
+    """Print every effective setting and where it came from (flag, environment, .env, default)."""
+    _apply_common(data_dir, debug)
+    from rich.table import Table
+
+    settings = STATE.settings()
+    table = Table("setting", "variable", "value", "source")
+    for name, env, shown, source in settings.describe():
+        table.add_row(name, env, shown, source)
+    Console(highlight=False).print(table)
+
+
+# -- agent memories ---------------------------------------------------------------------------------------
+
+
+@memories_app.callback()
+def memories_root(data_dir: DataDirOpt = None, user: UserOpt = None, debug: DebugOpt = False) -> None:
+    _apply_common(data_dir, debug, user)
+
+
+def _service(embedder: str | None = None, check: bool = True) -> MemoryService:
+    from agent.wiring import open_memory
+
+    if embedder is not None and embedder not in {"local", "openai"}:
+        raise typer.BadParameter(f"{embedder!r} is not an embedder: use local or openai.", param_hint="--embedder")
+    return open_memory(STATE.settings(), embedder=embedder, check=check)
+
+
+def _as_json(row: MemoryRecord | ScoredMemory) -> dict[str, Any]:
+    record = row.record if isinstance(row, ScoredMemory) else row
+    out: dict[str, Any] = {
+        "id": record.id,
+        "text": record.text,
+        "kind": record.kind,
+        "created_at": datetime.fromtimestamp(record.created_at).astimezone().isoformat(timespec="seconds"),
+        "last_seen": datetime.fromtimestamp(record.last_seen).astimezone().isoformat(timespec="seconds"),
+        "session": record.session,
+        "turn": record.turn,
+        "source": record.source,
+    }
+    if isinstance(row, ScoredMemory):
+        out["similarity"] = round(row.similarity, 4)
+        out["score"] = round(row.score, 4)
+    return out
+
+
+def _print_memories(rows: list[MemoryRecord] | list[ScoredMemory], as_json: bool, empty: str) -> None:
+    if as_json:
+        typer.echo(json.dumps([_as_json(r) for r in rows], ensure_ascii=False, indent=2))
+        return
+    if not rows:
+        typer.echo(empty)
+        return
+    from agent.ui.render import memory_table
+
+    Console(highlight=False).print(memory_table(rows))
+
+
+@memories_app.command("list")
+def memories_list(as_json: JsonOpt = False, embedder: EmbedderOpt = None) -> None:
+    """List every memory, oldest first."""
+    _print_memories(_service(embedder).list(), as_json, "No memories yet.")
+
+
+@memories_app.command("search")
+def memories_search(
+    query: str,
+    k: Annotated[int, typer.Option("--k", min=1, help="How many results at most.")] = 5,
+    all_: Annotated[bool, typer.Option("--all", help="Ignore the similarity threshold.")] = False,
+    as_json: JsonOpt = False,
+    embedder: EmbedderOpt = None,
+) -> None:
+    """The memories most similar to QUERY above the threshold (what a chat turn would recall)."""
+    service = _service(embedder)
+    results = service.search(query, k, None if all_ else service.threshold)
+    _print_memories(results, as_json, f"Nothing above the similarity threshold {service.threshold:.2f}.")
+
+
+@memories_app.command("add")
+def memories_add(text: str, embedder: EmbedderOpt = None) -> None:
+    """Store TEXT as an explicit memory."""
+    if not text.strip():
+        raise typer.BadParameter("the memory text is empty.", param_hint="TEXT")
+    record = _service(embedder).add(text)
+    typer.echo(f"remembered {record.id[:8]}: {record.text}")
+
+
+@memories_app.command("forget")
+def memories_forget(
+    ids: Annotated[list[str] | None, typer.Argument(help="Memory ids (or unique prefixes, as `list` shows).")] = None,
+    all_: Annotated[bool, typer.Option("--all", help="Forget every memory of this user.")] = False,
+    yes: Annotated[bool, typer.Option("--yes", help="Do not ask for confirmation (with --all).")] = False,
+    embedder: EmbedderOpt = None,
+) -> None:
+    """Forget memories for good: their text leaves every file of the data directory."""
+    if all_ == bool(ids):
+        raise typer.BadParameter("give memory ids, or --all --yes.")
+    service = _service(embedder)
+    if all_:
+        if not yes:
+            if not sys.stdin.isatty():
+                raise typer.BadParameter("--all needs --yes when not run in a terminal.", param_hint="--yes")
+            typer.confirm(f"Forget all {service.count()} memories of {service.user}?", abort=True)
+        typer.echo(f"forgot {service.forget_all()} memories")
+        return
+    known = [r.id for r in service.list()]
+    resolved = []
+    for given in ids or []:
+        matches = [mid for mid in known if mid.startswith(given.lower())]
+        if len(matches) != 1:
+            problem = "matches no memory" if not matches else f"matches {len(matches)} memories"
+            raise AgentError(f"{given!r} {problem}: use `agent memories list` to see the ids.")
+        resolved.append(matches[0])
+    typer.echo(f"forgot {service.forget(resolved)} memories")
+
+
+@memories_app.command("reindex")
+def memories_reindex(
+    embedder: Annotated[str, typer.Option("--embedder", help="The embedder to re-embed with: local or openai.")],
+) -> None:
+    """Re-embed every memory from its stored text with another embedder."""
+    service = _service(embedder, check=False)
+    count = service.rebuild()
+    typer.echo(f"re-embedded {count} memories with {embedder} ({service.embedder.model})")
+
+
+@memories_app.command("rebuild")
+def memories_rebuild(embedder: EmbedderOpt = None) -> None:
+    """Rebuild the vector index from the ledger (after Chroma's files were lost or damaged)."""
+    from agent.recovery import rebuild_index
+
+    count, moved = rebuild_index(STATE.settings(), embedder)
+    if moved is not None:
+        typer.echo(f"moved the damaged index aside to {moved}")
+    typer.echo(f"rebuilt the index: {count} memories")
+
+
+@memories_app.command("stats")
+def memories_stats(as_json: JsonOpt = False, embedder: EmbedderOpt = None) -> None:
+    """How many memories, of which kinds, the embedder and threshold, and the size on disk."""
+    from agent.wiring import ensure_data_dir
+
+    service = _service(embedder)
+    settings = STATE.settings()
+    records = service.list()
+    kinds: dict[str, int] = {}
+    for record in records:
+        kinds[record.kind] = kinds.get(record.kind, 0) + 1
+    root = ensure_data_dir(settings.data_dir).root
+    size = sum(p.stat().st_size for p in root.rglob("*") if p.is_file())
+    stats = {
+        "user": service.user,
+        "memories": len(records),
+        "kinds": kinds,
+        "indexed": service.index.count(),
+        "embedder": service.embedder.name,
+        "embedding_model": service.embedder.model,
+        "dimension": service.embedder.dimension,
+        "threshold": service.threshold,
+        "capacity": service.policy.capacity,
+        "data_dir": str(root),
+        "bytes_on_disk": size,
+    }
+    if as_json:
+        typer.echo(json.dumps(stats, indent=2))
+        return
+    for key, value in stats.items():
+        typer.echo(f"{key:16} {value}")
+
+
+def main() -> None:
+    """Entry point of the ``agent`` script."""
+    debug = "--debug" in sys.argv
+    try:
+        app(prog_name="agent")
+    except AgentError as exc:
+        if debug:
+            raise
+        err.print(f"agent: {exc}", markup=False)
+        sys.exit(exc.exit_code)
+    except KeyboardInterrupt:
+        err.print("agent: interrupted", markup=False)
+        sys.exit(130)

@@ -1,0 +1,78 @@
+"""One exception tree for everything the agent reports to its user.
+
+Adapters catch the exceptions of their libraries and raise one of these ``from`` the original, so the CLI
+can turn any of them into one line and an exit code, and print a traceback only with ``--debug``::
+
+    AgentError                      base; ``str(err)`` is the one line the user sees; ``exit_code`` is 1
+    ├── ConfigError                 a setting is missing or cannot be used
+    │   └── UsageError              a value the user gave is invalid (exit code 2)
+    ├── MemoryUnavailable           the long-term store cannot be opened or used right now
+    │   ├── StoreCorrupt            a file of the store is damaged; ``path`` names it
+    │   ├── StoreLocked             another process holds the store
+    │   └── EmbedderMismatch        the store was built by another embedder; the fix is a reindex
+    ├── EmbeddingError              the embedder failed (model missing, server error)
+    ├── ChatError                   the chat model failed
+    │   ├── ChatRetryable           429, 5xx, timeouts: retried before it reaches the user
+    │   └── ChatFatal               400, 401, 404, quota: never retried
+    └── SessionError                a session name is invalid, a file is corrupt, or the session is in use
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+
+class AgentError(Exception):
+    """Base of every error the agent reports; the message is a complete sentence for the user."""
+
+    exit_code = 1
+
+
+class ConfigError(AgentError):
+    """A setting is missing or has a value the agent cannot use."""
+
+
+class UsageError(ConfigError):
+    """A flag, argument or setting value is invalid: the command line was used wrongly."""
+
+    exit_code = 2
+
+
+class MemoryUnavailable(AgentError):
+    """Long-term memory cannot be used now; chat may go on without it."""
+
+
+class StoreCorrupt(MemoryUnavailable):
+    """A file of the memory store is damaged. ``path`` is the file (or directory) that failed."""
+
+    def __init__(self, message: str, path: Path | None = None) -> None:
+        super().__init__(message)
+        self.path = path
+
+
+class StoreLocked(MemoryUnavailable):
+    """Another process holds the store and the wait for it ran out."""
+
+
+class EmbedderMismatch(MemoryUnavailable):
+    """The store's vectors come from another embedder than the one requested."""
+
+
+class EmbeddingError(AgentError):
+    """The embedder could not produce vectors."""
+
+
+class ChatError(AgentError):
+    """The chat model failed."""
+
+
+class ChatRetryable(ChatError):
+    """A transient failure (rate limit, server error, timeout) that survived the retries."""
+
+
+class ChatFatal(ChatError):
+    """A failure that retrying cannot fix: bad request, bad key, unknown model, exhausted quota."""
+
+
+class SessionError(AgentError):
+    """A session name is refused, a session file is damaged, or another process has the session."""

@@ -1,0 +1,105 @@
+"""The write gate, stage 1: a fast, deterministic decision on whether a user turn is worth remembering.
+
+Only the user's own words reach this gate; assistant replies and injected memory never do, so a hallucination
+or a recalled note cannot come back as a "fact". The gate keeps self-disclosure (first-person facts, preferences,
+plans, relationships, dates) and explicit "remember that ..." requests; it drops greetings, acknowledgements,
+thanks, very short turns, questions that disclose nothing about the user, pasted documents, and instructions
+aimed at the assistant (the shape of a memory-poisoning attempt). Every decision carries its reason.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from agent.memory.text import words
+
+MAX_CHARS = 2_000
+MIN_WORDS = 4
+FENCE_TAG = "memory_notes"
+
+_EXPLICIT = re.compile(
+    r"^\s*(?:please\s+)?(?:remember|note|don'?t forget|do not forget|keep in mind)\b(?:\s+that)?[\s:,-]*(?P<rest>.+)$",
+    re.IGNORECASE | re.DOTALL,
+)
+_SMALL_TALK = frozenset(
+    """hi hello hey hiya yo morning evening afternoon good night bye goodbye thanks thank you thx ty cheers ok okay
+    k sure cool great nice awesome perfect fine yes yeah yep yup no nope nah lol haha wow sounds got it alright
+    right indeed agreed exactly totally true interesting amazing wonderful excellent lovely appreciate it that's
+    that is so very much a lot again there all see later soon talk to care too and oh ah hmm well""".split()
+)
+_FIRST_PERSON = frozenset("i i'm i've i'd i'll me my mine myself we we're we've we'll our ours us".split())
+_SIGNALS = re.compile(
+    r"\b(?:love|loves|loved|hate|hates|hated|like|likes|liked|prefer|prefers|favou?rite|allergic|allergy|"
+    r"can't eat|cannot eat|vegan|vegetarian|born|birthday|married|divorced|engaged|wife|husband|partner|son|"
+    r"daughter|kids?|children|mom|mum|dad|mother|father|sister|brother|friend|dog|cat|pet|job|work|works|worked|"
+    r"live|lives|lived|moving|moved|plan|plans|planning|going to|will|next|last|yesterday|tomorrow|tonight|"
+    r"week|month|year|weekend|monday|tuesday|wednesday|thursday|friday|saturday|sunday|january|february|march|"
+    r"april|may|june|july|august|september|october|november|december|\d{4})\b",
+    re.IGNORECASE,
+)
+_QUESTION_START = frozenset(
+    "what what's which who whom whose when where why how is are am was were do does did can could would should "
+    "will shall may might have has any anything tell explain give show suggest recommend".split()
+)
+_INSTRUCTION = re.compile(
+    r"(?:ignore (?:all |any |the )?(?:previous|prior|above) (?:instructions|messages)|system prompt|"
+    r"\b(?:always|from now on|every time)\b.{0,60}\b(?:send|forward|post|append|include|upload|email|share)\b|"
+    r"\b(?:send|forward|post|append|upload|email)\b.{0,80}https?://)",
+    re.IGNORECASE | re.DOTALL,
+)
+_URL = re.compile(r"https?://", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class GateDecision:
+    """Whether to keep a turn, why, what text to store and whether the user asked for it explicitly."""
+
+    keep: bool
+    reason: str
+    text: str = ""
+    explicit: bool = False
+
+
+def _is_question(text: str, tokens: list[str]) -> bool:
+    return text.rstrip().endswith("?") or (bool(tokens) and tokens[0] in _QUESTION_START and "?" in text)
+
+
+def _discloses(tokens: list[str], text: str) -> bool:
+    """A first-person statement with something to say: a pronoun of the user and a content signal or a verb."""
+    if not any(t in _FIRST_PERSON for t in tokens):
+        return False
+    return bool(_SIGNALS.search(text)) or len([t for t in tokens if t not in _SMALL_TALK]) >= 3
+
+
+def decide(text: str) -> GateDecision:
+    """Stage 1 of the gate for one user turn. Pure and fast (a few regular expressions)."""
+    stripped = text.strip()
+    if not stripped:
+        return GateDecision(False, "empty")
+    if len(stripped) > MAX_CHARS:
+        return GateDecision(False, f"longer than {MAX_CHARS} characters: a pasted document, not a statement")
+    if FENCE_TAG in stripped.lower():
+        return GateDecision(False, "contains the memory fence: text from the memory block is never stored again")
+    if _INSTRUCTION.search(stripped):
+        return GateDecision(False, "an instruction for the assistant, not a fact about the user")
+
+    explicit = _EXPLICIT.match(stripped)
+    if explicit and len(words(explicit.group("rest"))) >= 2:
+        rest = explicit.group("rest").strip()
+        if _URL.search(rest):
+            return GateDecision(False, "an explicit request that carries a link: links are never stored as memory")
+        return GateDecision(True, "explicit request to remember", text=rest, explicit=True)
+
+    tokens = words(stripped)
+    if len(tokens) < MIN_WORDS:
+        return GateDecision(False, f"fewer than {MIN_WORDS} words")
+    if all(t in _SMALL_TALK for t in tokens):
+        return GateDecision(False, "small talk (greeting, thanks or acknowledgement)")
+    if _is_question(stripped, tokens) and not _discloses(tokens, stripped):
+        return GateDecision(False, "a question that discloses nothing about the user")
+    if _discloses(tokens, stripped):
+        return GateDecision(True, "first-person statement (fact, preference, plan or relationship)", text=stripped)
+    if _SIGNALS.search(stripped):
+        return GateDecision(True, "statement with a date, plan, preference or relationship", text=stripped)
+    return GateDecision(False, "nothing about the user in it")

@@ -1,0 +1,263 @@
+"""The memory service: the one object the REPL, the CLI and the benchmark call for long-term memory.
+
+Write path: gate -> ledger (durable, the source of truth) -> embed what is new -> vector index -> evict past
+capacity. Read path: retriever ranking -> threshold -> token-budgeted block. Forget removes from both stores.
+It holds no terminal code and no client library: everything outside comes in through ``agent.ports``.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+from agent.domain import MemoryKind, MemoryRecord, ScoredMemory, content_hash, memory_id
+from agent.errors import EmbedderMismatch
+from agent.memory import gate
+from agent.memory.calibration import default_grounding, default_threshold
+from agent.memory.context import MemoryBlock, build_block
+from agent.memory.retriever import FusionWeights, Retriever, dot
+from agent.ports import Embedder, Ledger, VectorIndex
+from agent.tokens import TokenCounter, count_tokens
+
+log = logging.getLogger(__name__)
+
+Extractor = Callable[[str], list[str]]
+
+
+@dataclass(frozen=True)
+class MemoryPolicy:
+    """The tunable numbers of the memory service; ``None`` thresholds take the embedder's calibrated default."""
+
+    k: int = 5
+    threshold: float | None = None
+    budget_tokens: int = 800
+    capacity: int = 10_000
+    writes_per_session: int = 50
+    grounding_threshold: float | None = None
+    weights: FusionWeights = field(default_factory=FusionWeights)
+
+
+@dataclass(frozen=True)
+class WriteReport:
+    """What one observed turn led to: the gate's decision and the memories stored (new or refreshed)."""
+
+    decision: gate.GateDecision
+    stored: tuple[MemoryRecord, ...] = ()
+    skipped_reason: str = ""
+
+
+@dataclass(frozen=True)
+class Recall:
+    """What the read path gives one turn: the block for the system prompt and the threshold it used."""
+
+    block: MemoryBlock
+    threshold: float
+    candidates: tuple[ScoredMemory, ...]
+
+
+def space_of(embedder: Embedder) -> tuple[str, str, int]:
+    return embedder.name, embedder.model, embedder.dimension
+
+
+def describe_space(space: tuple[str, str, int]) -> str:
+    return f"{space[0]} ({space[1]}, {space[2]} dimensions)"
+
+
+class MemoryService:
+    """Long-term memory of one user over a ledger, a vector index and an embedder."""
+
+    def __init__(
+        self,
+        ledger: Ledger,
+        index: VectorIndex,
+        embedder: Embedder,
+        user: str,
+        policy: MemoryPolicy | None = None,
+        extractor: Extractor | None = None,
+        clock: Callable[[], float] = time.time,
+        counter: TokenCounter = count_tokens,
+    ) -> None:
+        self.ledger = ledger
+        self.index = index
+        self.embedder = embedder
+        self.user = user
+        self.policy = policy or MemoryPolicy()
+        self._extractor = extractor
+        self._clock = clock
+        self._counter = counter
+        self._writes: dict[str, int] = {}
+        self.retriever = Retriever(embedder, index, ledger, user, self.policy.weights)
+
+    @property
+    def threshold(self) -> float:
+        return default_threshold(self.embedder.name) if self.policy.threshold is None else self.policy.threshold
+
+    @property
+    def grounding_threshold(self) -> float:
+        chosen = self.policy.grounding_threshold
+        return default_grounding(self.embedder.name) if chosen is None else chosen
+
+    # -- the embedder a store was built with ------------------------------------------------------------
+
+    def check_space(self) -> None:
+        """Refuse to mix vector spaces: the index must be empty or built by this embedder."""
+        recorded = self.index.space()
+        wanted = space_of(self.embedder)
+        if recorded is not None and recorded != wanted:
+            raise EmbedderMismatch(
+                f"This memory store was built with {describe_space(recorded)} and {describe_space(wanted)} was "
+                f"requested: run `agent memories reindex --embedder {wanted[0]}` to re-embed every memory, "
+                f"or use --embedder {recorded[0]}."
+            )
+
+    # -- write path -------------------------------------------------------------------------------------
+
+    def observe(
+        self,
+        text: str,
+        *,
+        session: str,
+        turn: int,
+        when: float | None = None,
+        extra: dict[str, str] | None = None,
+    ) -> WriteReport:
+        """Run one user turn through the gate and store what it keeps. Only the user's words come here."""
+        decision = gate.decide(text)
+        log.debug("gate: %s (%s)", "keep" if decision.keep else "skip", decision.reason)
+        if not decision.keep:
+            return WriteReport(decision)
+        if self._writes.get(session, 0) >= self.policy.writes_per_session:
+            reason = f"the cap of {self.policy.writes_per_session} memory writes in this session is reached"
+            log.debug("gate: skip (%s)", reason)
+            return WriteReport(decision, skipped_reason=reason)
+        kind: MemoryKind = "explicit" if decision.explicit else "turn"
+        texts = [(decision.text, kind)]
+        if self._extractor is not None and not decision.explicit:
+            texts += [(fact, "fact") for fact in self._grounded_facts(decision.text)]
+        stamp = self._clock() if when is None else when
+        records = [
+            self._record(t, k, session=session, turn=turn, when=stamp, source=text.strip(), extra=extra)
+            for t, k in texts
+        ]
+        stored = self.write(records)
+        self._writes[session] = self._writes.get(session, 0) + 1
+        return WriteReport(decision, stored=tuple(stored))
+
+    def add(self, text: str, *, session: str = "cli", turn: int = 0, kind: MemoryKind = "explicit") -> MemoryRecord:
+        """Store ``text`` as given (``/remember``, ``agent memories add``): the user's explicit wish."""
+        record = self._record(text.strip(), kind, session=session, turn=turn, when=self._clock(), source=text.strip())
+        return self.write([record])[0]
+
+    def _record(
+        self,
+        text: str,
+        kind: MemoryKind,
+        *,
+        session: str,
+        turn: int,
+        when: float,
+        source: str,
+        extra: dict[str, str] | None = None,
+    ) -> MemoryRecord:
+        return MemoryRecord(
+            id=memory_id(self.user, text),
+            text=text,
+            kind=kind,
+            user=self.user,
+            session=session,
+            turn=turn,
+            created_at=when,
+            last_seen=when,
+            content_hash=content_hash(text),
+            source=source,
+            extra=dict(extra or {}),
+        )
+
+    def _grounded_facts(self, source: str) -> list[str]:
+        assert self._extractor is not None
+        facts = [f for f in self._extractor(source)[:2] if f.strip()]
+        if not facts:
+            return []
+        source_vec, *fact_vecs = self.embedder.embed([source, *facts])
+        kept = []
+        for fact, vec in zip(facts, fact_vecs, strict=True):
+            similarity = dot(source_vec, vec)
+            grounded = similarity >= self.grounding_threshold
+            log.debug("extract: %s %r (similarity %.2f)", "keep" if grounded else "drop", fact, similarity)
+            if grounded:
+                kept.append(fact)
+        return kept
+
+    def write(self, records: Sequence[MemoryRecord]) -> list[MemoryRecord]:
+        """Ledger first, then vectors for the records not already stored, then eviction past capacity.
+
+        A statement stored before only has its ``last_seen`` refreshed: nothing is embedded twice."""
+        if not records:
+            return []
+        self.check_space()
+        unique = list({r.id: r for r in records}.values())
+        known = self.ledger.get(self.user, [r.id for r in unique])
+        self.ledger.put(unique)
+        fresh = [r for r in unique if r.id not in known]
+        if fresh:
+            vectors = self.embedder.embed([r.text for r in fresh])
+            if self.index.space() is None:
+                self.index.claim(space_of(self.embedder))
+            self.index.upsert([r.id for r in fresh], vectors)
+        self._evict()
+        return unique
+
+    def _evict(self) -> None:
+        excess = self.ledger.count(self.user) - self.policy.capacity
+        if excess > 0:
+            self.forget(self.ledger.oldest(self.user, excess))
+
+    # -- read path --------------------------------------------------------------------------------------
+
+    def search(self, query: str, k: int | None = None, threshold: float | None = None) -> list[ScoredMemory]:
+        """Top ``k`` memories for ``query`` whose similarity clears ``threshold`` (None: no threshold)."""
+        ranked = self.retriever.rank(query, self.policy.k if k is None else k)
+        if threshold is None:
+            return ranked
+        return [m for m in ranked if m.similarity >= threshold]
+
+    def recall(self, probe: str) -> Recall:
+        """The memory block for one user turn: top k above the threshold, within the token budget."""
+        threshold = self.threshold
+        found = self.search(probe, self.policy.k, threshold)
+        block = build_block(found, self.policy.budget_tokens, self._counter)
+        if block.memories:
+            self.ledger.touch(self.user, [m.record.id for m in block.memories], self._clock())
+        return Recall(block=block, threshold=threshold, candidates=tuple(found))
+
+    def list(self) -> list[MemoryRecord]:
+        return self.ledger.all(self.user)
+
+    def count(self) -> int:
+        return self.ledger.count(self.user)
+
+    # -- forget, reindex, rebuild -----------------------------------------------------------------------
+
+    def forget(self, ids: Sequence[str]) -> int:
+        """Remove memories from retrieval and erase their text from the ledger; returns how many existed."""
+        if not ids:
+            return 0
+        self.index.delete(ids)
+        return self.ledger.delete(self.user, ids)
+
+    def forget_all(self) -> int:
+        ids = [r.id for r in self.list()]
+        self.index.reset()
+        return self.ledger.delete(self.user, ids)
+
+    def rebuild(self, batch: int = 256) -> int:
+        """Re-create the vector index from the ledger with this service's embedder; returns the count."""
+        records = self.list()
+        self.index.reset()
+        self.index.claim(space_of(self.embedder))
+        for start in range(0, len(records), batch):
+            chunk = records[start : start + batch]
+            self.index.upsert([r.id for r in chunk], self.embedder.embed([r.text for r in chunk]))
+        return len(records)
