@@ -77,6 +77,8 @@ def root(
     debug: DebugOpt = False,
 ) -> None:
     """Chat with a model that remembers you. With no subcommand, opens the chat."""
+    STATE.flags.clear()
+    STATE.debug = False
     _apply_common(data_dir, debug, user)
     if ctx.invoked_subcommand is None:
         _chat(session, continue_, model, no_memory, plain)

@@ -1,0 +1,5 @@
+"""``python -m agent`` is the ``agent`` command."""
+
+from agent.cli import main
+
+main()

@@ -1,0 +1,38 @@
+"""Shared fixtures. Every test runs with HOME, the working directory and the data directory in a temp dir and
+without any OpenAI setting from the machine, so no test reads a real .env or touches agent_memory_db/."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from agent.adapters.local_embedder import LocalEmbedder
+
+_MACHINE_SETTINGS = ("OPENAI_API_KEY", "OPENAI_BASE_URL", "OPENAI_API_BASE", "OPENAI_LOG")
+
+
+@pytest.fixture(autouse=True)
+def isolated_user_state(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """Point all user state at ``tmp_path``: HOME, cwd (for .env), the data dir; drop machine API settings."""
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("AGENT_DATA_DIR", str(tmp_path / "data"))
+    for name in _MACHINE_SETTINGS:
+        monkeypatch.delenv(name, raising=False)
+    for name in list(os.environ):
+        if name.startswith("AGENT_") and name != "AGENT_DATA_DIR":
+            monkeypatch.delenv(name, raising=False)
+    yield tmp_path
+
+
+@pytest.fixture(scope="session")
+def local_embedder() -> LocalEmbedder:
+    """The real offline MiniLM model, loaded once per test run: tests that claim something about meaning use it."""
+    embedder = LocalEmbedder()
+    embedder.warm_up()
+    return embedder
