@@ -31,8 +31,6 @@ app = typer.Typer(
 memories_app = typer.Typer(help="Inspect and manage long-term memory (non-interactive).", no_args_is_help=True)
 app.add_typer(memories_app, name="memories")
 
-err = Console(stderr=True, highlight=False)
-
 
 @dataclass
 class State:
@@ -290,8 +288,8 @@ def main() -> None:
     except AgentError as exc:
         if debug:
             raise
-        err.print(f"agent: {exc}", markup=False)
+        print(f"agent: {exc}", file=sys.stderr)
         sys.exit(exc.exit_code)
     except KeyboardInterrupt:
-        err.print("agent: interrupted", markup=False)
+        print("agent: interrupted", file=sys.stderr)
         sys.exit(130)

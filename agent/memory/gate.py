@@ -40,7 +40,17 @@ _SIGNALS = re.compile(
 )
 _QUESTION_START = frozenset(
     "what what's which who whom whose when where why how is are am was were do does did can could would should "
-    "will shall may might have has any anything tell explain give show suggest recommend".split()
+    "will shall may might have has any anything".split()
+)
+_REQUEST_START = frozenset(
+    "tell give show help write explain suggest recommend list make find summarize summarise translate describe "
+    "create draft compose generate please".split()
+)
+# In a question or a request, "I" alone is part of the frame ("how do I ..."); these say something about the user.
+_STRONG_DISCLOSURE = re.compile(
+    r"\b(?:my|our|mine|ours|i'm|i am|i've|i have|i had|i was|i were|we're|we are|we've|we have|i'd like|"
+    r"i (?:love|hate|like|prefer|can't|cannot|don't|work|live|study))\b",
+    re.IGNORECASE,
 )
 _INSTRUCTION = re.compile(
     r"(?:ignore (?:all |any |the )?(?:previous|prior|above) (?:instructions|messages)|system prompt|"
@@ -61,8 +71,11 @@ class GateDecision:
     explicit: bool = False
 
 
-def _is_question(text: str, tokens: list[str]) -> bool:
-    return text.rstrip().endswith("?") or (bool(tokens) and tokens[0] in _QUESTION_START and "?" in text)
+def _is_request(text: str, tokens: list[str]) -> bool:
+    """A question or an imperative addressed to the assistant ("tell me ...", "how do I ...")."""
+    if text.rstrip().endswith("?") or tokens[0] in _REQUEST_START:
+        return True
+    return tokens[0] in _QUESTION_START and "?" in text
 
 
 def _discloses(tokens: list[str], text: str) -> bool:
@@ -96,8 +109,10 @@ def decide(text: str) -> GateDecision:
         return GateDecision(False, f"fewer than {MIN_WORDS} words")
     if all(t in _SMALL_TALK for t in tokens):
         return GateDecision(False, "small talk (greeting, thanks or acknowledgement)")
-    if _is_question(stripped, tokens) and not _discloses(tokens, stripped):
-        return GateDecision(False, "a question that discloses nothing about the user")
+    if _is_request(stripped, tokens):
+        if _STRONG_DISCLOSURE.search(stripped):
+            return GateDecision(True, "a question or request that discloses something about the user", text=stripped)
+        return GateDecision(False, "a question or request that discloses nothing about the user")
     if _discloses(tokens, stripped):
         return GateDecision(True, "first-person statement (fact, preference, plan or relationship)", text=stripped)
     if _SIGNALS.search(stripped):
