@@ -144,7 +144,7 @@ def test_block_of_a_large_store_stays_within_budget(tmp_path: Path, local_embedd
     ]
     statements = (statements * 5)[:500]
     statements = [f"{s} (note {i})" for i, s in enumerate(statements)]
-    records = [memory._record(s, "turn", session="s", turn=i, when=float(i), source=s) for i, s in enumerate(statements)]
+    records = [memory._record(s, "turn", session="s", turn=i, when=i, source=s) for i, s in enumerate(statements)]
     memory.write(records)
     assert memory.count() == 500
     block = memory.recall("what is my favourite scarf?").block
