@@ -4,7 +4,8 @@ Only the user's own words reach this gate; assistant replies and injected memory
 or a recalled note cannot come back as a "fact". The gate keeps self-disclosure (first-person facts, preferences,
 plans, relationships, dates) and explicit "remember that ..." requests; it drops greetings, acknowledgements,
 thanks, very short turns, questions that disclose nothing about the user, pasted documents, and instructions
-aimed at the assistant (the shape of a memory-poisoning attempt). Every decision carries its reason.
+aimed at the assistant (the shape of a memory-poisoning attempt), and anything that looks like a credential.
+Every decision carries its reason.
 """
 
 from __future__ import annotations
@@ -59,6 +60,12 @@ _INSTRUCTION = re.compile(
     re.IGNORECASE | re.DOTALL,
 )
 _URL = re.compile(r"https?://", re.IGNORECASE)
+# Credentials do not belong in a memory that is injected into prompts sent to a model provider.
+_SECRET = re.compile(
+    r"(?:\bsk-[A-Za-z0-9_-]{16,}|\bAKIA[0-9A-Z]{16}\b|\bgh[pousr]_[A-Za-z0-9]{30,}|\bxox[abprs]-[A-Za-z0-9-]{10,}|"
+    r"\b(?:password|passwd|passcode|pin|api key|secret key|token)\b\s*(?:is|:|=)|\b(?:\d[ -]?){13,19}\b)",
+    re.IGNORECASE,
+)
 
 
 @dataclass(frozen=True)
@@ -94,6 +101,8 @@ def decide(text: str) -> GateDecision:
         return GateDecision(False, f"longer than {MAX_CHARS} characters: a pasted document, not a statement")
     if FENCE_TAG in stripped.lower():
         return GateDecision(False, "contains the memory fence: text from the memory block is never stored again")
+    if _SECRET.search(stripped):
+        return GateDecision(False, "looks like a secret (a key, password or card number): never stored")
     if _INSTRUCTION.search(stripped):
         return GateDecision(False, "an instruction for the assistant, not a fact about the user")
 
