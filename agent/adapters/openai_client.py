@@ -15,10 +15,8 @@ def is_local(base_url: str | None) -> bool:
     return bool(base_url) and (urlparse(base_url).hostname or "") in LOCAL_HOSTS
 
 
-def make_client(settings: Settings) -> Any:
-    """An OpenAI SDK client for the configured endpoint; a server on localhost needs no key."""
-    from openai import OpenAI
-
+def check_endpoint(settings: Settings) -> None:
+    """Raise ``ConfigError`` unless a model endpoint is usable; cheap, so the chat checks it before its prompt."""
     if not settings.api_key and not settings.base_url:
         raise ConfigError(
             "No model endpoint is configured: set OPENAI_API_KEY for OpenAI, or OPENAI_BASE_URL for an "
@@ -29,6 +27,13 @@ def make_client(settings: Settings) -> Any:
             f"OPENAI_BASE_URL is {settings.base_url}, which is not on this machine, and OPENAI_API_KEY is not set: "
             "set the key the server expects."
         )
+
+
+def make_client(settings: Settings) -> Any:
+    """An OpenAI SDK client for the configured endpoint; a server on localhost needs no key."""
+    check_endpoint(settings)
+    from openai import OpenAI
+
     return OpenAI(
         api_key=settings.api_key or "not-needed",
         base_url=settings.base_url,

@@ -1,0 +1,190 @@
+"""``ChatModel`` over the OpenAI SDK: streamed chat completions, retries the user can see, errors that say what to fix.
+
+Why a retry loop of our own: the SDK retries 429, 5xx and timeouts silently, so a user would stare at a frozen
+prompt for up to two minutes. Here the client runs with ``max_retries=0`` and each retry is announced through
+``on_retry`` (with its reason and delay) before the wait. A ``Retry-After`` longer than ``max_wait`` fails at
+once: that is a quota, not a hiccup. 400, 401, 403 and 404 are never retried and name the setting to fix.
+
+Only the opening of a stream is retried. Once text has arrived, a broken connection raises ``ChatRetryable``
+and the caller keeps the partial reply; the user decides whether to ``/retry``.
+"""
+
+from __future__ import annotations
+
+import email.utils
+import random
+import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import urlparse
+
+from agent.config import Settings
+from agent.domain import Message
+from agent.errors import ChatError, ChatFatal, ChatRetryable
+from agent.ports import ChatChunk
+
+MAX_WAIT = 60.0
+_BACKOFF_START = 0.5
+_BACKOFF_CAP = 8.0
+
+
+@dataclass(frozen=True)
+class RetryNotice:
+    """A retry about to happen: the ``attempt``-th of at most ``retries``, after ``delay`` seconds, and why."""
+
+    attempt: int
+    retries: int
+    delay: float
+    reason: str
+
+
+def retry_after(headers: Mapping[str, str]) -> float | None:
+    """Seconds the server asks to wait (``retry-after-ms``, then ``retry-after`` as seconds or an HTTP date)."""
+    if (ms := headers.get("retry-after-ms")) is not None:
+        try:
+            return max(float(ms) / 1000, 0.0)
+        except ValueError:
+            pass
+    value = headers.get("retry-after")
+    if value is None:
+        return None
+    try:
+        return max(float(value), 0.0)
+    except ValueError:
+        parsed = email.utils.parsedate_tz(value)
+        return None if parsed is None else max(email.utils.mktime_tz(parsed) - time.time(), 0.0)
+
+
+def backoff(attempt: int) -> float:
+    """Exponential backoff with jitter for retry ``attempt`` (0-based) when the server gives no delay."""
+    return float(min(_BACKOFF_START * 2**attempt, _BACKOFF_CAP)) * (1 - 0.25 * random.random())
+
+
+class OpenAIChat:
+    """Streams chat completions from ``client`` (an ``openai.OpenAI``), retrying only what a retry can fix."""
+
+    def __init__(
+        self,
+        client: Any,
+        *,
+        max_retries: int = 3,
+        on_retry: Callable[[RetryNotice], None] | None = None,
+        sleep: Callable[[float], None] = time.sleep,
+        max_wait: float = MAX_WAIT,
+    ) -> None:
+        self._client = client.with_options(max_retries=0)
+        self._secret = str(client.api_key or "")
+        self._base_url = str(client.base_url).rstrip("/")
+        self._max_retries = max_retries
+        self._on_retry = on_retry
+        self._sleep = sleep
+        self._max_wait = max_wait
+        self._usage_option = True
+
+    def stream(self, messages: Sequence[Message], model: str) -> Iterator[ChatChunk]:
+        import openai
+
+        response = self._open(messages, model)
+        try:
+            for event in response:
+                for choice in event.choices[:1]:
+                    text = (choice.delta.content or "") if choice.delta else ""
+                    if text or choice.finish_reason:
+                        yield ChatChunk(text=text, finish_reason=choice.finish_reason)
+                if event.usage is not None:
+                    yield ChatChunk(
+                        prompt_tokens=event.usage.prompt_tokens, completion_tokens=event.usage.completion_tokens
+                    )
+        except openai.APIError as exc:
+            raise ChatRetryable(f"The reply broke off mid-stream ({self._scrub(exc.message).rstrip('.')}): "
+                                "/retry asks again.") from exc
+        finally:
+            response.close()
+
+    def _open(self, messages: Sequence[Message], model: str) -> Any:
+        import openai
+
+        payload = [{"role": m.role, "content": m.content} for m in messages]
+        attempt = 0
+        while True:
+            extra = {"stream_options": {"include_usage": True}} if self._usage_option else {}
+            try:
+                return self._client.chat.completions.create(model=model, messages=payload, stream=True, **extra)
+            except openai.APIStatusError as exc:
+                if exc.status_code == 400 and self._usage_option and "stream_options" in self._detail(exc):
+                    self._usage_option = False  # an older server: ask again without the usage option
+                    continue
+                error: ChatError = self._status_error(exc, model)
+                delay = retry_after(exc.response.headers)
+                cause: Exception = exc
+            except openai.APITimeoutError as exc:
+                error = ChatRetryable(f"The model server at {self._base_url} did not answer in time: "
+                                      "raise AGENT_TIMEOUT if it is slow, or try again.")
+                delay, cause = None, exc
+            except openai.APIConnectionError as exc:
+                error = ChatRetryable(f"Cannot reach the model server at {self._base_url} "
+                                      f"({self._scrub(str(exc.__cause__ or exc))}): is it running?")
+                delay, cause = None, exc
+            if isinstance(error, ChatFatal) or attempt >= self._max_retries:
+                raise error from cause
+            if delay is not None and delay > self._max_wait:
+                raise ChatFatal(
+                    f"Rate limited: the server asks to wait {delay:.0f} s, which looks like an exhausted quota "
+                    "or rate limit; check your plan and usage, or try again later."
+                ) from cause
+            wait = backoff(attempt) if delay is None else delay
+            attempt += 1
+            if self._on_retry is not None:
+                self._on_retry(RetryNotice(attempt, self._max_retries, wait, _reason(cause)))
+            self._sleep(wait)
+
+    def _status_error(self, exc: Any, model: str) -> ChatError:
+        status = int(exc.status_code)
+        detail = self._detail(exc)
+        if status == 429 and exc.code == "insufficient_quota":
+            return ChatFatal("The API quota is exhausted (429 insufficient_quota): check the plan and billing "
+                             "of the account behind OPENAI_API_KEY.")
+        if status in (408, 409, 429) or status >= 500:
+            return ChatRetryable(f"The model server kept failing ({status}: {detail}); try again later.")
+        if status == 401:
+            return ChatFatal(f"The server at {self._base_url} refused the API key (401): "
+                             "check OPENAI_API_KEY (a local server may need none).")
+        if status == 403:
+            return ChatFatal(f"Access denied (403: {detail}): the key may have no access to model {model!r}.")
+        if status == 404:
+            if not urlparse(self._base_url).path.rstrip("/").endswith("/v1"):
+                return ChatFatal(f"Not found (404) at {self._base_url}: is /v1 missing from the base URL "
+                                 "(OPENAI_BASE_URL)?")
+            return ChatFatal(f"Not found (404: {detail}): is the model name {model!r} right? "
+                             "Set it with -m or AGENT_MODEL.")
+        hint = " The conversation may be too long: /clear starts afresh." if "context" in detail.lower() else ""
+        return ChatFatal(f"The model server refused the request ({status}: {detail}).{hint}")
+
+    def _detail(self, exc: Any) -> str:
+        """The server's own error message, short and with the key removed if a server echoed it."""
+        body = exc.body  # the SDK hands over the inner ``error`` object of the response
+        message = body.get("message") if isinstance(body, dict) else None
+        return self._scrub(str(message or exc.message))[:300]
+
+    def _scrub(self, text: str) -> str:
+        return text.replace(self._secret, "***") if len(self._secret) >= 8 else text
+
+
+def chat_model(settings: Settings, on_retry: Callable[[RetryNotice], None] | None = None) -> OpenAIChat:
+    """The chat model of ``settings``: its endpoint, key, timeout and retry budget."""
+    from agent.adapters.openai_client import make_client
+
+    return OpenAIChat(make_client(settings), max_retries=settings.max_retries, on_retry=on_retry)
+
+
+def _reason(exc: Exception) -> str:
+    import openai
+
+    if isinstance(exc, openai.RateLimitError):
+        return "rate limited (429)"
+    if isinstance(exc, openai.APIStatusError):
+        return f"server error ({exc.status_code})"
+    if isinstance(exc, openai.APITimeoutError):
+        return "timed out"
+    return "connection failed"

@@ -1,0 +1,241 @@
+"""An OpenAI-compatible server on 127.0.0.1 for tests: scripted replies, recorded requests.
+
+Tests talk to it through the real OpenAI SDK (``OPENAI_BASE_URL=fake.url``), so streaming, SSE parsing, status
+codes, headers and broken connections all go through the same code as in production. The server replays a
+script of ``Reply`` objects, one per chat request, and records every request body so a test can read the system
+prompt the model received. When the script runs out it answers 500 and records the fact: a test that sends more
+requests than it scripted fails loudly instead of passing on a default. ``fallback`` opts into a default reply
+for end-to-end tests that do not care how many turns the model answers.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import re
+import threading
+import time
+from collections import deque
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+
+@dataclass
+class Reply:
+    """One scripted answer to a chat request.
+
+    ``status`` other than 200 sends an error with ``error`` (default: a message naming the status) and
+    ``headers`` (e.g. ``{"Retry-After": "1"}``). For a 200, the reply streams ``text`` in ``chunks`` pieces (words
+    by default), waiting ``delay`` seconds before each; ``finish_reason`` None sends no finish reason and no
+    ``[DONE]``; ``cut_after`` breaks the connection after that many text pieces; ``usage`` False sends no usage.
+    """
+
+    text: str = "ok"
+    status: int = 200
+    headers: dict[str, str] = field(default_factory=dict)
+    error: dict[str, Any] | None = None
+    chunks: list[str] | None = None
+    finish_reason: str | None = "stop"
+    cut_after: int | None = None
+    delay: float = 0.0
+    usage: bool = True
+
+    def pieces(self) -> list[str]:
+        return self.chunks if self.chunks is not None else re.findall(r"\S+\s*|\s+", self.text) or [""]
+
+
+def hashed_embedding(text: str, dimension: int = 64) -> list[float]:
+    """A bag-of-words vector: texts that share words are similar, unrelated texts are not."""
+    vector = [0.0] * dimension
+    for word in re.findall(r"\w+", text.lower()):
+        digest = hashlib.sha256(word.encode()).digest()
+        vector[digest[0] % dimension] += 1.0 if digest[1] % 2 else -1.0
+    norm = math.sqrt(sum(x * x for x in vector)) or 1.0
+    return [x / norm for x in vector]
+
+
+@dataclass
+class Request:
+    """One request the fake received."""
+
+    path: str
+    body: dict[str, Any]
+    headers: dict[str, str]
+
+
+class _QuietServer(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """A client that hangs up (Ctrl-C, a closed pool) is part of the tests, not an error to print."""
+
+
+class FakeOpenAI:
+    """The server and its script. Use as a context manager; ``url`` is the base URL ending in ``/v1``."""
+
+    def __init__(self, script: list[Reply] | None = None, fallback: Reply | None = None) -> None:
+        self.script: deque[Reply] = deque(script or [])
+        self.fallback = fallback
+        self.requests: list[Request] = []
+        self.exhausted = 0
+        self._lock = threading.Lock()
+        self._server = _QuietServer(("127.0.0.1", 0), _handler_for(self))
+        self._thread = threading.Thread(target=self._server.serve_forever, args=(0.02,), daemon=True)
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self._server.server_address[1]}/v1"
+
+    def __enter__(self) -> FakeOpenAI:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+
+    def add(self, *replies: Reply) -> None:
+        with self._lock:
+            self.script.extend(replies)
+
+    def next_reply(self) -> Reply | None:
+        with self._lock:
+            if self.script:
+                return self.script.popleft()
+            self.exhausted += 1
+            return self.fallback
+
+    def record(self, request: Request) -> None:
+        with self._lock:
+            self.requests.append(request)
+
+    @property
+    def chat_requests(self) -> list[Request]:
+        return [r for r in self.requests if r.path.endswith("/chat/completions")]
+
+    def system_prompts(self) -> list[str]:
+        """The first system message of every chat request, in order."""
+        prompts = []
+        for request in self.chat_requests:
+            systems = [m["content"] for m in request.body["messages"] if m["role"] == "system"]
+            prompts.append(systems[0] if systems else "")
+        return prompts
+
+    def user_messages(self, index: int = -1) -> list[str]:
+        """The user messages of one chat request (the last by default)."""
+        return [m["content"] for m in self.chat_requests[index].body["messages"] if m["role"] == "user"]
+
+
+def _sse(payload: dict[str, Any] | str) -> bytes:
+    data = payload if isinstance(payload, str) else json.dumps(payload)
+    return f"data: {data}\n\n".encode()
+
+
+def _chunk(model: str, delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
+    return {
+        "id": "chatcmpl-fake",
+        "object": "chat.completion.chunk",
+        "created": int(time.time()),
+        "model": model,
+        "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
+    }
+
+
+def _usage(body: dict[str, Any], reply: Reply) -> dict[str, int]:
+    prompt = sum(len(str(m.get("content", "")).split()) for m in body.get("messages", []))
+    completion = len(reply.text.split())
+    return {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion}
+
+
+def _handler_for(fake: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def log_message(self, format: str, *args: Any) -> None:
+            return
+
+        def do_POST(self) -> None:
+            length = int(self.headers.get("Content-Length") or 0)
+            body = json.loads(self.rfile.read(length) or b"{}")
+            fake.record(Request(self.path, body, {k.lower(): v for k, v in self.headers.items()}))
+            if self.path == "/v1/embeddings":
+                self._embeddings(body)
+            elif self.path == "/v1/chat/completions":
+                self._chat(body)
+            else:
+                self._json(404, {"error": {"message": f"no route {self.path}", "type": "invalid_request_error"}})
+
+        def _json(self, status: int, payload: dict[str, Any], headers: dict[str, str] | None = None) -> None:
+            data = json.dumps(payload).encode()
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            for key, value in (headers or {}).items():
+                self.send_header(key, value)
+            self.end_headers()
+            self.wfile.write(data)
+
+        def _embeddings(self, body: dict[str, Any]) -> None:
+            texts = body["input"] if isinstance(body["input"], list) else [body["input"]]
+            data = [{"object": "embedding", "index": i, "embedding": hashed_embedding(t)} for i, t in enumerate(texts)]
+            usage = {"prompt_tokens": 1, "total_tokens": 1}
+            self._json(200, {"object": "list", "data": data, "model": body.get("model", ""), "usage": usage})
+
+        def _chat(self, body: dict[str, Any]) -> None:
+            reply = fake.next_reply()
+            if reply is None:
+                self._json(500, {"error": {"message": "the fake's script ran out", "type": "server_error"}})
+                return
+            if reply.status != 200:
+                error = reply.error or {"message": f"scripted status {reply.status}", "type": "error", "code": None}
+                self._json(reply.status, {"error": error}, reply.headers)
+                return
+            model = body.get("model", "fake")
+            if not body.get("stream"):
+                message = {"role": "assistant", "content": reply.text}
+                choice = {"index": 0, "message": message, "finish_reason": reply.finish_reason}
+                payload = {"id": "chatcmpl-fake", "object": "chat.completion", "created": int(time.time()),
+                           "model": model, "choices": [choice], "usage": _usage(body, reply)}
+                self._json(200, payload)
+                return
+            try:
+                self._stream(body, reply, model)
+            except (BrokenPipeError, ConnectionResetError):
+                self.close_connection = True
+
+        def _stream(self, body: dict[str, Any], reply: Reply, model: str) -> None:
+            self.send_response(200)
+            self.send_header("Content-Type", "text/event-stream")
+            self.send_header("Transfer-Encoding", "chunked")
+            self.end_headers()
+            self._send(_sse(_chunk(model, {"role": "assistant", "content": ""})))
+            for n, piece in enumerate(reply.pieces()):
+                if reply.cut_after is not None and n >= reply.cut_after:
+                    self.close_connection = True  # no terminating chunk: the client sees a broken body
+                    return
+                time.sleep(reply.delay)
+                self._send(_sse(_chunk(model, {"content": piece})))
+            if reply.finish_reason is None:
+                self._end()
+                return
+            self._send(_sse(_chunk(model, {}, reply.finish_reason)))
+            wants_usage = (body.get("stream_options") or {}).get("include_usage")
+            if reply.usage and wants_usage:
+                usage_chunk = {"id": "chatcmpl-fake", "object": "chat.completion.chunk", "created": int(time.time()),
+                               "model": model, "choices": [], "usage": _usage(body, reply)}
+                self._send(_sse(usage_chunk))
+            self._send(_sse("[DONE]"))
+            self._end()
+
+        def _send(self, data: bytes) -> None:
+            self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
+            self.wfile.flush()
+
+        def _end(self) -> None:
+            self.wfile.write(b"0\r\n\r\n")
+            self.wfile.flush()
+
+    return Handler
+
