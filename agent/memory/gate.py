@@ -55,11 +55,17 @@ _STRONG_DISCLOSURE = re.compile(
 )
 _INSTRUCTION = re.compile(
     r"(?:ignore (?:all |any |the )?(?:previous|prior|above) (?:instructions|messages)|system prompt|"
-    r"\b(?:always|from now on|every time)\b.{0,60}\b(?:send|forward|post|append|include|upload|email|share)\b|"
+    r"\b(?:always|from now on|every time)\b.{0,60}"
+    r"\b(?:send|(?<!look )(?<!looking )forward|post|append|include|upload|email|share)\b|"
     r"\b(?:send|forward|post|append|upload|email)\b.{0,80}https?://)",
     re.IGNORECASE | re.DOTALL,
 )
 _URL = re.compile(r"https?://", re.IGNORECASE)
+# A line of a dated transcript, "(8 May 2023) Ada: ...": the stamp and the speaker's label say nothing about the
+# speaker, and a date in the stamp must not pass for a date the speaker mentioned. The words after it are judged.
+_TRANSCRIPT_PREFIX = re.compile(r"^\([^()\n]{1,60}\)\s*(?:[^\s:()][^:\n]{0,40}:\s+)?")
+# Sentences of a turn: a statement followed by a question ("I just got back from Japan! Have you been?").
+_SENTENCES = re.compile(r"(?<=[.!?])\s+")
 # Credentials do not belong in a memory that is injected into prompts sent to a model provider.
 _SECRET = re.compile(
     r"(?:\bsk-[A-Za-z0-9_-]{16,}|\bAKIA[0-9A-Z]{16}\b|\bgh[pousr]_[A-Za-z0-9]{30,}|\bxox[abprs]-[A-Za-z0-9-]{10,}|"
@@ -92,9 +98,25 @@ def _discloses(tokens: list[str], text: str) -> bool:
     return bool(_SIGNALS.search(text)) or len([t for t in tokens if t not in _SMALL_TALK]) >= 3
 
 
+def _statement_before_question_discloses(text: str) -> bool:
+    """A turn that ends in a question may open with a statement worth keeping: judge the sentences that are not
+    questions on their own ("Started at the gym last week. How is your project?")."""
+    if not text.rstrip().endswith("?"):
+        return False
+    statement = " ".join(s for s in _SENTENCES.split(text) if not s.rstrip().endswith("?"))
+    return bool(statement) and decide(statement).keep
+
+
 def decide(text: str) -> GateDecision:
-    """Stage 1 of the gate for one user turn. Pure and fast (a few regular expressions)."""
+    """Stage 1 of the gate for one user turn. Pure and fast (a few regular expressions).
+
+    A transcript line is judged by its words without its leading stamp and speaker label; what is kept is the
+    whole line."""
     stripped = text.strip()
+    body = _TRANSCRIPT_PREFIX.sub("", stripped, count=1)
+    if body != stripped and body:
+        decision = decide(body)
+        return GateDecision(decision.keep, decision.reason, stripped if decision.keep else "", decision.explicit)
     if not stripped:
         return GateDecision(False, "empty")
     if len(stripped) > MAX_CHARS:
@@ -119,7 +141,7 @@ def decide(text: str) -> GateDecision:
     if all(t in _SMALL_TALK for t in tokens):
         return GateDecision(False, "small talk (greeting, thanks or acknowledgement)")
     if _is_request(stripped, tokens):
-        if _STRONG_DISCLOSURE.search(stripped):
+        if _STRONG_DISCLOSURE.search(stripped) or _statement_before_question_discloses(stripped):
             return GateDecision(True, "a question or request that discloses something about the user", text=stripped)
         return GateDecision(False, "a question or request that discloses nothing about the user")
     if _discloses(tokens, stripped):

@@ -1,0 +1,41 @@
+"""The machine a benchmark ran on, printed beside every figure: numbers mean little without it."""
+
+from __future__ import annotations
+
+import os
+import platform
+import sys
+from importlib import metadata
+from pathlib import Path
+
+PACKAGES = ("chromadb", "onnxruntime", "numpy", "tokenizers")
+
+
+def cpu_model() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def describe() -> dict[str, str | int]:
+    """CPU model, usable cores, OS, Python and the versions of the packages on the measured path."""
+    info: dict[str, str | int] = {
+        "cpu": cpu_model(),
+        "cores": len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 0,
+        "os": f"{platform.system()} {platform.release()}",
+        "python": sys.version.split()[0],
+    }
+    for name in PACKAGES:
+        try:
+            info[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            info[name] = "not installed"
+    return info
+
+
+def line() -> str:
+    return ", ".join(f"{k} {v}" for k, v in describe().items())
