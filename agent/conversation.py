@@ -1,0 +1,218 @@
+"""The short-term tier: the recent turns of one conversation, trimmed to a token budget, and a rolling summary.
+
+Why a summary instead of plain truncation: a long conversation would otherwise silently forget its beginning
+(the complaint about servers that truncate without a word). When the window outgrows its budget, the oldest
+whole turns leave it and one model call folds them into a summary that stays at the head of the messages. The
+window trims to three quarters of the budget, so the summary call happens once every few turns, not every turn.
+
+Message assembly for one request: system prompt (``prompts/system.md``, today's date, the memory block of this
+turn) + summary + recent turns + the user's line. Nothing here does I/O; the summariser comes in as a function.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import deque
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+from agent.domain import Message
+from agent.errors import ChatError
+from agent.ports import ChatModel
+from agent.prompts import prompt
+from agent.tokens import TokenCounter, count_tokens
+
+TurnStatus = Literal["complete", "interrupted", "truncated", "failed"]
+Summarizer = Callable[[str, Sequence[Message]], str]
+
+MAX_MESSAGES = 50
+SUMMARY_HEADING = "Summary of the earlier part of this conversation:"
+_NOTES: dict[TurnStatus, str] = {
+    "interrupted": "[reply interrupted by the user]",
+    "truncated": "[reply cut off before its end]",
+    "failed": "[reply broke off: connection lost]",
+}
+
+
+@dataclass(frozen=True)
+class Turn:
+    """One exchange: the user's line and the reply as far as it got. Only ``complete`` replies ended normally."""
+
+    user: str
+    reply: str
+    status: TurnStatus = "complete"
+    at: float = 0.0
+    model: str = ""
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+
+    def messages(self) -> list[Message]:
+        """The turn as the model will see it later; an unfinished reply carries a note saying so."""
+        out = [Message("user", self.user)]
+        if self.reply:
+            note = _NOTES.get(self.status)
+            out.append(Message("assistant", f"{self.reply}\n\n{note}" if note else self.reply))
+        return out
+
+
+class ShortTermMemory:
+    """The most recent messages, oldest first, never more than ``max_messages``: ``add`` returns what fell out."""
+
+    def __init__(self, max_messages: int = MAX_MESSAGES) -> None:
+        if max_messages < 1:
+            raise ValueError("max_messages must be at least 1")
+        self._messages: deque[Message] = deque()
+        self._max = max_messages
+
+    @property
+    def messages(self) -> list[Message]:
+        return list(self._messages)
+
+    def __len__(self) -> int:
+        return len(self._messages)
+
+    def add(self, message: Message) -> list[Message]:
+        self._messages.append(message)
+        evicted = []
+        while len(self._messages) > self._max:
+            evicted.append(self._messages.popleft())
+        return evicted
+
+    def pop_oldest(self) -> Message:
+        return self._messages.popleft()
+
+    def pop_newest(self) -> Message:
+        return self._messages.pop()
+
+    def clear(self) -> None:
+        self._messages.clear()
+
+
+@dataclass(frozen=True)
+class Fold:
+    """Turns that left the window on one ``add``; ``error`` says why the model could not summarise them."""
+
+    turns: int
+    error: str | None = None
+
+
+class Conversation:
+    """The context window of one session: ``start`` is the index of the first turn still in it."""
+
+    def __init__(
+        self,
+        budget_tokens: int,
+        summarizer: Summarizer,
+        counter: TokenCounter = count_tokens,
+        max_messages: int = MAX_MESSAGES,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self.budget_tokens = budget_tokens
+        self.summary = ""
+        self.start = 0
+        self.turns = 0
+        self._window = ShortTermMemory(max_messages)
+        self._summarize = summarizer
+        self._count = counter
+        self._clock = clock
+
+    def resume(self, turns: Sequence[Turn], start: int, summary: str) -> None:
+        """Restore the window a session had: its summary and the turns from ``start`` on."""
+        self._window.clear()
+        for turn in turns[start:]:
+            for message in turn.messages():
+                self._window.add(message)
+        self.turns, self.start, self.summary = len(turns), min(start, len(turns)), summary
+
+    def messages(self, user_line: str, memory_block: str = "") -> list[Message]:
+        """Everything one request sends: system prompt with date and memory block, summary, window, the line."""
+        system = f"{prompt('system')}\n\nToday is {time.strftime('%A %Y-%m-%d', time.localtime(self._clock()))}."
+        if memory_block:
+            system = f"{system}\n\n{memory_block}"
+        out = [Message("system", system)]
+        if self.summary:
+            out.append(Message("system", f"{SUMMARY_HEADING}\n{self.summary}"))
+        return [*out, *self._window.messages, Message("user", user_line)]
+
+    def tokens(self) -> int:
+        """Tokens of the short-term part (summary and window): what the budget limits."""
+        summary = self._count(self.summary) if self.summary else 0
+        return summary + sum(self._count(m.content) for m in self._window.messages)
+
+    def add(self, turn: Turn) -> Fold | None:
+        """Append a finished turn; when the window outgrows its budget, fold the oldest turns into the summary."""
+        dropped: list[Message] = []
+        for message in turn.messages():
+            dropped += self._window.add(message)
+        self.turns += 1
+        if self.tokens() > self.budget_tokens:
+            while self.tokens() > self.budget_tokens * 3 // 4 and self._has_two_turns():
+                dropped += self._pop_oldest_turn()
+        dropped += self._drop_orphans()
+        if not dropped:
+            return None
+        folded = sum(1 for m in dropped if m.role == "user")
+        self.start += folded
+        try:
+            self.summary = self._summarize(self.summary, dropped).strip()
+        except ChatError as exc:
+            self.summary = fallback_summary(self.summary, dropped)
+            return Fold(folded, str(exc))
+        return Fold(folded)
+
+    def drop_last(self) -> None:
+        """Take the newest turn out of the window (``/retry`` asks it again); no-op after ``clear``."""
+        if self.start >= self.turns:
+            return
+        while self._window and self._window.pop_newest().role != "user":
+            pass
+        self.turns -= 1
+
+    def clear(self) -> None:
+        """Forget the short-term context; the session file keeps the turns."""
+        self._window.clear()
+        self.summary = ""
+        self.start = self.turns
+
+    def _has_two_turns(self) -> bool:
+        return sum(1 for m in self._window.messages if m.role == "user") > 1
+
+    def _pop_oldest_turn(self) -> list[Message]:
+        popped = [self._window.pop_oldest()]
+        while self._window and self._window.messages[0].role != "user":
+            popped.append(self._window.pop_oldest())
+        return popped
+
+    def _drop_orphans(self) -> list[Message]:
+        """A reply whose question was evicted by the message cap goes too: a window starts with a user line."""
+        orphans = []
+        while self._window and self._window.messages[0].role != "user":
+            orphans.append(self._window.pop_oldest())
+        return orphans
+
+
+def transcript(messages: Iterable[Message]) -> str:
+    return "\n".join(f"{m.role}: {m.content}" for m in messages)
+
+
+def fallback_summary(previous: str, dropped: Sequence[Message]) -> str:
+    """Without a model, keep the user's own lines, shortened: less than a summary, more than nothing."""
+    lines = [previous] if previous else []
+    lines += [f"The user said: {m.content[:200]}" for m in dropped if m.role == "user"]
+    return "\n".join(lines)
+
+
+def complete(chat: ChatModel, messages: Sequence[Message], model: str) -> str:
+    """The whole text of one streamed reply (for the summary and extraction calls)."""
+    return "".join(chunk.text for chunk in chat.stream(messages, model))
+
+
+def model_summarizer(chat: ChatModel, model: str) -> Summarizer:
+    """A summariser asking ``chat`` with ``prompts/summary.md``."""
+
+    def summarize(previous: str, dropped: Sequence[Message]) -> str:
+        request = f"Summary so far:\n{previous or '(empty)'}\n\nTurns leaving the window:\n{transcript(dropped)}"
+        return complete(chat, [Message("system", prompt("summary")), Message("user", request)], model)
+
+    return summarize

@@ -1,0 +1,168 @@
+"""The short-term window: message cap, token budget, rolling summary, message assembly."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import pytest
+
+from agent.conversation import (
+    SUMMARY_HEADING,
+    Conversation,
+    ShortTermMemory,
+    Turn,
+    model_summarizer,
+)
+from agent.domain import Message
+from agent.errors import ChatRetryable
+from agent.prompts import prompt
+from tests.chat_fakes import ScriptedChat
+
+
+def words(text: str) -> int:
+    return len(text.split())
+
+
+class RecordingSummarizer:
+    """Summarises by listing the user lines it was given; records every call."""
+
+    def __init__(self, fail: bool = False) -> None:
+        self.calls: list[tuple[str, list[Message]]] = []
+        self.fail = fail
+
+    def __call__(self, previous: str, dropped: Sequence[Message]) -> str:
+        self.calls.append((previous, list(dropped)))
+        if self.fail:
+            raise ChatRetryable("the model server kept failing")
+        said = [m.content for m in dropped if m.role == "user"]
+        return " ".join(filter(None, [previous, *said]))
+
+
+def turn(n: int, size: int = 5) -> Turn:
+    return Turn(f"question {n} " + "w " * (size - 2), f"answer {n} " + "w " * (size - 2))
+
+
+def test_sixty_messages_into_a_memory_capped_at_fifty_leave_the_newest_fifty() -> None:
+    memory = ShortTermMemory(max_messages=50)
+    evicted = []
+    for n in range(60):
+        evicted += memory.add(Message("user", f"message {n}"))
+    assert len(memory.messages) == 50
+    assert [m.content for m in memory.messages] == [f"message {n}" for n in range(10, 60)]
+    assert [m.content for m in evicted] == [f"message {n}" for n in range(10)]
+
+
+def test_unfinished_replies_carry_a_note_and_a_failed_empty_reply_is_left_out() -> None:
+    assert Turn("hi", "hello").messages() == [Message("user", "hi"), Message("assistant", "hello")]
+    interrupted = Turn("hi", "hel", status="interrupted").messages()
+    assert interrupted[1].content.startswith("hel\n\n[reply interrupted")
+    assert "cut off" in Turn("hi", "hel", status="truncated").messages()[1].content
+    assert Turn("hi", "", status="failed").messages() == [Message("user", "hi")]
+
+
+def test_messages_hold_system_prompt_memory_block_summary_window_and_the_line() -> None:
+    conversation = Conversation(1000, RecordingSummarizer(), counter=words, clock=lambda: 0.0)
+    conversation.add(Turn("I like tea", "Noted."))
+    conversation.summary = "The user greeted."
+    messages = conversation.messages("What should I drink?", "<memory_notes>\n- tea\n</memory_notes>")
+    assert messages[0].role == "system"
+    assert messages[0].content.startswith(prompt("system"))
+    assert "Today is Thursday 1970-01-01." in messages[0].content
+    assert messages[0].content.endswith("<memory_notes>\n- tea\n</memory_notes>")
+    assert messages[1] == Message("system", f"{SUMMARY_HEADING}\nThe user greeted.")
+    assert messages[2:] == [Message("user", "I like tea"), Message("assistant", "Noted."),
+                            Message("user", "What should I drink?")]
+
+
+def test_without_memory_or_summary_there_is_one_system_message() -> None:
+    messages = Conversation(1000, RecordingSummarizer(), counter=words).messages("hi")
+    assert [m.role for m in messages] == ["system", "user"]
+    assert "memory_notes" not in messages[0].content
+
+
+def test_past_the_budget_the_oldest_turns_fold_into_the_summary_in_one_call() -> None:
+    summarizer = RecordingSummarizer()
+    conversation = Conversation(40, summarizer, counter=words)
+    folds = [conversation.add(turn(n)) for n in range(4)]  # 10 words a turn: 40 fits
+    assert folds == [None] * 4 and summarizer.calls == []
+    fold = conversation.add(turn(4))
+    assert fold is not None and fold.turns == 2 and fold.error is None
+    assert len(summarizer.calls) == 1
+    previous, dropped = summarizer.calls[0]
+    assert previous == "" and [m.content.split()[:2] for m in dropped if m.role == "user"] == [
+        ["question", "0"], ["question", "1"]]
+    assert conversation.tokens() - words(conversation.summary) <= 30
+    assert conversation.start == 2 and conversation.turns == 5
+    assert conversation.summary.startswith("question 0")
+    window = conversation.messages("next")[2:-1]
+    assert window[0].content.startswith("question 2")
+
+
+def test_the_last_turn_stays_even_when_it_alone_exceeds_the_budget() -> None:
+    conversation = Conversation(10, RecordingSummarizer(), counter=words)
+    conversation.add(turn(0, size=30))
+    assert conversation.start == 0 and len(conversation.messages("x")) == 4
+
+
+def test_a_failed_summary_call_keeps_the_users_lines_and_reports_why() -> None:
+    conversation = Conversation(20, RecordingSummarizer(fail=True), counter=words)
+    conversation.add(turn(0))
+    conversation.add(turn(1))
+    fold = conversation.add(turn(2))
+    assert fold is not None and fold.error == "the model server kept failing"
+    assert conversation.summary.startswith("The user said: question 0")
+
+
+def test_the_message_cap_evicts_whole_turns() -> None:
+    summarizer = RecordingSummarizer()
+    conversation = Conversation(10_000, summarizer, counter=words, max_messages=5)
+    for n in range(3):
+        conversation.add(turn(n))
+    window = conversation.messages("x")[2:-1]
+    assert window[0].role == "user" and window[0].content.startswith("question 1")
+    assert conversation.start == 1 and len(summarizer.calls) == 1
+
+
+def test_clear_empties_the_window_and_summary_but_counts_the_turns() -> None:
+    conversation = Conversation(1000, RecordingSummarizer(), counter=words)
+    conversation.add(turn(0))
+    conversation.summary = "old"
+    conversation.clear()
+    assert [m.role for m in conversation.messages("x")] == ["system", "user"]
+    assert conversation.start == conversation.turns == 1
+    conversation.drop_last()
+    assert conversation.turns == 1
+
+
+def test_drop_last_removes_the_newest_turn_for_a_retry() -> None:
+    conversation = Conversation(1000, RecordingSummarizer(), counter=words)
+    conversation.add(Turn("one", "first"))
+    conversation.add(Turn("two", "", status="failed"))
+    conversation.drop_last()
+    assert [m.content for m in conversation.messages("two")[1:]] == ["one", "first", "two"]
+    assert conversation.turns == 1
+
+
+def test_resume_restores_the_window_from_start_and_the_summary() -> None:
+    conversation = Conversation(1000, RecordingSummarizer(), counter=words)
+    turns = [Turn("one", "1"), Turn("two", "2"), Turn("three", "3")]
+    conversation.resume(turns, start=1, summary="The user said one.")
+    messages = conversation.messages("four")
+    assert messages[1].content.endswith("The user said one.")
+    assert [m.content for m in messages[2:]] == ["two", "2", "three", "3", "four"]
+    assert conversation.turns == 3 and conversation.start == 1
+
+
+def test_model_summarizer_sends_the_summary_prompt_and_the_transcript() -> None:
+    chat = ScriptedChat("The user likes tea.")
+    summarize = model_summarizer(chat, "m")
+    result = summarize("The user is Ann.", [Message("user", "I like tea"), Message("assistant", "Nice")])
+    assert result == "The user likes tea."
+    system, user = chat.requests[0]
+    assert system == Message("system", prompt("summary"))
+    assert "The user is Ann." in user.content and "user: I like tea\nassistant: Nice" in user.content
+
+
+def test_a_capacity_below_one_is_refused() -> None:
+    with pytest.raises(ValueError):
+        ShortTermMemory(0)
