@@ -21,6 +21,7 @@ from agent.config import Settings, load_settings
 from agent.domain import MemoryRecord, ScoredMemory
 from agent.errors import AgentError
 from agent.memory.service import MemoryService
+from agent.sessions import SessionStore
 
 app = typer.Typer(
     add_completion=False,
@@ -120,6 +121,61 @@ def config_cmd(data_dir: DataDirOpt = None, debug: DebugOpt = False) -> None:
     for name, env, shown, source in settings.describe():
         table.add_row(name, env, shown, source)
     Console(highlight=False).print(table)
+
+
+# -- agent sessions ---------------------------------------------------------------------------------------
+
+sessions_app = typer.Typer(help="List, show and remove chat sessions.", no_args_is_help=True)
+app.add_typer(sessions_app, name="sessions")
+NameArg = Annotated[str, typer.Argument(help="The session name (as `agent sessions list` shows it).")]
+
+
+@sessions_app.callback()
+def sessions_root(data_dir: DataDirOpt = None, debug: DebugOpt = False) -> None:
+    _apply_common(data_dir, debug)
+
+
+def _session_store() -> SessionStore:
+    from agent.sessions import SessionStore
+    from agent.wiring import ensure_data_dir
+
+    return SessionStore(ensure_data_dir(STATE.settings().data_dir).sessions)
+
+
+@sessions_app.command("list")
+def sessions_list(as_json: JsonOpt = False) -> None:
+    """Every session, most recently updated first."""
+    infos = _session_store().list()
+    if as_json:
+        rows = [{"name": i.name, "turns": i.turns, "updated_at": i.updated_at, "path": str(i.path),
+                 "first_line": i.first_line, "error": i.error} for i in infos]
+        typer.echo(json.dumps(rows, ensure_ascii=False, indent=2))
+        return
+    if not infos:
+        typer.echo("No sessions yet: `agent -s NAME` starts one.")
+        return
+    from agent.ui.sessions_view import sessions_table
+
+    Console(highlight=False).print(sessions_table(infos))
+
+
+@sessions_app.command("show")
+def sessions_show(name: NameArg, as_json: JsonOpt = False) -> None:
+    """The whole conversation of session NAME."""
+    session = _session_store().load(name)
+    if as_json:
+        typer.echo(json.dumps(session.to_json(), ensure_ascii=False, indent=2))
+        return
+    from agent.ui.sessions_view import transcript
+
+    Console(highlight=False).print(transcript(session))
+
+
+@sessions_app.command("rm")
+def sessions_rm(name: NameArg) -> None:
+    """Delete session NAME (its file; memories it led to stay: `agent memories` manages those)."""
+    _session_store().remove(name)
+    typer.echo(f"removed session {name}")
 
 
 # -- agent memories ---------------------------------------------------------------------------------------

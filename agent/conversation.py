@@ -162,12 +162,14 @@ class Conversation:
         return Fold(folded)
 
     def drop_last(self) -> None:
-        """Take the newest turn out of the window (``/retry`` asks it again); no-op after ``clear``."""
-        if self.start >= self.turns:
+        """Forget the newest turn (``/retry`` asks it again), in the window if ``clear`` left it there."""
+        if self.turns == 0:
             return
-        while self._window and self._window.pop_newest().role != "user":
-            pass
+        if self.start < self.turns:
+            while self._window and self._window.pop_newest().role != "user":
+                pass
         self.turns -= 1
+        self.start = min(self.start, self.turns)
 
     def clear(self) -> None:
         """Forget the short-term context; the session file keeps the turns."""

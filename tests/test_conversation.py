@@ -131,7 +131,7 @@ def test_clear_empties_the_window_and_summary_but_counts_the_turns() -> None:
     assert [m.role for m in conversation.messages("x")] == ["system", "user"]
     assert conversation.start == conversation.turns == 1
     conversation.drop_last()
-    assert conversation.turns == 1
+    assert conversation.turns == conversation.start == 0
 
 
 def test_drop_last_removes_the_newest_turn_for_a_retry() -> None:

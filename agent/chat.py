@@ -1,0 +1,260 @@
+"""One chat turn as data, with no terminal code: recall, assemble, stream, persist, then remember off the path.
+
+    user line -> recall(probe = the line) -> messages -> model stream -> session file (durable) -> write gate
+
+The REPL drives a turn in three steps (``begin``, ``stream``, ``finish``) so it can render the stream and catch
+Ctrl-C between them; whatever happens, ``finish`` records the turn with its true status: complete, interrupted,
+truncated (no finish reason, or "length") or failed. Only complete turns go through the write gate.
+
+Long-term memory lives on one background thread (``MemoryWorker``): opening Chroma and loading the embedding
+model take about a second, so they happen while the user types, and the write after each reply does not hold up
+the next prompt. One thread also means the store is never used by two threads at once.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable, Generator, Iterator, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import TypeVar
+
+from agent.conversation import Conversation, Fold, Turn, TurnStatus
+from agent.domain import Message
+from agent.errors import AgentError, ChatError
+from agent.memory.service import MemoryService, Recall, WriteReport
+from agent.ports import ChatChunk, ChatModel
+from agent.sessions import Session, SessionStore
+
+log = logging.getLogger(__name__)
+T = TypeVar("T")
+
+
+def in_background(build: Callable[[], T], name: str) -> Future[T]:
+    """Run ``build`` on a daemon thread now; the future holds its result or its exception."""
+    future: Future[T] = Future()
+
+    def run() -> None:
+        try:
+            future.set_result(build())
+        except BaseException as exc:  # handed to whoever waits on the future
+            future.set_exception(exc)
+
+    threading.Thread(target=run, name=name, daemon=True).start()
+    return future
+
+
+class DeferredChatModel:
+    """A ``ChatModel`` built in the background (importing the OpenAI SDK takes most of a second)."""
+
+    def __init__(self, build: Callable[[], ChatModel]) -> None:
+        self._model = in_background(build, "chat-model")
+
+    def stream(self, messages: Sequence[Message], model: str) -> Iterator[ChatChunk]:
+        return self._model.result().stream(messages, model)
+
+
+@dataclass(frozen=True)
+class WriteOutcome:
+    """What became of one background write: the gate's report, or the error that stopped it."""
+
+    turn: int
+    report: WriteReport | None = None
+    error: AgentError | None = None
+
+
+class MemoryWorker:
+    """Every use of the memory service, on one thread. ``call`` waits for its answer; ``observe`` does not.
+
+    ``on_write`` hears about every background write, from the worker thread. ``close`` lets pending writes
+    finish: the process never exits with a write half done.
+    """
+
+    def __init__(self, open_service: Callable[[], MemoryService], on_write: Callable[[WriteOutcome], None]) -> None:
+        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="memory")
+        self._on_write = on_write
+        self._pending: list[Future[None]] = []
+        self._service = self._pool.submit(self._open, open_service)
+        self.count: int | None = None  # memories stored, refreshed after every change, for the toolbar
+
+    def _open(self, open_service: Callable[[], MemoryService]) -> MemoryService:
+        service = open_service()
+        warm_up = getattr(service.embedder, "warm_up", None)
+        if callable(warm_up):
+            warm_up()
+        self.count = service.count()
+        return service
+
+    @property
+    def failed(self) -> bool:
+        """True once opening the store has failed: memory is unusable for the rest of this run."""
+        return self._service.done() and self._service.exception() is not None
+
+    def call(self, task: Callable[[MemoryService], T]) -> T:
+        """Run ``task`` with the service on the memory thread and return its result (or raise its error)."""
+        def run() -> T:
+            service = self._service.result()
+            try:
+                return task(service)
+            finally:
+                self.count = service.count()
+
+        return self._pool.submit(run).result()
+
+    def observe(self, text: str, *, session: str, turn: int) -> None:
+        def write() -> None:
+            try:
+                service = self._service.result()
+                report = service.observe(text, session=session, turn=turn)
+                self.count = service.count()
+            except AgentError as exc:
+                self._on_write(WriteOutcome(turn, error=exc))
+                return
+            self._on_write(WriteOutcome(turn, report=report))
+
+        self._pending = [f for f in self._pending if not f.done()]
+        self._pending.append(self._pool.submit(write))
+
+    def drain(self) -> None:
+        """Wait until every write submitted so far is done."""
+        for future in list(self._pending):
+            future.result()
+
+    def close(self) -> None:
+        self.drain()
+        self._pool.shutdown(wait=True)
+
+
+class PendingTurn:
+    """A turn in flight: what was sent and the reply as far as it got."""
+
+    def __init__(self, line: str, messages: list[Message], recall: Recall | None) -> None:
+        self.line = line
+        self.messages = messages
+        self.recall = recall
+        self.pieces: list[str] = []
+        self.finish_reason: str | None = None
+        self.prompt_tokens: int | None = None
+        self.completion_tokens: int | None = None
+        self.interrupted = False
+        self.error: ChatError | None = None
+
+    @property
+    def text(self) -> str:
+        return "".join(self.pieces)
+
+    @property
+    def status(self) -> TurnStatus:
+        if self.interrupted:
+            return "interrupted"
+        if self.error is not None:
+            return "failed"
+        return "complete" if self.finish_reason == "stop" else "truncated"
+
+
+@dataclass(frozen=True)
+class TurnResult:
+    """A finished turn as stored, with the summary fold it caused, if any."""
+
+    turn: Turn
+    number: int
+    fold: Fold | None
+    error: ChatError | None
+
+
+class ChatEngine:
+    """Runs turns of one session: the conversation window, the session file and (optionally) long-term memory."""
+
+    def __init__(
+        self,
+        chat: ChatModel,
+        model: str,
+        conversation: Conversation,
+        store: SessionStore,
+        session: Session,
+        memory: MemoryWorker | None,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self.chat = chat
+        self.model = model
+        self.conversation = conversation
+        self.store = store
+        self.session = session
+        self.memory = memory
+        self.last_recall: Recall | None = None
+        self.memory_error: AgentError | None = None
+        self._clock = clock
+
+    def begin(self, line: str) -> PendingTurn:
+        """Recall memories for this line and assemble the request. A memory failure means no memories, noted
+        in ``memory_error``, never a failed turn."""
+        recall = None
+        self.memory_error = None
+        if self.memory is not None:
+            try:
+                recall = self.memory.call(lambda service: service.recall(line))
+            except AgentError as exc:
+                self.memory_error = exc
+        block = recall.block.text if recall is not None else ""
+        return PendingTurn(line, self.conversation.messages(line, block), recall)
+
+    def stream(self, pending: PendingTurn) -> Generator[str, None, None]:
+        """The reply's text as it arrives. A ``ChatError`` ends the stream and is kept in ``pending.error``;
+        Ctrl-C (``KeyboardInterrupt``) propagates to the caller, which marks the turn interrupted."""
+        chunks = self.chat.stream(pending.messages, self.model)
+        try:
+            for chunk in chunks:
+                pending.finish_reason = chunk.finish_reason or pending.finish_reason
+                if chunk.prompt_tokens is not None:
+                    pending.prompt_tokens, pending.completion_tokens = chunk.prompt_tokens, chunk.completion_tokens
+                if chunk.text:
+                    pending.pieces.append(chunk.text)
+                    yield chunk.text
+        except ChatError as exc:
+            pending.error = exc
+        finally:
+            close = getattr(chunks, "close", None)  # a generator: closing it closes the HTTP response
+            if callable(close):
+                close()
+
+    def finish(self, pending: PendingTurn) -> TurnResult:
+        """Record the turn: the session file is durable before this returns; then the write gate runs in the
+        background, for complete turns only (a cut-off reply is not mined for memory)."""
+        turn = Turn(
+            user=pending.line,
+            reply=pending.text,
+            status=pending.status,
+            at=self._clock(),
+            model=self.model,
+            prompt_tokens=pending.prompt_tokens,
+            completion_tokens=pending.completion_tokens,
+        )
+        self.last_recall = pending.recall
+        fold = self.conversation.add(turn)
+        self.session.turns.append(turn)
+        self._save()
+        number = len(self.session.turns)
+        if self.memory is not None and turn.status == "complete":
+            self.memory.observe(pending.line, session=self.session.name, turn=number)
+        return TurnResult(turn, number, fold, pending.error)
+
+    def take_back_last(self) -> str | None:
+        """Remove the last turn (for ``/retry``) and return its line; None when there is none."""
+        if not self.session.turns:
+            return None
+        self.conversation.drop_last()
+        line = self.session.turns.pop().user
+        self._save()
+        return line
+
+    def clear(self) -> None:
+        self.conversation.clear()
+        self._save()
+
+    def _save(self) -> None:
+        self.session.summary = self.conversation.summary
+        self.session.context_start = self.conversation.start
+        self.session.updated_at = self._clock()
+        self.store.save(self.session)

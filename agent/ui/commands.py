@@ -1,0 +1,228 @@
+"""Slash commands: what the user can see and correct from inside the chat.
+
+A command is any line starting with ``/`` (a leading space sends it as a message instead); a unique prefix is
+enough (``/mem``). Numbers given to ``/forget`` refer to the last ``/memories`` listing. ``/forget QUERY`` shows
+its matches and asks before forgetting anything. Memory text is always printed escaped.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+
+from rich.table import Table
+from rich.text import Text
+
+from agent.chat import ChatEngine, MemoryWorker
+from agent.domain import MemoryRecord, ScoredMemory
+from agent.errors import AgentError
+from agent.ui.output import Output
+from agent.ui.render import escape_terminal, memory_table, safe
+
+COMMANDS: dict[str, str] = {
+    "/help": "list the commands",
+    "/memories": "[QUERY]  what I remember about you (all, or the matches for QUERY)",
+    "/forget": "N... | ID | QUERY  forget memories (numbers from the last /memories)",
+    "/remember": "TEXT  remember TEXT as you say it",
+    "/why": "the memories injected into the last reply, with similarity and threshold",
+    "/session": "this session: name, file, turns, context size",
+    "/retry": "ask the last message again (after an error or an interruption)",
+    "/clear": "empty the short-term context; the session file keeps the turns",
+    "/exit": "leave (also /quit, exit, quit, Ctrl-D)",
+    "/quit": "leave",
+}
+EXIT_WORDS = {"exit", "quit", "/exit", "/quit"}
+_ID = re.compile(r"[0-9a-f]{6,32}")
+SHOWN_CHARS = 160
+
+
+@dataclass(frozen=True)
+class Action:
+    """What the REPL does after a command: leave, send a line as a turn (``/retry``), or nothing."""
+
+    exit: bool = False
+    send: str | None = None
+
+
+def is_command(line: str) -> bool:
+    return line.startswith("/") or line.strip().lower() in EXIT_WORDS
+
+
+def resolve(word: str) -> list[str]:
+    """The commands ``word`` names: itself, or every command it is a prefix of."""
+    if word in COMMANDS:
+        return [word]
+    return [name for name in COMMANDS if name.startswith(word)]
+
+
+def plural(count: int, one: str, many: str) -> str:
+    return f"{count} {one if count == 1 else many}"
+
+
+def shorten(text: str, limit: int = SHOWN_CHARS) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+class Commands:
+    """Runs slash commands against the engine and memory; ``ask`` reads the answer to a yes/no question."""
+
+    def __init__(self, engine: ChatEngine, out: Output, ask: Callable[[str], str | None]) -> None:
+        self.engine = engine
+        self.out = out
+        self.ask = ask
+        self._listing: list[str] = []
+
+    def handle(self, line: str) -> Action:
+        stripped = line.strip()
+        if stripped.lower() in EXIT_WORDS:
+            return Action(exit=True)
+        word, _, arg = stripped.partition(" ")
+        names = resolve(word.lower())
+        if len(names) != 1:
+            problem = "is ambiguous: " + ", ".join(names) if names else "is not a command"
+            self.out.warn(f"{word} {problem}. /help lists the commands; start a line with a space to send it "
+                          "as a message.")
+            return Action()
+        name = names[0]
+        if name in EXIT_WORDS:
+            return Action(exit=True)
+        handler: Callable[[str], Action | None] = getattr(self, f"_{name[1:]}")
+        try:
+            return handler(arg.strip()) or Action()
+        except AgentError as exc:
+            self.out.error(f"{name}: {exc}")
+            return Action()
+
+    def _help(self, arg: str) -> None:
+        table = Table.grid(padding=(0, 2))
+        for name, text in COMMANDS.items():
+            usage, _, description = text.rpartition("  ")
+            table.add_row(Text(f"{name} {usage}".strip()), Text(description))
+        self.out.show(table)
+        self.out.notice("Enter sends; Alt-Enter or Esc Enter adds a line; Ctrl-C stops a reply; Ctrl-D leaves.")
+
+    def _worker(self) -> MemoryWorker | None:
+        """The memory worker, or None with a word to the user when this run has no memory."""
+        if self.engine.memory is None:
+            self.out.warn("Long-term memory is off in this run (--no-memory, or it could not be opened).")
+        return self.engine.memory
+
+    def _show(self, rows: Sequence[MemoryRecord | ScoredMemory], title: str) -> None:
+        self._listing = [(r.record if isinstance(r, ScoredMemory) else r).id for r in rows]
+        self.out.show(memory_table(rows, title=safe(title)))
+
+    def _memories(self, query: str) -> None:
+        memory = self._worker()
+        if memory is None:
+            return
+        if not query:
+            rows: Sequence[MemoryRecord | ScoredMemory] = memory.call(lambda s: s.list())
+            empty, title = "No memories yet.", plural(len(rows), "memory", "memories")
+        else:
+            rows = memory.call(lambda s: s.search(query, 10, s.threshold))
+            threshold = memory.call(lambda s: s.threshold)
+            empty, title = f"Nothing matches above the similarity threshold {threshold:.2f}.", f"matches for {query}"
+        if not rows:
+            self._listing = []
+            self.out.notice(empty)
+            return
+        self._show(rows, title)
+        self.out.notice("/forget N forgets number N.")
+
+    def _forget(self, arg: str) -> None:
+        memory = self._worker()
+        if memory is None:
+            return
+        if not arg:
+            self.out.warn("Usage: /forget N (from the last /memories), /forget ID or /forget QUERY.")
+            return
+        tokens = arg.split()
+        if all(token.isdigit() for token in tokens):
+            numbers = [int(token) for token in tokens]
+            bad = [n for n in numbers if not 1 <= n <= len(self._listing)]
+            if bad:
+                self.out.warn(f"No number {bad[0]} in the last listing: run /memories first.")
+                return
+            self._erase(memory, [self._listing[n - 1] for n in numbers])
+            return
+        if len(tokens) == 1 and _ID.fullmatch(arg.lower()):
+            ids = [r.id for r in memory.call(lambda s: s.list()) if r.id.startswith(arg.lower())]
+            if len(ids) == 1:
+                self._erase(memory, ids)
+                return
+        matches = memory.call(lambda s: s.search(arg, 10, s.threshold))
+        if not matches:
+            self.out.notice(f"No memory matches {shorten(arg, 60)!r}.")
+            return
+        self._show(matches, f"memories matching {arg}")
+        answer = self.ask(f"Forget these {len(matches)} memories? [y/N] ")
+        if (answer or "").strip().lower() in {"y", "yes"}:
+            self._erase(memory, [m.record.id for m in matches])
+        else:
+            self.out.notice("Nothing forgotten.")
+
+    def _erase(self, memory: MemoryWorker, ids: list[str]) -> None:
+        known = {r.id: r.text for r in memory.call(lambda s: s.list())}
+        count = memory.call(lambda s: s.forget(ids))
+        for memory_id in ids:
+            if memory_id in known:
+                self.out.notice(f"forgot: {shorten(known[memory_id])}")
+        self.out.notice(f"Forgot {plural(count, 'memory', 'memories')}.")
+        self._listing = []
+
+    def _remember(self, text: str) -> None:
+        memory = self._worker()
+        if memory is None:
+            return
+        if not text:
+            self.out.warn("Usage: /remember TEXT")
+            return
+        session, turn = self.engine.session.name, len(self.engine.session.turns)
+        record = memory.call(lambda s: s.add(text, session=session, turn=turn))
+        self.out.notice(f"remembered: {shorten(record.text)}", "green")
+
+    def _why(self, arg: str) -> None:
+        recall = self.engine.last_recall
+        if recall is None:
+            self.out.notice("No reply with memory yet in this run." if self.engine.memory else
+                            "Long-term memory is off in this run.")
+            return
+        if not recall.block.memories:
+            self.out.notice(f"No memory reached the similarity threshold {recall.threshold:.2f} for the last "
+                            "message: none was injected.")
+            return
+        self._show(list(recall.block.memories), f"injected into the last reply (threshold {recall.threshold:.2f})")
+
+    def _session(self, arg: str) -> None:
+        engine = self.engine
+        session, conversation = engine.session, engine.conversation
+        started = datetime.fromtimestamp(session.created_at).strftime("%Y-%m-%d %H:%M")
+        rows = [
+            ("session", session.name),
+            ("file", str(engine.store.path(session.name))),
+            ("started", started),
+            ("turns", f"{len(session.turns)} ({conversation.turns - conversation.start} in the context window)"),
+            ("context", f"{conversation.tokens():,} of {conversation.budget_tokens:,} tokens"
+                        + (", with a summary of earlier turns" if conversation.summary else "")),
+            ("model", engine.model),
+            ("memory", "off" if engine.memory is None else plural(engine.memory.count or 0, "memory", "memories")),
+        ]
+        table = Table.grid(padding=(0, 2))
+        for key, value in rows:
+            table.add_row(Text(key), Text(escape_terminal(value)))
+        self.out.show(table)
+
+    def _retry(self, arg: str) -> Action | None:
+        line = self.engine.take_back_last()
+        if line is None:
+            self.out.notice("Nothing to retry yet.")
+            return None
+        return Action(send=line)
+
+    def _clear(self, arg: str) -> None:
+        self.engine.clear()
+        self.out.notice(f"Short-term context cleared; the session file keeps its {len(self.engine.session.turns)} "
+                        "turns.")

@@ -1,0 +1,134 @@
+"""Reading the user's lines: prompt-toolkit at a terminal, plain lines from a pipe.
+
+At a terminal: history kept in the data directory (0600), a completion menu when the line starts with ``/``,
+Enter sends, Alt-Enter / Esc Enter / Ctrl-J add a line, a pasted block stays one message (bracketed paste),
+Ctrl-C clears a line or, on an empty one, says how to leave, Ctrl-D leaves, Ctrl-X Ctrl-E opens ``$EDITOR``.
+From a pipe, each line is one turn and the next line answers a question.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Callable, Iterable, Iterator
+from pathlib import Path
+from typing import Protocol, TextIO
+
+from prompt_toolkit import PromptSession
+from prompt_toolkit.completion import CompleteEvent, Completer, Completion
+from prompt_toolkit.document import Document
+from prompt_toolkit.history import FileHistory
+from prompt_toolkit.input import Input
+from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
+from prompt_toolkit.output import Output as PtOutput
+from prompt_toolkit.patch_stdout import patch_stdout
+
+from agent.ui.commands import COMMANDS
+
+PROMPT = "› "
+CONTINUATION = "· "
+
+
+class EmptyLineInterrupt(KeyboardInterrupt):
+    """Ctrl-C on an empty prompt: the user may be trying to leave."""
+
+
+class LineReader(Protocol):
+    """``read`` returns the next message (``EOFError`` at the end); ``ask`` the answer to a question."""
+
+    def read(self) -> str: ...
+
+    def ask(self, question: str) -> str | None: ...
+
+
+class SlashCompleter(Completer):
+    """Completes command names, with their help, while the line is a bare ``/word``."""
+
+    def get_completions(self, document: Document, complete_event: CompleteEvent) -> Iterable[Completion]:
+        text = document.text_before_cursor
+        if not text.startswith("/") or " " in text:
+            return
+        for name, help_text in COMMANDS.items():
+            if name.startswith(text.lower()):
+                yield Completion(name, start_position=-len(text), display_meta=help_text.rpartition("  ")[2])
+
+
+def key_bindings() -> KeyBindings:
+    bindings = KeyBindings()
+
+    @bindings.add("escape", "enter")
+    @bindings.add("c-j")
+    def _newline(event: KeyPressEvent) -> None:
+        event.current_buffer.insert_text("\n")
+
+    @bindings.add("c-c")
+    def _interrupt(event: KeyPressEvent) -> None:
+        if event.current_buffer.text:
+            event.current_buffer.reset()
+        else:
+            event.app.exit(exception=EmptyLineInterrupt())
+
+    return bindings
+
+
+def private_file(path: Path) -> Path:
+    """Create ``path`` as 0600 if missing (input history is personal), refusing to follow a symlink."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW, 0o600)
+    os.close(fd)
+    return path
+
+
+class TerminalReader:
+    """prompt-toolkit input with history, completion and the key bindings above; ``toolbar`` fills the bottom
+    line. ``pt_input``/``pt_output`` let tests drive it with a pipe input and a dummy output."""
+
+    def __init__(
+        self,
+        history: Path,
+        toolbar: Callable[[], str],
+        pt_input: Input | None = None,
+        pt_output: PtOutput | None = None,
+    ) -> None:
+        self._session: PromptSession[str] = PromptSession(
+            history=FileHistory(str(private_file(history))),
+            completer=SlashCompleter(),
+            complete_while_typing=True,
+            key_bindings=key_bindings(),
+            bottom_toolbar=lambda: toolbar(),
+            prompt_continuation=CONTINUATION,
+            enable_open_in_editor=True,
+            input=pt_input,
+            output=pt_output,
+        )
+        self._plain: PromptSession[str] = PromptSession(input=pt_input, output=pt_output)
+
+    def read(self) -> str:
+        with patch_stdout(raw=True):
+            return self._session.prompt(PROMPT)
+
+    def ask(self, question: str) -> str | None:
+        try:
+            return self._plain.prompt(question)
+        except (EOFError, KeyboardInterrupt):
+            return None
+
+
+class PipeReader:
+    """Lines from a non-terminal stdin: each line is one message; questions are answered by the next line."""
+
+    def __init__(self, say: Callable[[str], None], stream: TextIO | None = None) -> None:
+        self._lines: Iterator[str] = iter(stream if stream is not None else sys.stdin)
+        self._say = say
+
+    def read(self) -> str:
+        try:
+            return next(self._lines).rstrip("\r\n")
+        except StopIteration:
+            raise EOFError from None
+
+    def ask(self, question: str) -> str | None:
+        self._say(question)
+        try:
+            return self.read()
+        except EOFError:
+            return None

@@ -1,0 +1,236 @@
+"""The chat loop: wires settings into a session, a conversation, memory and a model, then reads and answers.
+
+Start-up does only what can fail fast in the foreground (endpoint settings, the session name, its lock, its
+file) and shows the prompt; the OpenAI SDK import, Chroma and the embedding model load in the background. Each
+turn: recall, stream (Ctrl-C stops the reply and keeps it, marked interrupted), save, then a usage line; the
+memory write runs in the background and reports "remembered: ..." when it lands. Leaving (Ctrl-D, /exit, end of
+input) waits for pending writes.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass
+
+from agent.adapters.openai_chat import RetryNotice, chat_model
+from agent.adapters.openai_client import check_endpoint
+from agent.chat import ChatEngine, DeferredChatModel, MemoryWorker, PendingTurn, TurnResult, WriteOutcome
+from agent.config import Settings
+from agent.conversation import Conversation, model_summarizer
+from agent.errors import UsageError
+from agent.extract import model_extractor
+from agent.sessions import Session, SessionStore, check_name, new_name
+from agent.tokens import count_tokens
+from agent.ui.commands import Commands, is_command, shorten
+from agent.ui.output import Mode, Output
+from agent.ui.prompt import EmptyLineInterrupt, LineReader, PipeReader, TerminalReader
+from agent.wiring import ensure_data_dir, open_memory
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class ChatOptions:
+    """The chat's command-line flags."""
+
+    session: str | None = None
+    resume_latest: bool = False
+    no_memory: bool = False
+    plain: bool = False
+    debug: bool = False
+
+
+class Repl:
+    """Reads lines, runs commands and turns, and reports on each; ``run`` returns the exit code."""
+
+    def __init__(self, engine: ChatEngine, out: Output, worker: MemoryWorker | None) -> None:
+        self.engine = engine
+        self.out = out
+        self.worker = worker
+        self.context_tokens = engine.conversation.tokens()
+        self.reader: LineReader = PipeReader(out.notice)
+        self.commands = Commands(engine, out, self.reader.ask)
+
+    def use(self, reader: LineReader) -> None:
+        self.reader = reader
+        self.commands.ask = reader.ask
+
+    def toolbar(self) -> str:
+        memories = "off" if self.engine.memory is None else f"{self.engine.memory.count or '…'}"
+        return (f" session {self.engine.session.name} │ model {self.engine.model} │ memories {memories} │ "
+                f"context {self.context_tokens:,} tokens ")
+
+    def run(self) -> int:
+        """The loop, until end of input or /exit. In a script, a failed turn makes the exit code 1."""
+        failed = False
+        try:
+            while True:
+                try:
+                    line = self.reader.read()
+                except EOFError:
+                    break
+                except EmptyLineInterrupt:
+                    self.out.notice("(Ctrl-D or /exit leaves)")
+                    continue
+                except KeyboardInterrupt:
+                    continue
+                if not line.strip():
+                    continue
+                if is_command(line):
+                    action = self.commands.handle(line)
+                    if action.exit:
+                        break
+                    if action.send is None:
+                        continue
+                    line = action.send
+                result = self.turn(line)
+                failed = failed or (result is not None and result.turn.status == "failed")
+                if not self.out.mode.interactive and self.worker is not None:
+                    self.worker.drain()  # a script sees each turn's notices in order
+        finally:
+            if self.worker is not None:
+                self.worker.close()
+        return 1 if failed and not self.out.mode.interactive else 0
+
+    def turn(self, line: str) -> TurnResult | None:
+        """One exchange; None when Ctrl-C came before the request was sent."""
+        try:
+            pending = self.engine.begin(line)
+        except KeyboardInterrupt:
+            self.out.notice("(cancelled)")
+            return None
+        self._memory_problem()
+        with self.out.lock:
+            stream = self.out.reply_stream()
+            pieces = self.engine.stream(pending)
+            try:
+                for piece in pieces:
+                    stream.feed(piece)
+            except KeyboardInterrupt:
+                pending.interrupted = True
+            finally:
+                pieces.close()
+                stream.close()
+        result = self.engine.finish(pending)
+        self._report(pending, result)
+        return result
+
+    def _memory_problem(self) -> None:
+        error = self.engine.memory_error
+        if error is None:
+            return
+        if self.worker is not None and self.worker.failed:
+            self.out.warn(f"Long-term memory is unavailable: {error} Chatting without it in this run.")
+            self.engine.memory = None
+        else:
+            self.out.warn(f"memory: recall failed ({error}); this reply has no memories.")
+
+    def _report(self, pending: PendingTurn, result: TurnResult) -> None:
+        status = result.turn.status
+        if status == "interrupted":
+            self.out.warn("[interrupted: the partial reply is kept in the session; /retry asks again]")
+        elif status == "failed" and result.error is not None:
+            self.out.error(f"error: {result.error}")
+            if pending.text:
+                self.out.warn("[the partial reply is kept, marked incomplete; /retry asks again]")
+        elif status == "truncated":
+            reason = pending.finish_reason or "no finish reason"
+            self.out.warn(f"[the reply was cut off ({reason}); it is kept, and not used for memory]")
+        if result.fold is not None and result.fold.error:
+            self.out.warn(f"Could not summarise {result.fold.turns} earlier turns ({result.fold.error}); "
+                          "kept their user lines instead.")
+        if status != "failed" or pending.text:
+            self.out.notice(self._usage(pending))
+
+    def _usage(self, pending: PendingTurn) -> str:
+        if pending.prompt_tokens is not None and pending.completion_tokens is not None:
+            tokens_in, tokens_out, mark = pending.prompt_tokens, pending.completion_tokens, ""
+        else:
+            tokens_in = sum(count_tokens(m.content) for m in pending.messages)
+            tokens_out, mark = count_tokens(pending.text), "~"
+        self.context_tokens = tokens_in + tokens_out
+        note = " (estimated: the server sent no usage)" if mark else ""
+        return f"↳ {mark}{tokens_in:,} tokens in · {mark}{tokens_out:,} out{note}"
+
+    def on_write(self, outcome: WriteOutcome) -> None:
+        """Called on the memory thread after each background write."""
+        if outcome.error is not None:
+            self.out.error(f"memory: could not save turn {outcome.turn} ({outcome.error})")
+        elif outcome.report is not None and outcome.report.stored:
+            for record in outcome.report.stored:
+                self.out.notice(f"remembered: {shorten(record.text)}", "green")
+        elif outcome.report is not None and outcome.report.skipped_reason:
+            self.out.warn(f"memory: not saved ({outcome.report.skipped_reason})")
+
+    def on_retry(self, notice: RetryNotice) -> None:
+        self.out.warn(f"{notice.reason}: retrying in {notice.delay:.1f} s ({notice.attempt}/{notice.retries})…")
+
+
+def pick_session(store: SessionStore, options: ChatOptions) -> tuple[str, bool]:
+    """The session name of this run and whether it exists already."""
+    if options.session and options.resume_latest:
+        raise UsageError("Use -s NAME or -c, not both.")
+    if options.session:
+        name = check_name(options.session)
+        return name, store.exists(name)
+    if options.resume_latest:
+        latest = store.latest()
+        if latest is not None:
+            return latest, True
+    name = new_name()
+    suffix = 1
+    while store.exists(name):
+        suffix += 1
+        name = f"{new_name()}-{suffix}"
+    return name, False
+
+
+def run_chat(settings: Settings, options: ChatOptions) -> int:
+    """Open the chat for ``settings`` and ``options``; returns the exit code."""
+    check_endpoint(settings)
+    paths = ensure_data_dir(settings.data_dir)
+    store = SessionStore(paths.sessions)
+    name, resumed = pick_session(store, options)
+    with store.lock(name):
+        now = time.time()
+        session = store.load(name) if resumed else Session(name, now, now)
+        out = Output(Mode.detect(options.plain))
+        repl = _build(settings, options, store, session, out)
+        if out.mode.interactive:
+            repl.use(TerminalReader(paths.history, repl.toolbar))
+            _banner(repl, resumed, options)
+        elif options.resume_latest and not resumed:
+            out.notice("No session to continue: starting a new one.")
+        return repl.run()
+
+
+def _build(settings: Settings, options: ChatOptions, store: SessionStore, session: Session, out: Output) -> Repl:
+    """Wire one chat; the callbacks into the REPL are bound once it exists."""
+    hooks: list[Repl] = []
+    chat = DeferredChatModel(lambda: chat_model(settings, on_retry=lambda n: hooks[0].on_retry(n)))
+    conversation = Conversation(settings.context_tokens, model_summarizer(chat, settings.model))
+    conversation.resume(session.turns, session.context_start, session.summary)
+    worker = None
+    if not options.no_memory:
+        extractor = None
+        if settings.llm_extract:
+            extractor = model_extractor(chat, settings.model, lambda exc: out.warn(f"memory: extraction failed "
+                                                                                   f"({exc})"))
+        worker = MemoryWorker(lambda: open_memory(settings, extractor=extractor), lambda o: hooks[0].on_write(o))
+    engine = ChatEngine(chat, settings.model, conversation, store, session, worker)
+    repl = Repl(engine, out, worker)
+    hooks.append(repl)
+    return repl
+
+
+def _banner(repl: Repl, resumed: bool, options: ChatOptions) -> None:
+    session = repl.engine.session
+    state = f"resumed, {len(session.turns)} turns" if resumed else "new"
+    memory = "off" if options.no_memory else "on"
+    repl.out.notice(f"agent · session {session.name} ({state}) · model {repl.engine.model} · memory {memory}", "bold")
+    repl.out.notice("/help lists the commands · Alt-Enter adds a line · Ctrl-C stops a reply · Ctrl-D leaves")
+    if resumed and session.turns:
+        last = session.turns[-1]
+        repl.out.notice(f"last: you: {shorten(last.user, 80)}")
+

@@ -1,0 +1,111 @@
+"""Streaming a reply to the terminal: rendered Markdown without flicker, or plain text.
+
+Why blocks and a short tail: re-rendering the whole reply on every token flickers, costs CPU on long replies
+and, once the reply outgrows the screen, breaks scrollback. Here every finished block (text up to a blank line
+outside a code fence) is printed once, as Markdown, into the normal scrollback; only the unfinished block is
+live, cropped to its last few lines. Model text is escaped first, so it cannot send control sequences.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from typing import Protocol
+
+from rich.console import Console, ConsoleOptions, RenderResult
+from rich.live import Live
+from rich.markdown import Markdown
+from rich.segment import Segment
+
+from agent.ui.render import escape_terminal
+
+TAIL_LINES = 8
+_FENCE = re.compile(r"^\s{0,3}(```|~~~)")
+
+
+class ReplyStream(Protocol):
+    """Where a streamed reply goes: ``feed`` each piece, then ``close`` once (also after Ctrl-C)."""
+
+    def feed(self, text: str) -> None: ...
+
+    def close(self) -> None: ...
+
+
+def finished_length(text: str) -> int:
+    """Length of the prefix of ``text`` made of finished Markdown blocks: up to the last blank line that is
+    outside a code fence (0 when no block is finished yet)."""
+    in_fence = False
+    boundary = 0
+    position = 0
+    for line in text.splitlines(keepends=True):
+        position += len(line)
+        if not line.endswith("\n"):
+            break
+        if _FENCE.match(line):
+            in_fence = not in_fence
+        elif not in_fence and not line.strip():
+            boundary = position
+    return boundary
+
+
+class _Tail:
+    """The last ``lines`` lines of a Markdown text, as rendered at the console's width."""
+
+    def __init__(self, text: str, lines: int) -> None:
+        self.text = text
+        self.lines = lines
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        rendered = console.render_lines(Markdown(self.text), options, pad=False)
+        for line in rendered[-self.lines :]:
+            yield from line
+            yield Segment.line()
+
+
+class MarkdownStream:
+    """Prints finished blocks as Markdown and keeps the unfinished one live, refreshed at most ``fps`` times a
+    second."""
+
+    def __init__(self, console: Console, tail_lines: int = TAIL_LINES, fps: float = 12.0) -> None:
+        self._console = console
+        self._tail_lines = tail_lines
+        self._interval = 1.0 / fps
+        self._text = ""
+        self._last_refresh = 0.0
+        self._live = Live(console=console, auto_refresh=False, transient=True)
+        self._live.start()
+
+    def feed(self, text: str) -> None:
+        self._text += escape_terminal(text)
+        done = finished_length(self._text)
+        if done:
+            self._live.console.print(Markdown(self._text[:done]))
+            self._text = self._text[done:]
+        now = time.monotonic()
+        if done or now - self._last_refresh >= self._interval:
+            self._live.update(_Tail(self._text, self._tail_lines), refresh=True)
+            self._last_refresh = now
+
+    def close(self) -> None:
+        self._live.update("", refresh=True)
+        self._live.stop()
+        if self._text.strip():
+            self._console.print(Markdown(self._text))
+
+
+class PlainStream:
+    """Writes each piece as it comes, escaped; for pipes, ``NO_COLOR``, ``TERM=dumb`` and ``--plain``."""
+
+    def __init__(self, console: Console) -> None:
+        self._file = console.file
+        self._ended_with_newline = True
+
+    def feed(self, text: str) -> None:
+        self._file.write(escape_terminal(text))
+        self._file.flush()
+        self._ended_with_newline = text.endswith("\n")
+
+    def close(self) -> None:
+        if not self._ended_with_newline:
+            self._file.write("\n")
+        self._file.flush()
