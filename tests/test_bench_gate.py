@@ -32,7 +32,9 @@ def test_a_kept_transcript_line_is_stored_whole() -> None:
     [
         "Been hectic lately. I started hitting the gym last week. How is your project going?",
         "We always look forward to our family camping trip every summer.",
+        "Thanks! Still working on opening a bakery downtown.",
+        "Just got back from a week of hiking in Norway!",
     ],
 )
-def test_statements_around_questions_and_idioms_are_kept(turn: str) -> None:
+def test_statements_around_questions_idioms_and_dropped_subjects_are_kept(turn: str) -> None:
     assert decide(turn).keep

@@ -30,6 +30,13 @@ _SMALL_TALK = frozenset(
     that is so very much a lot again there all see later soon talk to care too and oh ah hmm well""".split()
 )
 _FIRST_PERSON = frozenset("i i'm i've i'd i'll me my mine myself we we're we've we'll our ours us".split())
+# Chat drops the "I" of a sentence that opens with what the speaker did: "Just got back from Lisbon.",
+# "Still working on opening the studio." Such a sentence counts as first person.
+_ELLIPTIC_FIRST_PERSON = re.compile(
+    r"(?:^|[.!?]\s+)(?:just |still |finally |recently |also )?(?:got|went|started|finished|made|bought|had|took|saw|"
+    r"been|working|trying|thinking|planning|gonna|moved|visited|joined|learned|tried|found|met|spent|signed)\b",
+    re.IGNORECASE,
+)
 _SIGNALS = re.compile(
     r"\b(?:love|loves|loved|hate|hates|hated|like|likes|liked|prefer|prefers|favou?rite|allergic|allergy|"
     r"can't eat|cannot eat|vegan|vegetarian|born|birthday|married|divorced|engaged|wife|husband|partner|son|"
@@ -93,7 +100,7 @@ def _is_request(text: str, tokens: list[str]) -> bool:
 
 def _discloses(tokens: list[str], text: str) -> bool:
     """A first-person statement with something to say: a pronoun of the user and a content signal or a verb."""
-    if not any(t in _FIRST_PERSON for t in tokens):
+    if not any(t in _FIRST_PERSON for t in tokens) and not _ELLIPTIC_FIRST_PERSON.search(text):
         return False
     return bool(_SIGNALS.search(text)) or len([t for t in tokens if t not in _SMALL_TALK]) >= 3
 
