@@ -6,14 +6,21 @@ Everything else receives its collaborators through constructors, so tests build 
 from __future__ import annotations
 
 import os
+import stat
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from agent.config import Settings
-from agent.errors import ConfigError
+from agent.errors import ConfigError, StoreCorrupt
 from agent.memory.retriever import FusionWeights
 from agent.memory.service import Extractor, MemoryPolicy, MemoryService
 from agent.ports import Embedder
+from agent.recovery import move_aside, reconcile, set_aside_index
+
+if TYPE_CHECKING:
+    from agent.adapters.chroma_index import ChromaIndex
+    from agent.adapters.ledger import SqliteLedger
 
 
 @dataclass(frozen=True)
@@ -40,14 +47,29 @@ class DataPaths:
 
 
 def ensure_data_dir(root: Path) -> DataPaths:
-    """Create the data directory (0700: it holds personal data) and return its paths."""
+    """Create the data directory and keep what is in it private to the user, then return its paths.
+
+    The directory is 0700 and every file the agent (or Chroma, or SQLite) creates from now on is 0600: the process
+    umask gains 077, because Chroma creates its files with the umask's modes and cannot be asked otherwise. What an
+    earlier run or an older version left readable by others is tightened here too.
+    """
+    os.umask(os.umask(0o077) | 0o077)
     try:
         root.mkdir(mode=0o700, parents=True, exist_ok=True)
-        os.chmod(root, 0o700)
+        _tighten(root)
     except OSError as exc:
         raise ConfigError(f"The data directory {root} cannot be created or used ({exc.strerror}): "
                           "set AGENT_DATA_DIR or --data-dir to a writable directory.") from exc
     return DataPaths(root)
+
+
+def _tighten(root: Path) -> None:
+    """Drop group and other permissions from ``root`` and everything under it (symlinks are left alone)."""
+    for path in (root, *root.rglob("*")):
+        mode = path.lstat().st_mode
+        if stat.S_ISLNK(mode) or not mode & 0o077:
+            continue
+        os.chmod(path, stat.S_IMODE(mode) & 0o700)
 
 
 def build_embedder(kind: str, settings: Settings) -> Embedder:
@@ -86,21 +108,55 @@ def open_memory(
 
     ``embedder`` is an explicit request (``--embedder``); without one, an explicit ``AGENT_EMBEDDER`` counts as
     a request, and otherwise the store keeps the embedder it was built with. A request that differs from the
-    store's is refused by ``check_space`` unless ``check`` is False (``reindex`` re-embeds on purpose).
+    store's is refused by ``check_space`` unless ``check`` is False (``reindex`` and ``rebuild`` re-embed on
+    purpose, and skip reconciling the index with the ledger, which they are about to rebuild anyway).
+
+    Every failure is an ``AgentError`` whose message is one line for the user; ``MemoryUnavailable`` and its
+    subclasses mean the chat goes on without memory. Damage found while opening is set aside at once: a damaged
+    ledger or embedded index is moved to ``<name>.corrupt-<time>`` (never deleted or overwritten) and the
+    ``StoreCorrupt`` raised names where it went, so the next start begins with a fresh file. The embedded store is
+    held by this process until ``forget_clients`` (see ``agent.locking``).
     """
-    from agent.adapters.chroma_index import ChromaIndex, open_client
     from agent.adapters.ledger import SqliteLedger
 
     paths = ensure_data_dir(settings.data_dir)
-    ledger = SqliteLedger(paths.ledger)
-    client = open_client(None if settings.chroma_url else paths.chroma, settings.chroma_url)
-    index = ChromaIndex(client, settings.user, settings.chroma_url or str(paths.chroma))
-    requested = embedder or (settings.embedder if settings.embedder != "auto" else None)
-    recorded = index.space()
-    kind = requested or (recorded[0] if recorded else settings.resolved_embedder)
-    service = MemoryService(
-        ledger, index, build_embedder(kind, settings), settings.user, memory_policy(settings), extractor
-    )
-    if check:
-        service.check_space()
+    try:
+        ledger = SqliteLedger(paths.ledger)
+    except StoreCorrupt as exc:
+        moved = move_aside(paths.ledger)
+        raise StoreCorrupt(
+            f"{exc} It was moved aside to {moved} and a new, empty ledger starts next time; the moved file still "
+            f"holds the text of your memories (`sqlite3 {moved} .recover` may save it).",
+            moved,
+        ) from exc
+    try:
+        index = _open_index(settings, paths, ledger)
+        requested = embedder or (settings.embedder if settings.embedder != "auto" else None)
+        recorded = index.space()
+        kind = requested or (recorded[0] if recorded else settings.resolved_embedder)
+        service = MemoryService(
+            ledger, index, build_embedder(kind, settings), settings.user, memory_policy(settings), extractor
+        )
+        if check:
+            service.check_space()
+            reconcile(ledger, index, service.embedder, settings.user)
+    except BaseException:
+        ledger.close()
+        raise
     return service
+
+
+def _open_index(settings: Settings, paths: DataPaths, ledger: SqliteLedger) -> ChromaIndex:
+    """The user's index on the Chroma server, or in the embedded store after a health probe."""
+    from agent.adapters.chroma_index import ChromaIndex, open_client
+
+    if settings.chroma_url:
+        client = open_client(None, settings.chroma_url)
+        return ChromaIndex(client, settings.user, settings.chroma_url, namespace=ledger.store_id(), remote=True)
+    try:
+        index = ChromaIndex(open_client(paths.chroma, None), settings.user, str(paths.chroma))
+        index.probe()
+    except StoreCorrupt as exc:
+        moved = set_aside_index(paths.chroma)
+        raise StoreCorrupt(f"{exc} It was moved aside to {moved}.", moved) from exc
+    return index

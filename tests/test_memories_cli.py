@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from agent.adapters.chroma_index import forget_clients
 from agent.config import load_settings
 from agent.wiring import open_memory
 
@@ -29,10 +30,12 @@ def agent(*args: str, env: dict[str, str] | None = None, stdin: str = "") -> sub
 
 
 def seed(texts: list[str]) -> None:
-    """Store memories in-process (one model load instead of one process per memory)."""
+    """Store memories in-process (one model load instead of one process per memory), then close the store: one
+    process at a time holds an embedded store, and the test's `agent` processes come next."""
     memory = open_memory(load_settings())
     for text in texts:
         memory.add(text)
+    forget_clients()
 
 
 def data_files(root: Path) -> list[Path]:

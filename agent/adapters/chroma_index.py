@@ -5,25 +5,63 @@ Why one collection per user: a ``where`` filter on user costs 35 ms per query at
 damaged or lost Chroma directory loses nothing that ``agent memories rebuild`` cannot restore, and no memory text
 is ever written into Chroma's files. The collection is created with a small HNSW ``sync_threshold`` and
 ``batch_size`` so a deleted vector leaves Chroma's live rows at once instead of after ~1,000 more writes.
+
+Opening the embedded store is guarded, because chromadb 1.5.9 fails in ways that must not reach the user raw
+(all measured on this machine):
+
+- two processes writing one directory lose records: the opener holds an exclusive lock (``agent.locking``);
+- a hung process holding ``chroma.sqlite3`` locked makes the open block for as long, with the GIL held, so no
+  thread can time it out: the lock is probed first with Python's own SQLite and a bounded wait. That is safe only
+  before Chroma has the file open in this process (closing a second handle would drop Chroma's POSIX locks), which
+  the per-process client cache here guarantees;
+- a 0-byte ``chroma.sqlite3`` opens as an empty store (every memory silently gone) and a damaged first page
+  panics in Rust (``PanicException``, not an ``Exception``): both are checked or caught and reported as
+  ``StoreCorrupt``;
+- damaged HNSW files open fine and fail only on the first count or query, and a lost segment directory makes
+  queries quietly return fewer results than the collection holds: ``probe`` runs both right after opening;
+- Chroma migrates a store forward and can never go back: a sidecar file records the chromadb version that last
+  wrote the store; a store of a newer chromadb is refused, and one of an older version is copied aside first.
+
+Against a server (``HttpClient``) every call runs in a worker thread with a deadline, because the client's HTTP
+session has no timeout and a server that stops answering would otherwise freeze the chat. The embedded calls run
+inline: Chroma's Rust code keeps the GIL, so a watchdog thread could not fire anyway.
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
 import logging
+import os
 import re
+import shutil
+import sqlite3
+import threading
+import time
 from collections.abc import Callable, Sequence
+from importlib.metadata import version as package_version
 from pathlib import Path
 from typing import Any, TypeVar
 from urllib.parse import urlparse
 
-from agent.errors import AgentError, MemoryUnavailable, StoreCorrupt
+from agent import locking
+from agent.errors import AgentError, MemoryUnavailable, StoreCorrupt, StoreLocked
 from agent.ports import IndexHit
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
 
 HNSW_CONFIG = {"hnsw": {"space": "cosine", "sync_threshold": 2, "batch_size": 2}}
+VERSION_FILE = "agent-store.json"
+LOCK_WAIT = 0.5
+SQLITE_WAIT = 5.0
+SERVER_TIMEOUT = 15.0
+PROBE_K = 10
+_SQLITE_MAGIC = b"SQLite format 3\x00"
+_REBUILD = "run `agent memories rebuild` to rebuild it from the ledger"
+
+_clients: dict[Path, Any] = {}
+_clients_mutex = threading.Lock()
 
 
 def similarity_from_distance(distance: float) -> float:
@@ -31,42 +69,15 @@ def similarity_from_distance(distance: float) -> float:
     return 1.0 - distance
 
 
-def collection_name(user: str) -> str:
-    """A valid Chroma name for any user string: a readable slug plus a hash that keeps users apart."""
+def collection_name(user: str, namespace: str = "") -> str:
+    """A valid Chroma name for any user string: a readable slug plus a hash that keeps users apart.
+
+    ``namespace`` (the ledger's store id, used on a server) keeps apart the collections of two data directories
+    that share one server: each holds the vectors of its own ledger only."""
     slug = re.sub(r"[^a-zA-Z0-9]+", "-", user).strip("-")[:40] or "user"
-    digest = hashlib.sha256(user.encode("utf-8")).hexdigest()[:12]
+    key = f"{namespace}\x00{user}" if namespace else user
+    digest = hashlib.sha256(key.encode("utf-8")).hexdigest()[:12]
     return f"mem-{slug}-{digest}"
-
-
-def open_client(chroma_dir: Path | None, url: str | None) -> Any:
-    """An embedded ``PersistentClient`` on ``chroma_dir``, or an ``HttpClient`` when ``url`` is given."""
-    import chromadb
-    from chromadb.config import Settings as ChromaSettings
-
-    settings = ChromaSettings(anonymized_telemetry=False)
-    try:
-        if url:
-            parsed = urlparse(url if "://" in url else f"http://{url}")
-            return chromadb.HttpClient(
-                host=parsed.hostname or "127.0.0.1",
-                port=parsed.port or (443 if parsed.scheme == "https" else 8000),
-                ssl=parsed.scheme == "https",
-                settings=settings,
-            )
-        assert chroma_dir is not None
-        return chromadb.PersistentClient(path=str(chroma_dir), settings=settings)
-    except Exception as exc:
-        where = url or str(chroma_dir)
-        if url:
-            raise MemoryUnavailable(
-                f"The Chroma server at {where} cannot be reached ({_short(exc)}): start it with "
-                "`chroma run --path DIR --host 127.0.0.1 --port 8000`, or unset AGENT_CHROMA_URL."
-            ) from exc
-        raise StoreCorrupt(
-            f"The memory index at {where} cannot be opened ({_short(exc)}): "
-            "run `agent memories rebuild` to rebuild it from the ledger.",
-            path=chroma_dir,
-        ) from exc
 
 
 def _short(exc: BaseException) -> str:
@@ -74,24 +85,251 @@ def _short(exc: BaseException) -> str:
     return text[:200]
 
 
-class ChromaIndex:
-    """``VectorIndex`` on one Chroma collection of one user."""
+def _is_panic(exc: BaseException) -> bool:
+    """A Rust panic in Chroma's bindings arrives as ``pyo3_runtime.PanicException``, a ``BaseException``."""
+    return type(exc).__name__ == "PanicException"
 
-    def __init__(self, client: Any, user: str, location: str) -> None:
+
+def installed_chromadb() -> str:
+    return package_version("chromadb")
+
+
+def _version_key(text: str) -> tuple[int, ...]:
+    return tuple(int(part) for part in re.findall(r"\d+", text.split("+")[0])[:3])
+
+
+def stored_chromadb(chroma_dir: Path) -> str | None:
+    """The chromadb version recorded in the store's sidecar, or None when there is none (or it is unreadable)."""
+    try:
+        value = json.loads((chroma_dir / VERSION_FILE).read_text(encoding="utf-8")).get("chromadb")
+    except (OSError, ValueError, AttributeError):
+        return None
+    return value if isinstance(value, str) and _version_key(value) else None
+
+
+def written_by_newer_chromadb(chroma_dir: Path) -> bool:
+    stored = stored_chromadb(chroma_dir)
+    return stored is not None and _version_key(stored) > _version_key(installed_chromadb())
+
+
+def _check_version(chroma_dir: Path) -> None:
+    """Refuse a store of a newer chromadb; copy a store of an older (or unrecorded) one aside before it migrates."""
+    if not (chroma_dir / "chroma.sqlite3").exists():
+        return
+    installed = installed_chromadb()
+    stored = stored_chromadb(chroma_dir)
+    if stored == installed:
+        return
+    if stored is not None and _version_key(stored) > _version_key(installed):
+        raise MemoryUnavailable(
+            f"The memory index in {chroma_dir} was written by chromadb {stored}, newer than the installed "
+            f"{installed}, which could damage it: install chromadb {stored}, or run `agent memories rebuild` to set "
+            "it aside and build a new index from the ledger."
+        )
+    backup = chroma_dir.with_name(f"{chroma_dir.name}.backup-{stored or 'unknown'}-{time.strftime('%Y%m%d-%H%M%S')}")
+    shutil.copytree(chroma_dir, backup)
+    log.info("chromadb %s will migrate the index written by %s; copied it to %s first", installed, stored, backup)
+
+
+def _record_version(chroma_dir: Path) -> None:
+    """Write the sidecar atomically (temp file, fsync, rename), so a crash leaves the old or the new one."""
+    installed = installed_chromadb()
+    if stored_chromadb(chroma_dir) == installed:
+        return
+    target = chroma_dir / VERSION_FILE
+    temp = target.with_name(f".{VERSION_FILE}.tmp")
+    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
+    try:
+        os.write(fd, json.dumps({"chromadb": installed}).encode("utf-8"))
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    os.replace(temp, target)
+
+
+def _check_sqlite(chroma_dir: Path) -> None:
+    """Before Chroma opens ``chroma.sqlite3``: a missing, empty or foreign file is damage; a lock held by another
+    process is waited for ``SQLITE_WAIT`` seconds at most, here, where the wait can be bounded."""
+    db = chroma_dir / "chroma.sqlite3"
+    if not db.exists():
+        if (chroma_dir / VERSION_FILE).exists():
+            raise StoreCorrupt(f"The memory index in {chroma_dir} lost its chroma.sqlite3: {_REBUILD}.", chroma_dir)
+        return
+    with db.open("rb") as handle:
+        header = handle.read(len(_SQLITE_MAGIC))
+    if header != _SQLITE_MAGIC:
+        what = "is empty" if not header else "is not a SQLite database"
+        raise StoreCorrupt(f"The memory index file {db} {what}: {_REBUILD}.", chroma_dir)
+    try:
+        probe = sqlite3.connect(db, timeout=SQLITE_WAIT, isolation_level=None)
+        try:
+            probe.execute("BEGIN IMMEDIATE")
+            probe.execute("ROLLBACK")
+        finally:
+            probe.close()
+    except sqlite3.OperationalError as exc:
+        if "locked" in str(exc) or "busy" in str(exc):
+            raise StoreLocked(
+                f"Another process has held {db} locked for over {SQLITE_WAIT:.0f} s: end it (see `fuser {db}`), "
+                "then start again."
+            ) from exc
+        raise StoreCorrupt(
+            f"The memory index file {db} cannot be used ({_short(exc)}): {_REBUILD}.", chroma_dir
+        ) from exc
+
+
+def _discard_system(identifier: str) -> None:
+    """Drop a half-started store from Chroma's per-process cache, or the next open of the path would reuse it.
+
+    Chroma cleans up after an ``Exception`` in its constructor but not after a Rust panic (a ``BaseException``)."""
+    from chromadb.api.shared_system_client import SharedSystemClient
+
+    SharedSystemClient._identifier_to_system.pop(identifier, None)
+    SharedSystemClient._identifier_to_refcount.pop(identifier, None)
+
+
+def _open_embedded(chroma_dir: Path) -> Any:
+    import chromadb
+    from chromadb.config import Settings as ChromaSettings
+
+    key = chroma_dir.absolute()
+    with _clients_mutex:
+        if key in _clients:
+            return _clients[key]
+        locking.acquire(chroma_dir, LOCK_WAIT)
+        try:
+            _check_version(chroma_dir)
+            _check_sqlite(chroma_dir)
+            try:
+                client = chromadb.PersistentClient(path=str(key), settings=ChromaSettings(anonymized_telemetry=False))
+            except BaseException as exc:
+                if not isinstance(exc, Exception) and not _is_panic(exc):
+                    raise
+                _discard_system(str(key))
+                raise StoreCorrupt(
+                    f"The memory index at {chroma_dir} cannot be opened ({_short(exc)}): {_REBUILD}.", chroma_dir
+                ) from exc
+            _record_version(chroma_dir)
+        except BaseException:
+            locking.release(chroma_dir)
+            raise
+        _clients[key] = client
+        return client
+
+
+def _open_server(url: str) -> Any:
+    import chromadb
+    from chromadb.config import Settings as ChromaSettings
+
+    parsed = urlparse(url if "://" in url else f"http://{url}")
+
+    def connect() -> Any:
+        return chromadb.HttpClient(
+            host=parsed.hostname or "127.0.0.1",
+            port=parsed.port or (443 if parsed.scheme == "https" else 8000),
+            ssl=parsed.scheme == "https",
+            settings=ChromaSettings(anonymized_telemetry=False),
+        )
+
+    try:
+        return _with_deadline(connect, SERVER_TIMEOUT)
+    except Exception as exc:
+        raise MemoryUnavailable(
+            f"The Chroma server at {url} cannot be reached ({_short(exc)}): start it with "
+            "`chroma run --path DIR --host 127.0.0.1 --port PORT`, or unset AGENT_CHROMA_URL."
+        ) from exc
+
+
+def open_client(chroma_dir: Path | None, url: str | None) -> Any:
+    """An embedded ``PersistentClient`` on ``chroma_dir`` (locked to this process), or an ``HttpClient`` on ``url``.
+
+    The embedded client is opened once per process and directory; ``forget_clients`` closes it."""
+    if url:
+        return _open_server(url)
+    assert chroma_dir is not None
+    return _open_embedded(chroma_dir)
+
+
+def close_client(chroma_dir: Path) -> None:
+    """Close this process's embedded store on ``chroma_dir``, if open, and drop it from Chroma's cache, so a later
+    open of the same path starts from the files on disk; the directory's lock is kept (see ``forget_clients``)."""
+    key = chroma_dir.absolute()
+    with _clients_mutex:
+        client = _clients.pop(key, None)
+        if client is not None:
+            try:
+                client.close()
+            except Exception as exc:  # a store that failed mid-way may not close cleanly; it is dropped anyway
+                log.debug("closing the index at %s: %s", key, exc)
+        _discard_system(str(key))
+
+
+def forget_clients() -> None:
+    """Close every embedded store this process opened and release their locks, so another process can use them."""
+    for path in list(_clients):
+        close_client(path)
+        locking.release(path)
+
+
+class _Timeout(Exception):
+    """A call to the Chroma server outlived its deadline."""
+
+
+def _with_deadline(fn: Callable[[], T], seconds: float) -> T:
+    """Run ``fn`` in a daemon thread and wait ``seconds`` at most; the thread is left behind if it hangs."""
+    box: dict[str, Any] = {}
+
+    def run() -> None:
+        try:
+            box["value"] = fn()
+        except BaseException as exc:  # handed over to the caller's thread
+            box["error"] = exc
+
+    worker = threading.Thread(target=run, name="chroma-call", daemon=True)
+    worker.start()
+    worker.join(seconds)
+    if worker.is_alive():
+        raise _Timeout(f"no answer within {seconds:.0f} s")
+    if "error" in box:
+        raise box["error"]
+    value: T = box["value"]
+    return value
+
+
+class ChromaIndex:
+    """``VectorIndex`` on one Chroma collection of one user.
+
+    ``remote`` marks a server client: its calls get a deadline, and after one is missed the index answers every
+    later call with ``MemoryUnavailable`` at once instead of making the user wait again."""
+
+    def __init__(self, client: Any, user: str, location: str, namespace: str = "", remote: bool = False) -> None:
         self._client = client
-        self._name = collection_name(user)
+        self._name = collection_name(user, namespace)
         self._location = location
+        self._remote = remote
         self._collection: Any = None
+        self._broken: str | None = None
 
     def _call(self, what: str, fn: Callable[[], T]) -> T:
+        if self._broken is not None:
+            raise MemoryUnavailable(self._broken)
         try:
-            return fn()
+            return _with_deadline(fn, SERVER_TIMEOUT) if self._remote else fn()
         except AgentError:
             raise
-        except Exception as exc:
+        except BaseException as exc:
+            if not isinstance(exc, Exception) and not _is_panic(exc):
+                raise
+            if self._remote:
+                message = (
+                    f"The Chroma server at {self._location} failed to {what} ({_short(exc)}): memory is unavailable "
+                    "until it answers again; start it with `chroma run`, or unset AGENT_CHROMA_URL."
+                )
+                if isinstance(exc, _Timeout):
+                    self._broken = message
+                raise MemoryUnavailable(message) from exc
             raise MemoryUnavailable(
-                f"The memory index failed to {what} ({_short(exc)}): "
-                "`agent memories rebuild` rebuilds it from the ledger."
+                f"The memory index at {self._location} failed to {what} ({_short(exc)}): {_REBUILD} if this persists."
             ) from exc
 
     def _get(self, create: bool = False) -> Any:
@@ -157,6 +395,13 @@ class ChromaIndex:
         got = self._call("read vectors", lambda: collection.get(ids=list(ids), include=["embeddings"]))
         return {i: [float(x) for x in v] for i, v in zip(got["ids"], got["embeddings"], strict=True)}
 
+    def ids(self) -> set[str]:
+        """Every id in this user's collection (for reconciling the index with the ledger)."""
+        collection = self._get()
+        if collection is None:
+            return set()
+        return set(self._call("list its ids", lambda: collection.get(include=[])["ids"]))
+
     def delete(self, ids: Sequence[str]) -> None:
         collection = self._get()
         if collection is None or not ids:
@@ -169,15 +414,28 @@ class ChromaIndex:
             return 0
         return int(self._call("count", collection.count))
 
+    def probe(self) -> None:
+        """Fail now, with ``StoreCorrupt``, where a damaged store would fail on the first count or search: count,
+        then search near a stored vector and expect as many hits as asked for (a lost HNSW segment answers fewer)."""
+        collection = self._get()
+        if collection is None:
+            return
+        try:
+            size = self.count()
+            if size == 0:
+                return
+            sample = self._call("read a vector", lambda: collection.get(limit=1, include=["embeddings"]))
+            hits = self.query(sample["embeddings"][0], PROBE_K)
+        except MemoryUnavailable as exc:
+            raise StoreCorrupt(str(exc), Path(self._location)) from exc
+        if len(hits) < min(PROBE_K, size):
+            raise StoreCorrupt(
+                f"The memory index at {self._location} holds {size} vectors but finds only {len(hits)}: {_REBUILD}.",
+                Path(self._location),
+            )
+
     def reset(self) -> None:
         """Drop this user's collection; the next write creates it afresh."""
         if self._get() is not None:
             self._call("drop its collection", lambda: self._client.delete_collection(self._name))
         self._collection = None
-
-
-def forget_clients() -> None:
-    """Drop Chroma's per-process cache of open stores, so a directory moved aside is not used again."""
-    from chromadb.api.shared_system_client import SharedSystemClient
-
-    SharedSystemClient.clear_system_cache()

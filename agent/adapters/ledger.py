@@ -15,16 +15,18 @@ import json
 import os
 import sqlite3
 import threading
+import uuid
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any
 
 from agent.domain import MemoryRecord
-from agent.errors import MemoryUnavailable, StoreCorrupt
+from agent.errors import MemoryUnavailable, StoreCorrupt, StoreLocked
 from agent.memory.text import content_words
 
 SCHEMA_VERSION = 1
+BUSY_WAIT = 5.0
 _COLUMNS = "id, text, kind, user, session, turn, created_at, last_seen, content_hash, source, extra"
 
 _SCHEMA = """
@@ -44,6 +46,7 @@ CREATE TABLE IF NOT EXISTS memories (
     search_text TEXT NOT NULL,
     UNIQUE (user, id)
 );
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE INDEX IF NOT EXISTS memories_seen ON memories (user, last_seen);
 CREATE VIRTUAL TABLE IF NOT EXISTS memories_fts USING fts5(
     search_text, content='memories', content_rowid='rowid', tokenize='porter unicode61'
@@ -65,6 +68,20 @@ def search_text(record: MemoryRecord) -> str:
     """What the keyword index sees: the memory text plus any context the writer attached (``extra['context']``)."""
     context = record.extra.get("context", "")
     return f"{record.text}\n{context}" if context else record.text
+
+
+def _classify(path: Path, exc: sqlite3.DatabaseError, doing: str = "opened") -> MemoryUnavailable:
+    """The agent's error for a SQLite failure: a lock held too long, damage, or anything else (disk full, no
+    permission), each with the ledger's path."""
+    text = str(exc)
+    if "locked" in text or "busy" in text:
+        return StoreLocked(
+            f"The memory ledger {path} stayed locked by another process for over {BUSY_WAIT:.0f} s: "
+            f"end it (see `fuser {path}`), then try again."
+        )
+    if type(exc) is sqlite3.DatabaseError or "malformed" in text or "not a database" in text:
+        return StoreCorrupt(f"The memory ledger {path} is damaged ({text}).", path=path)
+    return MemoryUnavailable(f"The memory ledger {path} could not be {doing} ({text}).")
 
 
 def _row_to_record(row: sqlite3.Row) -> MemoryRecord:
@@ -91,9 +108,9 @@ class SqliteLedger:
         self._lock = threading.RLock()
         fresh = not path.exists()
         if fresh:
-            os.close(os.open(path, os.O_CREAT | os.O_WRONLY | os.O_EXCL, 0o600))
+            os.close(os.open(path, os.O_CREAT | os.O_WRONLY | os.O_EXCL | os.O_NOFOLLOW, 0o600))
+        self._db = sqlite3.connect(path, timeout=BUSY_WAIT, check_same_thread=False, isolation_level=None)
         try:
-            self._db = sqlite3.connect(path, timeout=10.0, check_same_thread=False, isolation_level=None)
             self._db.row_factory = sqlite3.Row
             self._db.execute("PRAGMA secure_delete = ON")
             self._db.execute("PRAGMA journal_mode = DELETE")
@@ -102,14 +119,30 @@ class SqliteLedger:
                 check = self._db.execute("PRAGMA quick_check").fetchone()[0]
                 if check != "ok":
                     raise sqlite3.DatabaseError(check)
+            written_by = int(self._db.execute("PRAGMA user_version").fetchone()[0])
+            if written_by > SCHEMA_VERSION:
+                raise MemoryUnavailable(
+                    f"The memory ledger {path} was written by a newer version of agent (format {written_by}, this "
+                    f"one reads {SCHEMA_VERSION}): upgrade agent to use it."
+                )
             self._db.executescript(_SCHEMA)
-            self._db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
-        except sqlite3.DatabaseError as exc:
-            raise StoreCorrupt(
-                f"The memory ledger {path} is damaged ({exc}): move it aside and run `agent memories rebuild`, "
-                "or restore it from a backup.",
-                path=path,
-            ) from exc
+            if written_by != SCHEMA_VERSION:
+                self._db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+        except BaseException as exc:
+            self._db.close()
+            if isinstance(exc, sqlite3.DatabaseError):
+                raise _classify(path, exc) from exc
+            raise
+
+    def store_id(self) -> str:
+        """A random id of this ledger, made once: it keeps its collections apart from others' on a shared server."""
+        with self._tx() as db:
+            row = db.execute("SELECT value FROM meta WHERE key = 'store_id'").fetchone()
+            if row is not None:
+                return str(row[0])
+            made = uuid.uuid4().hex
+            db.execute("INSERT INTO meta (key, value) VALUES ('store_id', ?)", (made,))
+            return made
 
     @contextmanager
     def _tx(self) -> Iterator[sqlite3.Connection]:
@@ -122,15 +155,18 @@ class SqliteLedger:
                     self._db.execute("ROLLBACK")
                     raise
                 self._db.execute("COMMIT")
-            except sqlite3.OperationalError as exc:
-                raise MemoryUnavailable(f"The memory ledger {self.path} could not be written ({exc}).") from exc
+            except sqlite3.DatabaseError as exc:
+                if self._db.in_transaction:
+                    with suppress(sqlite3.Error):
+                        self._db.execute("ROLLBACK")
+                raise _classify(self.path, exc, "written") from exc
 
     def _read(self, sql: str, params: Sequence[Any] = ()) -> list[sqlite3.Row]:
         with self._lock:
             try:
                 return list(self._db.execute(sql, params))
             except sqlite3.DatabaseError as exc:
-                raise MemoryUnavailable(f"The memory ledger {self.path} could not be read ({exc}).") from exc
+                raise _classify(self.path, exc, "read") from exc
 
     def put(self, records: Sequence[MemoryRecord]) -> None:
         """Insert new memories; an existing (user, id) keeps its created_at and gets the newer last_seen."""
@@ -162,6 +198,9 @@ class SqliteLedger:
 
     def users(self) -> list[str]:
         return [row[0] for row in self._read("SELECT DISTINCT user FROM memories ORDER BY user")]
+
+    def ids(self, user: str) -> list[str]:
+        return [row[0] for row in self._read("SELECT id FROM memories WHERE user = ?", [user])]
 
     def count(self, user: str) -> int:
         return int(self._read("SELECT count(*) FROM memories WHERE user = ?", [user])[0][0])

@@ -202,7 +202,10 @@ class MemoryService:
         unique = list({r.id: r for r in records}.values())
         known = self.ledger.get(self.user, [r.id for r in unique])
         self.ledger.put(unique)
-        fresh = [r for r in unique if r.id not in known]
+        # A record whose index write failed before (disk full, a kill) is in the ledger but not the index: a retry
+        # embeds it again instead of taking it for stored.
+        indexed = self.index.vectors([r.id for r in unique if r.id in known]) if known else {}
+        fresh = [r for r in unique if r.id not in indexed]
         if fresh:
             vectors = self.embedder.embed([r.text for r in fresh])
             if self.index.space() is None:
