@@ -48,7 +48,7 @@ def finished_length(text: str) -> int:
     return boundary
 
 
-class _Tail:
+class LiveTail:
     """The last ``lines`` lines of a Markdown text, as rendered at the console's width."""
 
     def __init__(self, text: str, lines: int) -> None:
@@ -83,7 +83,7 @@ class MarkdownStream:
             self._text = self._text[done:]
         now = time.monotonic()
         if done or now - self._last_refresh >= self._interval:
-            self._live.update(_Tail(self._text, self._tail_lines), refresh=True)
+            self._live.update(LiveTail(self._text, self._tail_lines), refresh=True)
             self._last_refresh = now
 
     def close(self) -> None:

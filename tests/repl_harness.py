@@ -1,0 +1,82 @@
+"""A whole chat in-process: scripted model, real conversation, session files and memory service on ``tmp_path``,
+rich consoles writing to strings, and scripted input lines. Tests assert on the transcript it prints."""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from rich.console import Console
+
+from agent.adapters.ledger import SqliteLedger
+from agent.chat import ChatEngine, MemoryWorker
+from agent.conversation import Conversation, model_summarizer
+from agent.memory.service import MemoryService
+from agent.ports import ChatModel, Embedder
+from agent.sessions import Session, SessionStore
+from agent.ui.output import Mode, Output
+from agent.ui.prompt import PipeReader
+from agent.ui.repl import Repl
+from tests.fakes import InMemoryIndex, WordHashEmbedder
+
+
+@dataclass
+class Chat:
+    """One finished run: what it printed, its exit code, and the objects to inspect."""
+
+    repl: Repl
+    stdout: io.StringIO
+    notices: io.StringIO
+    code: int | None = None
+
+    @property
+    def out(self) -> str:
+        return self.stdout.getvalue()
+
+    @property
+    def log(self) -> str:
+        return self.notices.getvalue()
+
+    @property
+    def session(self) -> Session:
+        return self.repl.engine.store.load(self.repl.engine.session.name)
+
+
+def memory_service(root: Path, embedder: Embedder | None = None) -> MemoryService:
+    root.mkdir(parents=True, exist_ok=True)
+    return MemoryService(SqliteLedger(root / "ledger.sqlite3"), InMemoryIndex(), embedder or WordHashEmbedder(), "me")
+
+
+def build_chat(
+    root: Path,
+    model: ChatModel,
+    *,
+    memory: Callable[[], MemoryService] | None = None,
+    session: str = "test",
+    budget: int = 6000,
+    interactive: bool = False,
+) -> Chat:
+    """A chat wired like ``run_chat`` does it, minus the terminal; ``memory`` opens the service (None: off)."""
+    stdout, notices = io.StringIO(), io.StringIO()
+    mode = Mode(interactive=interactive, plain=True)
+    out = Output(mode, Console(file=stdout, width=100, no_color=True, soft_wrap=True),
+                 Console(file=notices, width=100, no_color=True, soft_wrap=True))
+    store = SessionStore(root / "sessions")
+    existing = store.load(session) if store.exists(session) else Session(session, 0.0, 0.0)
+    conversation = Conversation(budget, model_summarizer(model, "test-model"))
+    conversation.resume(existing.turns, existing.context_start, existing.summary)
+    hooks: list[Repl] = []
+    worker = None if memory is None else MemoryWorker(memory, lambda outcome: hooks[0].on_write(outcome))
+    engine = ChatEngine(model, "test-model", conversation, store, existing, worker)
+    repl = Repl(engine, out, worker)
+    hooks.append(repl)
+    return Chat(repl, stdout, notices)
+
+
+def run_lines(chat: Chat, *lines: str) -> Chat:
+    """Feed ``lines`` as a script would through stdin and run the loop to the end of input."""
+    chat.repl.use(PipeReader(chat.repl.out.notice, io.StringIO("".join(f"{line}\n" for line in lines))))
+    chat.code = chat.repl.run()
+    return chat

@@ -1,0 +1,151 @@
+"""The terminal side: Markdown streaming, the prompt's keys, completion and toolbar, plain-mode detection."""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from prompt_toolkit.completion import CompleteEvent
+from prompt_toolkit.document import Document
+from prompt_toolkit.input import create_pipe_input
+from prompt_toolkit.input.base import PipeInput
+from prompt_toolkit.output import DummyOutput
+from rich.console import Console
+
+from agent.ui.output import Mode
+from agent.ui.prompt import EmptyLineInterrupt, SlashCompleter, TerminalReader
+from agent.ui.stream import LiveTail, MarkdownStream, PlainStream, finished_length
+from tests.chat_fakes import ScriptedChat
+from tests.repl_harness import build_chat
+
+REPLY = "Here is **bold** text.\n\n```python\nx = 1\n\ny = 2\n```\n\n- apple\n- pear\n\nDone."
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("no block yet", 0),
+        ("para one\n\npara two", len("para one\n\n")),
+        ("```\ncode\n\nmore code", 0),
+        ("```\ncode\n\n```\n\nafter", len("```\ncode\n\n```\n\n")),
+        ("a\n\nb\n\nc", len("a\n\nb\n\n")),
+        ("a\n\n", 3),
+    ],
+)
+def test_finished_length_stops_at_the_last_blank_line_outside_a_fence(text: str, expected: int) -> None:
+    assert finished_length(text) == expected
+
+
+def render_stream(pieces: list[str], terminal: bool = True) -> str:
+    buffer = io.StringIO()
+    console = Console(file=buffer, width=60, force_terminal=terminal, color_system="truecolor" if terminal else None)
+    stream = MarkdownStream(console, fps=1000)
+    for piece in pieces:
+        stream.feed(piece)
+    stream.close()
+    return buffer.getvalue()
+
+
+def test_markdown_stream_prints_each_finished_block_once_and_a_code_block_whole() -> None:
+    # Off a terminal the live tail draws nothing, so the output is exactly what reaches the scrollback.
+    output = render_stream([REPLY[i : i + 3] for i in range(0, len(REPLY), 3)], terminal=False)
+    assert "**" not in output and "```" not in output
+    for text in ("bold", "x = 1", "y = 2", "apple", "pear", "Done."):
+        assert output.count(text) == 1, text
+    assert output.index("bold") < output.index("x = 1") < output.index("y = 2") < output.index("Done.")
+
+
+def test_the_live_tail_shows_only_the_last_lines_of_the_unfinished_block() -> None:
+    buffer = io.StringIO()
+    Console(file=buffer, width=60).print(LiveTail("".join(f"line {n}  \n" for n in range(40)), 8))
+    lines = buffer.getvalue().splitlines()
+    assert len(lines) == 8 and lines[0].startswith("line 32") and lines[-1].startswith("line 39")
+
+
+def test_markdown_stream_escapes_control_sequences_from_the_model() -> None:
+    output = render_stream(["click \x1b]8;;http://evil\x07here", "\x1b[2J\n\nnext"])
+    assert "\x1b]8;;http://evil" not in output and "\x1b[2J" not in output
+    assert "\\x1b]8;;http://evil\\x07here" in output
+
+
+def test_plain_stream_writes_pieces_as_they_come_and_ends_the_line() -> None:
+    buffer = io.StringIO()
+    stream = PlainStream(Console(file=buffer))
+    stream.feed("Hello **there**")
+    assert buffer.getvalue() == "Hello **there**"
+    stream.feed("\x1b[31m")
+    stream.close()
+    assert buffer.getvalue() == "Hello **there**\\x1b[31m\n"
+
+
+@pytest.mark.parametrize(
+    ("environ", "flag", "plain"),
+    [({}, False, False), ({"NO_COLOR": "1"}, False, True), ({"TERM": "dumb"}, False, True), ({}, True, True)],
+)
+def test_plain_mode_detection_at_a_terminal(
+    monkeypatch: pytest.MonkeyPatch, environ: dict[str, str], flag: bool, plain: bool
+) -> None:
+    monkeypatch.setattr("sys.stdin.isatty", lambda: True)
+    monkeypatch.setattr("sys.stdout.isatty", lambda: True)
+    assert Mode.detect(flag, environ) == Mode(interactive=True, plain=plain)
+
+
+def test_a_pipe_is_plain_and_not_interactive(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("sys.stdin.isatty", lambda: False)
+    assert Mode.detect(False, {}) == Mode(interactive=False, plain=True)
+
+
+def test_slash_completion_offers_commands_with_their_help() -> None:
+    completions = list(SlashCompleter().get_completions(Document("/me"), CompleteEvent()))
+    assert [c.text for c in completions] == ["/memories"]
+    assert "what I remember" in completions[0].display_meta_text
+    assert list(SlashCompleter().get_completions(Document("/forget pea"), CompleteEvent())) == []
+    assert list(SlashCompleter().get_completions(Document("hello"), CompleteEvent())) == []
+
+
+@pytest.fixture
+def keys() -> Iterator[PipeInput]:
+    with create_pipe_input() as pipe:
+        yield pipe
+
+
+def reader(tmp_path: Path, pipe: PipeInput) -> TerminalReader:
+    return TerminalReader(tmp_path / "history", lambda: " toolbar ", pt_input=pipe, pt_output=DummyOutput())
+
+
+def test_enter_sends_and_alt_enter_or_ctrl_j_adds_a_line(tmp_path: Path, keys: PipeInput) -> None:
+    keys.send_text("first\x1b\rsecond\nthird\r")
+    assert reader(tmp_path, keys).read() == "first\nsecond\nthird"
+
+
+def test_a_bracketed_paste_stays_one_message(tmp_path: Path, keys: PipeInput) -> None:
+    keys.send_text("\x1b[200~line one\rline two\x1b[201~\r")
+    assert reader(tmp_path, keys).read() == "line one\nline two"
+
+
+def test_ctrl_c_clears_a_line_and_on_an_empty_line_interrupts(tmp_path: Path, keys: PipeInput) -> None:
+    keys.send_text("draft\x03\x03")
+    with pytest.raises(EmptyLineInterrupt):
+        reader(tmp_path, keys).read()
+
+
+def test_ctrl_d_on_an_empty_line_leaves(tmp_path: Path, keys: PipeInput) -> None:
+    keys.send_text("\x04")
+    with pytest.raises(EOFError):
+        reader(tmp_path, keys).read()
+
+
+def test_history_is_kept_in_a_private_file_between_runs(tmp_path: Path, keys: PipeInput) -> None:
+    keys.send_text("remember me\r")
+    reader(tmp_path, keys).read()
+    assert "remember me" in (tmp_path / "history").read_text()
+    assert (tmp_path / "history").stat().st_mode & 0o777 == 0o600
+    keys.send_text("\x1b[A\r")  # Up recalls the previous line in a new run
+    assert reader(tmp_path, keys).read() == "remember me"
+
+
+def test_the_toolbar_shows_session_model_memories_and_context(tmp_path: Path) -> None:
+    chat = build_chat(tmp_path, ScriptedChat(), session="work")
+    assert chat.repl.toolbar() == " session work │ model test-model │ memories off │ context 0 tokens "

@@ -1,0 +1,197 @@
+"""Chat turns in-process: what is sent, shown, saved and remembered, and what happens when things go wrong."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+
+from agent.domain import Message
+from agent.errors import ChatRetryable, EmbeddingError, MemoryUnavailable
+from agent.memory.context import FENCE_TAG
+from agent.memory.service import MemoryService
+from agent.ports import ChatChunk
+from tests.chat_fakes import ScriptedChat, say
+from tests.fakes import WordHashEmbedder
+from tests.repl_harness import build_chat, memory_service, run_lines
+
+PEANUTS = "I can't eat peanuts, they make my throat swell"
+
+
+def test_a_turn_streams_the_reply_saves_it_and_remembers_the_users_words(tmp_path: Path) -> None:
+    chat = ScriptedChat("Noted, no peanuts.", "Try apple slices.")
+    done = run_lines(build_chat(tmp_path, chat, memory=lambda: memory_service(tmp_path / "mem")),
+                     PEANUTS, "do peanuts make my throat swell?")
+    assert done.code == 0
+    assert done.out == "Noted, no peanuts.\nTry apple slices.\n"
+    assert f"remembered: {PEANUTS}" in done.log
+    assert "↳ " in done.log and "tokens in" in done.log
+    turns = done.session.turns
+    assert [(t.user, t.reply, t.status) for t in turns] == [
+        (PEANUTS, "Noted, no peanuts.", "complete"),
+        ("do peanuts make my throat swell?", "Try apple slices.", "complete"),
+    ]
+    first, second = chat.requests
+    assert FENCE_TAG not in first[0].content
+    assert f"<{FENCE_TAG}>" in second[0].content and "peanuts, they make my throat swell" in second[0].content
+    assert [m.content for m in second[1:]] == [PEANUTS, "Noted, no peanuts.", "do peanuts make my throat swell?"]
+
+
+def test_without_memory_nothing_is_recalled_or_written(tmp_path: Path) -> None:
+    chat = ScriptedChat("ok", "ok")
+    done = run_lines(build_chat(tmp_path, chat), PEANUTS, "/memories", "peanuts?")
+    assert "remembered" not in done.log
+    assert "memory is off" in done.log
+    assert all(FENCE_TAG not in request[0].content for request in chat.requests)
+
+
+def test_a_reply_without_finish_reason_is_kept_as_truncated_and_not_remembered(tmp_path: Path) -> None:
+    chat = ScriptedChat(say("Half a rep", finish_reason=None), say("All", finish_reason="length"))
+    done = run_lines(build_chat(tmp_path, chat, memory=lambda: memory_service(tmp_path / "mem")),
+                     PEANUTS, "My favourite colour is green and I love it")
+    assert [t.status for t in done.session.turns] == ["truncated", "truncated"]
+    assert "cut off (no finish reason)" in done.log and "cut off (length)" in done.log
+    assert "remembered" not in done.log
+    assert memory_service(tmp_path / "mem").count() == 0
+
+
+def test_a_broken_stream_keeps_the_partial_reply_and_retry_replaces_it(tmp_path: Path) -> None:
+    broken = say("The first half", finish_reason=None, error=ChatRetryable("The reply broke off mid-stream."))
+    chat = ScriptedChat(broken, "The whole answer.")
+    done = run_lines(build_chat(tmp_path, chat, memory=lambda: memory_service(tmp_path / "mem")),
+                     PEANUTS, "/retry")
+    assert done.out == "The first half\nThe whole answer.\n"
+    assert "error: The reply broke off mid-stream." in done.log
+    assert "partial reply is kept, marked incomplete; /retry" in done.log
+    assert done.code == 1  # a script learns that a turn failed
+    assert [(t.reply, t.status) for t in done.session.turns] == [("The whole answer.", "complete")]
+    assert [m.content for m in chat.requests[1][1:]] == [PEANUTS]
+    assert done.log.count("remembered:") == 1
+
+
+def test_a_failed_turn_keeps_the_users_line_so_it_can_be_sent_again(tmp_path: Path) -> None:
+    chat = ScriptedChat(say("", error=ChatRetryable("Cannot reach the model server.")))
+    done = run_lines(build_chat(tmp_path, chat), "hello there")
+    assert "error: Cannot reach the model server." in done.log
+    assert [(t.user, t.reply, t.status) for t in done.session.turns] == [("hello there", "", "failed")]
+
+
+class InterruptingChat:
+    """Streams two pieces, then behaves as if the user pressed Ctrl-C; records whether the stream was closed."""
+
+    def __init__(self) -> None:
+        self.closed = False
+        self.requests: list[list[Message]] = []
+
+    def stream(self, messages: Sequence[Message], model: str) -> Iterator[ChatChunk]:
+        self.requests.append(list(messages))
+        if len(self.requests) > 1:
+            yield ChatChunk(text="Back again.")
+            yield ChatChunk(finish_reason="stop")
+            return
+        try:
+            yield ChatChunk(text="Once upon ")
+            yield ChatChunk(text="a time")
+            raise KeyboardInterrupt
+        finally:
+            self.closed = True
+
+
+def test_ctrl_c_during_a_reply_keeps_the_partial_reply_and_the_chat_goes_on(tmp_path: Path) -> None:
+    chat = InterruptingChat()
+    done = run_lines(build_chat(tmp_path, chat, memory=lambda: memory_service(tmp_path / "mem")),
+                     "I love long stories about dragons", "hello")
+    assert chat.closed
+    assert done.out == "Once upon a time\nBack again.\n"
+    assert "[interrupted: the partial reply is kept in the session; /retry asks again]" in done.log
+    assert [(t.reply, t.status) for t in done.session.turns] == [("Once upon a time", "interrupted"),
+                                                                 ("Back again.", "complete")]
+    assert "remembered" not in done.log
+    assert chat.requests[1][2] == Message("assistant", "Once upon a time\n\n[reply interrupted by the user]")
+
+
+def test_a_store_that_cannot_be_opened_means_a_chat_without_memory(tmp_path: Path) -> None:
+    def broken() -> MemoryService:
+        raise MemoryUnavailable("The memory store is locked by another process.")
+
+    chat = ScriptedChat("one", "two")
+    done = run_lines(build_chat(tmp_path, chat, memory=broken), PEANUTS, "again")
+    assert done.out == "one\ntwo\n"
+    assert done.log.count("Long-term memory is unavailable: The memory store is locked") == 1
+    assert done.repl.engine.memory is None
+
+
+class FailingEmbedder(WordHashEmbedder):
+    def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        raise EmbeddingError("The embedding server answered 500.")
+
+
+def test_a_failed_write_is_reported_not_swallowed(tmp_path: Path) -> None:
+    chat = ScriptedChat("Noted.")
+    done = run_lines(build_chat(tmp_path, chat, memory=lambda: memory_service(tmp_path / "m", FailingEmbedder())),
+                     PEANUTS)
+    assert "memory: recall failed (The embedding server answered 500.)" in done.log
+    assert "memory: could not save turn 1 (The embedding server answered 500.)" in done.log
+    assert done.out == "Noted.\n" and done.session.turns[0].status == "complete"
+
+
+class SlowEmbedder(WordHashEmbedder):
+    """Takes its time on writes (batches of one text that is not a probe), and says when it finished."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.finished = threading.Event()
+
+    def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        if texts and texts[0] == PEANUTS and len(self.calls) > 0:
+            time.sleep(0.6)
+            self.finished.set()
+        return super().embed(texts)
+
+
+def test_the_write_runs_after_the_reply_off_the_critical_path_and_finishes_before_exit(tmp_path: Path) -> None:
+    embedder = SlowEmbedder()
+    harness = build_chat(tmp_path, ScriptedChat("Noted."), memory=lambda: memory_service(tmp_path / "m", embedder))
+    started = time.monotonic()
+    harness.repl.turn(PEANUTS)
+    assert time.monotonic() - started < 0.5 and not embedder.finished.is_set()
+    assert harness.repl.engine.store.load("test").turns[0].status == "complete"  # durable before the next prompt
+    run_lines(harness)
+    assert embedder.finished.is_set()
+    assert f"remembered: {PEANUTS}" in harness.log
+
+
+def test_a_resumed_session_carries_its_turns_into_the_context(tmp_path: Path) -> None:
+    run_lines(build_chat(tmp_path, ScriptedChat("Hi Ann."), session="work"), "My name is Ann")
+    chat = ScriptedChat("You are Ann.")
+    done = run_lines(build_chat(tmp_path, chat, session="work"), "What is my name?")
+    assert [m.content for m in chat.requests[0][1:]] == ["My name is Ann", "Hi Ann.", "What is my name?"]
+    assert len(done.session.turns) == 2
+
+
+def test_turns_past_the_budget_fold_into_a_summary_that_survives_a_resume(tmp_path: Path) -> None:
+    replies = ["word " * 30, "word " * 30, "The user asked twice.", "word " * 30]
+    chat = ScriptedChat(*replies)
+    done = run_lines(build_chat(tmp_path, chat, budget=60), "first question", "second question")
+    assert chat.requests[2][0].content.startswith("You maintain a running summary")
+    session = done.session
+    assert session.summary == "The user asked twice." and session.context_start == 1
+    resumed = ScriptedChat("ok")
+    run_lines(build_chat(tmp_path, resumed, budget=60), "third")
+    assert resumed.requests[0][1].content.endswith("The user asked twice.")
+    assert [m.content for m in resumed.requests[0][2:]][0] == "second question"
+
+
+def test_a_server_without_usage_gets_an_estimated_usage_line(tmp_path: Path) -> None:
+    class NoUsage(ScriptedChat):
+        def stream(self, messages: Sequence[Message], model: str) -> Iterator[ChatChunk]:
+            return (c for c in super().stream(messages, model) if c.prompt_tokens is None)
+
+    done = run_lines(build_chat(tmp_path, NoUsage("Hello!")), "hi")
+    assert "(estimated: the server sent no usage)" in done.log and "~" in done.log
+
+
+def test_model_text_cannot_send_terminal_escapes(tmp_path: Path) -> None:
+    done = run_lines(build_chat(tmp_path, ScriptedChat("click \x1b]8;;http://evil\x07here\x1b[2J")), "hi")
+    assert "\x1b" not in done.out and "\\x1b]8;;http://evil\\x07here\\x1b[2J" in done.out
