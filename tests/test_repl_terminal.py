@@ -115,9 +115,14 @@ def reader(tmp_path: Path, pipe: PipeInput) -> TerminalReader:
     return TerminalReader(tmp_path / "history", lambda: " toolbar ", pt_input=pipe, pt_output=DummyOutput())
 
 
-def test_enter_sends_and_alt_enter_or_ctrl_j_adds_a_line(tmp_path: Path, keys: PipeInput) -> None:
-    keys.send_text("first\x1b\rsecond\nthird\r")
-    assert reader(tmp_path, keys).read() == "first\nsecond\nthird"
+def test_enter_sends_and_alt_enter_adds_a_line(tmp_path: Path, keys: PipeInput) -> None:
+    keys.send_text("first\x1b\rsecond\r")
+    assert reader(tmp_path, keys).read() == "first\nsecond"
+
+
+def test_a_line_typed_ahead_with_a_cooked_enter_is_sent(tmp_path: Path, keys: PipeInput) -> None:
+    keys.send_text("typed during a reply\n")
+    assert reader(tmp_path, keys).read() == "typed during a reply"
 
 
 def test_a_bracketed_paste_stays_one_message(tmp_path: Path, keys: PipeInput) -> None:

@@ -1,7 +1,7 @@
 """Reading the user's lines: prompt-toolkit at a terminal, plain lines from a pipe.
 
 At a terminal: history kept in the data directory (0600), a completion menu when the line starts with ``/``,
-Enter sends, Alt-Enter / Esc Enter / Ctrl-J add a line, a pasted block stays one message (bracketed paste),
+Enter sends, Alt-Enter / Esc Enter add a line, a pasted block stays one message (bracketed paste),
 Ctrl-C clears a line or, on an empty one, says how to leave, Ctrl-D leaves, Ctrl-X Ctrl-E opens ``$EDITOR``.
 From a pipe, each line is one turn and the next line answers a question.
 """
@@ -57,7 +57,6 @@ def key_bindings() -> KeyBindings:
     bindings = KeyBindings()
 
     @bindings.add("escape", "enter")
-    @bindings.add("c-j")
     def _newline(event: KeyPressEvent) -> None:
         event.current_buffer.insert_text("\n")
 
@@ -80,7 +79,8 @@ def private_file(path: Path) -> Path:
 
 class TerminalReader:
     """prompt-toolkit input with history, completion and the key bindings above; ``toolbar`` fills the bottom
-    line. ``pt_input``/``pt_output`` let tests drive it with a pipe input and a dummy output."""
+    line. Ctrl-J stays Enter: a line typed ahead while a reply streams reaches the prompt with its Enter turned
+    into Ctrl-J by the terminal. ``pt_input``/``pt_output`` let tests drive it with a pipe and a dummy output."""
 
     def __init__(
         self,

@@ -1,0 +1,195 @@
+"""The real ``agent`` process against the fake OpenAI server, with piped stdin and in a pseudo-terminal.
+
+These tests use the real local embedding model and the real Chroma store on a temp data directory, so the
+similarities are the ones a user gets: "Any snack ideas?" recalls the peanut allergy (about 0.40, above the
+default threshold of 0.30) and leaves the move to Berlin (about 0.05) out of the prompt.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import pty
+import re
+import select
+import struct
+import subprocess
+import sys
+import termios
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.fake_openai import FakeOpenAI, Reply
+
+pytestmark = pytest.mark.slow
+
+PEANUTS = "I can't eat peanuts, they make my throat swell"
+BERLIN = "I am moving to Berlin next month"
+SNACKS = "Any snack ideas?"
+
+
+@pytest.fixture
+def fake() -> Iterator[FakeOpenAI]:
+    with FakeOpenAI(fallback=Reply("Noted.")) as server:
+        yield server
+
+
+def agent_env(fake: FakeOpenAI, **extra: str) -> dict[str, str]:
+    return {**os.environ, "OPENAI_BASE_URL": fake.url, "AGENT_EMBEDDER": "local", **extra}
+
+
+def agent(env: dict[str, str], *args: str, stdin: str = "") -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "agent", *args], input=stdin, capture_output=True, text=True,
+                          timeout=60, env=env)
+
+
+def session_file(tmp_path: Path, name: str) -> dict[str, object]:
+    data: dict[str, object] = json.loads((tmp_path / "data" / "sessions" / f"{name}.json").read_text())
+    return data
+
+
+def test_monday_friday_resume_and_forget_through_pipes(fake: FakeOpenAI, tmp_path: Path) -> None:
+    env = agent_env(fake)
+    monday = agent(env, "-s", "monday", stdin=f"{PEANUTS}\n{BERLIN}\n")
+    assert monday.returncode == 0, monday.stderr
+    assert monday.stdout == "Noted.\nNoted.\n"
+    assert f"remembered: {PEANUTS}" in monday.stderr and f"remembered: {BERLIN}" in monday.stderr
+
+    friday = agent(env, "-s", "friday", stdin=f"{SNACKS}\n")
+    assert friday.returncode == 0, friday.stderr
+    prompt = fake.system_prompts()[-1]
+    assert "<memory_notes>" in prompt and PEANUTS in prompt and "Berlin" not in prompt
+    assert fake.user_messages() == [SNACKS]  # a new session starts with an empty context
+
+    resumed = agent(env, "-s", "monday", stdin="What did I tell you?\n")
+    assert resumed.returncode == 0, resumed.stderr
+    assert fake.user_messages() == [PEANUTS, BERLIN, "What did I tell you?"]
+    assert len(session_file(tmp_path, "monday")["turns"]) == 3  # type: ignore[arg-type]
+
+    forget = agent(env, "-c", stdin=f"/memories\n/forget 1\n/memories\n{SNACKS}\n")
+    assert forget.returncode == 0, forget.stderr
+    first_listing, second_listing = forget.stdout.split("2 memories")[1].split("1 memory")
+    assert "I can't eat peanuts" in first_listing and "peanuts" not in second_listing
+    assert f"forgot: {PEANUTS}" in forget.stderr
+    assert "peanuts" not in fake.system_prompts()[-1]
+    assert fake.user_messages()[-1] == SNACKS and len(fake.user_messages()) == 4  # -c resumed monday
+
+
+def test_429_is_retried_visibly_then_answered(fake: FakeOpenAI) -> None:
+    fake.add(Reply(status=429, headers={"Retry-After": "0.2"}), Reply("Recovered."))
+    result = agent(agent_env(fake), "--no-memory", stdin="hello\n")
+    assert result.returncode == 0 and result.stdout == "Recovered.\n"
+    assert "rate limited (429): retrying in 0.2 s (1/3)" in result.stderr
+    assert len(fake.chat_requests) == 2
+
+
+def test_a_failed_request_in_a_script_exits_1_with_one_line(fake: FakeOpenAI, tmp_path: Path) -> None:
+    fake.add(Reply(status=401, error={"message": "Incorrect API key provided: sk-test-CANARY99887766"}))
+    result = agent(agent_env(fake, OPENAI_API_KEY="sk-test-CANARY99887766"), "--no-memory", "-s", "k",
+                   stdin="hello\n")
+    assert result.returncode == 1
+    assert "refused the API key (401): check OPENAI_API_KEY" in result.stderr
+    assert "CANARY" not in result.stdout + result.stderr
+    assert "CANARY" not in (tmp_path / "data" / "sessions" / "k.json").read_text()
+
+
+def test_no_key_and_no_base_url_is_one_clear_line_and_exit_1() -> None:
+    result = agent(dict(os.environ), stdin="hello\n")
+    assert result.returncode == 1 and result.stdout == ""
+    assert result.stderr.startswith("agent: No model endpoint is configured: set OPENAI_API_KEY")
+    assert result.stderr.count("\n") == 1 and "Traceback" not in result.stderr
+
+
+class Terminal:
+    """The agent in a pseudo-terminal: what it printed so far, keys to type, and a wait for some output."""
+
+    def __init__(self, env: dict[str, str], *args: str) -> None:
+        self.pid, self.fd = pty.fork()
+        if self.pid == 0:  # the child: the pty is its controlling terminal, so Ctrl-C becomes SIGINT
+            os.execve(sys.executable, [sys.executable, "-m", "agent", *args], env)
+        fcntl.ioctl(self.fd, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 100, 0, 0))
+        self.output = ""
+
+    def expect(self, pattern: str, timeout: float = 30.0) -> str:
+        deadline = time.monotonic() + timeout
+        start = len(self.output)
+        while not re.search(pattern, self.output[start:]):
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise AssertionError(f"no {pattern!r} in the terminal output:\n{self.output[start:]}")
+            ready, _, _ = select.select([self.fd], [], [], remaining)
+            if ready:
+                try:
+                    self.output += os.read(self.fd, 65536).decode("utf-8", "replace")
+                except OSError:  # the child has gone
+                    break
+        return self.output[start:]
+
+    def type(self, keys: str) -> None:
+        os.write(self.fd, keys.encode())
+
+    def wait(self, timeout: float = 30.0) -> int:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            try:
+                self.output += os.read(self.fd, 65536).decode("utf-8", "replace")
+            except OSError:
+                pass
+            pid, status = os.waitpid(self.pid, os.WNOHANG)
+            if pid:
+                os.close(self.fd)
+                return os.waitstatus_to_exitcode(status)
+            time.sleep(0.05)
+        raise AssertionError(f"the agent did not exit:\n{self.output[-2000:]}")
+
+
+def test_friday_in_a_terminal_ctrl_c_mid_reply_and_the_chat_goes_on(fake: FakeOpenAI, tmp_path: Path) -> None:
+    env = agent_env(fake)
+    assert agent(env, "-s", "monday", stdin=f"{PEANUTS}\n{BERLIN}\n").returncode == 0
+    story = " ".join(f"word{n}" for n in range(200))
+    fake.add(Reply("How about apple slices?"), Reply(story, delay=0.05), Reply("Back again."))
+
+    terminal = Terminal({**env, "TERM": "xterm", "PROMPT_TOOLKIT_NO_CPR": "1"}, "-s", "friday")
+    try:
+        terminal.expect("session friday")
+        terminal.expect("›")
+        terminal.type(f"{SNACKS}\r")
+        terminal.expect("apple slices")
+        terminal.expect("tokens in")
+        prompt = fake.system_prompts()[-1]
+        assert PEANUTS in prompt and "Berlin" not in prompt
+
+        busy = agent(env, "-s", "friday", stdin="hello\n")
+        assert busy.returncode == 1 and "in use by another agent process" in busy.stderr
+
+        terminal.expect("›")
+        terminal.type("Tell me a long story\r")
+        terminal.expect("word5 ")
+        terminal.type("\x03")
+        terminal.expect(r"\[interrupted")
+        terminal.expect("›")
+        terminal.type("\x03")  # Ctrl-C on an empty line says how to leave
+        terminal.expect("Ctrl-D or /exit leaves")
+        terminal.type("hello again\r")
+        terminal.expect("Back again")
+        terminal.expect("›")
+        terminal.type("\x04")
+        assert terminal.wait() == 0
+    finally:
+        if terminal.fd:
+            try:
+                os.kill(terminal.pid, 9)
+                os.waitpid(terminal.pid, 0)
+            except (ProcessLookupError, ChildProcessError):
+                pass
+
+    turns = session_file(tmp_path, "friday")["turns"]
+    assert isinstance(turns, list)
+    assert [t["status"] for t in turns] == ["complete", "interrupted", "complete"]
+    partial = turns[1]["reply"]
+    assert partial.startswith("word0 word1") and "word199" not in partial
+    assert fake.user_messages()[-3:] == [SNACKS, "Tell me a long story", "hello again"]
