@@ -23,7 +23,7 @@ from typing import TypeVar
 
 from agent.conversation import Conversation, Fold, Turn, TurnStatus
 from agent.domain import Message
-from agent.errors import AgentError, ChatError
+from agent.errors import AgentError, ChatError, MemoryUnavailable
 from agent.memory.service import MemoryService, Recall, WriteReport
 from agent.ports import ChatChunk, ChatModel
 from agent.sessions import Session, SessionStore
@@ -80,7 +80,13 @@ class MemoryWorker:
         self.count: int | None = None  # memories stored, refreshed after every change, for the toolbar
 
     def _open(self, open_service: Callable[[], MemoryService]) -> MemoryService:
-        service = open_service()
+        try:
+            service = open_service()
+        except AgentError:
+            raise
+        except Exception as exc:  # a bug in the memory layer must not take the chat down with it
+            log.debug("opening memory failed", exc_info=True)
+            raise MemoryUnavailable(f"The memory store could not be opened ({type(exc).__name__}: {exc}).") from exc
         warm_up = getattr(service.embedder, "warm_up", None)
         if callable(warm_up):
             warm_up()
@@ -111,6 +117,10 @@ class MemoryWorker:
                 self.count = service.count()
             except AgentError as exc:
                 self._on_write(WriteOutcome(turn, error=exc))
+                return
+            except Exception as exc:  # reported like any failed write, never lost in the worker thread
+                log.debug("memory write failed", exc_info=True)
+                self._on_write(WriteOutcome(turn, error=MemoryUnavailable(f"{type(exc).__name__}: {exc}")))
                 return
             self._on_write(WriteOutcome(turn, report=report))
 

@@ -122,6 +122,15 @@ def test_a_store_that_cannot_be_opened_means_a_chat_without_memory(tmp_path: Pat
     assert done.repl.engine.memory is None
 
 
+def test_even_a_bug_in_the_memory_layer_leaves_the_chat_working(tmp_path: Path) -> None:
+    def buggy() -> MemoryService:
+        raise TypeError("reconcile() missing 1 required positional argument")
+
+    done = run_lines(build_chat(tmp_path, ScriptedChat("one"), memory=buggy), PEANUTS)
+    assert done.out == "one\n"
+    assert "memory store could not be opened (TypeError: reconcile() missing" in done.log
+
+
 class FailingEmbedder(WordHashEmbedder):
     def embed(self, texts: Sequence[str]) -> list[list[float]]:
         raise EmbeddingError("The embedding server answered 500.")
