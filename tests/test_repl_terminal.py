@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import io
+import os
+import signal
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -16,6 +19,7 @@ from rich.console import Console
 
 from agent.ui.output import Mode
 from agent.ui.prompt import EmptyLineInterrupt, SlashCompleter, TerminalReader
+from agent.ui.repl import HeldInterrupts
 from agent.ui.stream import LiveTail, MarkdownStream, PlainStream, finished_length
 from tests.chat_fakes import ScriptedChat
 from tests.repl_harness import build_chat
@@ -154,3 +158,17 @@ def test_history_is_kept_in_a_private_file_between_runs(tmp_path: Path, keys: Pi
 def test_the_toolbar_shows_session_model_memories_and_context(tmp_path: Path) -> None:
     chat = build_chat(tmp_path, ScriptedChat(), session="work")
     assert chat.repl.toolbar() == " session work │ model test-model │ memories off │ context 0 tokens "
+
+
+def test_ctrl_c_while_a_piece_is_drawn_waits_until_it_is_drawn() -> None:
+    previous = signal.getsignal(signal.SIGINT)
+    drawn = []
+    with HeldInterrupts() as guard:
+        with pytest.raises(KeyboardInterrupt), guard.held():
+            os.kill(os.getpid(), signal.SIGINT)
+            drawn.append("the whole piece")
+        with pytest.raises(KeyboardInterrupt):
+            os.kill(os.getpid(), signal.SIGINT)  # waiting for the network: at once
+            time.sleep(5)
+    assert drawn == ["the whole piece"]
+    assert signal.getsignal(signal.SIGINT) is previous

@@ -10,8 +10,13 @@ input) waits for pending writes.
 from __future__ import annotations
 
 import logging
+import signal
+import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
+from typing import Any
 
 from agent.adapters.openai_chat import RetryNotice, chat_model
 from agent.adapters.openai_client import check_endpoint
@@ -39,6 +44,43 @@ class ChatOptions:
     no_memory: bool = False
     plain: bool = False
     debug: bool = False
+
+
+class HeldInterrupts:
+    """Ctrl-C while a piece of the reply is being drawn waits until the drawing is done, so the screen is never
+    left half-drawn; Ctrl-C while waiting for the network interrupts at once. Only the main thread gets signals,
+    so elsewhere this does nothing."""
+
+    def __init__(self) -> None:
+        self.holding = False
+        self.pending = False
+        self._previous: Any = None
+
+    def __enter__(self) -> HeldInterrupts:
+        if threading.current_thread() is threading.main_thread():
+            self._previous = signal.signal(signal.SIGINT, self._handle)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._previous is not None:
+            signal.signal(signal.SIGINT, self._previous)
+
+    def _handle(self, signum: int, frame: object) -> None:
+        if self.holding:
+            self.pending = True
+            return
+        raise KeyboardInterrupt
+
+    @contextmanager
+    def held(self) -> Iterator[None]:
+        self.holding = True
+        try:
+            yield
+        finally:
+            self.holding = False
+        if self.pending:
+            self.pending = False
+            raise KeyboardInterrupt
 
 
 class Repl:
@@ -101,15 +143,17 @@ class Repl:
             self.out.notice("(cancelled)")
             return None
         self._memory_problem()
-        with self.out.lock:
+        with self.out.lock, HeldInterrupts() as guard:
             stream = self.out.reply_stream()
             pieces = self.engine.stream(pending)
             try:
                 for piece in pieces:
-                    stream.feed(piece)
+                    with guard.held():
+                        stream.feed(piece)
             except KeyboardInterrupt:
                 pending.interrupted = True
             finally:
+                guard.holding = True  # a second Ctrl-C must not cut the clean-up short
                 pieces.close()
                 stream.close()
         result = self.engine.finish(pending)

@@ -87,7 +87,6 @@ class MarkdownStream:
             self._last_refresh = now
 
     def close(self) -> None:
-        self._live.update("", refresh=True)
         self._live.stop()
         if self._text.strip():
             self._console.print(Markdown(self._text))
