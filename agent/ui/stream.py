@@ -48,6 +48,18 @@ def finished_length(text: str) -> int:
     return boundary
 
 
+class Lines:
+    """Already rendered lines, printed as they are."""
+
+    def __init__(self, lines: list[list[Segment]]) -> None:
+        self.lines = lines
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        for line in self.lines:
+            yield from line
+            yield Segment.line()
+
+
 class LiveTail:
     """The last ``lines`` lines of a Markdown text, as rendered at the console's width."""
 
@@ -57,39 +69,45 @@ class LiveTail:
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
         rendered = console.render_lines(Markdown(self.text), options, pad=False)
-        for line in rendered[-self.lines :]:
-            yield from line
-            yield Segment.line()
+        yield Lines(rendered[-self.lines :])
 
 
 class MarkdownStream:
     """Prints finished blocks as Markdown and keeps the unfinished one live, refreshed at most ``fps`` times a
-    second."""
+    second. The finished part is rendered as one document and only its new lines are printed, so the spacing
+    between blocks is exactly that of the whole reply rendered at once."""
 
     def __init__(self, console: Console, tail_lines: int = TAIL_LINES, fps: float = 12.0) -> None:
         self._console = console
         self._tail_lines = tail_lines
         self._interval = 1.0 / fps
         self._text = ""
+        self._finished = 0
+        self._printed = 0
         self._last_refresh = 0.0
         self._live = Live(console=console, auto_refresh=False, transient=True)
         self._live.start()
 
     def feed(self, text: str) -> None:
         self._text += escape_terminal(text)
-        done = finished_length(self._text)
+        done = finished_length(self._text[self._finished :])
         if done:
-            self._live.console.print(Markdown(self._text[:done]))
-            self._text = self._text[done:]
+            self._finished += done
+            self._print_new_lines(self._text[: self._finished], self._live.console)
         now = time.monotonic()
         if done or now - self._last_refresh >= self._interval:
-            self._live.update(LiveTail(self._text, self._tail_lines), refresh=True)
+            self._live.update(LiveTail(self._text[self._finished :], self._tail_lines), refresh=True)
             self._last_refresh = now
 
     def close(self) -> None:
         self._live.stop()
         if self._text.strip():
-            self._console.print(Markdown(self._text))
+            self._print_new_lines(self._text, self._console)
+
+    def _print_new_lines(self, markdown: str, console: Console) -> None:
+        lines = console.render_lines(Markdown(markdown), console.options, pad=False)
+        console.print(Lines(lines[self._printed :]))
+        self._printed = len(lines)
 
 
 class PlainStream:
