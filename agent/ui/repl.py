@@ -115,8 +115,6 @@ class Repl:
                 except EmptyLineInterrupt:
                     self.out.notice("(Ctrl-D or /exit leaves)")
                     continue
-                except KeyboardInterrupt:
-                    continue
                 if not line.strip():
                     continue
                 if is_command(line):
