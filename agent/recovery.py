@@ -2,25 +2,29 @@
 
 The ledger is the source of truth; the index can always be rebuilt from it. So a damaged file is never deleted or
 overwritten: it is renamed to ``<name>.corrupt-<time>`` beside itself (a ledger together with its rollback
-journal, which SQLite needs to make sense of it), and a new index is built from the ledger's text.
+journal, which SQLite needs to make sense of it).
 
-``reconcile`` runs at every open. A kill between the ledger write and the index write of a memory leaves the memory
-without its vector, and one between the two halves of a forget leaves a vector without its text; a handful of
-missing vectors is embedded at once, while a whole missing index (one set aside after damage) waits for an explicit
-``agent memories rebuild``, because re-embedding thousands of memories takes minutes (or API calls).
+Chroma's HNSW files are torn by a kill in the middle of their persistence (measured with chromadb 1.5.9: a
+truncated ``index_metadata.pickle`` after a SIGKILL during writes), so every vector is also kept in the ledger
+(``MirroredIndex``), and ``reconcile`` runs at every open: it restores what the index lacks from those copies, in
+seconds and without the embedder, and drops vectors whose memory is gone (a kill between the two halves of a
+forget). Only memories without a stored vector (written before the copies existed, or after an embedder switch)
+need embedding: a handful is embedded at once; more wait for an explicit ``agent memories rebuild``, because
+re-embedding thousands of memories takes minutes, or API calls.
 """
 
 from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from agent.config import Settings
-from agent.errors import EmbeddingError, StoreCorrupt
+from agent.errors import EmbeddingError
 from agent.memory.service import space_of
-from agent.ports import Embedder
+from agent.ports import Embedder, IndexHit
 
 if TYPE_CHECKING:
     from agent.adapters.chroma_index import ChromaIndex
@@ -28,6 +32,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
+Notify = Callable[[str], None]
 RECONCILE_LIMIT = 64
 SQLITE_SIDE_FILES = ("-journal", "-wal", "-shm")
 
@@ -63,38 +68,98 @@ def set_aside_index(chroma_dir: Path) -> Path:
         locking.release(chroma_dir)
 
 
-def reconcile(ledger: SqliteLedger, index: ChromaIndex, embedder: Embedder, user: str) -> None:
-    """Make ``user``'s index hold the ledger's memories and nothing else, as far as it can be done now."""
+class MirroredIndex:
+    """``VectorIndex`` on Chroma that keeps each vector, and the space they share, in the ledger first.
+
+    The ledger's record of the space is the one that counts: after a damaged index is set aside, the fresh one
+    has none, and the store must still refuse another embedder's vectors."""
+
+    def __init__(self, chroma: ChromaIndex, ledger: SqliteLedger, user: str) -> None:
+        self.chroma = chroma
+        self._ledger = ledger
+        self._user = user
+
+    def space(self) -> tuple[str, str, int] | None:
+        return self._ledger.vector_space(self._user) or self.chroma.space()
+
+    def claim(self, space: tuple[str, str, int]) -> None:
+        self._ledger.claim_vectors(self._user, space)
+        self.chroma.claim(space)
+
+    def upsert(self, ids: Sequence[str], vectors: Sequence[Sequence[float]]) -> None:
+        self._ledger.put_vectors(self._user, ids, vectors)
+        self.chroma.upsert(ids, vectors)
+
+    def query(self, vector: Sequence[float], k: int) -> list[IndexHit]:
+        return self.chroma.query(vector, k)
+
+    def vectors(self, ids: Sequence[str]) -> dict[str, list[float]]:
+        return self.chroma.vectors(ids)
+
+    def delete(self, ids: Sequence[str]) -> None:
+        """Remove from Chroma; the ledger's copies go with the memories (``SqliteLedger.delete``)."""
+        self.chroma.delete(ids)
+
+    def count(self) -> int:
+        return self.chroma.count()
+
+    def reset(self) -> None:
+        self.chroma.reset()
+
+
+def _agree_on_space(ledger: SqliteLedger, chroma: ChromaIndex, user: str) -> None:
+    """Give the ledger's copies and the Chroma collection the same space: a store from before the copies has it in
+    Chroma only (the ledger takes it over), a fresh collection after damage has none (it takes the ledger's)."""
+    kept, indexed = ledger.vector_space(user), chroma.space()
+    if indexed is not None and kept != indexed:
+        ledger.claim_vectors(user, indexed)
+    elif indexed is None and kept is not None:
+        chroma.claim(kept)
+
+
+def reconcile(ledger: SqliteLedger, index: MirroredIndex, embedder: Embedder, user: str, notify: Notify) -> None:
+    """Make ``user``'s index hold the ledger's memories and nothing else, and the ledger a copy of each vector, as
+    far as it can be done now; anything left undone is told through ``notify`` in one line."""
+    chroma = index.chroma
+    _agree_on_space(ledger, chroma, user)
     stored = set(ledger.ids(user))
-    indexed = index.ids()
+    indexed = chroma.ids()
     orphans = indexed - stored
     if orphans:
-        log.debug("index: dropping %d vectors whose memory is not in the ledger", len(orphans))
-        index.delete(sorted(orphans))
+        notify(f"Dropped {len(orphans)} vectors from the index whose memory is not in the ledger (a forget cut "
+               "short, or a ledger replaced after damage).")
+        chroma.delete(sorted(orphans))
+    uncopied = sorted((stored & indexed) - set(ledger.vector_ids(user)))
+    if uncopied:
+        found = chroma.vectors(uncopied)
+        ledger.put_vectors(user, list(found), list(found.values()))
     missing = sorted(stored - indexed)
     if not missing:
         return
-    if len(missing) > RECONCILE_LIMIT:
-        log.warning("%d of %d memories are not in the index, so chat cannot recall them: "
-                    "run `agent memories rebuild`.", len(missing), len(stored))
-        return
-    records = ledger.get(user, missing)
-    try:
-        vectors = embedder.embed([records[i].text for i in missing])
-    except EmbeddingError as exc:
-        log.warning("%d memories are not in the index yet and could not be embedded now (%s).", len(missing), exc)
-        return
-    if index.space() is None:
-        index.claim(space_of(embedder))
-    index.upsert(missing, vectors)
-    log.debug("index: embedded %d memories that had no vector", len(missing))
+    copies = ledger.stored_vectors(user, missing)
+    if copies:
+        chroma.upsert(list(copies), list(copies.values()))
+        log.debug("index: restored %d vectors from the ledger", len(copies))
+    unembedded = [mid for mid in missing if mid not in copies]
+    if len(unembedded) > RECONCILE_LIMIT:
+        notify(f"{len(unembedded)} of {len(stored)} memories have no vector in the index, so chat cannot recall "
+               "them: run `agent memories rebuild`.")
+    elif unembedded:
+        records = ledger.get(user, unembedded)
+        try:
+            vectors = embedder.embed([records[mid].text for mid in unembedded])
+        except EmbeddingError as exc:
+            notify(f"{len(unembedded)} memories are not in the index yet and could not be embedded now ({exc}).")
+            return
+        if index.space() is None:
+            index.claim(space_of(embedder))
+        index.upsert(unembedded, vectors)
 
 
 def rebuild_index(settings: Settings, embedder: str | None = None) -> tuple[int, Path | None]:
-    """Rebuild this user's vector index from the ledger; returns (memories indexed, where an unusable index went).
-
-    An index that opening finds damaged is moved aside by ``open_memory`` itself; one written by a newer chromadb
-    (which opening refuses) is moved aside here, as the user asked for a new one."""
+    """Re-embed this user's memories from the ledger's text into a fresh index; returns (memories indexed, where
+    an index written by a newer chromadb went). Opening moves a damaged index aside by itself and says so; the
+    newer one, which opening refuses, is moved aside here, as the user asked for a new index."""
     from agent.adapters.chroma_index import written_by_newer_chromadb
     from agent.wiring import ensure_data_dir, open_memory
 
@@ -102,11 +167,4 @@ def rebuild_index(settings: Settings, embedder: str | None = None) -> tuple[int,
     moved = None
     if not settings.chroma_url and written_by_newer_chromadb(paths.chroma):
         moved = set_aside_index(paths.chroma)
-    try:
-        service = open_memory(settings, embedder=embedder, check=False)
-    except StoreCorrupt as exc:
-        if settings.chroma_url or exc.path is None or not exc.path.name.startswith(f"{paths.chroma.name}.corrupt-"):
-            raise
-        moved = exc.path
-        service = open_memory(settings, embedder=embedder, check=False)
-    return service.rebuild(), moved
+    return open_memory(settings, embedder=embedder, check=False).rebuild(), moved

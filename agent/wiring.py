@@ -5,6 +5,7 @@ Everything else receives its collaborators through constructors, so tests build 
 
 from __future__ import annotations
 
+import logging
 import os
 import stat
 from dataclasses import dataclass
@@ -16,11 +17,14 @@ from agent.errors import ConfigError, StoreCorrupt
 from agent.memory.retriever import FusionWeights
 from agent.memory.service import Extractor, MemoryPolicy, MemoryService
 from agent.ports import Embedder
-from agent.recovery import move_aside, reconcile, set_aside_index
+from agent.recovery import MirroredIndex, Notify, move_aside, reconcile, set_aside_index
 
 if TYPE_CHECKING:
     from agent.adapters.chroma_index import ChromaIndex
     from agent.adapters.ledger import SqliteLedger
+
+log = logging.getLogger(__name__)
+PROBE_LATEST = 3
 
 
 @dataclass(frozen=True)
@@ -103,6 +107,7 @@ def open_memory(
     embedder: str | None = None,
     extractor: Extractor | None = None,
     check: bool = True,
+    notify: Notify | None = None,
 ) -> MemoryService:
     """The memory service of ``settings.user`` in the configured data directory (or Chroma server).
 
@@ -112,13 +117,16 @@ def open_memory(
     purpose, and skip reconciling the index with the ledger, which they are about to rebuild anyway).
 
     Every failure is an ``AgentError`` whose message is one line for the user; ``MemoryUnavailable`` and its
-    subclasses mean the chat goes on without memory. Damage found while opening is set aside at once: a damaged
-    ledger or embedded index is moved to ``<name>.corrupt-<time>`` (never deleted or overwritten) and the
-    ``StoreCorrupt`` raised names where it went, so the next start begins with a fresh file. The embedded store is
-    held by this process until ``forget_clients`` (see ``agent.locking``).
+    subclasses mean the chat goes on without memory. A damaged ledger is moved to ``<name>.corrupt-<time>``
+    (never deleted or overwritten) and the ``StoreCorrupt`` raised says where it went. A damaged embedded index is
+    moved aside the same way and rebuilt from the ledger's copies of the vectors: memory stays available, and
+    ``notify`` (by default a logged warning, which the CLI prints on stderr) tells the user in one line, as it
+    tells anything else the open could not put right. The embedded store is held by this process until
+    ``forget_clients`` (see ``agent.locking``).
     """
     from agent.adapters.ledger import SqliteLedger
 
+    tell = notify or log.warning
     paths = ensure_data_dir(settings.data_dir)
     try:
         ledger = SqliteLedger(paths.ledger)
@@ -130,7 +138,7 @@ def open_memory(
             moved,
         ) from exc
     try:
-        index = _open_index(settings, paths, ledger)
+        index = MirroredIndex(_open_index(settings, paths, ledger, tell), ledger, settings.user)
         requested = embedder or (settings.embedder if settings.embedder != "auto" else None)
         recorded = index.space()
         kind = requested or (recorded[0] if recorded else settings.resolved_embedder)
@@ -139,15 +147,16 @@ def open_memory(
         )
         if check:
             service.check_space()
-            reconcile(ledger, index, service.embedder, settings.user)
+            reconcile(ledger, index, service.embedder, settings.user, tell)
     except BaseException:
         ledger.close()
         raise
     return service
 
 
-def _open_index(settings: Settings, paths: DataPaths, ledger: SqliteLedger) -> ChromaIndex:
-    """The user's index on the Chroma server, or in the embedded store after a health probe."""
+def _open_index(settings: Settings, paths: DataPaths, ledger: SqliteLedger, notify: Notify) -> ChromaIndex:
+    """The user's index on the Chroma server, or in the embedded store after a health probe; an embedded index
+    that fails the probe is moved aside and a fresh one opened (``reconcile`` then fills it from the ledger)."""
     from agent.adapters.chroma_index import ChromaIndex, open_client
 
     if settings.chroma_url:
@@ -155,8 +164,9 @@ def _open_index(settings: Settings, paths: DataPaths, ledger: SqliteLedger) -> C
         return ChromaIndex(client, settings.user, settings.chroma_url, namespace=ledger.store_id(), remote=True)
     try:
         index = ChromaIndex(open_client(paths.chroma, None), settings.user, str(paths.chroma))
-        index.probe()
+        index.probe(ledger.latest_vectors(settings.user, PROBE_LATEST))
     except StoreCorrupt as exc:
         moved = set_aside_index(paths.chroma)
-        raise StoreCorrupt(f"{exc} It was moved aside to {moved}.", moved) from exc
+        notify(f"{exc} It was moved aside to {moved} and is rebuilt from the ledger.")
+        index = ChromaIndex(open_client(paths.chroma, None), settings.user, str(paths.chroma))
     return index

@@ -36,3 +36,12 @@ def local_embedder() -> LocalEmbedder:
     embedder = LocalEmbedder()
     embedder.warm_up()
     return embedder
+
+
+@pytest.fixture(autouse=True)
+def closed_stores() -> Iterator[None]:
+    """Close the embedded stores a test opened in-process, so no store lock outlives the test that took it."""
+    yield
+    from agent.adapters.chroma_index import forget_clients
+
+    forget_clients()

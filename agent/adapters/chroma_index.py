@@ -148,8 +148,10 @@ def _record_version(chroma_dir: Path) -> None:
 
 
 def _check_sqlite(chroma_dir: Path) -> None:
-    """Before Chroma opens ``chroma.sqlite3``: a missing, empty or foreign file is damage; a lock held by another
-    process is waited for ``SQLITE_WAIT`` seconds at most, here, where the wait can be bounded."""
+    """Before Chroma opens ``chroma.sqlite3``: a missing, empty, foreign or damaged file is reported as damage
+    (Chroma would open an empty file as an empty store, and panic on a damaged page); a lock held by another process
+    is waited for ``SQLITE_WAIT`` seconds at most, here, where the wait can be bounded. ``quick_check`` takes
+    milliseconds: the file holds Chroma's catalogue and recent log, not the vectors."""
     db = chroma_dir / "chroma.sqlite3"
     if not db.exists():
         if (chroma_dir / VERSION_FILE).exists():
@@ -165,6 +167,7 @@ def _check_sqlite(chroma_dir: Path) -> None:
         try:
             probe.execute("BEGIN IMMEDIATE")
             probe.execute("ROLLBACK")
+            check = probe.execute("PRAGMA quick_check").fetchone()[0]
         finally:
             probe.close()
     except sqlite3.OperationalError as exc:
@@ -173,9 +176,12 @@ def _check_sqlite(chroma_dir: Path) -> None:
                 f"Another process has held {db} locked for over {SQLITE_WAIT:.0f} s: end it (see `fuser {db}`), "
                 "then start again."
             ) from exc
-        raise StoreCorrupt(
-            f"The memory index file {db} cannot be used ({_short(exc)}): {_REBUILD}.", chroma_dir
-        ) from exc
+        check = str(exc)
+    except sqlite3.DatabaseError as exc:
+        check = str(exc)
+    if check != "ok":
+        detail = check.splitlines()[0][:200]
+        raise StoreCorrupt(f"The memory index file {db} is damaged ({detail}): {_REBUILD}.", chroma_dir)
 
 
 def _discard_system(identifier: str) -> None:
@@ -414,9 +420,11 @@ class ChromaIndex:
             return 0
         return int(self._call("count", collection.count))
 
-    def probe(self) -> None:
-        """Fail now, with ``StoreCorrupt``, where a damaged store would fail on the first count or search: count,
-        then search near a stored vector and expect as many hits as asked for (a lost HNSW segment answers fewer)."""
+    def probe(self, expected: Sequence[tuple[str, Sequence[float]]] = ()) -> None:
+        """Fail now, with ``StoreCorrupt``, where a damaged store would fail later or answer wrongly: count, search
+        near a stored vector and expect as many hits as asked for (a lost HNSW segment answers fewer), and find each
+        ``expected`` (id, vector) that the index says it holds by searching with that vector (a torn write leaves
+        the id listed but its vector lost). Embedded stores only: a server's damage is its operator's to mend."""
         collection = self._get()
         if collection is None:
             return
@@ -426,13 +434,25 @@ class ChromaIndex:
                 return
             sample = self._call("read a vector", lambda: collection.get(limit=1, include=["embeddings"]))
             hits = self.query(sample["embeddings"][0], PROBE_K)
+            if len(hits) < min(PROBE_K, size):
+                raise StoreCorrupt(
+                    f"The memory index at {self._location} holds {size} vectors but finds only {len(hits)}: "
+                    f"{_REBUILD}.",
+                    Path(self._location),
+                )
+            wanted = [mid for mid, _ in expected]
+            held = set(self._call("read ids", lambda: collection.get(ids=wanted, include=[])["ids"]) if wanted else [])
+            for mid, vector in expected:
+                if mid in held and mid not in {hit.id for hit in self.query(vector, PROBE_K)}:
+                    raise StoreCorrupt(
+                        f"The memory index at {self._location} lists a memory but cannot find it by its vector: "
+                        f"{_REBUILD}.",
+                        Path(self._location),
+                    )
+        except StoreCorrupt:
+            raise
         except MemoryUnavailable as exc:
             raise StoreCorrupt(str(exc), Path(self._location)) from exc
-        if len(hits) < min(PROBE_K, size):
-            raise StoreCorrupt(
-                f"The memory index at {self._location} holds {size} vectors but finds only {len(hits)}: {_REBUILD}.",
-                Path(self._location),
-            )
 
     def reset(self) -> None:
         """Drop this user's collection; the next write creates it afresh."""

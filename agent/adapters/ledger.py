@@ -7,6 +7,13 @@ hybrid retriever fuses with the dense ranking; Chroma's local mode has no keywor
 Forget means gone: ``secure_delete`` zeroes freed pages, the FTS index is merged after a delete so no segment
 keeps the deleted terms, and the rollback journal (not WAL) leaves nothing behind once a transaction ends.
 Several processes may share the file; SQLite's own locking serialises the writes.
+
+It also keeps a float32 copy of every memory's vector: Chroma's HNSW files are torn by a kill in the middle of
+their persistence (measured with chromadb 1.5.9), and this copy rebuilds the index in seconds without embedding
+anything again. Forget deletes the copy with the memory.
+
+This class never repairs, replaces or deletes the file: a damaged one, a lock held too long and a newer format each
+raise their own error naming the path, and the caller moves a damaged file aside.
 """
 
 from __future__ import annotations
@@ -16,6 +23,7 @@ import os
 import sqlite3
 import threading
 import uuid
+from array import array
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager, suppress
 from pathlib import Path
@@ -47,6 +55,13 @@ CREATE TABLE IF NOT EXISTS memories (
     UNIQUE (user, id)
 );
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS vectors (
+    rowid INTEGER PRIMARY KEY,
+    user TEXT NOT NULL,
+    id TEXT NOT NULL,
+    vector BLOB NOT NULL,
+    UNIQUE (user, id)
+);
 CREATE INDEX IF NOT EXISTS memories_seen ON memories (user, last_seen);
 CREATE VIRTUAL TABLE IF NOT EXISTS memories_fts USING fts5(
     search_text, content='memories', content_rowid='rowid', tokenize='porter unicode61'
@@ -82,6 +97,12 @@ def _classify(path: Path, exc: sqlite3.DatabaseError, doing: str = "opened") -> 
     if type(exc) is sqlite3.DatabaseError or "malformed" in text or "not a database" in text:
         return StoreCorrupt(f"The memory ledger {path} is damaged ({text}).", path=path)
     return MemoryUnavailable(f"The memory ledger {path} could not be {doing} ({text}).")
+
+
+def _floats(blob: bytes) -> list[float]:
+    values = array("f")
+    values.frombytes(blob)
+    return values.tolist()
 
 
 def _row_to_record(row: sqlite3.Row) -> MemoryRecord:
@@ -222,8 +243,55 @@ class SqliteLedger:
             deleted = sum(
                 db.execute("DELETE FROM memories WHERE user = ? AND id = ?", (user, i)).rowcount for i in ids
             )
+            db.executemany("DELETE FROM vectors WHERE user = ? AND id = ?", [(user, i) for i in ids])
             db.execute("INSERT INTO memories_fts (memories_fts) VALUES ('optimize')")
         return deleted
+
+    # -- the copy of each vector, from which a damaged index is rebuilt without embedding again --------------
+
+    def vector_space(self, user: str) -> tuple[str, str, int] | None:
+        """(embedder, model, dimension) of ``user``'s stored vectors, or None before the first."""
+        rows = self._read("SELECT value FROM meta WHERE key = ?", [f"space:{user}"])
+        if not rows:
+            return None
+        name, model, dimension = json.loads(rows[0][0])
+        return str(name), str(model), int(dimension)
+
+    def claim_vectors(self, user: str, space: tuple[str, str, int]) -> None:
+        """Record the space of ``user``'s vectors; switching to another space drops the vectors of the old one."""
+        with self._tx() as db:
+            row = db.execute("SELECT value FROM meta WHERE key = ?", (f"space:{user}",)).fetchone()
+            if row is not None and tuple(json.loads(row[0])) == tuple(space):
+                return
+            db.execute("DELETE FROM vectors WHERE user = ?", (user,))
+            db.execute("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", (f"space:{user}", json.dumps(space)))
+
+    def put_vectors(self, user: str, ids: Sequence[str], vectors: Sequence[Sequence[float]]) -> None:
+        """Keep a float32 copy of each vector; a rewritten vector moves to the end of the ``latest_vectors`` order."""
+        if not ids:
+            return
+        with self._tx() as db:
+            db.executemany(
+                "INSERT OR REPLACE INTO vectors (user, id, vector) VALUES (?, ?, ?)",
+                [(user, i, array("f", v).tobytes()) for i, v in zip(ids, vectors, strict=True)],
+            )
+
+    def vector_ids(self, user: str) -> list[str]:
+        return [row[0] for row in self._read("SELECT id FROM vectors WHERE user = ?", [user])]
+
+    def stored_vectors(self, user: str, ids: Sequence[str]) -> dict[str, list[float]]:
+        found: dict[str, list[float]] = {}
+        for start in range(0, len(ids), 500):
+            chunk = list(ids[start : start + 500])
+            marks = ",".join("?" * len(chunk))
+            rows = self._read(f"SELECT id, vector FROM vectors WHERE user = ? AND id IN ({marks})", [user, *chunk])
+            found.update((row[0], _floats(row[1])) for row in rows)
+        return found
+
+    def latest_vectors(self, user: str, n: int) -> list[tuple[str, list[float]]]:
+        """The ``n`` vectors written last: a kill in the middle of an index write tears those first."""
+        rows = self._read("SELECT id, vector FROM vectors WHERE user = ? ORDER BY rowid DESC LIMIT ?", [user, n])
+        return [(row[0], _floats(row[1])) for row in rows]
 
     def oldest(self, user: str, n: int) -> list[str]:
         rows = self._read("SELECT id FROM memories WHERE user = ? ORDER BY last_seen, rowid LIMIT ?", [user, n])

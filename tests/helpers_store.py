@@ -1,0 +1,203 @@
+"""Shared helpers of the store reliability tests, and the child processes they start.
+
+A child runs as ``python -m tests.helpers_store ROLE ARGS...`` with the settings in its environment; it opens memory
+through ``agent.wiring.open_memory`` exactly as the agent does, with a sha256 fake embedder in place of the
+model (the store mechanics are under test, not meaning, and a child then starts in well under a second).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import os
+import resource
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from unittest import mock
+
+from agent import wiring
+from agent.adapters.chroma_index import ChromaIndex
+from agent.adapters.ledger import SqliteLedger
+from agent.config import load_settings
+from agent.errors import AgentError
+from agent.memory.service import MemoryService
+from agent.recovery import MirroredIndex, Notify
+
+PROJECT_ROOT = Path(__file__).resolve().parent.parent
+
+
+class ShaEmbedder:
+    """sha256 of the text spread into 64 floats: every text its own direction, so a query with a stored text finds
+    that memory first among thousands (a word-hash fake collides at that scale)."""
+
+    name = "sha"
+    model = "sha256-64"
+    dimension = 64
+
+    def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        out = []
+        for text in texts:
+            raw = b"".join(hashlib.sha256(f"{i}:{text}".encode()).digest() for i in range(2))
+            vec = [b - 127.5 for b in raw]
+            norm = math.sqrt(sum(x * x for x in vec))
+            out.append([x / norm for x in vec])
+        return out
+
+
+def open_fake_memory(notify: Notify | None = None) -> MemoryService:
+    """``open_memory`` as the agent calls it, building the sha embedder whatever kind it asks for."""
+    with mock.patch.object(wiring, "build_embedder", lambda kind, settings: ShaEmbedder()):
+        return wiring.open_memory(load_settings(), notify=notify)
+
+
+def ledger_of(memory: MemoryService) -> SqliteLedger:
+    assert isinstance(memory.ledger, SqliteLedger)
+    return memory.ledger
+
+
+def index_of(memory: MemoryService) -> ChromaIndex:
+    assert isinstance(memory.index, MirroredIndex)
+    return memory.index.chroma
+
+
+def text_for(tag: str, n: int) -> str:
+    """A memory text whose content words are unique to (tag, n), so a self-query finds exactly it."""
+    return f"I keep note {tag}q{n}x about the {tag}w{n}z"
+
+
+def child_env(**extra: str) -> dict[str, str]:
+    env = {**os.environ, "PYTHONPATH": str(PROJECT_ROOT), **extra}
+    return env
+
+
+def spawn(role: str, *args: str, env: dict[str, str] | None = None) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [sys.executable, "-m", "tests.helpers_store", role, *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env or child_env(),
+    )
+
+
+def wait_for_line(proc: subprocess.Popen[str], expected: str, timeout: float = 30.0) -> None:
+    """Read the child's stdout until a line equal to ``expected``; fail with its stderr if it exits first."""
+    assert proc.stdout is not None
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        line = proc.stdout.readline()
+        if line.strip() == expected:
+            return
+        if not line and proc.poll() is not None:
+            stderr = proc.stderr.read() if proc.stderr else ""
+            raise AssertionError(f"child exited with {proc.returncode} before {expected!r}: {stderr}")
+    raise AssertionError(f"child said no {expected!r} within {timeout} s")
+
+
+def run_agent(*args: str, env: dict[str, str] | None = None, timeout: float = 60) -> subprocess.CompletedProcess[str]:
+    """The real ``agent`` command in a process of its own."""
+    return subprocess.run(
+        [sys.executable, "-m", "agent", *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env={**os.environ, **(env or {})},
+    )
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+@contextmanager
+def chroma_server(path: Path) -> Iterator[str]:
+    """A real ``chroma run`` on 127.0.0.1 and a free port; yields its URL once its heartbeat answers; always
+    stops it."""
+    import httpx
+
+    port = free_port()
+    chroma = Path(sys.executable).with_name("chroma")
+    log = (path.parent / f"{path.name}.log").open("wb")
+    proc = subprocess.Popen(
+        [str(chroma), "run", "--path", str(path), "--host", "127.0.0.1", "--port", str(port)],
+        stdout=log,
+        stderr=subprocess.STDOUT,
+    )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                if httpx.get(f"{url}/api/v2/heartbeat", timeout=1).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                pass
+            if proc.poll() is not None or time.monotonic() > deadline:
+                raise AssertionError(f"chroma run did not come up: {(path.parent / f'{path.name}.log').read_text()}")
+            time.sleep(0.1)
+        yield url
+    finally:
+        proc.kill()
+        proc.wait()
+        log.close()
+
+
+# -- child roles ------------------------------------------------------------------------------------------
+
+
+def _writer(ack: str, tag: str) -> None:
+    """Add memories until killed; after each add returns, append its id to ``ack`` and fsync: an ack is a promise."""
+    memory = open_fake_memory()
+    fd = os.open(ack, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+    print("ready", flush=True)
+    n = 0
+    while True:
+        record = memory.add(text_for(tag, n))
+        os.write(fd, f"{record.id} {tag} {n}\n".encode())
+        os.fsync(fd)
+        n += 1
+
+
+def _hold() -> None:
+    """Open memory and keep it, as a chat does, until killed."""
+    open_fake_memory()
+    print("ready", flush=True)
+    while True:
+        time.sleep(60)
+
+
+def _fill(limit: str, tag: str) -> None:
+    """Add memories with files capped at ``limit`` bytes (RLIMIT_FSIZE, SIGXFSZ ignored) until a write fails;
+    print each id that was reported saved, then the one line of the error."""
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+    memory = open_fake_memory()
+    resource.setrlimit(resource.RLIMIT_FSIZE, (int(limit), int(limit)))
+    for n in range(100_000):
+        try:
+            record = memory.add(text_for(tag, n))
+        except AgentError as exc:
+            print(f"error {n} {exc}", flush=True)
+            return
+        print(f"saved {record.id}", flush=True)
+    print("never failed", flush=True)
+
+
+def _add(tag: str, count: str) -> None:
+    """Add ``count`` memories and print each id once it is saved."""
+    memory = open_fake_memory()
+    for n in range(int(count)):
+        print(f"saved {memory.add(text_for(tag, n)).id}", flush=True)
+
+
+if __name__ == "__main__":
+    roles = {"writer": _writer, "hold": _hold, "fill": _fill, "add": _add}
+    roles[sys.argv[1]](*sys.argv[2:])
