@@ -181,3 +181,13 @@ def test_retry_after_parsing(headers: dict[str, str], expected: float | None) ->
 def test_retry_after_as_an_http_date() -> None:
     wait = retry_after({"retry-after": formatdate(time.time() + 30, usegmt=True)})
     assert wait is not None and 28 <= wait <= 31
+
+
+def test_the_fake_serves_embeddings_through_the_sdk(fake: FakeOpenAI) -> None:
+    from agent.adapters.openai_embedder import OpenAIEmbedder
+
+    embedder = OpenAIEmbedder(OpenAI(api_key=CANARY, base_url=fake.url), "text-embedding-3-small")
+    tea, tea_again, trains = embedder.embed(["I like green tea", "green tea I like", "trains run late"])
+    assert sum(a * b for a, b in zip(tea, tea_again, strict=True)) > 0.99
+    assert sum(a * b for a, b in zip(tea, trains, strict=True)) < 0.5
+    assert fake.requests[0].path == "/v1/embeddings"

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from agent.domain import Message
 from agent.errors import ChatRetryable, EmbeddingError, MemoryUnavailable
+from agent.extract import model_extractor
 from agent.memory.context import FENCE_TAG
 from agent.memory.service import MemoryService
 from agent.ports import ChatChunk
@@ -204,3 +205,22 @@ def test_a_server_without_usage_gets_an_estimated_usage_line(tmp_path: Path) -> 
 def test_model_text_cannot_send_terminal_escapes(tmp_path: Path) -> None:
     done = run_lines(build_chat(tmp_path, ScriptedChat("click \x1b]8;;http://evil\x07here\x1b[2J")), "hi")
     assert "\x1b" not in done.out and "\\x1b]8;;http://evil\\x07here\\x1b[2J" in done.out
+
+
+def test_stage_two_extraction_asks_the_model_after_the_reply_and_stores_grounded_facts(tmp_path: Path) -> None:
+    chat = ScriptedChat("Noted.", "- The user can't eat peanuts; peanuts make the user's throat swell.\n- NONE")
+    extractor = model_extractor(chat, "test-model", lambda exc: None)
+
+    def with_extraction() -> MemoryService:
+        service = memory_service(tmp_path / "mem")
+        return MemoryService(service.ledger, service.index, service.embedder, "me", extractor=extractor)
+
+    done = run_lines(build_chat(tmp_path, chat, memory=with_extraction), PEANUTS)
+    assert chat.requests[1][0].content.startswith("You extract lasting facts")
+    assert f"remembered: {PEANUTS}" in done.log
+    assert "remembered: The user can't eat peanuts; peanuts make the user's throat swell." in done.log
+
+
+def test_the_toolbar_counts_memories_once_the_store_is_open(tmp_path: Path) -> None:
+    done = run_lines(build_chat(tmp_path, ScriptedChat("hi"), memory=lambda: memory_service(tmp_path / "m")), "hi")
+    assert "│ memories 0 │" in done.repl.toolbar()

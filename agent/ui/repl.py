@@ -99,7 +99,8 @@ class Repl:
         self.commands.ask = reader.ask
 
     def toolbar(self) -> str:
-        memories = "off" if self.engine.memory is None else f"{self.engine.memory.count or '…'}"
+        count = None if self.engine.memory is None else self.engine.memory.count
+        memories = "off" if self.engine.memory is None else "…" if count is None else str(count)
         return (f" session {self.engine.session.name} │ model {self.engine.model} │ memories {memories} │ "
                 f"context {self.context_tokens:,} tokens ")
 
