@@ -85,6 +85,8 @@ class Store:
 
 
 def build_store(conv: Conversation, root: Path, embedder: Embedder, gate: bool) -> Store:
+    """Write every turn of ``conv`` to a new store under ``root`` through ``MemoryService.observe``."""
+    root.mkdir(parents=True, exist_ok=True)
     ledger = SqliteLedger(root / "ledger.sqlite3")
     index = ChromaIndex(open_client(root / "chroma", None), USER, str(root / "chroma"))
     writer = MemoryService(ledger, index, embedder, USER, MemoryPolicy(gate=gate))

@@ -101,6 +101,8 @@ class LocalEmbedder:
                     options = ort.SessionOptions()
                     options.intra_op_num_threads = self._threads
                     options.inter_op_num_threads = 1
+                    # The arena keeps the peak of the largest batch for good (35-115 MB of RSS here), no speed gained.
+                    options.enable_cpu_mem_arena = False
                     options.log_severity_level = 3
                     session = ort.InferenceSession(str(model), options, providers=["CPUExecutionProvider"])
                 except Exception as exc:  # onnxruntime and tokenizers raise bare exceptions

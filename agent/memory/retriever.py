@@ -1,15 +1,19 @@
 """The read path: the current user turn is the probe; a dense and a keyword ranking are fused into one.
 
-Dense similarity alone misses names and rare words; BM25 alone misses paraphrase. Each side proposes
-candidates, every candidate gets both scores (its true cosine similarity is read back from the index when only
-the keyword side found it), and the fused score orders them. The similarity, not the fused score, is what the
-injection threshold is compared with, so the threshold keeps the meaning the embedder gives it.
+Dense similarity alone misses names and rare words; BM25 alone misses paraphrase. Each side proposes candidates
+and the fused score of their normalised scores orders them. A candidate only the keyword side found lies below
+every dense candidate in similarity, so its dense share is 0 and its vector is not needed to rank it: the true
+cosine similarity is read back from the index only for the few that make the top k. The similarity, not the
+fused score, is what the injection threshold is compared with, so the threshold keeps the meaning the embedder
+gives it.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+
+import numpy as np
 
 from agent.domain import ScoredMemory
 from agent.ports import Embedder, Ledger, VectorIndex
@@ -29,22 +33,27 @@ class FusionWeights:
 
 
 def dot(a: Sequence[float], b: Sequence[float]) -> float:
-    return float(sum(x * y for x, y in zip(a, b, strict=True)))
+    return float(np.dot(np.asarray(a, dtype=np.float32), np.asarray(b, dtype=np.float32)))
 
 
 def fuse(
     similarities: dict[str, float], keyword_scores: dict[str, float], weights: FusionWeights
 ) -> list[tuple[str, float]]:
-    """Fused scores, best first. Similarities are min-max normalised over the candidates; keyword scores are
-    divided by the best keyword score, so a candidate the keyword side did not find gets 0 from it."""
-    if not similarities:
+    """Fused scores of every candidate of either side, best first (ties by id, so the order is stable).
+
+    Similarities of the dense candidates are min-max normalised among themselves; a keyword-only candidate scored
+    below all of them and gets 0 from the dense side. Keyword scores are divided by the best keyword score, so a
+    candidate the keyword side did not find gets 0 from it."""
+    candidates = similarities.keys() | keyword_scores.keys()
+    if not candidates:
         return []
-    low, high = min(similarities.values()), max(similarities.values())
+    low, high = min(similarities.values(), default=0.0), max(similarities.values(), default=0.0)
     span = high - low or 1.0
     best_keyword = max(keyword_scores.values(), default=0.0) or 1.0
     fused = {
-        mid: weights.dense * (sim - low) / span + weights.keyword * keyword_scores.get(mid, 0.0) / best_keyword
-        for mid, sim in similarities.items()
+        mid: weights.dense * ((similarities[mid] - low) / span if mid in similarities else 0.0)
+        + weights.keyword * keyword_scores.get(mid, 0.0) / best_keyword
+        for mid in candidates
     }
     return sorted(fused.items(), key=lambda item: (-item[1], item[0]))
 
@@ -70,14 +79,16 @@ class Retriever:
         hits = self._index.query(vector, n) if self.weights.dense else []
         similarities = {hit.id: hit.similarity for hit in hits}
         keyword_scores = dict(self._ledger.keyword_search(self._user, probe, n)) if self.weights.keyword else {}
-        missing = [mid for mid in keyword_scores if mid not in similarities]
-        if missing:
-            for mid, stored in self._index.vectors(missing).items():
-                similarities[mid] = dot(vector, stored)
         ranked = fuse(similarities, keyword_scores, self.weights)[:k]
+        missing = [mid for mid, _ in ranked if mid not in similarities]
+        if missing:
+            stored = self._index.vectors(missing)
+            if stored:
+                cosines = np.asarray(list(stored.values()), dtype=np.float32) @ np.asarray(vector, dtype=np.float32)
+                similarities.update(zip(stored, cosines.tolist(), strict=True))
         records = self._ledger.get(self._user, [mid for mid, _ in ranked])
         return [
             ScoredMemory(record=records[mid], similarity=similarities[mid], score=score)
             for mid, score in ranked
-            if mid in records
+            if mid in records and mid in similarities
         ]
