@@ -199,3 +199,32 @@ def test_interrupted_saves_always_leave_valid_json(store: SessionStore) -> None:
         child.wait()
         if store.exists("work"):
             assert len(store.load("work").turns) >= 1
+
+
+def test_the_chat_refuses_a_damaged_session_naming_its_file(tmp_path: Path) -> None:
+    from agent.config import load_settings
+    from agent.ui.repl import ChatOptions, run_chat
+
+    sessions = tmp_path / "data" / "sessions"
+    sessions.mkdir(parents=True)
+    (sessions / "work.json").write_text('{"schema": 1, "turns": [')
+    settings = load_settings({"base_url": "http://127.0.0.1:9/v1"})
+    with pytest.raises(SessionError, match=str(sessions / "work.json")):
+        run_chat(settings, ChatOptions(session="work"))
+    assert (sessions / "work.json").read_text() == '{"schema": 1, "turns": ['
+
+
+def test_picking_the_session_of_a_run(store: SessionStore) -> None:
+    from agent.errors import UsageError
+    from agent.ui.repl import ChatOptions, pick_session
+
+    assert pick_session(store, ChatOptions(session="work")) == ("work", False)
+    name, exists = pick_session(store, ChatOptions(resume_latest=True))
+    assert check_name(name) and not exists
+    store.save(session("work"))
+    assert pick_session(store, ChatOptions(resume_latest=True)) == ("work", True)
+    assert pick_session(store, ChatOptions(session="work")) == ("work", True)
+    with pytest.raises(UsageError, match="not both"):
+        pick_session(store, ChatOptions(session="work", resume_latest=True))
+    with pytest.raises(SessionError, match="not a valid session name"):
+        pick_session(store, ChatOptions(session="../etc"))
