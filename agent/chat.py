@@ -80,17 +80,18 @@ class MemoryWorker:
         self.count: int | None = None  # memories stored, refreshed after every change, for the toolbar
 
     def _open(self, open_service: Callable[[], MemoryService]) -> MemoryService:
+        """Open the store and load the embedding model now, so the first recall does not wait for them."""
         try:
             service = open_service()
+            warm_up = getattr(service.embedder, "warm_up", None)
+            if callable(warm_up):
+                warm_up()
+            self.count = service.count()
         except AgentError:
             raise
         except Exception as exc:  # a bug in the memory layer must not take the chat down with it
             log.debug("opening memory failed", exc_info=True)
             raise MemoryUnavailable(f"The memory store could not be opened ({type(exc).__name__}: {exc}).") from exc
-        warm_up = getattr(service.embedder, "warm_up", None)
-        if callable(warm_up):
-            warm_up()
-        self.count = service.count()
         return service
 
     @property
@@ -100,16 +101,18 @@ class MemoryWorker:
 
     def call(self, task: Callable[[MemoryService], T]) -> T:
         """Run ``task`` with the service on the memory thread and return its result (or raise its error)."""
+
         def run() -> T:
             service = self._service.result()
-            try:
-                return task(service)
-            finally:
-                self.count = service.count()
+            result = task(service)
+            self.count = service.count()
+            return result
 
         return self._pool.submit(run).result()
 
     def observe(self, text: str, *, session: str, turn: int) -> None:
+        """Queue the user's words of one turn for the write gate; the outcome goes to ``on_write``."""
+
         def write() -> None:
             try:
                 service = self._service.result()
