@@ -211,6 +211,8 @@ class ChatEngine:
             except AgentError as exc:
                 self.memory_error = exc
         block = recall.block.text if recall is not None else ""
+        if block:
+            log.debug("memory block for this turn:\n%s", block)  # user content: only with --debug
         return PendingTurn(line, self.conversation.messages(line, block), recall)
 
     def stream(self, pending: PendingTurn) -> Generator[str, None, None]:

@@ -224,3 +224,11 @@ def test_stage_two_extraction_asks_the_model_after_the_reply_and_stores_grounded
 def test_the_toolbar_counts_memories_once_the_store_is_open(tmp_path: Path) -> None:
     done = run_lines(build_chat(tmp_path, ScriptedChat("hi"), memory=lambda: memory_service(tmp_path / "m")), "hi")
     assert "│ memories 0 │" in done.repl.toolbar()
+
+
+def test_debug_shows_the_traceback_of_a_failed_turn(tmp_path: Path) -> None:
+    chat = ScriptedChat(say("", error=ChatRetryable("Cannot reach the model server.")))
+    harness = build_chat(tmp_path, chat)
+    harness.repl.debug = True
+    done = run_lines(harness, "hello")
+    assert "Traceback" in done.out and "ChatRetryable" in done.out

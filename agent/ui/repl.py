@@ -18,6 +18,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
+from rich.traceback import Traceback
+
 from agent.adapters.openai_chat import RetryNotice, chat_model
 from agent.adapters.openai_client import check_endpoint
 from agent.chat import ChatEngine, DeferredChatModel, MemoryWorker, PendingTurn, TurnResult, WriteOutcome
@@ -86,10 +88,11 @@ class HeldInterrupts:
 class Repl:
     """Reads lines, runs commands and turns, and reports on each; ``run`` returns the exit code."""
 
-    def __init__(self, engine: ChatEngine, out: Output, worker: MemoryWorker | None) -> None:
+    def __init__(self, engine: ChatEngine, out: Output, worker: MemoryWorker | None, debug: bool = False) -> None:
         self.engine = engine
         self.out = out
         self.worker = worker
+        self.debug = debug
         self.context_tokens = engine.conversation.tokens()
         self.reader: LineReader = PipeReader(out.notice)
         self.commands = Commands(engine, out, self.reader.ask)
@@ -175,6 +178,8 @@ class Repl:
             self.out.warn("[interrupted: the partial reply is kept in the session; /retry asks again]")
         elif status == "failed" and result.error is not None:
             self.out.error(f"error: {result.error}")
+            if self.debug:
+                self.out.show(Traceback.from_exception(type(result.error), result.error, result.error.__traceback__))
             if pending.text:
                 self.out.warn("[the partial reply is kept, marked incomplete; /retry asks again]")
         elif status == "truncated":
@@ -262,7 +267,7 @@ def _build(settings: Settings, options: ChatOptions, store: SessionStore, sessio
                                                                                    f"({exc})"))
         worker = MemoryWorker(lambda: open_memory(settings, extractor=extractor), lambda o: hooks[0].on_write(o))
     engine = ChatEngine(chat, settings.model, conversation, store, session, worker)
-    repl = Repl(engine, out, worker)
+    repl = Repl(engine, out, worker, options.debug)
     hooks.append(repl)
     return repl
 
