@@ -245,11 +245,11 @@ def run_chat(settings: Settings, options: ChatOptions) -> int:
         session = store.load(name) if resumed else Session(name, now, now)
         out = Output(Mode.detect(options.plain))
         repl = _build(settings, options, store, session, out)
+        if options.resume_latest and not resumed:
+            out.notice("No session to continue: starting a new one.")
         if out.mode.interactive:
             repl.use(TerminalReader(paths.history, repl.toolbar))
             _banner(repl, resumed, options)
-        elif options.resume_latest and not resumed:
-            out.notice("No session to continue: starting a new one.")
         return repl.run()
 
 
