@@ -68,7 +68,7 @@ def test_429_with_retry_after_is_retried_visibly_then_answers(fake: FakeOpenAI) 
     assert recorder.sleeps == [2.0, 0.25]
     assert [(n.attempt, n.retries, n.reason) for n in recorder.notices] == [
         (1, 3, "rate limited (429)"), (2, 3, "rate limited (429)")]
-    assert len(fake.chat_requests) == 3
+    assert [r.headers["x-stainless-retry-count"] for r in fake.chat_requests] == ["0", "1", "2"]
 
 
 def test_retry_after_past_the_limit_fails_at_once_as_quota(fake: FakeOpenAI) -> None:

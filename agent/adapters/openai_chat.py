@@ -110,7 +110,13 @@ class OpenAIChat:
         while True:
             extra = {"stream_options": {"include_usage": True}} if self._usage_option else {}
             try:
-                return self._client.chat.completions.create(model=model, messages=payload, stream=True, **extra)
+                return self._client.chat.completions.create(
+                    model=model,
+                    messages=payload,
+                    stream=True,
+                    extra_headers={"x-stainless-retry-count": str(attempt)},  # what the SDK's own retries send
+                    **extra,
+                )
             except openai.APIStatusError as exc:
                 if exc.status_code == 400 and self._usage_option and "stream_options" in self._detail(exc):
                     self._usage_option = False  # an older server: ask again without the usage option
