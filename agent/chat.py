@@ -247,9 +247,11 @@ class ChatEngine:
             completion_tokens=pending.completion_tokens,
         )
         self.last_recall = pending.recall
-        fold = self.conversation.add(turn)
         self.session.turns.append(turn)
-        self._save()
+        self._save()  # durable before anything slow
+        fold = self.conversation.add(turn)  # may ask the model for a summary
+        if fold is not None:
+            self._save()
         number = len(self.session.turns)
         if self.memory is not None and turn.status == "complete":
             self.memory.observe(pending.line, session=self.session.name, turn=number)

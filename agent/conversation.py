@@ -215,6 +215,9 @@ def model_summarizer(chat: ChatModel, model: str) -> Summarizer:
 
     def summarize(previous: str, dropped: Sequence[Message]) -> str:
         request = f"Summary so far:\n{previous or '(empty)'}\n\nTurns leaving the window:\n{transcript(dropped)}"
-        return complete(chat, [Message("system", prompt("summary")), Message("user", request)], model)
+        try:
+            return complete(chat, [Message("system", prompt("summary")), Message("user", request)], model)
+        except KeyboardInterrupt as exc:  # Ctrl-C while summarising: keep the shortened lines instead
+            raise ChatError("the summary was interrupted") from exc
 
     return summarize

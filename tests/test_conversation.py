@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 
 import pytest
 
@@ -15,6 +15,7 @@ from agent.conversation import (
 )
 from agent.domain import Message
 from agent.errors import ChatRetryable
+from agent.ports import ChatChunk
 from agent.prompts import prompt
 from tests.chat_fakes import ScriptedChat
 
@@ -166,3 +167,16 @@ def test_model_summarizer_sends_the_summary_prompt_and_the_transcript() -> None:
 def test_a_capacity_below_one_is_refused() -> None:
     with pytest.raises(ValueError):
         ShortTermMemory(0)
+
+
+def test_ctrl_c_during_the_summary_call_falls_back_to_the_users_lines() -> None:
+    class Interrupted:
+        def stream(self, messages: Sequence[Message], model: str) -> Iterator[ChatChunk]:
+            raise KeyboardInterrupt
+            yield ChatChunk()
+
+    conversation = Conversation(20, model_summarizer(Interrupted(), "m"), counter=words)
+    for n in range(3):
+        fold = conversation.add(turn(n))
+    assert fold is not None and fold.error == "the summary was interrupted"
+    assert conversation.summary.startswith("The user said: question 0")

@@ -122,7 +122,11 @@ class Repl:
                 if not line.strip():
                     continue
                 if is_command(line):
-                    action = self.commands.handle(line)
+                    try:
+                        action = self.commands.handle(line)
+                    except KeyboardInterrupt:
+                        self.out.notice("(cancelled)")
+                        continue
                     if action.exit:
                         break
                     if action.send is None:
@@ -188,6 +192,9 @@ class Repl:
         if result.fold is not None and result.fold.error:
             self.out.warn(f"Could not summarise {result.fold.turns} earlier turns ({result.fold.error}); "
                           "kept their user lines instead.")
+        elif result.fold is not None:
+            left = "the oldest turn" if result.fold.turns == 1 else f"the {result.fold.turns} oldest turns"
+            self.out.notice(f"({left} left the context window; a summary keeps it in mind)")
         if status != "failed" or pending.text:
             self.out.notice(self._usage(pending))
 
