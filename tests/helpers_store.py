@@ -27,6 +27,7 @@ from agent.adapters.ledger import SqliteLedger
 from agent.config import load_settings
 from agent.errors import AgentError
 from agent.memory.service import MemoryService
+from agent.ports import Embedder
 from agent.recovery import MirroredIndex, Notify
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
@@ -50,10 +51,15 @@ class ShaEmbedder:
         return out
 
 
-def open_fake_memory(notify: Notify | None = None) -> MemoryService:
-    """``open_memory`` as the agent calls it, building the sha embedder whatever kind it asks for."""
-    with mock.patch.object(wiring, "build_embedder", lambda kind, settings: ShaEmbedder()):
+def open_memory_with(embedder: Embedder, notify: Notify | None = None) -> MemoryService:
+    """``open_memory`` as the agent calls it, with ``embedder`` whatever kind it asks for."""
+    assert os.environ.get("AGENT_DATA_DIR"), "tests keep their data in a temp dir, never in agent_memory_db/"
+    with mock.patch.object(wiring, "build_embedder", lambda kind, settings: embedder):
         return wiring.open_memory(load_settings(), notify=notify)
+
+
+def open_fake_memory(notify: Notify | None = None) -> MemoryService:
+    return open_memory_with(ShaEmbedder(), notify)
 
 
 def ledger_of(memory: MemoryService) -> SqliteLedger:

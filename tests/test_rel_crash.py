@@ -97,9 +97,7 @@ def test_a_full_disk_is_reported_once_and_a_retry_stores_the_memory_once(tmp_pat
 
 
 @pytest.mark.parametrize("error", [errno.ENOSPC, errno.EACCES], ids=["ENOSPC", "EACCES"])
-def test_an_index_write_refused_by_the_os_is_reported_and_a_retry_indexes_once(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, error: int
-) -> None:
+def test_an_index_write_refused_by_the_os_is_reported_and_a_retry_indexes_once(tmp_path: Path, error: int) -> None:
     memory = open_fake_memory()
     kept = memory.add(text_for("kept", 0))
     collection = index_of(memory)._get(create=True)
@@ -107,10 +105,9 @@ def test_an_index_write_refused_by_the_os_is_reported_and_a_retry_indexes_once(
     def refuse(**_: object) -> None:
         raise OSError(error, "refused by the test")
 
-    monkeypatch.setattr(collection, "upsert", refuse)
-    with pytest.raises(MemoryUnavailable, match="failed to save vectors"):
+    with pytest.MonkeyPatch.context() as patch, pytest.raises(MemoryUnavailable, match="failed to save vectors"):
+        patch.setattr(collection, "upsert", refuse)
         memory.add(text_for("new", 0))
-    monkeypatch.undo()
 
     retried = memory.add(text_for("new", 0))
     assert memory.count() == 2 and memory.index.count() == 2

@@ -30,12 +30,15 @@ inline: Chroma's Rust code keeps the GIL, so a watchdog thread could not fire an
 from __future__ import annotations
 
 import hashlib
+import io
 import json
 import logging
 import os
+import pickle
 import re
 import shutil
 import sqlite3
+import struct
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -58,6 +61,7 @@ SQLITE_WAIT = 5.0
 SERVER_TIMEOUT = 15.0
 PROBE_K = 10
 _SQLITE_MAGIC = b"SQLite format 3\x00"
+_HNSW_HEADER = struct.Struct("<I6QiI3QdQ")
 _REBUILD = "run `agent memories rebuild` to rebuild it from the ledger"
 
 _clients: dict[Path, Any] = {}
@@ -184,6 +188,75 @@ def _check_sqlite(chroma_dir: Path) -> None:
         raise StoreCorrupt(f"The memory index file {db} is damaged ({detail}): {_REBUILD}.", chroma_dir)
 
 
+class _Unchecked(Exception):
+    """The pickle refers to a class: a format this check does not know, so it is not judged."""
+
+
+class _PlainUnpickler(pickle.Unpickler):
+    """Reads only plain containers, numbers and strings: it never imports or calls anything."""
+
+    def find_class(self, module: str, name: str) -> Any:
+        raise _Unchecked(f"{module}.{name}")
+
+
+def _check_hnsw(chroma_dir: Path) -> None:
+    """Before Chroma reads them, check that each HNSW segment's files agree with its header.
+
+    Why: Chroma trusts these files, and a file torn by a kill or damaged on disk crashes the whole process on the
+    first search (a truncated ``data_level0.bin`` segfaults), or makes the next write allocate without end (garbage
+    in ``link_lists.bin``), neither of which can be caught. The layout is hnswlib's as chromadb 1.5 writes it: a
+    100-byte ``header.bin`` (format version, then the index parameters), ``data_level0.bin`` of ``max_elements``
+    fixed-size records, ``link_lists.bin`` holding a u32 length and that many bytes per element, and
+    ``index_metadata.pickle``, the id/label maps."""
+    for header_file in sorted(chroma_dir.glob("*/header.bin")):
+        segment = header_file.parent
+        try:
+            problem = _hnsw_problem(segment)
+        except OSError as exc:
+            problem = f"{exc.strerror}: {exc.filename}"
+        if problem:
+            raise StoreCorrupt(f"The memory index segment {segment} is damaged ({problem}): {_REBUILD}.", chroma_dir)
+
+
+def _hnsw_problem(segment: Path) -> str | None:
+    header = (segment / "header.bin").read_bytes()
+    if len(header) != _HNSW_HEADER.size:
+        return f"header.bin has {len(header)} bytes, not {_HNSW_HEADER.size}"
+    (version, _, max_elements, count, record, label_offset, data_offset, max_level, _, max_m, max_m0, m, mult,
+     _) = _HNSW_HEADER.unpack(header)
+    if not (version >= 1 and 0 < record and label_offset < record and data_offset < record and count <= max_elements
+            and 0 < m <= 4096 and 0 < max_m <= 4096 and 0 < max_m0 <= 8192
+            and (0 <= max_level < 256 or (max_level == -1 and count == 0))
+            and 0.0 < mult < 16.0):
+        return "header.bin holds impossible parameters"
+    data = (segment / "data_level0.bin").stat().st_size
+    if data < count * record:
+        return f"data_level0.bin has {data} bytes, {count} elements need {count * record}"
+    links = (segment / "link_lists.bin").read_bytes()
+    link_record = max_m * 4 + 4
+    at = 0
+    for _ in range(count):
+        if at + 4 > len(links):
+            return "link_lists.bin is cut short"
+        (size,) = struct.unpack_from("<I", links, at)
+        if size % link_record or size > max_level * link_record:
+            return "link_lists.bin holds an impossible length"
+        at += 4 + size
+    if at != len(links):
+        return f"link_lists.bin has {len(links)} bytes, its lengths add up to {at}"
+    try:
+        metadata = _PlainUnpickler(io.BytesIO((segment / "index_metadata.pickle").read_bytes())).load()
+    except _Unchecked:
+        return None
+    except FileNotFoundError:
+        return None if count == 0 else "index_metadata.pickle is missing"
+    except Exception as exc:  # a damaged pickle raises any of a dozen exception types
+        return f"index_metadata.pickle cannot be read ({type(exc).__name__})"
+    if not isinstance(metadata, dict) or not isinstance(metadata.get("id_to_label"), dict):
+        return "index_metadata.pickle holds no id map"
+    return None
+
+
 def _discard_system(identifier: str) -> None:
     """Drop a half-started store from Chroma's per-process cache, or the next open of the path would reuse it.
 
@@ -206,6 +279,7 @@ def _open_embedded(chroma_dir: Path) -> Any:
         try:
             _check_version(chroma_dir)
             _check_sqlite(chroma_dir)
+            _check_hnsw(chroma_dir)
             try:
                 client = chromadb.PersistentClient(path=str(key), settings=ChromaSettings(anonymized_telemetry=False))
             except BaseException as exc:
