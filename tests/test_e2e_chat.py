@@ -113,11 +113,13 @@ class Terminal:
             os.execve(sys.executable, [sys.executable, "-m", "agent", *args], env)
         fcntl.ioctl(self.fd, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 100, 0, 0))
         self.output = ""
+        self.seen = 0
 
     def expect(self, pattern: str, timeout: float = 30.0) -> str:
+        """Wait for ``pattern`` in the output after the previous match (like pexpect); return what led to it."""
         deadline = time.monotonic() + timeout
-        start = len(self.output)
-        while not re.search(pattern, self.output[start:]):
+        start = self.seen
+        while (match := re.search(pattern, self.output[start:])) is None:
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 raise AssertionError(f"no {pattern!r} in the terminal output:\n{self.output[start:]}")
@@ -127,7 +129,10 @@ class Terminal:
                     self.output += os.read(self.fd, 65536).decode("utf-8", "replace")
                 except OSError:  # the child has gone
                     break
-        return self.output[start:]
+        if match is None:
+            raise AssertionError(f"the agent exited before {pattern!r}:\n{self.output[start:]}")
+        self.seen = start + match.end()
+        return self.output[start : self.seen]
 
     def type(self, keys: str) -> None:
         os.write(self.fd, keys.encode())
