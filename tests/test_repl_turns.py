@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import threading
-import time
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
@@ -146,28 +145,29 @@ def test_a_failed_write_is_reported_not_swallowed(tmp_path: Path) -> None:
     assert done.out == "Noted.\n" and done.session.turns[0].status == "complete"
 
 
-class SlowEmbedder(WordHashEmbedder):
-    """Takes its time on writes (batches of one text that is not a probe), and says when it finished."""
+class BlockedEmbedder(WordHashEmbedder):
+    """Holds every write (a batch starting with the peanut line, after the first call) until ``release`` is set."""
 
     def __init__(self) -> None:
         super().__init__()
+        self.release = threading.Event()
         self.finished = threading.Event()
 
     def embed(self, texts: Sequence[str]) -> list[list[float]]:
         if texts and texts[0] == PEANUTS and len(self.calls) > 0:
-            time.sleep(0.6)
+            assert self.release.wait(10)
             self.finished.set()
         return super().embed(texts)
 
 
 def test_the_write_runs_after_the_reply_off_the_critical_path_and_finishes_before_exit(tmp_path: Path) -> None:
-    embedder = SlowEmbedder()
+    embedder = BlockedEmbedder()
     harness = build_chat(tmp_path, ScriptedChat("Noted."), memory=lambda: memory_service(tmp_path / "m", embedder))
-    started = time.monotonic()
-    harness.repl.turn(PEANUTS)
-    assert time.monotonic() - started < 0.5 and not embedder.finished.is_set()
+    harness.repl.turn(PEANUTS)  # returns while the write is still blocked: the next prompt does not wait
+    assert not embedder.finished.is_set()
     assert harness.repl.engine.store.load("test").turns[0].status == "complete"  # durable before the next prompt
-    run_lines(harness)
+    threading.Timer(0.2, embedder.release.set).start()
+    run_lines(harness)  # end of input: leaving waits for the pending write
     assert embedder.finished.is_set()
     assert f"remembered: {PEANUTS}" in harness.log
 
