@@ -228,3 +228,25 @@ def test_picking_the_session_of_a_run(store: SessionStore) -> None:
         pick_session(store, ChatOptions(session="work", resume_latest=True))
     with pytest.raises(SessionError, match="not a valid session name"):
         pick_session(store, ChatOptions(session="../etc"))
+
+
+def test_sessions_list_show_and_rm_from_the_command_line(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from agent.cli import app
+
+    runner = CliRunner()
+    assert "No sessions yet" in runner.invoke(app, ["sessions", "list"]).output
+    store = SessionStore(tmp_path / "data" / "sessions")
+    work = Session("work", 1.0, 2.0, [Turn("I like \x1b[2Jtea", "Noted."), Turn("more?", "par", status="interrupted")])
+    store.save(work)
+    listing = runner.invoke(app, ["sessions", "list"])
+    assert listing.exit_code == 0 and "work" in listing.output and "\x1b" not in listing.output
+    shown = runner.invoke(app, ["sessions", "show", "work"])
+    assert "[1] you: I like \\x1b[2Jtea" in shown.output and "agent: par [interrupted]" in shown.output
+    as_json = json.loads(runner.invoke(app, ["sessions", "show", "work", "--json"]).output)
+    assert as_json["turns"][1]["status"] == "interrupted"
+    assert json.loads(runner.invoke(app, ["sessions", "list", "--json"]).output)[0]["turns"] == 2
+    assert runner.invoke(app, ["sessions", "rm", "work"]).output == "removed session work\n"
+    missing = runner.invoke(app, ["sessions", "show", "work"])
+    assert isinstance(missing.exception, SessionError) and "no session 'work'" in str(missing.exception)
