@@ -18,6 +18,7 @@ import sys
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from unittest import mock
 
@@ -124,10 +125,16 @@ def free_port() -> int:
         return port
 
 
+@dataclass(frozen=True)
+class ChromaServer:
+    url: str
+    process: subprocess.Popen[bytes]
+
+
 @contextmanager
-def chroma_server(path: Path) -> Iterator[str]:
-    """A real ``chroma run`` on 127.0.0.1 and a free port; yields its URL once its heartbeat answers; always
-    stops it."""
+def chroma_server(path: Path) -> Iterator[ChromaServer]:
+    """A real ``chroma run`` on 127.0.0.1 and a free port, storing into ``path``; yields it once its heartbeat
+    answers; always stops it."""
     import httpx
 
     port = free_port()
@@ -150,7 +157,7 @@ def chroma_server(path: Path) -> Iterator[str]:
             if proc.poll() is not None or time.monotonic() > deadline:
                 raise AssertionError(f"chroma run did not come up: {(path.parent / f'{path.name}.log').read_text()}")
             time.sleep(0.1)
-        yield url
+        yield ChromaServer(url, proc)
     finally:
         proc.kill()
         proc.wait()
