@@ -51,6 +51,11 @@ DebugOpt = Annotated[bool, typer.Option("--debug", help="Show debug logs and ful
 UserOpt = Annotated[str | None, typer.Option("--user", help="Whose memories to use (default: AGENT_USER).")]
 EmbedderOpt = Annotated[str | None, typer.Option("--embedder", help="local or openai (default: the store's own).")]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")]
+SessionOpt = Annotated[str | None, typer.Option("-s", "--session", help="Resume or start the session NAME.")]
+ContinueOpt = Annotated[bool, typer.Option("-c", "--continue", help="Resume the most recent session.")]
+ModelOpt = Annotated[str | None, typer.Option("-m", "--model", help="Chat model.")]
+NoMemoryOpt = Annotated[bool, typer.Option("--no-memory", help="Neither read nor write long-term memory.")]
+PlainOpt = Annotated[bool, typer.Option("--plain", help="Plain text output, no colour or Markdown.")]
 
 
 def _apply_common(data_dir: Path | None, debug: bool, user: str | None = None) -> None:
@@ -66,11 +71,11 @@ def _apply_common(data_dir: Path | None, debug: bool, user: str | None = None) -
 @app.callback(invoke_without_command=True)
 def root(
     ctx: typer.Context,
-    session: Annotated[str | None, typer.Option("-s", "--session", help="Resume or start the session NAME.")] = None,
-    continue_: Annotated[bool, typer.Option("-c", "--continue", help="Resume the most recent session.")] = False,
-    model: Annotated[str | None, typer.Option("-m", "--model", help="Chat model.")] = None,
-    no_memory: Annotated[bool, typer.Option("--no-memory", help="Neither read nor write long-term memory.")] = False,
-    plain: Annotated[bool, typer.Option("--plain", help="Plain text output, no colour or Markdown.")] = False,
+    session: SessionOpt = None,
+    continue_: ContinueOpt = False,
+    model: ModelOpt = None,
+    no_memory: NoMemoryOpt = False,
+    plain: PlainOpt = False,
     data_dir: DataDirOpt = None,
     user: UserOpt = None,
     debug: DebugOpt = False,
@@ -85,11 +90,11 @@ def root(
 
 @app.command()
 def chat(
-    session: Annotated[str | None, typer.Option("-s", "--session", help="Resume or start the session NAME.")] = None,
-    continue_: Annotated[bool, typer.Option("-c", "--continue", help="Resume the most recent session.")] = False,
-    model: Annotated[str | None, typer.Option("-m", "--model", help="Chat model.")] = None,
-    no_memory: Annotated[bool, typer.Option("--no-memory", help="Neither read nor write long-term memory.")] = False,
-    plain: Annotated[bool, typer.Option("--plain", help="Plain text output, no colour or Markdown.")] = False,
+    session: SessionOpt = None,
+    continue_: ContinueOpt = False,
+    model: ModelOpt = None,
+    no_memory: NoMemoryOpt = False,
+    plain: PlainOpt = False,
     data_dir: DataDirOpt = None,
     user: UserOpt = None,
     debug: DebugOpt = False,
