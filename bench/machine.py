@@ -21,13 +21,15 @@ def cpu_model() -> str:
     return platform.processor() or platform.machine()
 
 
-def describe() -> dict[str, str | int]:
+def describe() -> dict[str, str | int | float]:
     """CPU model, usable cores, OS, Python and the versions of the packages on the measured path."""
-    info: dict[str, str | int] = {
+    info: dict[str, str | int | float] = {
         "cpu": cpu_model(),
         "cores": len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 0,
         "os": f"{platform.system()} {platform.release()}",
         "python": sys.version.split()[0],
+        # Other work on the machine skews timings: the 1-minute load average says how busy it was.
+        "load_avg_1m": round(os.getloadavg()[0], 2),
     }
     for name in PACKAGES:
         try:
