@@ -180,9 +180,13 @@ def _writer(ack: str, tag: str) -> None:
         n += 1
 
 
-def _hold() -> None:
-    """Open memory and keep it, as a chat does, until killed."""
-    open_fake_memory()
+def _hold(embedder: str = "sha") -> None:
+    """Open memory (with the sha embedder, or the agent's own ones with ``real``) and keep it, as a chat does,
+    until killed."""
+    if embedder == "real":
+        wiring.open_memory(load_settings())
+    else:
+        open_fake_memory()
     print("ready", flush=True)
     while True:
         time.sleep(60)

@@ -171,13 +171,13 @@ def _check_sqlite(chroma_dir: Path) -> None:
     db = chroma_dir / "chroma.sqlite3"
     if not db.exists():
         if (chroma_dir / VERSION_FILE).exists():
-            raise StoreCorrupt(f"The memory index in {chroma_dir} lost its chroma.sqlite3: {_REBUILD}.", chroma_dir)
+            raise StoreCorrupt(f"The memory index in {chroma_dir} lost its chroma.sqlite3.", chroma_dir)
         return
     with db.open("rb") as handle:
         header = handle.read(len(_SQLITE_MAGIC))
     if header != _SQLITE_MAGIC:
         what = "is empty" if not header else "is not a SQLite database"
-        raise StoreCorrupt(f"The memory index file {db} {what}: {_REBUILD}.", chroma_dir)
+        raise StoreCorrupt(f"The memory index file {db} {what}.", chroma_dir)
     try:
         probe = sqlite3.connect(db, timeout=SQLITE_WAIT, isolation_level=None)
         try:
@@ -197,7 +197,7 @@ def _check_sqlite(chroma_dir: Path) -> None:
         check = str(exc)
     if check != "ok":
         detail = check.splitlines()[0][:200]
-        raise StoreCorrupt(f"The memory index file {db} is damaged ({detail}): {_REBUILD}.", chroma_dir)
+        raise StoreCorrupt(f"The memory index file {db} is damaged ({detail}).", chroma_dir)
 
 
 class _Unchecked(Exception):
@@ -227,7 +227,7 @@ def _check_hnsw(chroma_dir: Path) -> None:
         except OSError as exc:
             problem = f"{exc.strerror}: {exc.filename}"
         if problem:
-            raise StoreCorrupt(f"The memory index segment {segment} is damaged ({problem}): {_REBUILD}.", chroma_dir)
+            raise StoreCorrupt(f"The memory index segment {segment} is damaged ({problem}).", chroma_dir)
 
 
 def _hnsw_problem(segment: Path) -> str | None:
@@ -299,7 +299,7 @@ def _open_embedded(chroma_dir: Path) -> Any:
                     raise
                 _discard_system(str(key))
                 raise StoreCorrupt(
-                    f"The memory index at {chroma_dir} cannot be opened ({_short(exc)}): {_REBUILD}.", chroma_dir
+                    f"The memory index at {chroma_dir} cannot be opened ({_short(exc)}).", chroma_dir
                 ) from exc
             _record_version(chroma_dir)
         except BaseException:
@@ -534,8 +534,7 @@ class ChromaIndex:
             hits = self.query(sample["embeddings"][0], PROBE_K)
             if len(hits) < min(PROBE_K, size):
                 raise StoreCorrupt(
-                    f"The memory index at {self._location} holds {size} vectors but finds only {len(hits)}: "
-                    f"{_REBUILD}.",
+                    f"The memory index at {self._location} holds {size} vectors but finds only {len(hits)}.",
                     Path(self._location),
                 )
             wanted = [mid for mid, _ in expected]
@@ -543,14 +542,15 @@ class ChromaIndex:
             for mid, vector in expected:
                 if mid in held and mid not in {hit.id for hit in self.query(vector, PROBE_K)}:
                     raise StoreCorrupt(
-                        f"The memory index at {self._location} lists a memory but cannot find it by its vector: "
-                        f"{_REBUILD}.",
+                        f"The memory index at {self._location} lists a memory but cannot find it by its vector.",
                         Path(self._location),
                     )
         except StoreCorrupt:
             raise
         except MemoryUnavailable as exc:
-            raise StoreCorrupt(str(exc), Path(self._location)) from exc
+            cause = _short(exc.__cause__ or exc)
+            raise StoreCorrupt(f"The memory index at {self._location} fails when read ({cause}).",
+                               Path(self._location)) from exc
 
     def reset(self) -> None:
         """Drop this user's collection; the next write creates it afresh. Chroma leaves a dropped collection's files

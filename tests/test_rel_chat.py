@@ -1,0 +1,79 @@
+"""The chat keeps going when its memory store cannot be used: the real ``agent`` process, piped stdin, the fake
+OpenAI server. A damaged ledger and a store held by another process turn memory off with one line; a torn index is
+rebuilt from the ledger while the chat starts, and recall works in the first reply."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from agent.adapters.chroma_index import forget_clients
+from agent.adapters.local_embedder import LocalEmbedder
+from tests.fake_openai import FakeOpenAI, Reply
+from tests.helpers_store import open_memory_with, spawn, wait_for_line
+
+pytestmark = pytest.mark.slow
+
+PEANUTS = "I can't eat peanuts, they make my throat swell"
+
+
+@pytest.fixture
+def fake() -> Iterator[FakeOpenAI]:
+    with FakeOpenAI(fallback=Reply("Noted.")) as server:
+        yield server
+
+
+@pytest.fixture
+def seeded(tmp_path: Path, local_embedder: LocalEmbedder) -> Path:
+    """A store holding the peanut allergy, closed; returns the data directory."""
+    open_memory_with(local_embedder).add(PEANUTS)
+    forget_clients()
+    return tmp_path / "data"
+
+
+def chat(fake: FakeOpenAI, line: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "OPENAI_BASE_URL": fake.url, "AGENT_EMBEDDER": "local"}
+    return subprocess.run([sys.executable, "-m", "agent", "-s", "today"], input=f"{line}\n", capture_output=True,
+                          text=True, timeout=60, env=env)
+
+
+def test_a_damaged_ledger_turns_memory_off_and_the_chat_answers(fake: FakeOpenAI, seeded: Path) -> None:
+    with (seeded / "ledger.sqlite3").open("r+b") as ledger:
+        ledger.write(os.urandom(100))
+    result = chat(fake, "Any snack ideas?")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == "Noted.\n"
+    [moved] = list(seeded.glob("ledger.sqlite3.corrupt-*"))
+    assert f"Long-term memory is unavailable: The memory ledger {seeded / 'ledger.sqlite3'} is damaged" in result.stderr
+    assert f"moved aside to {moved}" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_a_torn_index_is_rebuilt_and_the_first_reply_recalls(fake: FakeOpenAI, seeded: Path) -> None:
+    [segment] = [p for p in (seeded / "chroma").iterdir() if p.is_dir()]
+    (segment / "index_metadata.pickle").write_bytes(os.urandom(300))
+    result = chat(fake, "Any snack ideas?")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == "Noted.\n"
+    assert "is rebuilt from the ledger" in result.stderr and "Traceback" not in result.stderr
+    assert PEANUTS in fake.system_prompts()[-1]
+
+
+def test_a_second_chat_on_a_held_store_answers_without_memory(fake: FakeOpenAI, seeded: Path) -> None:
+    holder = spawn("hold", "real")
+    try:
+        wait_for_line(holder, "ready")
+        result = chat(fake, "Any snack ideas?")
+    finally:
+        holder.kill()
+        holder.communicate()
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == "Noted.\n"
+    assert f"Another agent process (pid {holder.pid}) is using the memory store" in result.stderr
+    assert "Chatting without it in this run" in result.stderr
+    assert PEANUTS not in fake.system_prompts()[-1]
