@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from bench import locomo
-from bench.locomo_recall import run
+from bench.locomo_recall import main, run
 from tests.fakes import WordHashEmbedder
 
 SAMPLE = {
@@ -100,3 +100,11 @@ def test_run_end_to_end_reports_every_variant(data_file: Path) -> None:
     # Five memories fit in the top 25: every evidence turn is found.
     assert bm25["turn_recall@25"] == 1.0
     assert results["tokens"]["conversation_tokens_mean"] > 0
+
+
+def test_json_output_has_the_issue_keys(data_file: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["--data", str(data_file), "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert {"agent", "bm25", "dense"} <= out.keys()
+    assert out["agent"]["questions"] == 3 and "by_category" in out["agent"]
+    assert out["data"]["evidence_fixes"]["questions_skipped"] == 1
