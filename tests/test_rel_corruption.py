@@ -20,7 +20,7 @@ from agent.adapters import chroma_index
 from agent.adapters.chroma_index import VERSION_FILE, forget_clients, installed_chromadb
 from agent.adapters.local_embedder import LocalEmbedder
 from agent.errors import MemoryUnavailable, StoreCorrupt
-from tests.helpers_store import ShaEmbedder, index_of, open_fake_memory, open_memory_with, run_agent, text_for
+from tests.helpers_store import ShaEmbedder, add_all, index_of, open_fake_memory, open_memory_with, run_agent, text_for
 
 N = 12
 TEXTS = ["I grow tomatoes on my balcony", "My sister lives in Lisbon", "I am allergic to penicillin"]
@@ -56,8 +56,7 @@ FOUND_BY_SEARCHING = {"HNSW segment lost"}
 
 def seed(n: int = N) -> dict[str, str]:
     """``n`` memories written with the sha embedder, then the store closed; returns id -> text."""
-    memory = open_fake_memory()
-    stored = {memory.add(text_for("seed", i)).id: text_for("seed", i) for i in range(n)}
+    stored = add_all(open_fake_memory(), [text_for("seed", i) for i in range(n)])
     forget_clients()
     return stored
 

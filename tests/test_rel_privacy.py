@@ -29,6 +29,7 @@ from agent.errors import EmbeddingError
 from agent.wiring import open_memory
 from tests.helpers_store import (
     ShaEmbedder,
+    add_all,
     child_env,
     free_port,
     ledger_of,
@@ -78,12 +79,10 @@ def test_data_dir_is_0700_and_every_file_0600_even_under_umask_022(tmp_path: Pat
 
 def test_forget_one_among_many_leaves_no_byte_of_it_anywhere(tmp_path: Path) -> None:
     memory = open_fake_memory()
-    for n in range(25):
-        memory.add(text_for("before", n))
+    add_all(memory, [text_for("before", n) for n in range(25)])
     canary = memory.add(CANARY)
     vector = array("f", ShaEmbedder().embed([CANARY])[0]).tobytes()
-    for n in range(25):
-        memory.add(text_for("after", n))
+    add_all(memory, [text_for("after", n) for n in range(25)])
     root = tmp_path / "data"
     assert leaks((b"CANARY",), root), "the canary was written"
 
@@ -102,8 +101,7 @@ def test_agent_memories_forget_and_forget_all_erase_the_text_from_every_file(
 ) -> None:
     memory = open_memory_with(local_embedder)
     cousins = [f"My cousin number {n} lives in town {n}" for n in range(20)]
-    for text in cousins:
-        memory.add(text)
+    add_all(memory, cousins)
     canary = memory.add(CANARY)
     forget_clients()
     root = tmp_path / "data"

@@ -29,6 +29,7 @@ inline: Chroma's Rust code keeps the GIL, so a watchdog thread could not fire an
 
 from __future__ import annotations
 
+import atexit
 import hashlib
 import io
 import json
@@ -59,10 +60,13 @@ T = TypeVar("T")
 
 HNSW_CONFIG = {"hnsw": {"space": "cosine", "sync_threshold": 2, "batch_size": 2}}
 VERSION_FILE = "agent-store.json"
+COMPACT_MARK = "agent-compact"
 LOCK_WAIT = 0.5
 SQLITE_WAIT = 5.0
 SERVER_TIMEOUT = 15.0
 PROBE_K = 10
+CLOSE_WAIT = 2.0
+_POLL = 0.01
 _SQLITE_MAGIC = b"SQLite format 3\x00"
 _HNSW_HEADER = struct.Struct("<I6QiI3QdQ")
 _REBUILD = "run `agent memories rebuild` to rebuild it from the ledger"
@@ -292,6 +296,7 @@ def _open_embedded(chroma_dir: Path) -> Any:
             _check_version(chroma_dir)
             _check_sqlite(chroma_dir)
             _check_hnsw(chroma_dir)
+            _compact(chroma_dir, check_handles=False)
             try:
                 client = chromadb.PersistentClient(path=str(key), settings=ChromaSettings(anonymized_telemetry=False))
             except BaseException as exc:
@@ -357,10 +362,53 @@ def close_client(chroma_dir: Path) -> None:
 
 
 def forget_clients() -> None:
-    """Close every embedded store this process opened and release their locks, so another process can use them."""
+    """Close every embedded store this process opened, compact it after deletions and release its lock, so another
+    process can use it. Registered to run at exit."""
     for path in list(_clients):
         close_client(path)
-        locking.release(path)
+        try:
+            _compact(path, check_handles=True)
+        finally:
+            locking.release(path)
+
+
+atexit.register(forget_clients)
+
+
+def _compact(chroma_dir: Path, check_handles: bool) -> None:
+    """VACUUM ``chroma.sqlite3`` once vectors were deleted from it (``COMPACT_MARK``). Chroma's SQLite keeps deleted
+    rows' bytes in free pages, so without this a forgotten memory's vector would stay readable in the file; VACUUM
+    rewrites the file with live rows only (measured: no byte of the vector left). It runs with Python's SQLite,
+    so only while this process has no handle on the file: before Chroma opens it, or after it is closed."""
+    mark, db = chroma_dir / COMPACT_MARK, chroma_dir / "chroma.sqlite3"
+    if not mark.exists() or not db.exists() or (check_handles and _held_open(db)):
+        return
+    connection = sqlite3.connect(db, timeout=SQLITE_WAIT, isolation_level=None)
+    try:
+        connection.execute("VACUUM")
+    finally:
+        connection.close()
+    mark.unlink()
+
+
+def _held_open(path: Path, wait: float = CLOSE_WAIT) -> bool:
+    """Whether this process still has ``path`` open after waiting up to ``wait`` seconds (Chroma closes its SQLite
+    connections on a thread of its own, some milliseconds after ``close``); True when it cannot tell (no ``/proc``)."""
+    handles = Path("/proc/self/fd")
+    if not handles.is_dir():
+        return True
+    target = str(path.resolve())
+    deadline = time.monotonic() + wait
+    while True:
+        held = False
+        for handle in handles.iterdir():
+            try:
+                held = held or os.readlink(handle) == target
+            except OSError:
+                continue
+        if not held or time.monotonic() >= deadline:
+            return held
+        time.sleep(_POLL)
 
 
 class _Timeout(Exception):
@@ -399,6 +447,7 @@ class ChromaIndex:
         self._name = collection_name(user, namespace)
         self._location = location
         self._remote = remote
+        self._compact_mark = None if remote else Path(location) / COMPACT_MARK
         self._collection: Any = None
         self._broken: str | None = None
 
@@ -498,8 +547,14 @@ class ChromaIndex:
         collection = self._get()
         if collection is None or not ids:
             return
+        self._mark_for_compaction()
         self._scramble(collection, ids)
         self._call("delete vectors", lambda: collection.delete(ids=list(ids)))
+
+    def _mark_for_compaction(self) -> None:
+        """Before anything is deleted, so a kill in the middle still leaves the file to compact at the next open."""
+        if self._compact_mark is not None:
+            self._compact_mark.touch()
 
     def _scramble(self, collection: Any, ids: Sequence[str]) -> None:
         """Overwrite vectors with noise before they are deleted: hnswlib only marks a deleted vector, and its bytes
@@ -557,6 +612,7 @@ class ChromaIndex:
         on disk, so its vectors are scrambled first (see ``_scramble``)."""
         collection = self._get()
         if collection is not None:
+            self._mark_for_compaction()
             self._scramble(collection, sorted(self.ids()))
             self._call("drop its collection", lambda: self._client.delete_collection(self._name))
         self._collection = None
