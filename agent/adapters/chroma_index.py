@@ -12,15 +12,20 @@ Opening the embedded store is guarded, because chromadb 1.5.9 fails in ways that
 - two processes writing one directory lose records: the opener holds an exclusive lock (``agent.locking``);
 - a hung process holding ``chroma.sqlite3`` locked makes the open block for as long, with the GIL held, so no
   thread can time it out: the lock is probed first with Python's own SQLite and a bounded wait. That is safe only
-  before Chroma has the file open in this process (closing a second handle would drop Chroma's POSIX locks), which
-  the per-process client cache here guarantees;
-- a 0-byte ``chroma.sqlite3`` opens as an empty store (every memory silently gone) and a damaged first page
-  panics in Rust (``PanicException``, not an ``Exception``): both are checked or caught and reported as
-  ``StoreCorrupt``;
-- damaged HNSW files open fine and fail only on the first count or query, and a lost segment directory makes
-  queries quietly return fewer results than the collection holds: ``probe`` runs both right after opening;
+  while Chroma does not have the file open in this process (closing a second handle would drop Chroma's POSIX
+  locks), which the per-process client cache here guarantees;
+- a 0-byte ``chroma.sqlite3`` opens as an empty store (every memory silently gone) and a damaged page panics in
+  Rust (``PanicException``, not an ``Exception``): the file is checked (``quick_check``) before Chroma opens it,
+  and a panic is caught anyway; both are reported as ``StoreCorrupt``;
+- HNSW files torn by a kill or damaged on disk crash or hang the process at the first search or write (a truncated
+  ``data_level0.bin`` segfaults, garbage link lists allocate without end): each segment is checked against its
+  header before Chroma reads it, and what only a search reveals (a lost segment answers fewer hits than it holds)
+  is caught by ``probe`` right after opening;
 - Chroma migrates a store forward and can never go back: a sidecar file records the chromadb version that last
-  wrote the store; a store of a newer chromadb is refused, and one of an older version is copied aside first.
+  wrote the store; a store of a newer chromadb is refused, and one of an older version is copied aside first;
+- a deleted vector is not gone: hnswlib keeps its bytes, a dropped collection's files stay on disk, and Chroma's
+  SQLite keeps deleted rows in free pages. Vectors are overwritten with noise before they are deleted, and
+  ``chroma.sqlite3`` is vacuumed once Chroma has let go of it, so forget leaves no copy of the vector either.
 
 Against a server (``HttpClient``) every call runs in a worker thread with a deadline, because the client's HTTP
 session has no timeout and a server that stops answering would otherwise freeze the chat. The embedded calls run
