@@ -7,22 +7,13 @@ default threshold of 0.30) and leaves the move to Berlin (about 0.05) out of the
 
 from __future__ import annotations
 
-import fcntl
-import json
 import os
-import pty
-import re
-import select
-import struct
-import subprocess
-import sys
-import termios
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from tests.e2e_helpers import Terminal, agent, agent_env, session_file
 from tests.fake_openai import FakeOpenAI, Reply
 
 pytestmark = pytest.mark.slow
@@ -36,20 +27,6 @@ SNACKS = "Any snack ideas?"
 def fake() -> Iterator[FakeOpenAI]:
     with FakeOpenAI(fallback=Reply("Noted.")) as server:
         yield server
-
-
-def agent_env(fake: FakeOpenAI, **extra: str) -> dict[str, str]:
-    return {**os.environ, "OPENAI_BASE_URL": fake.url, "AGENT_EMBEDDER": "local", **extra}
-
-
-def agent(env: dict[str, str], *args: str, stdin: str = "") -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "agent", *args], input=stdin, capture_output=True, text=True,
-                          timeout=60, env=env)
-
-
-def session_file(tmp_path: Path, name: str) -> dict[str, object]:
-    data: dict[str, object] = json.loads((tmp_path / "data" / "sessions" / f"{name}.json").read_text())
-    return data
 
 
 def test_monday_friday_resume_and_forget_through_pipes(fake: FakeOpenAI, tmp_path: Path) -> None:
@@ -104,62 +81,13 @@ def test_no_key_and_no_base_url_is_one_clear_line_and_exit_1() -> None:
     assert result.stderr.count("\n") == 1 and "Traceback" not in result.stderr
 
 
-class Terminal:
-    """The agent in a pseudo-terminal: what it printed so far, keys to type, and a wait for some output."""
-
-    def __init__(self, env: dict[str, str], *args: str) -> None:
-        self.pid, self.fd = pty.fork()
-        if self.pid == 0:  # the child: the pty is its controlling terminal, so Ctrl-C becomes SIGINT
-            os.execve(sys.executable, [sys.executable, "-m", "agent", *args], env)
-        fcntl.ioctl(self.fd, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 100, 0, 0))
-        self.output = ""
-        self.seen = 0
-
-    def expect(self, pattern: str, timeout: float = 30.0) -> str:
-        """Wait for ``pattern`` in the output after the previous match (like pexpect); return what led to it."""
-        deadline = time.monotonic() + timeout
-        start = self.seen
-        while (match := re.search(pattern, self.output[start:])) is None:
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                raise AssertionError(f"no {pattern!r} in the terminal output:\n{self.output[start:]}")
-            ready, _, _ = select.select([self.fd], [], [], remaining)
-            if ready:
-                try:
-                    self.output += os.read(self.fd, 65536).decode("utf-8", "replace")
-                except OSError:  # the child has gone
-                    break
-        if match is None:
-            raise AssertionError(f"the agent exited before {pattern!r}:\n{self.output[start:]}")
-        self.seen = start + match.end()
-        return self.output[start : self.seen]
-
-    def type(self, keys: str) -> None:
-        os.write(self.fd, keys.encode())
-
-    def wait(self, timeout: float = 30.0) -> int:
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            try:
-                self.output += os.read(self.fd, 65536).decode("utf-8", "replace")
-            except OSError:
-                pass
-            pid, status = os.waitpid(self.pid, os.WNOHANG)
-            if pid:
-                os.close(self.fd)
-                return os.waitstatus_to_exitcode(status)
-            time.sleep(0.05)
-        raise AssertionError(f"the agent did not exit:\n{self.output[-2000:]}")
-
-
 def test_friday_in_a_terminal_ctrl_c_mid_reply_and_the_chat_goes_on(fake: FakeOpenAI, tmp_path: Path) -> None:
     env = agent_env(fake)
     assert agent(env, "-s", "monday", stdin=f"{PEANUTS}\n{BERLIN}\n").returncode == 0
     story = " ".join(f"word{n}" for n in range(200))
     fake.add(Reply("How about apple slices?"), Reply(story, delay=0.05), Reply("Back again."))
 
-    terminal = Terminal({**env, "TERM": "xterm", "PROMPT_TOOLKIT_NO_CPR": "1"}, "-s", "friday")
-    try:
+    with Terminal(env, "-s", "friday") as terminal:
         terminal.expect("session friday")
         terminal.expect("›")
         terminal.type(f"{SNACKS}\r")
@@ -184,13 +112,6 @@ def test_friday_in_a_terminal_ctrl_c_mid_reply_and_the_chat_goes_on(fake: FakeOp
         terminal.expect("›")
         terminal.type("\x04")
         assert terminal.wait() == 0
-    finally:
-        if terminal.fd:
-            try:
-                os.kill(terminal.pid, 9)
-                os.waitpid(terminal.pid, 0)
-            except (ProcessLookupError, ChildProcessError):
-                pass
 
     turns = session_file(tmp_path, "friday")["turns"]
     assert isinstance(turns, list)
