@@ -25,13 +25,12 @@ if __package__ in (None, ""):  # run as a script: make ``bench`` importable from
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from agent.adapters.chroma_index import forget_clients
-from agent.config import load_settings
+from agent.errors import AgentError
 from agent.memory.retriever import dot
 from agent.memory.service import MemoryPolicy, MemoryService
 from agent.ports import Embedder
-from agent.wiring import build_embedder
 from bench import locomo, machine
-from bench.locomo_recall import USER, build_store, mean
+from bench.locomo_recall import USER, build_store, mean, prepare
 
 THRESHOLDS = tuple(round(0.15 + 0.025 * i, 3) for i in range(15))
 # (probe, memory, must the memory be injected?) from the chat issue: a snack question must bring back the
@@ -90,11 +89,13 @@ def main(argv: Sequence[str] | None = None) -> int:
                                                                  "that still get a memory")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
-    conversations = locomo.load(args.data)
+    conversations, embedder = prepare(args.data, args.embedder)
     if len(conversations) < 2:
         parser.error("calibration needs at least two conversations (questions are asked of a stranger's store)")
-    embedder = build_embedder(args.embedder, load_settings())
-    rows = sweep(conversations, embedder, MemoryPolicy().k)
+    try:
+        rows = sweep(conversations, embedder, MemoryPolicy().k)
+    except AgentError as exc:
+        raise SystemExit(f"error: {exc}") from exc
     checks = chat_checks(embedder)
     chosen = choose(rows, args.leak)
     result = {"embedder": args.embedder, "max_leak": args.leak, "chosen": chosen, "sweep": rows,

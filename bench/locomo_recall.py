@@ -28,6 +28,7 @@ if __package__ in (None, ""):  # run as a script: make ``bench`` importable from
 from agent.adapters.chroma_index import ChromaIndex, forget_clients, open_client
 from agent.adapters.ledger import SqliteLedger
 from agent.config import load_settings
+from agent.errors import AgentError
 from agent.memory.retriever import FusionWeights
 from agent.memory.service import MemoryPolicy, MemoryService
 from agent.ports import Embedder
@@ -249,6 +250,21 @@ def table(results: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def prepare(data: Path, embedder: str) -> tuple[list[Conversation], Embedder]:
+    """The conversations of ``data`` and the embedder called ``embedder``; one line and exit status 1 when either
+    cannot be had (no file, not LoCoMo JSON, no endpoint for openai)."""
+    try:
+        conversations = locomo.load(data)
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise SystemExit(f"error: {data} cannot be read as LoCoMo JSON: {exc}") from exc
+    if not conversations:
+        raise SystemExit(f"error: {data} holds no conversation")
+    try:
+        return conversations, build_embedder(embedder, load_settings())
+    except AgentError as exc:
+        raise SystemExit(f"error: {exc}") from exc
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--data", type=Path, required=True, help="a file in LoCoMo's JSON format")
@@ -256,17 +272,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--json", action="store_true", help="print one JSON object instead of tables")
     args = parser.parse_args(argv)
 
-    conversations = locomo.load(args.data)
+    conversations, embedder = prepare(args.data, args.embedder)
     fixes = locomo.EvidenceFixes()
     for conv in conversations:
         fixes.add(conv.fixes)
-    embedder = build_embedder(args.embedder, load_settings())
 
     def log(message: str) -> None:
         print(message, file=sys.stderr, flush=True)
 
     started = time.perf_counter()
-    results = run(conversations, embedder, log)
+    try:
+        results = run(conversations, embedder, log)
+    except AgentError as exc:
+        raise SystemExit(f"error: {exc}") from exc
     results["machine"] = machine.describe()
     results["data"] = {
         "file": args.data.name,
