@@ -7,6 +7,7 @@ copies of the vectors, so memory stays available; a damaged ledger leaves the ch
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import shutil
@@ -271,3 +272,21 @@ def test_a_ledger_written_by_a_newer_agent_is_refused_not_downgraded(tmp_path: P
         open_fake_memory()
     with sqlite3.connect(ledger) as db:
         assert db.execute("PRAGMA user_version").fetchone()[0] == 99
+
+
+def test_a_version_backup_that_cannot_be_written_stops_the_open_before_any_migration(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    seed(3)
+    chroma = tmp_path / "data" / "chroma"
+    (chroma / VERSION_FILE).write_text(json.dumps({"chromadb": "1.5.0"}))
+    before = snapshot(chroma)
+
+    def disk_full(source: Path, target: Path) -> None:
+        raise OSError(errno.ENOSPC, "No space left on device", str(target))
+
+    monkeypatch.setattr(chroma_index.shutil, "copytree", disk_full)
+    with pytest.raises(MemoryUnavailable, match="cannot be prepared \\(No space left on device") as failed:
+        open_fake_memory()
+    assert "\n" not in str(failed.value)
+    assert snapshot(chroma) == before, "chromadb never opened, so never migrated, the store it could not back up"

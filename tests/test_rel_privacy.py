@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import sqlite3
 import stat
 import subprocess
 import sys
@@ -22,6 +23,7 @@ from pathlib import Path
 
 import pytest
 
+from agent.adapters import chroma_index
 from agent.adapters.chroma_index import forget_clients
 from agent.adapters.local_embedder import LocalEmbedder
 from agent.config import load_settings
@@ -93,6 +95,31 @@ def test_forget_one_among_many_leaves_no_byte_of_it_anywhere(tmp_path: Path) -> 
     assert leaks(NEEDLES, root) == []
     assert leaks((vector[:32],), root) == [], "nor of its vector: Chroma's copy was overwritten, the ledger's deleted"
     assert len(open_fake_memory().list()) == 50
+
+
+def test_a_compaction_that_fails_at_exit_is_done_at_the_next_start(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    memory = open_fake_memory()
+    add_all(memory, [text_for("before", n) for n in range(25)])
+    canary = memory.add(CANARY)
+    vector = array("f", ShaEmbedder().embed([CANARY])[0]).tobytes()[:32]
+    add_all(memory, [text_for("after", n) for n in range(25)])
+    memory.forget([canary.id])
+    root = tmp_path / "data"
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(chroma_index.sqlite3, "connect", full_disk)
+        forget_clients()
+    assert "Could not compact" in caplog.text and (root / "chroma" / chroma_index.COMPACT_MARK).exists()
+    assert leaks((vector,), root / "chroma"), "Chroma's free pages still hold the forgotten vector"
+    open_fake_memory()  # the next start compacts before Chroma opens the file
+    assert not (root / "chroma" / chroma_index.COMPACT_MARK).exists()
+    forget_clients()
+    assert leaks((vector,), root / "chroma") == []
+
+
+def full_disk(*args: object, **kwargs: object) -> None:
+    raise sqlite3.OperationalError("database or disk is full")
 
 
 @pytest.mark.slow

@@ -312,6 +312,11 @@ def _open_embedded(chroma_dir: Path) -> Any:
                     f"The memory index at {chroma_dir} cannot be opened ({_short(exc)}).", chroma_dir
                 ) from exc
             _record_version(chroma_dir)
+        except OSError as exc:  # the version backup or sidecar on a full or read-only disk
+            locking.release(chroma_dir)
+            raise MemoryUnavailable(
+                f"The memory index at {chroma_dir} cannot be prepared ({exc.strerror}: {exc.filename})."
+            ) from exc
         except BaseException:
             locking.release(chroma_dir)
             raise
@@ -388,11 +393,15 @@ def _compact(chroma_dir: Path, check_handles: bool) -> None:
     mark, db = chroma_dir / COMPACT_MARK, chroma_dir / "chroma.sqlite3"
     if not mark.exists() or not db.exists() or (check_handles and _held_open(db)):
         return
-    connection = sqlite3.connect(db, timeout=SQLITE_WAIT, isolation_level=None)
     try:
-        connection.execute("VACUUM")
-    finally:
-        connection.close()
+        connection = sqlite3.connect(db, timeout=SQLITE_WAIT, isolation_level=None)
+        try:
+            connection.execute("VACUUM")
+        finally:
+            connection.close()
+    except sqlite3.Error as exc:  # a full disk, a lock: the mark stays, and the next open or exit tries again
+        log.warning("Could not compact %s after a forget (%s); it is tried again at the next start.", db, exc)
+        return
     mark.unlink()
 
 

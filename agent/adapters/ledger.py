@@ -128,9 +128,14 @@ class SqliteLedger:
         self.path = path
         self._lock = threading.RLock()
         fresh = not path.exists()
-        if fresh:
-            os.close(os.open(path, os.O_CREAT | os.O_WRONLY | os.O_EXCL | os.O_NOFOLLOW, 0o600))
-        self._db = sqlite3.connect(path, timeout=BUSY_WAIT, check_same_thread=False, isolation_level=None)
+        try:
+            if fresh:
+                os.close(os.open(path, os.O_CREAT | os.O_WRONLY | os.O_EXCL | os.O_NOFOLLOW, 0o600))
+            self._db = sqlite3.connect(path, timeout=BUSY_WAIT, check_same_thread=False, isolation_level=None)
+        except OSError as exc:
+            raise MemoryUnavailable(f"The memory ledger {path} cannot be created ({exc.strerror}).") from exc
+        except sqlite3.DatabaseError as exc:
+            raise _classify(path, exc) from exc
         try:
             self._db.row_factory = sqlite3.Row
             self._db.execute("PRAGMA secure_delete = ON")
