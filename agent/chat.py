@@ -18,7 +18,7 @@ import threading
 import time
 from collections.abc import Callable, Generator, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TypeVar
 
 from agent.conversation import Conversation, Fold, Turn, TurnStatus
@@ -26,7 +26,7 @@ from agent.domain import Message
 from agent.errors import AgentError, ChatError, MemoryUnavailable
 from agent.memory.service import MemoryService, Recall, WriteReport
 from agent.ports import ChatChunk, ChatModel
-from agent.sessions import Session, SessionStore
+from agent.sessions import Forgotten, Session, SessionStore, scrub_session
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -46,6 +46,15 @@ def in_background(build: Callable[[], T], name: str) -> Future[T]:
 
     threading.Thread(target=run, name=name, daemon=True).start()
     return future
+
+
+def memory_failure(exc: Exception) -> AgentError:
+    """``exc`` as an error the chat reports in one line and survives: a bug in the memory layer (a library that
+    chokes on some input, say) costs this turn its memories, never the chat."""
+    if isinstance(exc, AgentError):
+        return exc
+    log.debug("the memory layer failed", exc_info=exc)
+    return MemoryUnavailable(f"{type(exc).__name__}: {exc}")
 
 
 class DeferredChatModel:
@@ -106,7 +115,12 @@ class MemoryWorker:
 
         def run() -> T:
             service = self._service.result()
-            result = task(service)
+            try:
+                result = task(service)
+            except AgentError:
+                raise
+            except Exception as exc:
+                raise memory_failure(exc) from exc
             self.count = service.count()
             return result
 
@@ -123,12 +137,8 @@ class MemoryWorker:
                     text, session=session, turn=turn, extra={"context": context} if context else None
                 )
                 self.count = service.count()
-            except AgentError as exc:
-                self._on_write(WriteOutcome(turn, error=exc))
-                return
             except Exception as exc:  # reported like any failed write, never lost in the worker thread
-                log.debug("memory write failed", exc_info=True)
-                self._on_write(WriteOutcome(turn, error=MemoryUnavailable(f"{type(exc).__name__}: {exc}")))
+                self._on_write(WriteOutcome(turn, error=memory_failure(exc)))
                 return
             self._on_write(WriteOutcome(turn, report=report))
 
@@ -277,6 +287,21 @@ class ChatEngine:
     def clear(self) -> None:
         self.conversation.clear()
         self._save()
+
+    def scrub(self, forgotten: Forgotten, ids: set[str]) -> bool:
+        """After a forget: take the forgotten words out of this session, in memory (the context window is rebuilt
+        from the scrubbed turns) and on disk, so no later save writes them back; the memories of the last reply
+        lose the forgotten ones (``/why``). Returns whether the session held the words."""
+        if self.last_recall is not None:
+            recall = self.last_recall
+            block = replace(recall.block, memories=tuple(m for m in recall.block.memories if m.record.id not in ids))
+            self.last_recall = replace(
+                recall, block=block, candidates=tuple(m for m in recall.candidates if m.record.id not in ids))
+        if not scrub_session(self.session, forgotten):
+            return False
+        self.conversation.resume(self.session.turns, self.session.context_start, self.session.summary)
+        self._save()
+        return True
 
     def _save(self) -> None:
         self.session.summary = self.conversation.summary

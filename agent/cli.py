@@ -269,22 +269,34 @@ def memories_forget(
     if all_ == bool(ids):
         raise typer.BadParameter("give memory ids, or --all --yes.")
     service = _service(embedder)
+    known = service.list()
     if all_:
         if not yes:
             if not sys.stdin.isatty():
                 raise typer.BadParameter("--all needs --yes when not run in a terminal.", param_hint="--yes")
             typer.confirm(f"Forget all {service.count()} memories of {service.user}?", abort=True)
         typer.echo(f"forgot {service.forget_all()} memories")
+        _erase_traces(known)
         return
-    known = [r.id for r in service.list()]
     resolved = []
     for given in ids or []:
-        matches = [mid for mid in known if mid.startswith(given.lower())]
+        matches = [record for record in known if record.id.startswith(given.lower())]
         if len(matches) != 1:
             problem = "matches no memory" if not matches else f"matches {len(matches)} memories"
             raise AgentError(f"{given!r} {problem}: use `agent memories list` to see the ids.")
         resolved.append(matches[0])
-    typer.echo(f"forgot {service.forget(resolved)} memories")
+    typer.echo(f"forgot {service.forget([record.id for record in resolved])} memories")
+    _erase_traces(resolved)
+
+
+def _erase_traces(records: list[MemoryRecord]) -> None:
+    """The words of forgotten memories leave the session files and the input history too."""
+    from agent.ui.commands import erase_traces
+    from agent.wiring import ensure_data_dir
+
+    paths = ensure_data_dir(STATE.settings().data_dir)
+    for line in erase_traces(SessionStore(paths.sessions), paths.history, records):
+        typer.echo(line)
 
 
 @memories_app.command("reindex")

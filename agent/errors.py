@@ -14,7 +14,9 @@ can turn any of them into one line and an exit code, and print a traceback only 
     ├── ChatError                   the chat model failed
     │   ├── ChatRetryable           429, 5xx, timeouts: retried before it reaches the user
     │   └── ChatFatal               400, 401, 404, quota: never retried
-    └── SessionError                a session name is invalid, a file is corrupt, or the session is in use
+    └── SessionError                a session name is invalid, or its file cannot be used
+        ├── SessionCorrupt          the session file does not parse; ``path`` names it, ``reason`` says why
+        └── SessionBusy             another process has the session open
 """
 
 from __future__ import annotations
@@ -76,3 +78,16 @@ class ChatFatal(ChatError):
 
 class SessionError(AgentError):
     """A session name is refused, a session file is damaged, or another process has the session."""
+
+
+class SessionCorrupt(SessionError):
+    """A session file is damaged: it does not parse as a session. ``reason`` says what is wrong with it."""
+
+    def __init__(self, message: str, path: Path, reason: str) -> None:
+        super().__init__(message)
+        self.path = path
+        self.reason = reason
+
+
+class SessionBusy(SessionError):
+    """Another agent process holds the lock of the session."""

@@ -6,29 +6,36 @@ over the old name with ``os.replace`` (which replaces a planted symlink instead 
 directory, so the file is always the old or the new valid JSON. Reads refuse symlinks and non-regular files. A
 file that does not parse is an error naming its path, and it is never overwritten. Names come from a strict
 allowlist, so no name can reach outside the sessions directory. A lock file per session (``filelock``, no
-waiting) makes a second process on the same session fail with a clear message instead of interleaving turns.
+waiting) makes a second process on the same session fail with a clear message instead of interleaving turns; the
+holder of the lock deletes the temp files a killed process left, since they hold the conversation too.
+
+Forgetting a memory reaches the sessions: ``Forgotten`` finds the words of forgotten memories in the turns (whatever
+their case and spacing) and ``SessionStore.scrub`` rewrites every session file that holds them, damaged files and
+copies set aside included, with ``[forgotten]`` in their place.
 """
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import re
 import secrets
 import stat
 import time
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any, get_args
 
 from agent.conversation import Turn, TurnStatus
-from agent.errors import SessionError
+from agent.errors import SessionBusy, SessionCorrupt, SessionError
 
 SCHEMA_VERSION = 1
 NAME_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,63}")
 _TURN_FIELDS = {"user", "reply", "status", "at", "model", "prompt_tokens", "completion_tokens"}
+FORGOTTEN = "[forgotten]"
 
 
 def check_name(name: str) -> str:
@@ -85,9 +92,8 @@ def _parse(data: Any, name: str) -> Session:
     """A session from decoded JSON; ``ValueError`` says what is wrong with it."""
     if not isinstance(data, dict):
         raise ValueError("not a JSON object")
-    version = data.get("schema")
-    if version != SCHEMA_VERSION:
-        raise ValueError(f"schema version {version!r}, expected {SCHEMA_VERSION} (written by another version?)")
+    if data.get("schema") != SCHEMA_VERSION:
+        raise ValueError(f"schema version {data.get('schema')!r}, expected {SCHEMA_VERSION}")
     raw_turns = data.get("turns")
     if not isinstance(raw_turns, list):
         raise ValueError("'turns' is not a list")
@@ -136,43 +142,41 @@ class SessionStore:
     def load(self, name: str) -> Session:
         path = self.path(name)
         try:
-            fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+            raw = read_regular(path)
         except FileNotFoundError as exc:
             raise SessionError(f"There is no session {name!r} (no file {path}).") from exc
         except OSError as exc:
-            raise SessionError(f"The session file {path} cannot be opened ({exc.strerror}): it may be a "
-                               "symlink, which is refused; the file was left as it is.") from exc
-        with os.fdopen(fd, "rb") as handle:
-            if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
-                raise SessionError(f"The session file {path} is not a regular file: refused, left as it is.")
-            raw = handle.read()
+            raise SessionError(f"The session file {path} cannot be read ({exc.strerror}): a symlink or anything "
+                               "but a regular file is refused; the file was left as it is.") from exc
         try:
-            return _parse(json.loads(raw.decode("utf-8")), name)
+            data = json.loads(raw.decode("utf-8"))
         except (ValueError, UnicodeDecodeError) as exc:
-            raise SessionError(
-                f"The session file {path} is damaged ({exc}); it was left as it is. Move it away or remove it "
-                f"with `agent sessions rm {name}`, or start another session."
-            ) from exc
+            raise _damaged(path, name, str(exc)) from exc
+        version = data.get("schema") if isinstance(data, dict) else None
+        if isinstance(version, int) and version != SCHEMA_VERSION:
+            raise SessionError(f"The session file {path} was written by another version of agent (schema "
+                               f"{version}, this one reads {SCHEMA_VERSION}): it was left as it is; open it with "
+                               "that version, or pick another name with -s NAME.")
+        try:
+            return _parse(data, name)
+        except ValueError as exc:
+            raise _damaged(path, name, str(exc)) from exc
+
+    def set_aside(self, name: str) -> Path:
+        """Move a damaged session file to ``NAME.json.corrupt-<time>`` beside it (kept, never overwritten) and
+        return where it went; the caller holds the session's lock."""
+        from agent.recovery import move_aside
+
+        return move_aside(self.path(name))
 
     def save(self, session: Session) -> None:
         """Write ``session`` atomically: the file on disk is always a complete old or new version."""
         path = self.path(session.name)
         self._ensure_dir()
         data = json.dumps(session.to_json(), ensure_ascii=False, indent=1).encode("utf-8")
-        temp = self.directory / f".{session.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp"
         try:
-            fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
-            try:
-                view = memoryview(data)
-                while view:
-                    view = view[os.write(fd, view):]
-                os.fsync(fd)
-            finally:
-                os.close(fd)
-            os.replace(temp, path)
-            _fsync_dir(self.directory)
+            write_private(path, data, f".{session.name}.{os.getpid()}")
         except OSError as exc:
-            temp.unlink(missing_ok=True)
             raise SessionError(f"The session file {path} could not be saved ({exc.strerror}); "
                                "the previous version is intact.") from exc
 
@@ -218,15 +222,158 @@ class SessionStore:
         try:
             lock.acquire()
         except filelock.Timeout as exc:
-            raise SessionError(f"The session {name!r} is in use by another agent process: close it there, "
-                               "or pick another name with -s NAME.") from exc
+            raise SessionBusy(f"The session {name!r} is in use by another agent process: close it there, "
+                              "or pick another name with -s NAME.") from exc
         except OSError as exc:
             raise SessionError(f"The lock of session {name!r} cannot be taken ({exc.strerror}); a symlink at "
                                f"{lock_path} is refused.") from exc
         try:
+            for temp in self.directory.glob(f".{name}.*.tmp"):  # only the lock holder writes: these are leftovers
+                temp.unlink(missing_ok=True)
             yield
         finally:
             lock.release()
+
+    def scrub(self, forgotten: Forgotten, skip: str | None = None) -> ScrubReport:
+        """Replace the words of forgotten memories in every session file but ``skip`` (the caller's own, which it
+        scrubs in memory). A session another process holds is left and reported; a damaged file, or one set aside,
+        is scrubbed as text."""
+        report = ScrubReport()
+        if not self.directory.is_dir():
+            return report
+        names = {p.stem for p in self.directory.glob("*.json")} | {p.name.split(".")[1] for p in
+                                                                   self.directory.glob(".*.tmp")}
+        for name in sorted(n for n in names if NAME_PATTERN.fullmatch(n) and n != skip):
+            try:
+                with self.lock(name):
+                    if os.path.lexists(self.path(name)) and self._scrub_one(name, forgotten):
+                        report.rewritten.append(name)
+            except SessionBusy:
+                report.busy.append(name)
+            except (SessionError, OSError) as exc:
+                report.failed.append(f"{name}: {exc}")
+        for copy in self.directory.glob("*.json.corrupt-*"):
+            try:
+                if scrub_file(copy, forgotten):
+                    report.rewritten.append(copy.name)
+            except OSError as exc:
+                report.failed.append(f"{copy.name}: {exc}")
+        return report
+
+    def _scrub_one(self, name: str, forgotten: Forgotten) -> bool:
+        """Scrub one session held by this process: as a session if it loads, else as text (damaged, written by
+        another version)."""
+        try:
+            session = self.load(name)
+        except SessionError:
+            return scrub_file(self.path(name), forgotten)
+        if not scrub_session(session, forgotten):
+            return False
+        self.save(session)
+        return True
+
+
+class Forgotten:
+    """The words of forgotten memories, found in any text whatever their case and spacing (a statement made
+    again in other words' case is the same statement); ``scrub`` puts ``[forgotten]`` in their place."""
+
+    def __init__(self, texts: Iterable[str]) -> None:
+        self._texts = {_folded(t): t for t in texts if t.split()}
+
+    def __bool__(self) -> bool:
+        return bool(self._texts)
+
+    def scrub(self, text: str) -> str:
+        """``text`` with every forgotten text in it replaced; the longest first, so a quote goes as a whole."""
+        folded = _folded(text)
+        present = sorted((t for f, t in self._texts.items() if f in folded), key=len, reverse=True)
+        if not present:
+            return text
+        pattern = "|".join(r"\s+".join(map(re.escape, t.split())) for t in present)
+        return re.sub(pattern, FORGOTTEN, text, flags=re.IGNORECASE)
+
+
+@dataclass
+class ScrubReport:
+    """What ``SessionStore.scrub`` did: the files it rewrote, the sessions it left because another process has
+    them open, and the files it could not read or write, each with its error."""
+
+    rewritten: list[str] = field(default_factory=list)
+    busy: list[str] = field(default_factory=list)
+    failed: list[str] = field(default_factory=list)
+
+
+def scrub_session(session: Session, forgotten: Forgotten) -> bool:
+    """Replace forgotten words in the turns and summary of ``session``; returns whether anything changed. The
+    summary goes altogether when a turn it was written from held them: it may say the same in other words."""
+    changed_before = False
+    changed = False
+    for n, turn in enumerate(session.turns):
+        user, reply = forgotten.scrub(turn.user), forgotten.scrub(turn.reply)
+        if (user, reply) != (turn.user, turn.reply):
+            session.turns[n] = replace(turn, user=user, reply=reply)
+            changed = True
+            changed_before = changed_before or n < session.context_start
+    summary = "" if changed_before else forgotten.scrub(session.summary)
+    if summary != session.summary:
+        session.summary = summary
+        changed = True
+    return changed
+
+
+def scrub_file(path: Path, forgotten: Forgotten) -> bool:
+    """Replace forgotten words in a file that is not a readable session, as text (bytes that are not UTF-8 stay as
+    they are): its JSON may be damaged, but the words must still go."""
+    text = read_regular(path).decode("utf-8", "surrogateescape")
+    scrubbed = forgotten.scrub(text)
+    if scrubbed == text:
+        return False
+    write_private(path, scrubbed.encode("utf-8", "surrogateescape"), f".{path.name}")
+    return True
+
+
+def read_regular(path: Path) -> bytes:
+    """The bytes of the regular file ``path``. ``OSError`` for anything else: a symlink is not followed (ELOOP),
+    and a FIFO or device is refused without blocking on it."""
+    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    with os.fdopen(fd, "rb") as handle:
+        if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
+            raise OSError(errno.EINVAL, "not a regular file", str(path))
+        return handle.read()
+
+
+def write_private(path: Path, data: bytes, prefix: str) -> None:
+    """Replace ``path`` with ``data`` atomically, mode 0600: a temp file ``PREFIX.<random>.tmp`` beside it (created
+    with ``O_EXCL | O_NOFOLLOW``), fsynced, renamed over ``path`` (which replaces a symlink instead of following
+    it), and the directory fsynced. Raises ``OSError``; the old file is intact then and no temp file is left."""
+    temp = path.with_name(f"{prefix}.{secrets.token_hex(4)}.tmp")
+    try:
+        fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view):]
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        os.replace(temp, path)
+        _fsync_dir(path.parent)
+    except OSError:
+        temp.unlink(missing_ok=True)
+        raise
+
+
+def _folded(text: str) -> str:
+    return " ".join(text.split()).casefold()
+
+
+def _damaged(path: Path, name: str, reason: str) -> SessionCorrupt:
+    return SessionCorrupt(
+        f"The session file {path} is damaged ({reason}); it was left as it is: `agent -s {name}` moves it aside "
+        f"and starts the session afresh, `agent sessions rm {name}` deletes it.",
+        path,
+        reason,
+    )
 
 
 def _fsync_dir(directory: Path) -> None:

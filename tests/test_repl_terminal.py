@@ -117,7 +117,7 @@ def keys() -> Iterator[PipeInput]:
 
 
 def reader(tmp_path: Path, pipe: PipeInput) -> TerminalReader:
-    return TerminalReader(tmp_path / "history", lambda: " toolbar ", pt_input=pipe, pt_output=DummyOutput())
+    return TerminalReader(tmp_path / "history", lambda: " toolbar ", print, pt_input=pipe, pt_output=DummyOutput())
 
 
 def test_enter_sends_and_alt_enter_adds_a_line(tmp_path: Path, keys: PipeInput) -> None:

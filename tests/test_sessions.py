@@ -75,7 +75,8 @@ def test_new_names_are_valid_and_sortable() -> None:
 
 @pytest.mark.parametrize(
     ("content", "reason"),
-    [(b"", "damaged"), (b'{"schema": 1, "turns": [', "damaged"), (b'{"schema": 99, "turns": []}', "schema version 99"),
+    [(b"", "damaged"), (b'{"schema": 1, "turns": [', "damaged"),
+     (b'{"schema": 99, "turns": []}', "another version of agent \\(schema 99"),
      (b"[1, 2]", "not a JSON object"), (b'{"schema": 1, "turns": [{"user": "x"}]}', "turn 1 lacks"),
      (b"\xff\xfe", "damaged")],
 )
@@ -199,19 +200,6 @@ def test_interrupted_saves_always_leave_valid_json(store: SessionStore) -> None:
         child.wait()
         if store.exists("work"):
             assert len(store.load("work").turns) >= 1
-
-
-def test_the_chat_refuses_a_damaged_session_naming_its_file(tmp_path: Path) -> None:
-    from agent.config import load_settings
-    from agent.ui.repl import ChatOptions, run_chat
-
-    sessions = tmp_path / "data" / "sessions"
-    sessions.mkdir(parents=True)
-    (sessions / "work.json").write_text('{"schema": 1, "turns": [')
-    settings = load_settings({"base_url": "http://127.0.0.1:9/v1"})
-    with pytest.raises(SessionError, match=str(sessions / "work.json")):
-        run_chat(settings, ChatOptions(session="work"))
-    assert (sessions / "work.json").read_text() == '{"schema": 1, "turns": ['
 
 
 def test_picking_the_session_of_a_run(store: SessionStore) -> None:

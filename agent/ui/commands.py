@@ -11,6 +11,7 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from pathlib import Path
 
 from rich.table import Table
 from rich.text import Text
@@ -18,6 +19,8 @@ from rich.text import Text
 from agent.chat import ChatEngine, MemoryWorker
 from agent.domain import MemoryRecord, ScoredMemory
 from agent.errors import AgentError
+from agent.sessions import Forgotten, SessionStore
+from agent.ui.history import scrub_history
 from agent.ui.output import Output
 from agent.ui.render import escape_terminal, memory_table, safe
 
@@ -66,13 +69,47 @@ def shorten(text: str, limit: int = SHOWN_CHARS) -> str:
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 
-class Commands:
-    """Runs slash commands against the engine and memory; ``ask`` reads the answer to a yes/no question."""
+def erase_traces(
+    store: SessionStore, history: Path | None, records: Sequence[MemoryRecord], engine: ChatEngine | None = None
+) -> list[str]:
+    """After ``records`` were forgotten: take their words (text and the quote they came from) out of every session
+    file and the input history, and return what to tell the user, one line each. The chat's own session is
+    scrubbed through its ``engine``, in memory too (a command line has none). A session another process holds
+    cannot be rewritten: it is left, and named."""
+    forgotten = Forgotten(text for record in records for text in (record.text, record.source))
+    if not forgotten:
+        return []
+    places = []
+    if engine is not None and engine.scrub(forgotten, {record.id for record in records}):
+        places.append("this session")
+    report = store.scrub(forgotten, skip=None if engine is None else engine.session.name)
+    places += [f"session {name}" for name in report.rewritten]
+    if history is not None:
+        try:
+            if scrub_history(history, forgotten):
+                places.append("the input history")
+        except OSError as exc:
+            report.failed.append(f"{history}: {exc.strerror}")
+    lines = [f"The forgotten words were also removed from {', '.join(places)}."] if places else []
+    if report.busy:
+        lines.append(f"They stay in {plural(len(report.busy), 'session', 'sessions')} open in another agent process, "
+                     f"which cannot be rewritten now: {', '.join(report.busy)}.")
+    if report.failed:
+        lines.append(f"They could not be removed from: {'; '.join(report.failed)}.")
+    return lines
 
-    def __init__(self, engine: ChatEngine, out: Output, ask: Callable[[str], str | None]) -> None:
+
+class Commands:
+    """Runs slash commands against the engine and memory; ``ask`` reads the answer to a yes/no question;
+    ``history`` is the input history file, cleaned of what ``/forget`` forgets."""
+
+    def __init__(
+        self, engine: ChatEngine, out: Output, ask: Callable[[str], str | None], history: Path | None = None
+    ) -> None:
         self.engine = engine
         self.out = out
         self.ask = ask
+        self.history = history
         self._listing: list[str] = []
 
     def handle(self, line: str) -> Action:
@@ -165,13 +202,15 @@ class Commands:
             self.out.notice("Nothing forgotten.")
 
     def _erase(self, memory: MemoryWorker, ids: list[str]) -> None:
-        known = {r.id: r.text for r in memory.call(lambda s: s.list())}
+        known = {r.id: r for r in memory.call(lambda s: s.list())}
         count = memory.call(lambda s: s.forget(ids))
-        for memory_id in ids:
-            if memory_id in known:
-                self.out.notice(f"forgot: {shorten(known[memory_id])}")
+        gone = [known[memory_id] for memory_id in ids if memory_id in known]
+        for record in gone:
+            self.out.notice(f"forgot: {shorten(record.text)}")
         self.out.notice(f"Forgot {plural(count, 'memory', 'memories')}.")
         self._listing = []
+        for line in erase_traces(self.engine.store, self.history, gone, self.engine):
+            self.out.notice(line)
 
     def _remember(self, text: str) -> None:
         memory = self._worker()

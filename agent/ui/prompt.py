@@ -8,7 +8,8 @@ From a pipe, each line is one turn and the next line answers a question.
 
 from __future__ import annotations
 
-import os
+import io
+import re
 import sys
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
@@ -17,16 +18,24 @@ from typing import Protocol, TextIO
 from prompt_toolkit import PromptSession
 from prompt_toolkit.completion import CompleteEvent, Completer, Completion
 from prompt_toolkit.document import Document
-from prompt_toolkit.history import FileHistory
 from prompt_toolkit.input import Input
 from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
 from prompt_toolkit.output import Output as PtOutput
 from prompt_toolkit.patch_stdout import patch_stdout
 
 from agent.ui.commands import COMMANDS
+from agent.ui.history import private_history
 
 PROMPT = "› "
 CONTINUATION = "· "
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def valid_text(text: str) -> str:
+    """``text`` with every lone surrogate replaced by U+FFFD. Python turns bytes that are not UTF-8 (a binary
+    paste, a file in another encoding) into lone surrogates, and such a string breaks everything downstream: the
+    session file, the JSON of the request and the tokenizer of the embedding model all refuse it."""
+    return _SURROGATE.sub("\ufffd", text)
 
 
 class EmptyLineInterrupt(KeyboardInterrupt):
@@ -70,27 +79,22 @@ def key_bindings() -> KeyBindings:
     return bindings
 
 
-def private_file(path: Path) -> Path:
-    """Create ``path`` as 0600 if missing (input history is personal), refusing to follow a symlink."""
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW, 0o600)
-    os.close(fd)
-    return path
-
-
 class TerminalReader:
     """prompt-toolkit input with history, completion and the key bindings above; ``toolbar`` fills the bottom
     line. Ctrl-J stays Enter: a line typed ahead while a reply streams reaches the prompt with its Enter turned
-    into Ctrl-J by the terminal. ``pt_input``/``pt_output`` let tests drive it with a pipe and a dummy output."""
+    into Ctrl-J by the terminal. ``warn`` hears about a history file that cannot be used. ``pt_input``/``pt_output``
+    let tests drive it with a pipe and a dummy output."""
 
     def __init__(
         self,
         history: Path,
         toolbar: Callable[[], str],
+        warn: Callable[[str], None],
         pt_input: Input | None = None,
         pt_output: PtOutput | None = None,
     ) -> None:
         self._session: PromptSession[str] = PromptSession(
-            history=FileHistory(str(private_file(history))),
+            history=private_history(history, warn),
             completer=SlashCompleter(),
             complete_while_typing=True,
             key_bindings=key_bindings(),
@@ -104,11 +108,11 @@ class TerminalReader:
 
     def read(self) -> str:
         with patch_stdout(raw=True):
-            return self._session.prompt(PROMPT)
+            return valid_text(self._session.prompt(PROMPT))
 
     def ask(self, question: str) -> str | None:
         try:
-            return self._plain.prompt(question)
+            return valid_text(self._plain.prompt(question))
         except (EOFError, KeyboardInterrupt):
             return None
 
@@ -117,12 +121,16 @@ class PipeReader:
     """Lines from a non-terminal stdin: each line is one message; questions are answered by the next line."""
 
     def __init__(self, say: Callable[[str], None], stream: TextIO | None = None) -> None:
-        self._lines: Iterator[str] = iter(stream if stream is not None else sys.stdin)
+        if stream is None:
+            stream = sys.stdin
+            if isinstance(stream, io.TextIOWrapper):  # under a strict locale, a byte that is not UTF-8 would raise
+                stream.reconfigure(errors="replace")
+        self._lines: Iterator[str] = iter(stream)
         self._say = say
 
     def read(self) -> str:
         try:
-            return next(self._lines).rstrip("\r\n")
+            return valid_text(next(self._lines).rstrip("\r\n"))
         except StopIteration:
             raise EOFError from None
 

@@ -13,9 +13,10 @@ import logging
 import signal
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from rich.traceback import Traceback
@@ -25,7 +26,7 @@ from agent.adapters.openai_client import check_endpoint
 from agent.chat import ChatEngine, DeferredChatModel, MemoryWorker, PendingTurn, TurnResult, WriteOutcome
 from agent.config import Settings
 from agent.conversation import Conversation, model_summarizer
-from agent.errors import UsageError
+from agent.errors import SessionCorrupt, UsageError
 from agent.extract import model_extractor
 from agent.sessions import Session, SessionStore, check_name, new_name
 from agent.tokens import count_tokens
@@ -88,14 +89,21 @@ class HeldInterrupts:
 class Repl:
     """Reads lines, runs commands and turns, and reports on each; ``run`` returns the exit code."""
 
-    def __init__(self, engine: ChatEngine, out: Output, worker: MemoryWorker | None, debug: bool = False) -> None:
+    def __init__(
+        self,
+        engine: ChatEngine,
+        out: Output,
+        worker: MemoryWorker | None,
+        debug: bool = False,
+        history: Path | None = None,
+    ) -> None:
         self.engine = engine
         self.out = out
         self.worker = worker
         self.debug = debug
         self.context_tokens = engine.conversation.tokens()
         self.reader: LineReader = PipeReader(out.notice)
-        self.commands = Commands(engine, out, self.reader.ask)
+        self.commands = Commands(engine, out, self.reader.ask, history)
 
     def use(self, reader: LineReader) -> None:
         self.reader = reader
@@ -248,19 +256,34 @@ def run_chat(settings: Settings, options: ChatOptions) -> int:
     store = SessionStore(paths.sessions)
     name, resumed = pick_session(store, options)
     with store.lock(name):
-        now = time.time()
-        session = store.load(name) if resumed else Session(name, now, now)
         out = Output(Mode.detect(options.plain))
-        repl = _build(settings, options, store, session, out)
+        session, resumed = open_session(store, name, resumed, out.warn)
+        repl = _build(settings, options, store, session, out, paths.history)
         if options.resume_latest and not resumed:
             out.notice("No session to continue: starting a new one.")
         if out.mode.interactive:
-            repl.use(TerminalReader(paths.history, repl.toolbar))
+            repl.use(TerminalReader(paths.history, repl.toolbar, out.warn))
             _banner(repl, resumed, options)
         return repl.run()
 
 
-def _build(settings: Settings, options: ChatOptions, store: SessionStore, session: Session, out: Output) -> Repl:
+def open_session(store: SessionStore, name: str, exists: bool, warn: Callable[[str], None]) -> tuple[Session, bool]:
+    """The session ``name`` (the caller holds its lock) and whether it was resumed. A damaged file is moved aside,
+    kept for the user to inspect, and the session starts afresh with one line saying where the file went."""
+    if exists:
+        try:
+            return store.load(name), True
+        except SessionCorrupt as exc:
+            moved = store.set_aside(name)
+            warn(f"The session file {exc.path} was damaged ({exc.reason}): it was moved aside to {moved}, and "
+                 f"session {name} starts afresh.")
+    now = time.time()
+    return Session(name, now, now), False
+
+
+def _build(
+    settings: Settings, options: ChatOptions, store: SessionStore, session: Session, out: Output, history: Path
+) -> Repl:
     """Wire one chat; the callbacks into the REPL are bound once it exists."""
     hooks: list[Repl] = []
     chat = DeferredChatModel(lambda: chat_model(settings, on_retry=lambda n: hooks[0].on_retry(n)))
@@ -274,7 +297,7 @@ def _build(settings: Settings, options: ChatOptions, store: SessionStore, sessio
                                                                                    f"({exc})"))
         worker = MemoryWorker(lambda: open_memory(settings, extractor=extractor), lambda o: hooks[0].on_write(o))
     engine = ChatEngine(chat, settings.model, conversation, store, session, worker)
-    repl = Repl(engine, out, worker, options.debug)
+    repl = Repl(engine, out, worker, options.debug, history)
     hooks.append(repl)
     return repl
 

@@ -1,0 +1,59 @@
+"""The input history file: private to the user, and cleaned of what the user asked to forget.
+
+prompt-toolkit keeps every line typed at the prompt in ``DATA_DIR/history``, in its own format: each entry is a
+comment line (``# <time>``) followed by the entry's lines, each after a ``+``. Those lines are the user's own words,
+so forgetting a memory rewrites the file without them.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from pathlib import Path
+
+from prompt_toolkit.history import FileHistory, History, InMemoryHistory
+
+from agent.sessions import Forgotten, read_regular, write_private
+
+
+def private_history(path: Path, warn: Callable[[str], None]) -> History:
+    """The history kept in ``path``, created 0600 if missing. A symlink planted there is refused: this run then
+    keeps its history in memory only, and ``warn`` says so in one line."""
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    except OSError as exc:
+        warn(f"The input history file {path} cannot be used ({exc.strerror}; a symlink there is refused): the "
+             "lines typed in this run are not kept.")
+        return InMemoryHistory()
+    os.close(fd)
+    return FileHistory(str(path))
+
+
+def scrub_history(path: Path, forgotten: Forgotten) -> bool:
+    """Rewrite the history file (atomically) with the forgotten words replaced; False when none were there. An
+    entry of several lines is scrubbed as a whole, so a memory that spans lines goes too. ``OSError`` when the file
+    cannot be read or written (a symlink is refused)."""
+    try:
+        raw = read_regular(path).decode("utf-8", "surrogateescape")
+    except FileNotFoundError:
+        return False
+    out: list[str] = []
+    entry: list[str] = []
+
+    def end_entry() -> None:
+        if entry:
+            out.extend(f"+{line}" for line in forgotten.scrub("\n".join(entry)).split("\n"))
+            entry.clear()
+
+    for line in raw.split("\n"):
+        if line.startswith("+"):
+            entry.append(line[1:])
+        else:
+            end_entry()
+            out.append(line)
+    end_entry()
+    scrubbed = "\n".join(out)
+    if scrubbed == raw:
+        return False
+    write_private(path, scrubbed.encode("utf-8", "surrogateescape"), f".{path.name}")
+    return True
