@@ -34,6 +34,14 @@ def agent(env: dict[str, str], *args: str, stdin: str | bytes = "") -> subproces
                                        result.stderr.decode("utf-8", "replace"))
 
 
+_CSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
+
+
+def screen_text(output: str) -> str:
+    """Terminal output as the words on screen: colour and cursor sequences dropped, wrapped lines joined."""
+    return " ".join(_CSI.sub("", output).split())
+
+
 def session_file(tmp_path: Path, name: str) -> dict[str, object]:
     data: dict[str, object] = json.loads((tmp_path / "data" / "sessions" / f"{name}.json").read_text())
     return data

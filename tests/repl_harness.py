@@ -57,8 +57,10 @@ def build_chat(
     session: str = "test",
     budget: int = 6000,
     interactive: bool = False,
+    history: Path | None = None,
 ) -> Chat:
-    """A chat wired like ``run_chat`` does it, minus the terminal; ``memory`` opens the service (None: off)."""
+    """A chat wired like ``run_chat`` does it, minus the terminal; ``memory`` opens the service (None: off);
+    ``history`` is the input history file ``/forget`` cleans."""
     stdout, notices = io.StringIO(), io.StringIO()
     mode = Mode(interactive=interactive, plain=True)
     out = Output(mode, Console(file=stdout, width=100, no_color=True, soft_wrap=True),
@@ -70,7 +72,7 @@ def build_chat(
     hooks: list[Repl] = []
     worker = None if memory is None else MemoryWorker(memory, lambda outcome: hooks[0].on_write(outcome))
     engine = ChatEngine(model, "test-model", conversation, store, existing, worker)
-    repl = Repl(engine, out, worker)
+    repl = Repl(engine, out, worker, history=history)
     hooks.append(repl)
     return Chat(repl, stdout, notices)
 

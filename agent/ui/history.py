@@ -16,9 +16,22 @@ from prompt_toolkit.history import FileHistory, History, InMemoryHistory
 from agent.sessions import Forgotten, read_regular, write_private
 
 
-def private_history(path: Path, warn: Callable[[str], None]) -> History:
-    """The history kept in ``path``, created 0600 if missing. A symlink planted there is refused: this run then
-    keeps its history in memory only, and ``warn`` says so in one line."""
+class PrivateHistory(FileHistory):
+    """A ``FileHistory`` that writes only the lines ``keep`` accepts to its file (the others stay in this run's
+    memory, for the Up key)."""
+
+    def __init__(self, path: Path, keep: Callable[[str], bool]) -> None:
+        super().__init__(str(path))
+        self._keep = keep
+
+    def store_string(self, string: str) -> None:
+        if self._keep(string):
+            super().store_string(string)
+
+
+def private_history(path: Path, warn: Callable[[str], None], keep: Callable[[str], bool]) -> History:
+    """The history kept in ``path``, created 0600 if missing, with the lines ``keep`` accepts. A symlink planted
+    there is refused: this run then keeps its history in memory only, and ``warn`` says so in one line."""
     try:
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
     except OSError as exc:
@@ -26,7 +39,7 @@ def private_history(path: Path, warn: Callable[[str], None]) -> History:
              "lines typed in this run are not kept.")
         return InMemoryHistory()
     os.close(fd)
-    return FileHistory(str(path))
+    return PrivateHistory(path, keep)
 
 
 def scrub_history(path: Path, forgotten: Forgotten) -> bool:

@@ -23,7 +23,7 @@ from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
 from prompt_toolkit.output import Output as PtOutput
 from prompt_toolkit.patch_stdout import patch_stdout
 
-from agent.ui.commands import COMMANDS
+from agent.ui.commands import COMMANDS, resolve
 from agent.ui.history import private_history
 
 PROMPT = "› "
@@ -62,6 +62,13 @@ class SlashCompleter(Completer):
                 yield Completion(name, start_position=-len(text), display_meta=help_text.rpartition("  ")[2])
 
 
+def kept_in_history(line: str) -> bool:
+    """Every line but a ``/forget`` (or a prefix of it) goes to the history file: its query may quote the very
+    words it forgets ("/forget locker code 4417"), and the file is not what the user asked to keep."""
+    words = line.split(maxsplit=1)
+    return not (line.startswith("/") and words and resolve(words[0].lower()) == ["/forget"])
+
+
 def key_bindings() -> KeyBindings:
     bindings = KeyBindings()
 
@@ -94,7 +101,7 @@ class TerminalReader:
         pt_output: PtOutput | None = None,
     ) -> None:
         self._session: PromptSession[str] = PromptSession(
-            history=private_history(history, warn),
+            history=private_history(history, warn, kept_in_history),
             completer=SlashCompleter(),
             complete_while_typing=True,
             key_bindings=key_bindings(),
