@@ -30,6 +30,7 @@ class Reply:
     ``headers`` (e.g. ``{"Retry-After": "1"}``). For a 200, the reply streams ``text`` in ``chunks`` pieces (words
     by default), waiting ``delay`` seconds before each; ``finish_reason`` None sends no finish reason and no
     ``[DONE]``; ``cut_after`` breaks the connection after that many text pieces; ``usage`` False sends no usage.
+    ``wait`` holds the whole answer back that many seconds (a server that hangs before it answers).
     """
 
     text: str = "ok"
@@ -41,6 +42,7 @@ class Reply:
     cut_after: int | None = None
     delay: float = 0.0
     usage: bool = True
+    wait: float = 0.0
 
     def pieces(self) -> list[str]:
         return self.chunks if self.chunks is not None else re.findall(r"\S+\s*|\s+", self.text) or [""]
@@ -80,6 +82,8 @@ class FakeOpenAI:
         self.fallback = fallback
         self.requests: list[Request] = []
         self.exhausted = 0
+        # Embedding requests with a text containing this word answer 500 (an embedding server that fails).
+        self.failing_word: str | None = None
         self._lock = threading.Lock()
         self._server = _QuietServer(("127.0.0.1", 0), _handler_for(self))
         self._thread = threading.Thread(target=self._server.serve_forever, args=(0.02,), daemon=True)
@@ -179,12 +183,17 @@ def _handler_for(fake: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
 
         def _embeddings(self, body: dict[str, Any]) -> None:
             texts = body["input"] if isinstance(body["input"], list) else [body["input"]]
+            if fake.failing_word is not None and any(fake.failing_word in text for text in texts):
+                self._json(500, {"error": {"message": "the embedding model is overloaded", "type": "server_error"}})
+                return
             data = [{"object": "embedding", "index": i, "embedding": hashed_embedding(t)} for i, t in enumerate(texts)]
             usage = {"prompt_tokens": 1, "total_tokens": 1}
             self._json(200, {"object": "list", "data": data, "model": body.get("model", ""), "usage": usage})
 
         def _chat(self, body: dict[str, Any]) -> None:
             reply = fake.next_reply()
+            if reply is not None:
+                time.sleep(reply.wait)
             if reply is None:
                 self._json(500, {"error": {"message": "the fake's script ran out", "type": "server_error"}})
                 return

@@ -7,11 +7,16 @@ once: that is a quota, not a hiccup. 400, 401, 403 and 404 are never retried and
 
 Only the opening of a stream is retried. Once text has arrived, a broken connection raises ``ChatRetryable``
 and the caller keeps the partial reply; the user decides whether to ``/retry``.
+
+The API key never leaves in an error: every message built from a server's answer is redacted
+(``openai_client.redact``), and the SDK's exception is not chained onto ours (``--debug`` prints the whole chain,
+and the SDK's message quotes the server's, which may echo the key); its redacted text goes to the debug log.
 """
 
 from __future__ import annotations
 
 import email.utils
+import logging
 import random
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -19,11 +24,13 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlparse
 
+from agent.adapters.openai_client import redact
 from agent.config import Settings
 from agent.domain import Message
 from agent.errors import ChatError, ChatFatal, ChatRetryable
 from agent.ports import ChatChunk
 
+log = logging.getLogger(__name__)
 MAX_WAIT = 60.0
 _BACKOFF_START = 0.5
 _BACKOFF_CAP = 8.0
@@ -97,8 +104,9 @@ class OpenAIChat:
                         prompt_tokens=event.usage.prompt_tokens, completion_tokens=event.usage.completion_tokens
                     )
         except openai.APIError as exc:
-            raise ChatRetryable(f"The reply broke off mid-stream ({self._scrub(exc.message).rstrip('.')}): "
-                                "/retry asks again.") from exc
+            self._log(exc)
+            raise ChatRetryable(f"The reply broke off mid-stream ({self._redact(exc.message).rstrip('.')}): "
+                                "/retry asks again.") from None
         finally:
             response.close()
 
@@ -130,15 +138,17 @@ class OpenAIChat:
                 delay, cause = None, exc
             except openai.APIConnectionError as exc:
                 error = ChatRetryable(f"Cannot reach the model server at {self._base_url} "
-                                      f"({self._scrub(str(exc.__cause__ or exc))}): is it running?")
+                                      f"({self._redact(str(exc.__cause__ or exc))}): is it running?")
                 delay, cause = None, exc
             if isinstance(error, ChatFatal) or attempt >= self._max_retries:
-                raise error from cause
+                self._log(cause)
+                raise error from None
             if delay is not None and delay > self._max_wait:
+                self._log(cause)
                 raise ChatFatal(
                     f"Rate limited: the server asks to wait {delay:.0f} s, which looks like an exhausted quota "
                     "or rate limit; check your plan and usage, or try again later."
-                ) from cause
+                ) from None
             wait = backoff(attempt) if delay is None else delay
             attempt += 1
             if self._on_retry is not None:
@@ -171,10 +181,14 @@ class OpenAIChat:
         """The server's own error message, short and with the key removed if a server echoed it."""
         body = exc.body  # the SDK hands over the inner ``error`` object of the response
         message = body.get("message") if isinstance(body, dict) else None
-        return self._scrub(str(message or exc.message))[:300]
+        return self._redact(str(message or exc.message))[:300]
 
-    def _scrub(self, text: str) -> str:
-        return text.replace(self._secret, "***") if len(self._secret) >= 8 else text
+    def _redact(self, text: str) -> str:
+        return redact(text, self._secret)
+
+    def _log(self, exc: Exception) -> None:
+        """What the SDK said, for ``--debug``, in place of its exception (which is not chained: see above)."""
+        log.debug("chat request failed: %s", self._redact(f"{type(exc).__name__}: {exc}"))
 
 
 def chat_model(settings: Settings, on_retry: Callable[[RetryNotice], None] | None = None) -> OpenAIChat:

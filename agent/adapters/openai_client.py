@@ -1,7 +1,9 @@
-"""The one place an ``openai.OpenAI`` client is built, for chat and embeddings alike."""
+"""The one place an ``openai.OpenAI`` client is built, for chat and embeddings alike, and the one place its API key
+is taken out of the messages they report."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 from urllib.parse import urlparse
 
@@ -9,6 +11,16 @@ from agent.config import Settings
 from agent.errors import ConfigError
 
 LOCAL_HOSTS = {"localhost", "127.0.0.1", "::1", "0.0.0.0"}
+_KEY_SHAPED = re.compile(r"\bsk-[A-Za-z0-9_*-]{6,}")
+
+
+def redact(text: str, key: str | None) -> str:
+    """``text`` without the API key, for every message and log line built from a server's answer: some servers
+    echo the key they refused. The configured ``key`` (when it is long enough to be one) and anything shaped like
+    an OpenAI key become ``sk-***``."""
+    if key and len(key) >= 8:
+        text = text.replace(key, "sk-***")
+    return _KEY_SHAPED.sub("sk-***", text)
 
 
 def is_local(base_url: str | None) -> bool:

@@ -1,22 +1,21 @@
 """Embeddings from OpenAI (or any OpenAI-compatible server) through the SDK: one request per batch.
 
 An error never carries the API key out: some servers echo the key they refused in their error message, so the
-message is scrubbed of the configured key (and of anything shaped like a key), and the SDK's exception is not
-chained onto ours, because ``--debug`` prints the whole chain.
+message is redacted (``openai_client.redact``), and the SDK's exception is not chained onto ours, because
+``--debug`` prints the whole chain.
 """
 
 from __future__ import annotations
 
 import logging
 import math
-import re
 from collections.abc import Sequence
 from typing import Any
 
+from agent.adapters.openai_client import redact
 from agent.errors import EmbeddingError
 
 log = logging.getLogger(__name__)
-_KEY_SHAPED = re.compile(r"\bsk-[A-Za-z0-9_*-]{6,}")
 
 KNOWN_DIMENSIONS = {"text-embedding-3-small": 1536, "text-embedding-3-large": 3072, "text-embedding-ada-002": 1536}
 BATCH = 512
@@ -53,7 +52,7 @@ class OpenAIEmbedder:
             try:
                 response = self._client.embeddings.create(model=self._model, input=batch)
             except OpenAIError as exc:
-                detail = self._scrub(f"{type(exc).__name__}: {exc}")
+                detail = redact(f"{type(exc).__name__}: {exc}", getattr(self._client, "api_key", None))
                 log.debug("embedding request failed: %s", detail)
                 raise EmbeddingError(f"The embedding request to model {self._model} failed ({detail}).") from None
             ordered = sorted(response.data, key=lambda item: item.index)
@@ -65,9 +64,3 @@ class OpenAIEmbedder:
         if vectors and self._dimension is None:
             self._dimension = len(vectors[0])
         return vectors
-
-    def _scrub(self, text: str) -> str:
-        secret = str(getattr(self._client, "api_key", "") or "")
-        if len(secret) >= 8:
-            text = text.replace(secret, "sk-***")
-        return _KEY_SHAPED.sub("sk-***", text)
