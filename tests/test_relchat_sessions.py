@@ -1,0 +1,160 @@
+"""Checklist cases 11-15 where they reach the chat: a damaged session file is moved aside and the session starts
+afresh, a file from another version is left alone, two processes on one session lose no turn, names and planted
+symlinks cannot make the chat write outside its sessions directory, and temp files a kill left are cleaned."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from agent.conversation import Turn
+from agent.errors import SessionError
+from agent.sessions import Session, SessionStore
+from agent.ui.repl import open_session
+from tests.e2e_helpers import Terminal, agent, agent_env, screen_text, session_file
+from tests.fake_openai import FakeOpenAI, Reply
+
+
+@pytest.fixture
+def fake() -> Iterator[FakeOpenAI]:
+    with FakeOpenAI(fallback=Reply("Noted.")) as server:
+        yield server
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> SessionStore:
+    store = SessionStore(tmp_path / "data" / "sessions")
+    store.directory.mkdir(parents=True)
+    return store
+
+
+@pytest.mark.parametrize("content", [b"", b'{"schema": 1, "turns": [{"user": "hel', b"\xff\xfe", b'{"schema": 1}'])
+def test_a_damaged_session_is_moved_aside_intact_and_the_session_starts_afresh(
+    store: SessionStore, content: bytes
+) -> None:
+    (store.directory / "work.json").write_bytes(content)
+    told: list[str] = []
+    session, resumed = open_session(store, "work", True, told.append)
+    assert (session.name, session.turns, resumed) == ("work", [], False)
+    [moved] = store.directory.glob("work.json.corrupt-*")
+    assert moved.read_bytes() == content and not (store.directory / "work.json").exists()
+    [line] = told
+    assert line.startswith(f"The session file {store.directory / 'work.json'} was damaged (")
+    assert line.endswith(f"moved aside to {moved}, and session work starts afresh.")
+
+
+def test_a_session_written_by_another_version_is_refused_and_left(store: SessionStore) -> None:
+    newer = b'{"schema": 2, "turns": [], "created_at": 1, "updated_at": 2}'
+    (store.directory / "work.json").write_bytes(newer)
+    with pytest.raises(SessionError, match="written by another version of agent \\(schema 2, this one reads 1\\)"):
+        open_session(store, "work", True, print)
+    assert (store.directory / "work.json").read_bytes() == newer
+    assert list(store.directory.glob("*.corrupt-*")) == []
+
+
+def test_the_lock_holder_cleans_the_temp_files_a_killed_save_left(store: SessionStore) -> None:
+    store.save(Session("work", 1.0, 2.0, [Turn("q", "a")]))
+    leftovers = [store.directory / ".work.4242.deadbeef.tmp", store.directory / ".work.4243.cafe.tmp"]
+    for leftover in leftovers:
+        leftover.write_text('{"half a session')
+    other = store.directory / ".other.4242.deadbeef.tmp"
+    other.write_text("{")
+    assert [info.name for info in store.list()] == ["work"], "a temp file is never taken for a session"
+    with store.lock("work"):
+        assert not any(p.exists() for p in leftovers)
+        assert store.load("work").turns == [Turn("q", "a")]
+    assert other.exists(), "another session's temp files are its own holder's business"
+
+
+@pytest.mark.slow
+def test_the_chat_moves_a_damaged_session_aside_and_answers(fake: FakeOpenAI, tmp_path: Path) -> None:
+    sessions = tmp_path / "data" / "sessions"
+    sessions.mkdir(parents=True)
+    (sessions / "work.json").write_text('{"schema": 1, "turns": [{"user": "hel')
+    result = agent(agent_env(fake), "-s", "work", "--no-memory", stdin="hello again\n")
+    assert result.returncode == 0 and result.stdout == "Noted.\n", result.stderr
+    [moved] = sessions.glob("work.json.corrupt-*")
+    assert f"was moved aside to {moved}, and session work starts afresh." in result.stderr
+    assert moved.read_text() == '{"schema": 1, "turns": [{"user": "hel'
+    assert [t["user"] for t in session_file(tmp_path, "work")["turns"]] == ["hello again"]  # type: ignore[union-attr]
+
+
+@pytest.mark.slow
+def test_two_chats_on_one_session_lose_no_turn(fake: FakeOpenAI, tmp_path: Path) -> None:
+    """Started together: either one is refused at once and the other's turns are all there, or they ran one after
+    the other and every turn of both is there. Never an interleaved read-modify-write that drops turns."""
+    env = agent_env(fake)
+    chats = [subprocess.Popen([sys.executable, "-m", "agent", "-s", "shared", "--no-memory"], stdin=subprocess.PIPE,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env) for _ in range(2)]
+    outputs = [chat.communicate("".join(f"{tag} line {n}\n" for n in range(15)), timeout=60)
+               for tag, chat in zip("ab", chats, strict=True)]
+    codes = [chat.returncode for chat in chats]
+    turns = session_file(tmp_path, "shared")["turns"]
+    assert isinstance(turns, list)
+    refused = [n for n, (_, err) in enumerate(outputs) if "in use by another agent process" in err]
+    if refused:
+        assert len(refused) == 1 and codes[refused[0]] == 1 and len(turns) == 15
+    else:
+        assert codes == [0, 0] and len(turns) == 30
+    assert all(t["status"] == "complete" for t in turns)
+
+
+def places(root: Path) -> set[Path]:
+    return set(root.rglob("*"))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["../../outside", "/tmp/absolute", "a/b", "x" * 300])
+def test_a_session_name_that_leaves_the_sessions_directory_is_refused_in_one_line(
+    fake: FakeOpenAI, tmp_path: Path, name: str
+) -> None:
+    before = places(tmp_path)
+    result = agent(agent_env(fake), "-s", name, stdin="hello\n")
+    assert result.returncode == 1 and result.stdout == ""
+    assert result.stderr.startswith("agent: ") and "is not a valid session name" in result.stderr
+    assert result.stderr.count("\n") == 1
+    assert {p for p in places(tmp_path) - before if not p.is_relative_to(tmp_path / "data")} == set()
+    assert fake.requests == []
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("planted", "message"), [("work.json", "cannot be read"), (".work.lock", "lock of session")])
+def test_a_symlink_planted_at_the_session_or_its_lock_is_refused_and_its_target_untouched(
+    fake: FakeOpenAI, tmp_path: Path, planted: str, message: str
+) -> None:
+    sessions = tmp_path / "data" / "sessions"
+    sessions.mkdir(parents=True)
+    target = tmp_path / "precious.txt"
+    target.write_text("precious")
+    (sessions / planted).symlink_to(target)
+    result = agent(agent_env(fake), "-s", "work", stdin="hello\n")
+    assert result.returncode == 1 and message in result.stderr and "symlink" in result.stderr
+    assert result.stderr.count("\n") == 1
+    assert target.read_text() == "precious" and (sessions / planted).is_symlink()
+    assert fake.requests == []
+
+
+@pytest.mark.slow
+def test_a_symlink_planted_at_the_history_file_is_refused_and_the_chat_goes_on(
+    fake: FakeOpenAI, tmp_path: Path
+) -> None:
+    data = tmp_path / "data"
+    data.mkdir()
+    target = tmp_path / "precious.txt"
+    target.write_text("precious")
+    (data / "history").symlink_to(target)
+    with Terminal(agent_env(fake), "-s", "work", "--no-memory") as terminal:
+        warning = screen_text(terminal.expect(r"not kept\."))
+        terminal.expect("›")
+        terminal.type("hello\r")
+        terminal.expect("Noted.")
+        terminal.expect("›")
+        terminal.type("\x04")
+        assert terminal.wait() == 0
+    assert f"The input history file {data / 'history'} cannot be used (Too many levels of symbolic links; a " \
+           "symlink there is refused): the lines typed in this run are not kept." in warning
+    assert target.read_text() == "precious"
