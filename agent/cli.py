@@ -40,8 +40,15 @@ class State:
     flags: dict[str, Any] = field(default_factory=dict)
     debug: bool = False
 
+    warned: bool = False
+
     def settings(self, **more: Any) -> Settings:
-        return load_settings({**self.flags, **{k: v for k, v in more.items() if v is not None}})
+        settings = load_settings({**self.flags, **{k: v for k, v in more.items() if v is not None}})
+        if not self.warned:
+            for warning in settings.warnings:
+                print(f"agent: warning: {warning}", file=sys.stderr)
+            self.warned = True
+        return settings
 
 
 STATE = State()
@@ -83,6 +90,7 @@ def root(
     """Chat with a model that remembers you. With no subcommand, opens the chat."""
     STATE.flags.clear()
     STATE.debug = False
+    STATE.warned = False
     _apply_common(data_dir, debug, user)
     if ctx.invoked_subcommand is None:
         _chat(session, continue_, model, no_memory, plain)

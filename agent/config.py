@@ -122,6 +122,7 @@ class Settings:
     timeout: float = 60.0
     max_retries: int = 3
     sources: Mapping[str, str] | None = None
+    warnings: tuple[str, ...] = ()
 
     @property
     def resolved_embedder(self) -> str:
@@ -144,7 +145,17 @@ class Settings:
         return rows
 
 
-assert {s.field for s in SPECS} == {f.name for f in fields(Settings)} - {"sources"}
+assert {s.field for s in SPECS} == {f.name for f in fields(Settings)} - {"sources", "warnings"}
+
+
+def _loose_secret_file(path: Path, dotenv: Mapping[str, str]) -> str | None:
+    """A warning when a .env holding a key can be read by other users of the machine."""
+    if not any(dotenv.get(spec.env[0]) for spec in SPECS if spec.secret):
+        return None
+    mode = path.stat().st_mode & 0o777
+    if not mode & 0o077:
+        return None
+    return f"{path} holds an API key and other users can read it (mode {mode:04o}): run `chmod 600 {path}`."
 
 
 def load_settings(
@@ -178,7 +189,8 @@ def load_settings(
             break
         else:
             values[spec.field] = spec.default
-    return Settings(**values, sources=sources)
+    warning = _loose_secret_file(dotenv_path, dotenv) if dotenv else None
+    return Settings(**values, sources=sources, warnings=(warning,) if warning else ())
 
 
 def dotenv_example() -> str:

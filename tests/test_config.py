@@ -47,3 +47,16 @@ def test_env_example_lists_every_setting() -> None:
     assert committed == dotenv_example()
     for spec in SPECS:
         assert f"# {spec.env[0]}=" in committed
+
+
+def test_a_readable_env_file_with_a_key_is_warned_about(tmp_path: Path) -> None:
+    dotenv = tmp_path / ".env"
+    dotenv.write_text("OPENAI_API_KEY=sk-test-CANARY123\n")
+    dotenv.chmod(0o644)
+    [warning] = load_settings(environ={}, dotenv_path=dotenv).warnings
+    assert "chmod 600" in warning and "CANARY" not in warning
+    dotenv.chmod(0o600)
+    assert load_settings(environ={}, dotenv_path=dotenv).warnings == ()
+    (tmp_path / "plain.env").write_text("AGENT_MODEL=x\n")
+    (tmp_path / "plain.env").chmod(0o644)
+    assert load_settings(environ={}, dotenv_path=tmp_path / "plain.env").warnings == ()
