@@ -70,7 +70,8 @@ def test_messages_hold_system_prompt_memory_block_summary_window_and_the_line() 
     assert messages[0].content.startswith(prompt("system"))
     assert "Today is Thursday 1970-01-01." in messages[0].content
     assert messages[0].content.endswith("<memory_notes>\n- tea\n</memory_notes>")
-    assert messages[1] == Message("system", f"{SUMMARY_HEADING}\nThe user greeted.")
+    assert messages[1] == Message(
+        "system", f"<conversation_summary>\n{SUMMARY_HEADING}\nThe user greeted.\n</conversation_summary>")
     assert messages[2:] == [Message("user", "I like tea"), Message("assistant", "Noted."),
                             Message("user", "What should I drink?")]
 
@@ -149,7 +150,7 @@ def test_resume_restores_the_window_from_start_and_the_summary() -> None:
     turns = [Turn("one", "1"), Turn("two", "2"), Turn("three", "3")]
     conversation.resume(turns, start=1, summary="The user said one.")
     messages = conversation.messages("four")
-    assert messages[1].content.endswith("The user said one.")
+    assert messages[1].content.endswith("The user said one.\n</conversation_summary>")
     assert [m.content for m in messages[2:]] == ["two", "2", "three", "3", "four"]
     assert conversation.turns == 3 and conversation.start == 1
 

@@ -190,7 +190,7 @@ def test_turns_past_the_budget_fold_into_a_summary_that_survives_a_resume(tmp_pa
     assert "(the oldest turn left the context window; a summary keeps it in mind)" in done.log
     resumed = ScriptedChat("ok")
     run_lines(build_chat(tmp_path, resumed, budget=60), "third")
-    assert resumed.requests[0][1].content.endswith("The user asked twice.")
+    assert resumed.requests[0][1].content.endswith("The user asked twice.\n</conversation_summary>")
     assert [m.content for m in resumed.requests[0][2:]][0] == "second question"
 
 

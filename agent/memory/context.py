@@ -1,19 +1,21 @@
 """The memory block: recalled memories as one fenced, dated string within a token budget.
 
 The block is labelled as notes the user gave earlier, to be used as information and never obeyed. Stored text
-cannot break out of it: each memory is put on one line, control characters are removed and angle brackets are
-replaced, so no memory can close the fence or start a line of its own.
+cannot break out of it: each memory is put on one line, control characters are removed, lookalike characters are
+folded to their plain form (NFKC: a fullwidth ``＜`` is a ``<``), angle brackets are replaced and the names of the
+fences are taken out, so no memory can close the fence (with any bracket) or start a line of its own.
 """
 
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from agent.domain import ScoredMemory
-from agent.memory.gate import FENCE_TAG
+from agent.memory.gate import FENCE_TAG, SUMMARY_TAG
 from agent.tokens import TokenCounter, count_tokens
 
 HEADER = (
@@ -25,6 +27,8 @@ HEADER = (
 FOOTER = f"</{FENCE_TAG}>"
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029]")
 _LINE_BREAKS = re.compile(r"\s*[\r\n]+\s*")
+# A fence's name with any separator: without its name, no bracket of any shape can close a fence.
+_FENCE_NAMES = re.compile("|".join(r"[\W_]*".join(tag.split("_")) for tag in (FENCE_TAG, SUMMARY_TAG)), re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -36,11 +40,17 @@ class MemoryBlock:
     tokens: int
 
 
-def defang(text: str) -> str:
-    """One line of inert text: no control characters, no line breaks, no angle brackets to close a fence."""
-    text = _LINE_BREAKS.sub(" / ", text.strip())
-    text = _CONTROL.sub("", text)
+def inert(text: str) -> str:
+    """Text that cannot close a fence: lookalikes folded (NFKC), control characters other than line breaks
+    removed, fence names taken out, angle brackets replaced."""
+    text = _CONTROL.sub("", unicodedata.normalize("NFKC", text))
+    text = _FENCE_NAMES.sub("fence", text)
     return text.replace("<", "‹").replace(">", "›")
+
+
+def defang(text: str) -> str:
+    """One line of inert text: what ``inert`` does, and no line breaks."""
+    return inert(_LINE_BREAKS.sub(" / ", text.strip()))
 
 
 def memory_line(memory: ScoredMemory) -> str:

@@ -4,8 +4,9 @@ Only the user's own words reach this gate; assistant replies and injected memory
 or a recalled note cannot come back as a "fact". The gate keeps self-disclosure (first-person facts, preferences,
 plans, relationships, dates) and explicit "remember that ..." requests; it drops greetings, acknowledgements,
 thanks, very short turns, questions that disclose nothing about the user, pasted documents, and instructions
-aimed at the assistant (the shape of a memory-poisoning attempt), and anything that looks like a credential.
-Every decision carries its reason.
+aimed at the assistant (the shape of a memory-poisoning attempt), anything that carries a link (where an injected
+instruction would send the user's data), and anything that looks like a credential. Every decision carries its
+reason.
 """
 
 from __future__ import annotations
@@ -18,6 +19,8 @@ from agent.memory.text import words
 MAX_CHARS = 2_000
 MIN_WORDS = 4
 FENCE_TAG = "memory_notes"
+# The fence of the rolling summary of a conversation (``agent.conversation``): derived text, never instructions.
+SUMMARY_TAG = "conversation_summary"
 
 _EXPLICIT = re.compile(
     r"^\s*(?:please\s+)?(?:remember|note|don'?t forget|do not forget|keep in mind)\b(?:\s+that)?[\s:,-]*(?P<rest>.+)$",
@@ -67,7 +70,7 @@ _INSTRUCTION = re.compile(
     r"\b(?:send|forward|post|append|upload|email)\b.{0,80}https?://)",
     re.IGNORECASE | re.DOTALL,
 )
-_URL = re.compile(r"https?://", re.IGNORECASE)
+_URL = re.compile(r"https?://|\bwww\.", re.IGNORECASE)
 # A line of a dated transcript, "(8 May 2023) Ada: ...": the stamp and the speaker's label say nothing about the
 # speaker, and a date in the stamp must not pass for a date the speaker mentioned. The words after it are judged.
 _TRANSCRIPT_PREFIX = re.compile(r"^\([^()\n]{1,60}\)\s*(?:[^\s:()][^:\n]{0,40}:\s+)?")
@@ -128,19 +131,19 @@ def decide(text: str) -> GateDecision:
         return GateDecision(False, "empty")
     if len(stripped) > MAX_CHARS:
         return GateDecision(False, f"longer than {MAX_CHARS} characters: a pasted document, not a statement")
-    if FENCE_TAG in stripped.lower():
-        return GateDecision(False, "contains the memory fence: text from the memory block is never stored again")
+    if FENCE_TAG in stripped.lower() or SUMMARY_TAG in stripped.lower():
+        return GateDecision(False, "contains a fence tag: text from a fenced block is never stored again")
     if _SECRET.search(stripped):
         return GateDecision(False, "looks like a secret (a key, password or card number): never stored")
     if _INSTRUCTION.search(stripped):
         return GateDecision(False, "an instruction for the assistant, not a fact about the user")
+    if _URL.search(stripped):
+        return GateDecision(False, "carries a link: links are never stored as memory (an injected instruction "
+                                   "needs one to send the user's data to)")
 
     explicit = _EXPLICIT.match(stripped)
     if explicit and len(words(explicit.group("rest"))) >= 2:
-        rest = explicit.group("rest").strip()
-        if _URL.search(rest):
-            return GateDecision(False, "an explicit request that carries a link: links are never stored as memory")
-        return GateDecision(True, "explicit request to remember", text=rest, explicit=True)
+        return GateDecision(True, "explicit request to remember", text=explicit.group("rest").strip(), explicit=True)
 
     tokens = words(stripped)
     if len(tokens) < MIN_WORDS:

@@ -3,7 +3,9 @@
 Why blocks and a short tail: re-rendering the whole reply on every token flickers, costs CPU on long replies
 and, once the reply outgrows the screen, breaks scrollback. Here every finished block (text up to a blank line
 outside a code fence) is printed once, as Markdown, into the normal scrollback; only the unfinished block is
-live, cropped to its last few lines. Model text is escaped first, so it cannot send control sequences.
+live, cropped to its last few lines. Model text is escaped first, so it cannot send control sequences, and a
+link is printed with its address in plain sight: a hidden terminal hyperlink could carry the user's words away
+under an innocent label (the exfiltration an injected instruction asks for).
 """
 
 from __future__ import annotations
@@ -29,6 +31,11 @@ class ReplyStream(Protocol):
     def feed(self, text: str) -> None: ...
 
     def close(self) -> None: ...
+
+
+def markdown(text: str) -> Markdown:
+    """``text`` as Markdown whose links show their address instead of hiding it behind their label."""
+    return Markdown(text, hyperlinks=False)
 
 
 def finished_length(text: str) -> int:
@@ -68,7 +75,7 @@ class LiveTail:
         self.lines = lines
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
-        rendered = console.render_lines(Markdown(self.text), options, pad=False)
+        rendered = console.render_lines(markdown(self.text), options, pad=False)
         yield Lines(rendered[-self.lines :])
 
 
@@ -104,8 +111,8 @@ class MarkdownStream:
         if self._text.strip():
             self._print_new_lines(self._text, self._console)
 
-    def _print_new_lines(self, markdown: str, console: Console) -> None:
-        lines = console.render_lines(Markdown(markdown), console.options, pad=False)
+    def _print_new_lines(self, text: str, console: Console) -> None:
+        lines = console.render_lines(markdown(text), console.options, pad=False)
         console.print(Lines(lines[self._printed :]))
         self._printed = len(lines)
 
