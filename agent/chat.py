@@ -23,7 +23,7 @@ from typing import TypeVar
 
 from agent.conversation import Conversation, Fold, Turn, TurnStatus
 from agent.domain import Message
-from agent.errors import AgentError, ChatError, MemoryUnavailable
+from agent.errors import AgentError, ChatError, MemoryUnavailable, SessionError
 from agent.memory.service import MemoryService, Recall, WriteReport
 from agent.ports import ChatChunk, ChatModel
 from agent.sessions import Forgotten, Session, SessionStore, scrub_session
@@ -213,6 +213,9 @@ class ChatEngine:
         self.memory = memory
         self.last_recall: Recall | None = None
         self.memory_error: AgentError | None = None
+        # Why the last save failed (disk full, say); None once one succeeds: each save writes the whole session,
+        # so the next one that succeeds saves what the failed ones could not. Until then the turns live here.
+        self.unsaved: SessionError | None = None
         self._clock = clock
 
     def begin(self, line: str) -> PendingTurn:
@@ -250,8 +253,8 @@ class ChatEngine:
                 close()
 
     def finish(self, pending: PendingTurn) -> TurnResult:
-        """Record the turn: the session file is durable before this returns; then the write gate runs in the
-        background, for complete turns only (a cut-off reply is not mined for memory)."""
+        """Record the turn: the session file is durable before this returns (or ``unsaved`` says why not); then
+        the write gate runs in the background, for complete turns only (a cut-off reply is not mined for memory)."""
         turn = Turn(
             user=pending.line,
             reply=pending.text,
@@ -307,4 +310,9 @@ class ChatEngine:
         self.session.summary = self.conversation.summary
         self.session.context_start = self.conversation.start
         self.session.updated_at = self._clock()
-        self.store.save(self.session)
+        try:
+            self.store.save(self.session)
+        except SessionError as exc:  # the chat goes on: the reply was shown and the turns are kept in memory
+            self.unsaved = exc
+            return
+        self.unsaved = None

@@ -4,6 +4,9 @@ symlinks cannot make the chat write outside its sessions directory, and temp fil
 
 from __future__ import annotations
 
+import errno
+import resource
+import signal
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -15,8 +18,10 @@ from agent.conversation import Turn
 from agent.errors import SessionError
 from agent.sessions import Session, SessionStore
 from agent.ui.repl import open_session
+from tests.chat_fakes import ScriptedChat
 from tests.e2e_helpers import Terminal, agent, agent_env, screen_text, session_file
 from tests.fake_openai import FakeOpenAI, Reply
+from tests.repl_harness import build_chat, run_lines
 
 
 @pytest.fixture
@@ -158,3 +163,50 @@ def test_a_symlink_planted_at_the_history_file_is_refused_and_the_chat_goes_on(
     assert f"The input history file {data / 'history'} cannot be used (Too many levels of symbolic links; a " \
            "symlink there is refused): the lines typed in this run are not kept." in warning
     assert target.read_text() == "precious"
+
+
+@pytest.mark.slow
+def test_a_session_that_cannot_be_saved_keeps_the_chat_going_and_the_saved_file_whole(
+    fake: FakeOpenAI, tmp_path: Path
+) -> None:
+    """Files capped a little above the saved session (RLIMIT_FSIZE, with SIGXFSZ ignored), as on a disk that fills
+    up: every reply still reaches the user, the failure is told once, and the file keeps its last whole version."""
+    env = agent_env(fake)
+    assert agent(env, "-s", "full", "--no-memory", stdin="hello\n").returncode == 0
+    path = tmp_path / "data" / "sessions" / "full.json"
+    before = path.read_bytes()
+
+    def cap_files() -> None:
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (len(before) + 200, len(before) + 200))
+
+    lines = "".join(f"line {n} {'x' * 300}\n" for n in range(3))
+    result = subprocess.run([sys.executable, "-m", "agent", "-s", "full", "--no-memory"], input=lines, text=True,
+                            capture_output=True, env=env, timeout=60, preexec_fn=cap_files)
+    assert result.stdout == "Noted.\n" * 3
+    assert result.stderr.count("could not be saved (File too large); the previous version is intact. The chat "
+                               "goes on") == 1
+    assert result.stderr.rstrip().endswith("The turns since the last save are lost when this chat ends.")
+    assert result.returncode == 1 and "Traceback" not in result.stderr
+    assert path.read_bytes() == before and list(path.parent.glob(".*.tmp")) == []
+
+
+def test_the_next_save_that_succeeds_saves_the_turns_a_failed_one_could_not(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import agent.sessions
+
+    write = agent.sessions.write_private
+    failures = [OSError(errno.ENOSPC, "No space left on device")]
+
+    def full_once(path: Path, data: bytes, prefix: str) -> None:
+        if failures:
+            raise failures.pop()
+        write(path, data, prefix)
+
+    monkeypatch.setattr(agent.sessions, "write_private", full_once)
+    done = run_lines(build_chat(tmp_path, ScriptedChat("One.", "Two.")), "first", "second")
+    assert done.out == "One.\nTwo.\n" and done.code == 0
+    assert done.log.count("could not be saved (No space left on device)") == 1
+    assert "(the session is saved again, with every turn)" in done.log
+    assert [t.user for t in done.session.turns] == ["first", "second"]

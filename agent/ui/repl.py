@@ -104,6 +104,7 @@ class Repl:
         self.context_tokens = engine.conversation.tokens()
         self.reader: LineReader = PipeReader(out.notice)
         self.commands = Commands(engine, out, self.reader.ask, history)
+        self._unsaved_told = False
 
     def use(self, reader: LineReader) -> None:
         self.reader = reader
@@ -135,6 +136,7 @@ class Repl:
                     except KeyboardInterrupt:
                         self.out.notice("(cancelled)")
                         continue
+                    self._save_problem()
                     if action.exit:
                         break
                     if action.send is None:
@@ -147,6 +149,9 @@ class Repl:
         finally:
             if self.worker is not None:
                 self.worker.close()
+        if self.engine.unsaved is not None:
+            self.out.error(f"{self.engine.unsaved} The turns since the last save are lost when this chat ends.")
+            return 1
         return 1 if failed and not self.out.mode.interactive else 0
 
     def turn(self, line: str) -> TurnResult | None:
@@ -172,7 +177,18 @@ class Repl:
                 stream.close()
         result = self.engine.finish(pending)
         self._report(pending, result)
+        self._save_problem()
         return result
+
+    def _save_problem(self) -> None:
+        """Say once when the session stops being saved, and once when it is saved again."""
+        unsaved = self.engine.unsaved
+        if unsaved is not None and not self._unsaved_told:
+            self.out.error(f"{unsaved} The chat goes on: the turns are kept in memory and saved once a save "
+                           "succeeds.")
+        elif unsaved is None and self._unsaved_told:
+            self.out.notice("(the session is saved again, with every turn)")
+        self._unsaved_told = unsaved is not None
 
     def _memory_problem(self) -> None:
         error = self.engine.memory_error
