@@ -13,6 +13,7 @@ from collections.abc import Callable
 from agent.conversation import complete
 from agent.domain import Message
 from agent.errors import ChatError
+from agent.memory.gate import refusal
 from agent.memory.service import Extractor
 from agent.ports import ChatModel
 from agent.prompts import prompt
@@ -26,7 +27,9 @@ _ABOUT_USER = re.compile(r"^(?:the\s+)?user\b", re.IGNORECASE)
 def parse_facts(answer: str) -> list[str]:
     """Facts from the model's answer: bulleted (or plain) lines about "the user", at most two, deduplicated.
 
-    Preambles, ``NONE``, lines not about the user and over-long lines are dropped; each fact ends with a period.
+    Preambles, ``NONE``, lines not about the user and over-long lines are dropped, and so is any line the gate
+    would never store (a link, an instruction, a secret: the model may have been talked into writing one); each
+    fact ends with a period.
     """
     lines = [line.strip() for line in answer.strip().splitlines() if line.strip()]
     if any(_BULLET.match(line) for line in lines):
@@ -34,7 +37,7 @@ def parse_facts(answer: str) -> list[str]:
     facts: list[str] = []
     for line in lines:
         fact = line.strip().strip("\"'`").strip()
-        if not _ABOUT_USER.match(fact) or len(fact) > MAX_CHARS:
+        if not _ABOUT_USER.match(fact) or len(fact) > MAX_CHARS or refusal(fact):
             continue
         fact = fact if fact[-1] in ".!?" else f"{fact}."
         if fact.casefold() not in {f.casefold() for f in facts}:

@@ -117,6 +117,20 @@ def _statement_before_question_discloses(text: str) -> bool:
     return bool(statement) and decide(statement).keep
 
 
+def refusal(text: str) -> str | None:
+    """Why ``text`` must never become a memory, whoever wrote it (the user, or the model extracting a fact): a
+    fence tag, a secret, an instruction for the assistant or a link. None when it is none of those."""
+    if FENCE_TAG in text.lower() or SUMMARY_TAG in text.lower():
+        return "contains a fence tag: text from a fenced block is never stored again"
+    if _SECRET.search(text):
+        return "looks like a secret (a key, password or card number): never stored"
+    if _INSTRUCTION.search(text):
+        return "an instruction for the assistant, not a fact about the user"
+    if _URL.search(text):
+        return "carries a link: links are never stored as memory (an injected instruction needs one to send data to)"
+    return None
+
+
 def decide(text: str) -> GateDecision:
     """Stage 1 of the gate for one user turn. Pure and fast (a few regular expressions).
 
@@ -131,15 +145,9 @@ def decide(text: str) -> GateDecision:
         return GateDecision(False, "empty")
     if len(stripped) > MAX_CHARS:
         return GateDecision(False, f"longer than {MAX_CHARS} characters: a pasted document, not a statement")
-    if FENCE_TAG in stripped.lower() or SUMMARY_TAG in stripped.lower():
-        return GateDecision(False, "contains a fence tag: text from a fenced block is never stored again")
-    if _SECRET.search(stripped):
-        return GateDecision(False, "looks like a secret (a key, password or card number): never stored")
-    if _INSTRUCTION.search(stripped):
-        return GateDecision(False, "an instruction for the assistant, not a fact about the user")
-    if _URL.search(stripped):
-        return GateDecision(False, "carries a link: links are never stored as memory (an injected instruction "
-                                   "needs one to send the user's data to)")
+    refused = refusal(stripped)
+    if refused:
+        return GateDecision(False, refused)
 
     explicit = _EXPLICIT.match(stripped)
     if explicit and len(words(explicit.group("rest"))) >= 2:
