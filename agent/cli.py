@@ -300,11 +300,12 @@ def memories_forget(
 def _erase_traces(records: list[MemoryRecord]) -> None:
     """The words of forgotten memories leave the session files and the input history too."""
     from agent.ui.commands import erase_traces
+    from agent.ui.render import escape_terminal
     from agent.wiring import ensure_data_dir
 
     paths = ensure_data_dir(STATE.settings().data_dir)
     for line in erase_traces(SessionStore(paths.sessions), paths.history, records):
-        typer.echo(line)
+        typer.echo(escape_terminal(line))  # it names files found in the data directory
 
 
 @memories_app.command("reindex")
