@@ -16,7 +16,7 @@ from tests.fake_openai import FakeOpenAI, Reply
 
 BIG = ("lorem ipsum dolor sit amet " * 40_000)[:1_000_000]
 NUL = "I like \x00 green tea a lot"
-ESCAPES = "I love \x1b[2J\x1b]8;;http://evil.example/\x07red\x1b]8;;\x07 apples"
+ESCAPES = "I love \x1b[2J\x1b]0;owned\x07red\x1b[0m apples\x9b2J"  # clear, window title, C1 CSI
 EMOJI = "I love 🍣 and my family 👨‍👩‍👧 very much"
 NOT_UTF8 = b"I like \xff\xfe\xc3 chess very much"
 
@@ -49,9 +49,9 @@ def test_bad_lines_through_a_pipe_reach_the_model_and_the_session_and_nothing_cr
     assert [text for text in sent if text in lines] == lines, "the model got each line as it was given"
     remembered = [line for line in result.stderr.splitlines() if line.startswith("remembered:")]
     assert remembered == ["remembered: I like \\x00 green tea a lot", f"remembered: {replaced}",
-                          "remembered: I love \\x1b[2J\\x1b]8;;http://evil.example/\\x07red\\x1b]8;;\\x07 apples",
+                          "remembered: I love \\x1b[2J\\x1b]0;owned\\x07red\\x1b[0m apples\\x9b2J",
                           f"remembered: {EMOJI}"], "the 1 MB line is a pasted document, not a memory"
-    assert "\x1b" not in result.stdout + result.stderr
+    assert "\x1b" not in result.stdout + result.stderr and "\x9b" not in result.stdout + result.stderr
 
 
 @pytest.mark.slow
@@ -70,7 +70,7 @@ def test_bad_input_at_the_terminal_prompt(fake: FakeOpenAI, tmp_path: Path) -> N
         terminal.type("\x04")
         assert terminal.wait() == 0
     assert users(tmp_path, "tty") == ["I like \ufffd\ufffd\ufffd chess very much", ESCAPES, NUL, EMOJI, BIG]
-    assert "\x1b]8;;http://evil" not in terminal.output and "\x1b[2J" not in terminal.output
+    assert "\x1b]0;owned" not in terminal.output and "\x1b[2J" not in terminal.output
     assert "\\x1b[2J" in listing and "🍣" in listing and "Traceback" not in terminal.output
 
 
