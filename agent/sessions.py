@@ -283,6 +283,12 @@ class Forgotten:
     def __bool__(self) -> bool:
         return bool(self._texts)
 
+    def within(self, text: str) -> Forgotten:
+        """Only the forgotten texts that occur in ``text``: the many pieces of one file are then scrubbed against a
+        short list (after ``forget --all`` the full one can hold thousands)."""
+        folded = _folded(text)
+        return Forgotten(t for f, t in self._texts.items() if f in folded)
+
     def scrub(self, text: str) -> str:
         """``text`` with every forgotten text in it replaced; the longest first, so a quote goes as a whole."""
         folded = _folded(text)
@@ -306,6 +312,9 @@ class ScrubReport:
 def scrub_session(session: Session, forgotten: Forgotten) -> bool:
     """Replace forgotten words in the turns and summary of ``session``; returns whether anything changed. The
     summary goes altogether when a turn it was written from held them: it may say the same in other words."""
+    forgotten = forgotten.within("\n".join([session.summary, *(f"{t.user}\n{t.reply}" for t in session.turns)]))
+    if not forgotten:
+        return False
     changed_before = False
     changed = False
     for n, turn in enumerate(session.turns):

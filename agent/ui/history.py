@@ -50,6 +50,9 @@ def scrub_history(path: Path, forgotten: Forgotten) -> bool:
         raw = read_regular(path).decode("utf-8", "surrogateescape")
     except FileNotFoundError:
         return False
+    forgotten = forgotten.within(raw.replace("\n+", " "))
+    if not forgotten:
+        return False
     out: list[str] = []
     entry: list[str] = []
 
