@@ -85,3 +85,31 @@ def test_dense_only_and_keyword_only_retrievers(
     dense = Retriever(embedder, index, ledger, USER, FusionWeights(dense=1.0, keyword=0.0))
     assert dense.rank("green tea morning", 1)[0].record.text == "I drink green tea every morning"
     ledger.close()
+
+
+def _put(ledger: SqliteLedger, user: str, texts: list[str]) -> None:
+    now = time.time()
+    ledger.put([MemoryRecord(memory_id(user, t), t, "turn", user, "s", i, now, now, content_hash(t), t)
+                for i, t in enumerate(texts)])
+
+
+def test_keyword_search_finds_a_users_rows_when_other_users_crowd_the_index(tmp_path: Path) -> None:
+    ledger = SqliteLedger(tmp_path / "ledger.sqlite3")
+    _put(ledger, "crowd", [f"bees and honey number {n}" for n in range(100)])
+    _put(ledger, "me", ["I keep bees on the roof", "I like tea"])
+    hits = ledger.keyword_search("me", "bees honey", 5)
+    assert [ledger.get("me", [mid])[mid].text for mid, _ in hits] == ["I keep bees on the roof"]
+    ledger.close()
+
+
+def test_keyword_search_ranks_best_first_and_stops_at_k(tmp_path: Path) -> None:
+    ledger = SqliteLedger(tmp_path / "ledger.sqlite3")
+    _put(ledger, USER, ["green tea", "green tea with green mint and tea", "black coffee"] +
+         [f"tea note {n}" for n in range(30)])
+    hits = ledger.keyword_search(USER, "green tea", 3)
+    assert len(hits) == 3
+    assert [score for _, score in hits] == sorted((score for _, score in hits), reverse=True)
+    top = ledger.get(USER, [hits[0][0]])[hits[0][0]].text
+    assert top.startswith("green tea")
+    assert ledger.keyword_search(USER, "the and of", 3) == []  # stop-words only
+    ledger.close()
