@@ -7,7 +7,8 @@ Each conversation gets a fresh store in a temp directory. Every turn goes throug
 question goes through the agent's own read path: ``MemoryService.search`` with no threshold for the ranking that
 recall@k measures, ``MemoryService.recall`` with the default k, threshold and token budget for what the model
 would really be given. Side by side, on one store that keeps every turn (gate off): keyword only (BM25), dense
-only, and the agent's fused retriever, so the table also shows what the gate costs.
+only, and the agent's fused retriever, so the table also shows what the gate costs. Search latency is the time
+of ``recall`` per question (embed the question, fused search, block, ledger touch), the read path of one turn.
 """
 
 from __future__ import annotations
