@@ -284,7 +284,7 @@ def memories_forget(
                 raise typer.BadParameter("--all needs --yes when not run in a terminal.", param_hint="--yes")
             typer.confirm(f"Forget all {service.count()} memories of {service.user}?", abort=True)
         typer.echo(f"forgot {service.forget_all()} memories")
-        _erase_traces(known)
+        _erase_traces(service, known)
         return
     resolved = []
     for given in ids or []:
@@ -294,17 +294,18 @@ def memories_forget(
             raise AgentError(f"{given!r} {problem}: use `agent memories list` to see the ids.")
         resolved.append(matches[0])
     typer.echo(f"forgot {service.forget([record.id for record in resolved])} memories")
-    _erase_traces(resolved)
+    _erase_traces(service, resolved)
 
 
-def _erase_traces(records: list[MemoryRecord]) -> None:
-    """The words of forgotten memories leave the session files and the input history too."""
+def _erase_traces(service: MemoryService, records: list[MemoryRecord]) -> None:
+    """The words of forgotten memories leave the other memories' reply context, the session files and the input
+    history too."""
     from agent.ui.commands import erase_traces
     from agent.ui.render import escape_terminal
     from agent.wiring import ensure_data_dir
 
     paths = ensure_data_dir(STATE.settings().data_dir)
-    for line in erase_traces(SessionStore(paths.sessions), paths.history, records):
+    for line in erase_traces(SessionStore(paths.sessions), paths.history, records, lambda task: task(service)):
         typer.echo(escape_terminal(line))  # it names files found in the data directory
 
 

@@ -26,6 +26,7 @@ from tests.fake_openai import FakeOpenAI, Reply
 from tests.repl_harness import build_chat, memory_service, run_lines
 
 SECRET = "I hide my spare key under the CANARY-Zq81x flowerpot"
+CHESS = "I play chess with my brother every week"
 NEEDLES = (b"canary", b"zq81x", b"flowerpot")
 HISTORY = (
     "\n# 2026-01-02 10:00:00.000000\n+hello there\n"
@@ -49,17 +50,20 @@ def test_forget_in_the_chat_scrubs_its_own_session_the_others_and_the_history(tm
     old_session(store, "monday", Turn("i hide my spare key   under the canary-zq81x FLOWERPOT", "Noted."),
                 Turn("What is the capital of Peru?", "Lima."))
     (tmp_path / "history").write_text(HISTORY)
-    chat = ScriptedChat(f"Got it: {SECRET.lower()}.", "I know nothing about you.")
-    done = run_lines(build_chat(tmp_path, chat, memory=lambda: memory_service(tmp_path / "mem"), session="friday",
-                                history=tmp_path / "history"),
-                     SECRET, "/memories", "/forget 1", "What do you know about me?")
+    chat = ScriptedChat(f"Got it: {SECRET.lower()}.", "Chess is fun.", "I know nothing about you.")
+    memory = memory_service(tmp_path / "mem")
+    done = run_lines(build_chat(tmp_path, chat, memory=lambda: memory, session="friday", history=tmp_path / "history"),
+                     SECRET, CHESS, "/memories", "/forget 1", "What do you know about me?")
 
     assert f"forgot: {SECRET}" in done.log
-    assert ("The forgotten words were also removed from this session, session monday, the input history."
-            in done.log)
+    assert ("The forgotten words were also removed from the reply context of 1 other memory, this session, session "
+            "monday, the input history.") in done.log
     last_request = " ".join(m.content for m in chat.requests[-1]).lower()
     assert "canary" not in last_request and FORGOTTEN in last_request, "the context window was rebuilt"
-    assert leaks(tmp_path / "sessions", tmp_path / "history") == []
+    [chess] = memory.list()
+    assert (chess.text, chess.extra["context"]) == (CHESS, f"Got it: {FORGOTTEN}."), "kept, without the words"
+    assert memory.search("chess with my brother", 1)[0].record.id == chess.id
+    assert leaks(tmp_path / "sessions", tmp_path / "history", tmp_path / "mem") == []
     friday = store.load("friday")
     assert [(t.user, t.reply) for t in friday.turns[:1]] == [(FORGOTTEN, f"Got it: {FORGOTTEN}.")]
     assert store.load("monday").turns[1].user == "What is the capital of Peru?"
@@ -162,8 +166,9 @@ def test_forget_in_a_terminal_leaves_no_byte_of_the_words_in_any_file_under_the_
     data = tmp_path / "data"
     with FakeOpenAI(fallback=Reply("Noted.")) as fake:
         env = agent_env(fake)
-        monday = agent(env, "-s", "monday", stdin=f"{SECRET}\nWhat is the capital of Peru?\n")
-        assert f"remembered: {SECRET}" in monday.stderr, monday.stderr
+        fake.add(Reply(f"Got it: {SECRET}."))  # the next line is remembered with this reply as its context
+        monday = agent(env, "-s", "monday", stdin=f"{SECRET}\n{CHESS}\n")
+        assert f"remembered: {SECRET}" in monday.stderr and f"remembered: {CHESS}" in monday.stderr, monday.stderr
         sessions = data / "sessions"
         (sessions / "old.json").write_text('{"schema": 1, "turns": [{"user": "' + SECRET)
         (sessions / ".old.4242.deadbeef.tmp").write_text(SECRET)
@@ -186,7 +191,8 @@ def test_forget_in_a_terminal_leaves_no_byte_of_the_words_in_any_file_under_the_
             terminal.expect("›")
             terminal.type("\x04")
             assert terminal.wait() == 0
-        assert "removed from this session, session monday, session old, session old.json.corrupt-" in told
+        assert ("removed from the reply context of 1 other memory, this session, session monday, session old, "
+                "session old.json.corrupt-") in told
         assert "canary" not in " ".join(m["content"] for m in fake.chat_requests[-1].body["messages"]).lower()
 
     assert leaks(data) == []

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
 
@@ -19,6 +19,7 @@ from rich.text import Text
 from agent.chat import ChatEngine, MemoryWorker
 from agent.domain import MemoryRecord, ScoredMemory
 from agent.errors import AgentError
+from agent.memory.service import MemoryService
 from agent.sessions import Forgotten, SessionStore
 from agent.ui.history import scrub_history
 from agent.ui.output import Output
@@ -69,17 +70,35 @@ def shorten(text: str, limit: int = SHOWN_CHARS) -> str:
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 
+def scrub_contexts(service: MemoryService, forgotten: Forgotten) -> int:
+    """Rewrite the memories whose keyword context (the end of the reply a remembered line answered) quotes forgotten
+    words: each is deleted, which zeroes its bytes, and stored again under the same id and dates without them (the
+    ledger is written before the embedding, so a failing embedder cannot lose it). Returns how many."""
+    affected = [r for r in service.list() if forgotten.within(r.extra.get("context", ""))]
+    if affected:
+        service.forget([r.id for r in affected])
+        service.write([replace(r, extra={**r.extra, "context": forgotten.scrub(r.extra["context"])})
+                       for r in affected])
+    return len(affected)
+
+
 def erase_traces(
-    store: SessionStore, history: Path | None, records: Sequence[MemoryRecord], engine: ChatEngine | None = None
+    store: SessionStore,
+    history: Path | None,
+    records: Sequence[MemoryRecord],
+    on_memory: Callable[[Callable[[MemoryService], int]], int],
+    engine: ChatEngine | None = None,
 ) -> list[str]:
-    """After ``records`` were forgotten: take their words (text and the quote they came from) out of every session
-    file and the input history, and return what to tell the user, one line each. The chat's own session is
-    scrubbed through its ``engine``, in memory too (a command line has none). A session another process holds
+    """After ``records`` were forgotten: take their words (text and the quote they came from) out of the other
+    memories' reply context, every session file and the input history, and return what to tell the user, one line
+    each. ``on_memory`` runs a task with the memory service (on the chat's memory thread). The chat's own session
+    is scrubbed through its ``engine``, in memory too (a command line has none). A session another process holds
     cannot be rewritten: it is left, and named."""
     forgotten = Forgotten(text for record in records for text in (record.text, record.source))
     if not forgotten:
         return []
-    places = []
+    rewritten = on_memory(lambda service: scrub_contexts(service, forgotten))
+    places = [f"the reply context of {plural(rewritten, 'other memory', 'other memories')}"] if rewritten else []
     if engine is not None and engine.scrub(forgotten, {record.id for record in records}):
         places.append("this session")
     report = store.scrub(forgotten, skip=None if engine is None else engine.session.name)
@@ -209,7 +228,7 @@ class Commands:
             self.out.notice(f"forgot: {shorten(record.text)}")
         self.out.notice(f"Forgot {plural(count, 'memory', 'memories')}.")
         self._listing = []
-        for line in erase_traces(self.engine.store, self.history, gone, self.engine):
+        for line in erase_traces(self.engine.store, self.history, gone, memory.call, self.engine):
             self.out.notice(line)
 
     def _remember(self, text: str) -> None:
