@@ -56,8 +56,8 @@ def test_forget_in_the_chat_scrubs_its_own_session_the_others_and_the_history(tm
                      SECRET, CHESS, "/memories", "/forget 1", "What do you know about me?")
 
     assert f"forgot: {SECRET}" in done.log
-    assert ("The forgotten words were also removed from the reply context of 1 other memory, this session, session "
-            "monday, the input history.") in done.log
+    assert ("The forgotten words were also removed from this session, session monday, the reply context of 1 other "
+            "memory, the input history.") in done.log
     last_request = " ".join(m.content for m in chat.requests[-1]).lower()
     assert "canary" not in last_request and FORGOTTEN in last_request, "the context window was rebuilt"
     [chess] = memory.list()
@@ -191,8 +191,8 @@ def test_forget_in_a_terminal_leaves_no_byte_of_the_words_in_any_file_under_the_
             terminal.expect("›")
             terminal.type("\x04")
             assert terminal.wait() == 0
-        assert ("removed from the reply context of 1 other memory, this session, session monday, session old, "
-                "session old.json.corrupt-") in told
+        assert ("removed from this session, session monday, session old, session old.json.corrupt-") in told
+        assert told.endswith("the reply context of 1 other memory, the input history.")
         assert "canary" not in " ".join(m["content"] for m in fake.chat_requests[-1].body["messages"]).lower()
 
     assert leaks(data) == []

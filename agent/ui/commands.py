@@ -97,12 +97,18 @@ def erase_traces(
     forgotten = Forgotten(text for record in records for text in (record.text, record.source))
     if not forgotten:
         return []
-    rewritten = on_memory(lambda service: scrub_contexts(service, forgotten))
-    places = [f"the reply context of {plural(rewritten, 'other memory', 'other memories')}"] if rewritten else []
+    places = []
     if engine is not None and engine.scrub(forgotten, {record.id for record in records}):
         places.append("this session")
     report = store.scrub(forgotten, skip=None if engine is None else engine.session.name)
     places += [f"session {name}" for name in report.rewritten]
+    try:
+        rewritten = on_memory(lambda service: scrub_contexts(service, forgotten))
+    except AgentError as exc:  # the ledger kept each memory: the next open indexes what was not re-embedded
+        report.failed.append(f"the reply context of other memories ({exc})")
+    else:
+        if rewritten:
+            places.append(f"the reply context of {plural(rewritten, 'other memory', 'other memories')}")
     if history is not None:
         try:
             if scrub_history(history, forgotten):
