@@ -4,7 +4,8 @@ Why so careful: a session is the user's conversation, and it must survive a cras
 writes a new file beside the old one (created with ``O_EXCL | O_NOFOLLOW``, mode 0600), fsyncs it, renames it
 over the old name with ``os.replace`` (which replaces a planted symlink instead of following it) and fsyncs the
 directory, so the file is always the old or the new valid JSON. Reads refuse symlinks and non-regular files. A
-file that does not parse is an error naming its path, and it is never overwritten. Names come from a strict
+file that does not parse is an error naming its path, and it is never overwritten (the chat moves it aside to
+``NAME.json.corrupt-<time>`` and starts afresh; a file from another version is left alone). Names come from a strict
 allowlist, so no name can reach outside the sessions directory. A lock file per session (``filelock``, no
 waiting) makes a second process on the same session fail with a clear message instead of interleaving turns; the
 holder of the lock deletes the temp files a killed process left, since they hold the conversation too.
@@ -274,8 +275,8 @@ class SessionStore:
 
 
 class Forgotten:
-    """The words of forgotten memories, found in any text whatever their case and spacing (a statement made
-    again in other words' case is the same statement); ``scrub`` puts ``[forgotten]`` in their place."""
+    """The words of forgotten memories, found in any text whatever their case and spacing (the same statement typed
+    again with other capitals or line breaks is the same memory); ``scrub`` puts ``[forgotten]`` in their place."""
 
     def __init__(self, texts: Iterable[str]) -> None:
         self._texts = {_folded(t): t for t in texts if t.split()}

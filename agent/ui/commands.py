@@ -3,6 +3,10 @@
 A command is any line starting with ``/`` (a leading space sends it as a message instead); a unique prefix is
 enough (``/mem``). Numbers given to ``/forget`` refer to the last ``/memories`` listing. ``/forget QUERY`` shows
 its matches and asks before forgetting anything. Memory text is always printed escaped.
+
+Forget means gone from the whole data directory, not only from the store: ``erase_traces`` (also used by
+``agent memories forget``) takes the forgotten words out of the session files, the input history and the reply
+context other memories keep for keyword search. The memory core knows nothing of sessions; this is where both meet.
 """
 
 from __future__ import annotations
