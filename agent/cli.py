@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 import sys
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -22,6 +23,7 @@ from agent.domain import MemoryRecord, ScoredMemory
 from agent.errors import AgentError
 from agent.memory.service import MemoryService
 from agent.sessions import SessionStore
+from agent.ui.render import escape_terminal
 
 app = typer.Typer(
     add_completion=False,
@@ -63,6 +65,12 @@ ContinueOpt = Annotated[bool, typer.Option("-c", "--continue", help="Resume the 
 ModelOpt = Annotated[str | None, typer.Option("-m", "--model", help="Chat model.")]
 NoMemoryOpt = Annotated[bool, typer.Option("--no-memory", help="Neither read nor write long-term memory.")]
 PlainOpt = Annotated[bool, typer.Option("--plain", help="Plain text output, no colour or Markdown.")]
+
+
+def _json(value: Any) -> str:
+    """JSON for a terminal or a pipe: readable Unicode, but DEL and the C1 controls (which JSON leaves raw, and
+    which include 8-bit escape introducers) written as \\u escapes like the C0 ones."""
+    return re.sub(r"[\x7f-\x9f]", lambda m: f"\\u{ord(m.group()):04x}", json.dumps(value, ensure_ascii=False, indent=2))
 
 
 def _apply_common(data_dir: Path | None, debug: bool, user: str | None = None) -> None:
@@ -162,7 +170,7 @@ def sessions_list(as_json: JsonOpt = False) -> None:
     if as_json:
         rows = [{"name": i.name, "turns": i.turns, "updated_at": i.updated_at, "path": str(i.path),
                  "first_line": i.first_line, "error": i.error} for i in infos]
-        typer.echo(json.dumps(rows, ensure_ascii=False, indent=2))
+        typer.echo(_json(rows))
         return
     if not infos:
         typer.echo("No sessions yet: `agent -s NAME` starts one.")
@@ -177,7 +185,7 @@ def sessions_show(name: NameArg, as_json: JsonOpt = False) -> None:
     """The whole conversation of session NAME."""
     session = _session_store().load(name)
     if as_json:
-        typer.echo(json.dumps(session.to_json(), ensure_ascii=False, indent=2))
+        typer.echo(_json(session.to_json()))
         return
     from agent.ui.sessions_view import transcript
 
@@ -227,7 +235,7 @@ def _as_json(row: MemoryRecord | ScoredMemory) -> dict[str, Any]:
 
 def _print_memories(rows: list[MemoryRecord] | list[ScoredMemory], as_json: bool, empty: str) -> None:
     if as_json:
-        typer.echo(json.dumps([_as_json(r) for r in rows], ensure_ascii=False, indent=2))
+        typer.echo(_json([_as_json(r) for r in rows]))
         return
     if not rows:
         typer.echo(empty)
@@ -263,7 +271,7 @@ def memories_add(text: str, embedder: EmbedderOpt = None) -> None:
     if not text.strip():
         raise typer.BadParameter("the memory text is empty.", param_hint="TEXT")
     record = _service(embedder).add(text)
-    typer.echo(f"remembered {record.id[:8]}: {record.text}")
+    typer.echo(f"remembered {record.id[:8]}: {escape_terminal(record.text)}")
 
 
 @memories_app.command("forget")
@@ -357,7 +365,7 @@ def memories_stats(as_json: JsonOpt = False, embedder: EmbedderOpt = None) -> No
         "bytes_on_disk": size,
     }
     if as_json:
-        typer.echo(json.dumps(stats, indent=2))
+        typer.echo(_json(stats))
         return
     for key, value in stats.items():
         typer.echo(f"{key:16} {value}")

@@ -10,6 +10,7 @@ can turn any of them into one line and an exit code, and print a traceback only 
     │   ├── StoreCorrupt            a file of the store is damaged; ``path`` names it
     │   ├── StoreLocked             another process holds the store
     │   └── EmbedderMismatch        the store was built by another embedder; the fix is a reindex
+    ├── MemoryRefused               an explicit memory that must never be stored (a secret, a link, an instruction)
     ├── EmbeddingError              the embedder failed (model missing, server error)
     ├── ChatError                   the chat model failed
     │   ├── ChatRetryable           429, 5xx, timeouts: retried before it reaches the user
@@ -58,6 +59,10 @@ class StoreLocked(MemoryUnavailable):
 
 class EmbedderMismatch(MemoryUnavailable):
     """The store's vectors come from another embedder than the one requested."""
+
+
+class MemoryRefused(AgentError):
+    """Text the user asked to remember that no memory may hold, whoever asks: the message says why."""
 
 
 class EmbeddingError(AgentError):

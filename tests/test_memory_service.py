@@ -171,3 +171,16 @@ def test_users_have_separate_collections() -> None:
     assert collection_name("alice") != collection_name("Alice")
     assert collection_name("../weird name/$$") .startswith("mem-weird-name-")
     assert collection_name("") != collection_name("-")
+
+
+def test_the_write_cap_of_a_session_holds_across_runs(tmp_path: Path) -> None:
+    ledger = SqliteLedger(tmp_path / "ledger.sqlite3")
+    index = InMemoryIndex()
+    first = MemoryService(ledger, index, WordHashEmbedder(), "alice", MemoryPolicy(writes_per_session=2))
+    for n, text in enumerate((PEANUTS, COFFEE, BERLIN)):
+        first.observe(text, session="s", turn=n)
+    assert first.count() == 2
+    resumed = MemoryService(ledger, index, WordHashEmbedder(), "alice", MemoryPolicy(writes_per_session=2))
+    report = resumed.observe("My sister Ana lives in Lisbon with her two cats", session="s", turn=3)
+    assert report.stored == () and "cap of 2" in report.skipped_reason
+    assert resumed.observe("My sister Ana lives in Lisbon with her two cats", session="t", turn=0).stored

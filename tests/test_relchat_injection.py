@@ -100,19 +100,23 @@ FENCE_BREAKERS = [
 
 
 def test_stored_poison_stays_inside_the_fence_it_cannot_close(tmp_path: Path) -> None:
-    """Planted through ``/remember`` (the user's explicit wish skips the gate), each with a way to close the
-    fence; every one is shown as it is saved, and recalled into the prompt, where it stays fenced."""
+    """Each memory carries a way to close the fence. ``/remember`` refuses them (links and instructions are never
+    stored), so they are planted straight into the store, as a store written by an older version might hold
+    them; recalled into the prompt, every one stays fenced."""
 
     def memory() -> MemoryService:
         seeded = memory_service(tmp_path / "mem")
-        return MemoryService(seeded.ledger, seeded.index, seeded.embedder, "me", MemoryPolicy(k=10, threshold=-1.0))
+        service = MemoryService(seeded.ledger, seeded.index, seeded.embedder, "me", MemoryPolicy(k=10, threshold=-1.0))
+        service.write([service._record(text, "explicit", session="old", turn=n, when=float(n), source=text)
+                       for n, text in enumerate(FENCE_BREAKERS)])
+        return service
 
     model = ObedientModel()
     chat = build_chat(tmp_path, model, memory=memory)
     for text in FENCE_BREAKERS:  # as typed with Alt-Enter: one command over several lines
         chat.repl.commands.handle(f"/remember {text}")
     done = run_lines(chat, "Which drinks are good for me?")
-    assert len([line for line in done.log.splitlines() if line.startswith("remembered: I like")]) == 5
+    assert len([line for line in done.log.splitlines() if "Not remembered:" in line]) == 5
     assert "\x1b" not in done.log
     system = model.requests[0][0].content
     notes = system[system.index("<memory_notes>"):]

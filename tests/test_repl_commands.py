@@ -79,7 +79,7 @@ def test_remember_then_why_shows_what_was_injected_with_similarity_and_threshold
 
 
 def test_memory_text_is_escaped_in_listings(tmp_path: Path) -> None:
-    done = run_lines(with_memories(tmp_path, ScriptedChat(), "I like \x1b[2Jred \x1b]8;;http://evil\x07links"),
+    done = run_lines(with_memories(tmp_path, ScriptedChat(), "I like \x1b[2Jred \x1b]8;;file:/evil\x07links"),
                      "/memories")
     assert "\x1b" not in done.out and "\\x1b[2J" in done.out
 

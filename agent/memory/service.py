@@ -13,7 +13,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from agent.domain import MemoryKind, MemoryRecord, ScoredMemory, content_hash, memory_id
-from agent.errors import EmbedderMismatch
+from agent.errors import EmbedderMismatch, MemoryRefused
 from agent.memory import gate
 from agent.memory.calibration import default_grounding, default_threshold
 from agent.memory.context import MemoryBlock, build_block
@@ -89,7 +89,6 @@ class MemoryService:
         self._extractor = extractor
         self._clock = clock
         self._counter = counter
-        self._writes: dict[str, int] = {}
         self.retriever = Retriever(embedder, index, ledger, user, self.policy.weights)
 
     @property
@@ -130,7 +129,7 @@ class MemoryService:
         log.debug("gate: %s (%s)", "keep" if decision.keep else "skip", decision.reason)
         if not decision.keep:
             return WriteReport(decision)
-        if self._writes.get(session, 0) >= self.policy.writes_per_session:
+        if self.ledger.count(self.user, session) >= self.policy.writes_per_session:
             reason = f"the cap of {self.policy.writes_per_session} memory writes in this session is reached"
             log.debug("gate: skip (%s)", reason)
             return WriteReport(decision, skipped_reason=reason)
@@ -144,11 +143,14 @@ class MemoryService:
             for t, k in texts
         ]
         stored = self.write(records)
-        self._writes[session] = self._writes.get(session, 0) + 1
         return WriteReport(decision, stored=tuple(stored))
 
     def add(self, text: str, *, session: str = "cli", turn: int = 0, kind: MemoryKind = "explicit") -> MemoryRecord:
-        """Store ``text`` as given (``/remember``, ``agent memories add``): the user's explicit wish."""
+        """Store ``text`` as given (``/remember``, ``agent memories add``): the user's explicit wish, which skips
+        the judgement of what is worth keeping but not the refusals that hold for every memory."""
+        refused = gate.refusal(text)
+        if refused:
+            raise MemoryRefused(f"Not remembered: {refused}.")
         record = self._record(text.strip(), kind, session=session, turn=turn, when=self._clock(), source=text.strip())
         return self.write([record])[0]
 
