@@ -160,7 +160,7 @@ def rebuild_index(settings: Settings, embedder: str | None = None) -> tuple[int,
     """Re-embed this user's memories from the ledger's text into a fresh index; returns (memories indexed, where
     an index written by a newer chromadb went). Opening moves a damaged index aside by itself and says so; the
     newer one, which opening refuses, is moved aside here, as the user asked for a new index."""
-    from agent.adapters.chroma_index import written_by_newer_chromadb
+    from agent.adapters.chroma_files import written_by_newer_chromadb
     from agent.wiring import ensure_data_dir, open_memory
 
     paths = ensure_data_dir(settings.data_dir)

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from agent.adapters import chroma_index, ledger
+from agent.adapters import chroma_files, ledger
 from agent.adapters.chroma_index import forget_clients
 from agent.errors import StoreLocked
 from tests.helpers_store import open_fake_memory, run_agent, spawn, text_for, wait_for_line
@@ -106,7 +106,7 @@ def test_a_program_holding_chroma_sqlite_locked_delays_the_start_a_bounded_time(
 ) -> None:
     open_fake_memory().add(text_for("kept", 0))
     forget_clients()
-    monkeypatch.setattr(chroma_index, "SQLITE_WAIT", 1.0)
+    monkeypatch.setattr(chroma_files, "SQLITE_WAIT", 1.0)
     with sqlite_holder(tmp_path / "data" / "chroma" / "chroma.sqlite3"):
         start = time.monotonic()
         with pytest.raises(StoreLocked, match=r"chroma\.sqlite3 locked for over 1 s: end it"):

@@ -17,8 +17,9 @@ from pathlib import Path
 
 import pytest
 
-from agent.adapters import chroma_index
-from agent.adapters.chroma_index import VERSION_FILE, forget_clients, installed_chromadb
+from agent.adapters import chroma_files
+from agent.adapters.chroma_files import VERSION_FILE, installed_chromadb
+from agent.adapters.chroma_index import forget_clients
 from agent.adapters.local_embedder import LocalEmbedder
 from agent.errors import MemoryUnavailable, StoreCorrupt
 from tests.helpers_store import ShaEmbedder, add_all, index_of, open_fake_memory, open_memory_with, run_agent, text_for
@@ -109,7 +110,7 @@ def test_a_damaged_index_is_moved_aside_as_it_was_and_rebuilt_from_the_ledger(
 def test_a_rust_panic_while_opening_is_caught_as_damage(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     stored = seed()
     overwrite(tmp_path / "data" / "chroma" / "chroma.sqlite3", 4096, 4096)
-    monkeypatch.setattr(chroma_index, "_check_sqlite", lambda chroma_dir: None)  # let Chroma meet the damage
+    monkeypatch.setattr(chroma_files, "check_sqlite", lambda chroma_dir: None)  # let Chroma meet the damage
     notices: list[str] = []
     open_fake_memory(notices.append)
     assert "cannot be opened" in notices[0] and "moved aside" in notices[0]
@@ -285,7 +286,7 @@ def test_a_version_backup_that_cannot_be_written_stops_the_open_before_any_migra
     def disk_full(source: Path, target: Path) -> None:
         raise OSError(errno.ENOSPC, "No space left on device", str(target))
 
-    monkeypatch.setattr(chroma_index.shutil, "copytree", disk_full)
+    monkeypatch.setattr(chroma_files.shutil, "copytree", disk_full)
     with pytest.raises(MemoryUnavailable, match="cannot be prepared \\(No space left on device") as failed:
         open_fake_memory()
     assert "\n" not in str(failed.value)

@@ -1,0 +1,196 @@
+"""Checks of Chroma's files made before Chroma opens them, and the record of which chromadb wrote them.
+
+Why before: chromadb 1.5.9 trusts its files, and damage it meets crashes or hangs the process instead of raising
+(measured here): a truncated ``data_level0.bin`` segfaults on the first search, garbage in ``link_lists.bin``
+makes the next write allocate without end, a 0-byte ``chroma.sqlite3`` opens as an empty store. And Chroma
+migrates a store forward and can never go back, so the version that last wrote it is kept in a sidecar file.
+Each check raises ``StoreCorrupt`` (or ``StoreLocked``, ``MemoryUnavailable``) with a sentence for the user.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import logging
+import os
+import pickle
+import re
+import shutil
+import sqlite3
+import struct
+import time
+from importlib.metadata import version as package_version
+from pathlib import Path
+from typing import Any
+
+from agent.errors import MemoryUnavailable, StoreCorrupt, StoreLocked
+
+log = logging.getLogger(__name__)
+
+VERSION_FILE = "agent-store.json"
+SQLITE_WAIT = 5.0
+_SQLITE_MAGIC = b"SQLite format 3\x00"
+_HNSW_HEADER = struct.Struct("<I6QiI3QdQ")
+
+
+def installed_chromadb() -> str:
+    return package_version("chromadb")
+
+
+def _version_key(text: str) -> tuple[int, ...]:
+    return tuple(int(part) for part in re.findall(r"\d+", text.split("+")[0])[:3])
+
+
+def stored_chromadb(chroma_dir: Path) -> str | None:
+    """The chromadb version recorded in the store's sidecar, or None when there is none (or it is unreadable)."""
+    try:
+        value = json.loads((chroma_dir / VERSION_FILE).read_text(encoding="utf-8")).get("chromadb")
+    except (OSError, ValueError, AttributeError):
+        return None
+    return value if isinstance(value, str) and _version_key(value) else None
+
+
+def written_by_newer_chromadb(chroma_dir: Path) -> bool:
+    stored = stored_chromadb(chroma_dir)
+    return stored is not None and _version_key(stored) > _version_key(installed_chromadb())
+
+
+def check_version(chroma_dir: Path) -> None:
+    """Refuse a store of a newer chromadb; copy a store of an older (or unrecorded) one aside before it migrates."""
+    if not (chroma_dir / "chroma.sqlite3").exists():
+        return
+    installed = installed_chromadb()
+    stored = stored_chromadb(chroma_dir)
+    if stored == installed:
+        return
+    if stored is not None and _version_key(stored) > _version_key(installed):
+        raise MemoryUnavailable(
+            f"The memory index in {chroma_dir} was written by chromadb {stored}, newer than the installed "
+            f"{installed}, which could damage it: install chromadb {stored}, or run `agent memories rebuild` to set "
+            "it aside and build a new index from the ledger."
+        )
+    backup = chroma_dir.with_name(f"{chroma_dir.name}.backup-{stored or 'unknown'}-{time.strftime('%Y%m%d-%H%M%S')}")
+    shutil.copytree(chroma_dir, backup)
+    log.info("chromadb %s will migrate the index written by %s; copied it to %s first", installed, stored, backup)
+
+
+def record_version(chroma_dir: Path) -> None:
+    """Write the sidecar atomically (temp file, fsync, rename), so a crash leaves the old or the new one."""
+    installed = installed_chromadb()
+    if stored_chromadb(chroma_dir) == installed:
+        return
+    target = chroma_dir / VERSION_FILE
+    temp = target.with_name(f".{VERSION_FILE}.tmp")
+    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
+    try:
+        os.write(fd, json.dumps({"chromadb": installed}).encode("utf-8"))
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    os.replace(temp, target)
+
+
+def check_sqlite(chroma_dir: Path) -> None:
+    """Before Chroma opens ``chroma.sqlite3``: a missing, empty, foreign or damaged file is reported as damage
+    (Chroma would open an empty file as an empty store, and panic on a damaged page); a lock held by another process
+    is waited for ``SQLITE_WAIT`` seconds at most, here, where the wait can be bounded. ``quick_check`` takes
+    milliseconds: the file holds Chroma's catalogue and recent log, not the vectors."""
+    db = chroma_dir / "chroma.sqlite3"
+    if not db.exists():
+        if (chroma_dir / VERSION_FILE).exists():
+            raise StoreCorrupt(f"The memory index in {chroma_dir} lost its chroma.sqlite3.", chroma_dir)
+        return
+    with db.open("rb") as handle:
+        header = handle.read(len(_SQLITE_MAGIC))
+    if header != _SQLITE_MAGIC:
+        what = "is empty" if not header else "is not a SQLite database"
+        raise StoreCorrupt(f"The memory index file {db} {what}.", chroma_dir)
+    try:
+        probe = sqlite3.connect(db, timeout=SQLITE_WAIT, isolation_level=None)
+        try:
+            probe.execute("BEGIN IMMEDIATE")
+            probe.execute("ROLLBACK")
+            check = probe.execute("PRAGMA quick_check").fetchone()[0]
+        finally:
+            probe.close()
+    except sqlite3.OperationalError as exc:
+        if "locked" in str(exc) or "busy" in str(exc):
+            raise StoreLocked(
+                f"Another process has held {db} locked for over {SQLITE_WAIT:.0f} s: end it (see `fuser {db}`), "
+                "then start again."
+            ) from exc
+        check = str(exc)
+    except sqlite3.DatabaseError as exc:
+        check = str(exc)
+    if check != "ok":
+        detail = check.splitlines()[0][:200]
+        raise StoreCorrupt(f"The memory index file {db} is damaged ({detail}).", chroma_dir)
+
+
+class _Unchecked(Exception):
+    """The pickle refers to a class: a format this check does not know, so it is not judged."""
+
+
+class _PlainUnpickler(pickle.Unpickler):
+    """Reads only plain containers, numbers and strings: it never imports or calls anything."""
+
+    def find_class(self, module: str, name: str) -> Any:
+        raise _Unchecked(f"{module}.{name}")
+
+
+def check_hnsw(chroma_dir: Path) -> None:
+    """Before Chroma reads them, check that each HNSW segment's files agree with its header.
+
+    Why: Chroma trusts these files, and a file torn by a kill or damaged on disk crashes the whole process on the
+    first search (a truncated ``data_level0.bin`` segfaults), or makes the next write allocate without end (garbage
+    in ``link_lists.bin``), neither of which can be caught. The layout is hnswlib's as chromadb 1.5 writes it: a
+    100-byte ``header.bin`` (format version, then the index parameters), ``data_level0.bin`` of ``max_elements``
+    fixed-size records, ``link_lists.bin`` holding a u32 length and that many bytes per element, and
+    ``index_metadata.pickle``, the id/label maps."""
+    for header_file in sorted(chroma_dir.glob("*/header.bin")):
+        segment = header_file.parent
+        try:
+            problem = _hnsw_problem(segment)
+        except OSError as exc:
+            problem = f"{exc.strerror}: {exc.filename}"
+        if problem:
+            raise StoreCorrupt(f"The memory index segment {segment} is damaged ({problem}).", chroma_dir)
+
+
+def _hnsw_problem(segment: Path) -> str | None:
+    header = (segment / "header.bin").read_bytes()
+    if len(header) != _HNSW_HEADER.size:
+        return f"header.bin has {len(header)} bytes, not {_HNSW_HEADER.size}"
+    (version, _, max_elements, count, record, label_offset, data_offset, max_level, _, max_m, max_m0, m, mult,
+     _) = _HNSW_HEADER.unpack(header)
+    if not (version >= 1 and 0 < record and label_offset < record and data_offset < record and count <= max_elements
+            and 0 < m <= 4096 and 0 < max_m <= 4096 and 0 < max_m0 <= 8192
+            and (0 <= max_level < 256 or (max_level == -1 and count == 0))
+            and 0.0 < mult < 16.0):
+        return "header.bin holds impossible parameters"
+    data = (segment / "data_level0.bin").stat().st_size
+    if data < count * record:
+        return f"data_level0.bin has {data} bytes, {count} elements need {count * record}"
+    links = (segment / "link_lists.bin").read_bytes()
+    link_record = max_m * 4 + 4
+    at = 0
+    for _ in range(count):
+        if at + 4 > len(links):
+            return "link_lists.bin is cut short"
+        (size,) = struct.unpack_from("<I", links, at)
+        if size % link_record or size > max_level * link_record:
+            return "link_lists.bin holds an impossible length"
+        at += 4 + size
+    if at != len(links):
+        return f"link_lists.bin has {len(links)} bytes, its lengths add up to {at}"
+    try:
+        metadata = _PlainUnpickler(io.BytesIO((segment / "index_metadata.pickle").read_bytes())).load()
+    except _Unchecked:
+        return None
+    except FileNotFoundError:
+        return None if count == 0 else "index_metadata.pickle is missing"
+    except Exception as exc:  # a damaged pickle raises any of a dozen exception types
+        return f"index_metadata.pickle cannot be read ({type(exc).__name__})"
+    if not isinstance(metadata, dict) or not isinstance(metadata.get("id_to_label"), dict):
+        return "index_metadata.pickle holds no id map"
+    return None
