@@ -152,7 +152,15 @@ class MemoryWorker:
 
     def close(self) -> None:
         self.drain()
+        self._pool.submit(self._flush_seen).result()
         self._pool.shutdown(wait=True)
+
+    def _flush_seen(self) -> None:
+        """Record when recalled memories were last seen; a store that never opened has nothing to record."""
+        try:
+            self._service.result().flush_seen()
+        except Exception as exc:  # a store that failed to open or broke was reported when it did
+            log.debug("last_seen not recorded: %s", exc)
 
 
 class PendingTurn:

@@ -184,3 +184,17 @@ def test_the_write_cap_of_a_session_holds_across_runs(tmp_path: Path) -> None:
     report = resumed.observe("My sister Ana lives in Lisbon with her two cats", session="s", turn=3)
     assert report.stored == () and "cap of 2" in report.skipped_reason
     assert resumed.observe("My sister Ana lives in Lisbon with her two cats", session="t", turn=0).stored
+
+
+def test_recall_notes_last_seen_and_writes_it_after_the_reply(tmp_path: Path, make_index: IndexFactory) -> None:
+    ticks = iter([10.0, 20.0, 30.0, 40.0])
+    memory = service(tmp_path, make_index(tmp_path), WordHashEmbedder(), threshold=0.1)
+    memory._clock = lambda: next(ticks)
+    memory.add(PEANUTS)
+    assert memory.recall("peanuts make my throat swell").block.memories
+    assert memory.list()[0].last_seen == 10.0, "nothing is written on the way to the reply"
+    memory.add(COFFEE)  # the next write, after the reply, records it
+    assert {r.text: r.last_seen for r in memory.list()}[PEANUTS] == 20.0
+    memory.recall("peanuts make my throat swell")
+    memory.flush_seen()
+    assert {r.text: r.last_seen for r in memory.list()}[PEANUTS] == 40.0

@@ -89,6 +89,7 @@ class MemoryService:
         self._extractor = extractor
         self._clock = clock
         self._counter = counter
+        self._seen: dict[str, float] = {}
         self.retriever = Retriever(embedder, index, ledger, user, self.policy.weights)
 
     @property
@@ -201,6 +202,7 @@ class MemoryService:
         if not records:
             return []
         self.check_space()
+        self.flush_seen()
         unique = list({r.id: r for r in records}.values())
         known = self.ledger.get(self.user, [r.id for r in unique])
         self.ledger.put(unique)
@@ -235,9 +237,18 @@ class MemoryService:
         threshold = self.threshold
         found = self.search(probe, self.policy.k, threshold)
         block = build_block(found, self.policy.budget_tokens, self._counter)
-        if block.memories:
-            self.ledger.touch(self.user, [m.record.id for m in block.memories], self._clock())
+        now = self._clock()
+        self._seen.update((m.record.id, now) for m in block.memories)
         return Recall(block=block, threshold=threshold, candidates=tuple(found))
+
+    def flush_seen(self) -> None:
+        """Write the ``last_seen`` of recalled memories. Recall only notes them: a durable write costs up to 9 ms
+        and recall is on the way to the reply, so they are written with the next memory write (after the reply)
+        or when the chat closes the store."""
+        if self._seen:
+            seen, self._seen = self._seen, {}
+            for when in sorted(set(seen.values())):
+                self.ledger.touch(self.user, [mid for mid, t in seen.items() if t == when], when)
 
     def list(self) -> list[MemoryRecord]:
         return self.ledger.all(self.user)
