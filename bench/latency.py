@@ -4,9 +4,10 @@
 One store grows through the sizes asked for. At each size: the write throughput of the batches that brought it
 there (``MemoryService.write``: ledger, embedding, index), the per-turn overhead of the read path
 (``MemoryService.recall``: embed the probe, fused search, token-budgeted block, ledger touch) over varied probes,
-the process's resident memory and the store's bytes per memory. Then the start-up time of ``agent`` to its first
-prompt, spawned on a pseudo-terminal against an unreachable model server. Memories are synthetic but varied
-first-person sentences, so the tokenizer and the index see realistic text.
+the process's resident memory and the store's bytes per memory. Then, once per run, how soon the chat is ready for
+the next line after a reply while the write gate runs in the background (``bench/next_prompt.py``), and the
+start-up time of ``agent`` to its first prompt, spawned on a pseudo-terminal against an unreachable model server.
+Memories are synthetic but varied first-person sentences, so the tokenizer and the index see realistic text.
 """
 
 from __future__ import annotations
@@ -35,7 +36,7 @@ from agent.adapters.local_embedder import LocalEmbedder
 from agent.domain import MemoryRecord, content_hash, memory_id
 from agent.memory.service import MemoryPolicy, MemoryService
 from agent.ports import Embedder
-from bench import machine
+from bench import machine, next_prompt
 from bench.locomo import percentile
 
 USER = "latency"
@@ -221,6 +222,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(message, file=sys.stderr, flush=True)
 
     result: dict[str, Any] = measure_sizes(args.sizes, log)
+    turns = next_prompt.TURNS + next_prompt.BACK_TO_BACK
+    prompt = next_prompt.measure(sentences(turns, seed=23), probes(4 * turns, seed=5), log)
+    result.update({k: v for k, v in prompt.items() if k.startswith("next_prompt_")})  # the headline figures
+    result["next_prompt"] = prompt
     result["startup_s"] = startup_s()
     result["machine"] = machine.describe()
     if args.json:
@@ -233,6 +238,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         r = result[str(size)]
         print(f"| {size:,} | {r['overhead_ms_p50']:.1f} | {r['overhead_ms_p95']:.1f} | {r['write_per_s']:.0f} | "
               f"{r['write_embed_share']:.0%} | {r['rss_mb']:.0f} | {r['bytes_per_memory']:.0f} |")
+    print(f"next prompt after a reply: p50 {prompt['next_prompt_ms_p50']:.1f} ms / p95 "
+          f"{prompt['next_prompt_ms_p95']:.1f} ms (max {prompt['next_prompt_ms_max']:.1f}, {prompt['turns']} turns); "
+          f"lines sent back to back: p50 {prompt['next_prompt_back_to_back_ms_p50']:.1f} / p95 "
+          f"{prompt['next_prompt_back_to_back_ms_p95']:.1f} ms; {prompt['folds']} of "
+          f"{prompt['turns'] + prompt['back_to_back_turns']} turns asked the model for a summary (instant here)")
+    print(f"  (reply's last chunk rendered -> Repl.turn returns, {prompt['writes_stored']} gate writes of p50 "
+          f"{prompt['write_ms_p50']:.0f} ms running behind; back to back, a reply starts p50 "
+          f"{prompt['reply_start_back_to_back_ms_p50']:.1f} / p95 {prompt['reply_start_back_to_back_ms_p95']:.1f} ms "
+          f"after its line, not {prompt['reply_start_ms_p50']:.1f} ms: its recall waits for the previous write)")
     startup = result["startup_s"]
     print(f"start-up to first prompt: {'not seen' if startup is None else f'{startup:.2f} s'} (median of 3)")
     return 0
