@@ -21,7 +21,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from typing import TypeVar
 
-from agent.conversation import Conversation, Fold, Turn, TurnStatus
+from agent.conversation import Conversation, Fold, Leaving, Turn, TurnStatus
 from agent.domain import Message
 from agent.errors import AgentError, ChatError, MemoryUnavailable, SessionError
 from agent.memory.service import MemoryService, Recall, WriteReport
@@ -176,6 +176,7 @@ class PendingTurn:
         self.completion_tokens: int | None = None
         self.interrupted = False
         self.error: ChatError | None = None
+        self.fold: Fold | None = None  # the summary finished since the last turn, to report
 
     @property
     def text(self) -> str:
@@ -192,11 +193,11 @@ class PendingTurn:
 
 @dataclass(frozen=True)
 class TurnResult:
-    """A finished turn as stored, with the summary fold it caused, if any."""
+    """A finished turn as stored; ``left`` counts the oldest turns it pushed out of the context window."""
 
     turn: Turn
     number: int
-    fold: Fold | None
+    left: int
     error: ChatError | None
 
 
@@ -225,10 +226,13 @@ class ChatEngine:
         # so the next one that succeeds saves what the failed ones could not. Until then the turns live here.
         self.unsaved: SessionError | None = None
         self._clock = clock
+        self._folding: Future[Fold] | None = None
+        self._saving = threading.Lock()  # the summary thread saves too
 
     def begin(self, line: str) -> PendingTurn:
         """Recall memories for this line and assemble the request. A memory failure means no memories, noted
         in ``memory_error``, never a failed turn."""
+        fold = self.settle()
         recall = None
         self.memory_error = None
         if self.memory is not None:
@@ -239,7 +243,9 @@ class ChatEngine:
         block = recall.block.text if recall is not None else ""
         if block:
             log.debug("memory block for this turn:\n%s", block)  # user content: only with --debug
-        return PendingTurn(line, self.conversation.messages(line, block), recall)
+        pending = PendingTurn(line, self.conversation.messages(line, block), recall)
+        pending.fold = fold
+        return pending
 
     def stream(self, pending: PendingTurn) -> Generator[str, None, None]:
         """The reply's text as it arrives. A ``ChatError`` ends the stream and is kept in ``pending.error``;
@@ -275,19 +281,34 @@ class ChatEngine:
         self.last_recall = pending.recall
         self.session.turns.append(turn)
         self._save()  # durable before anything slow
-        fold = self.conversation.add(turn)  # may ask the model for a summary
-        if fold is not None:
-            self._save()
+        leaving = self.conversation.add(turn)
+        if leaving is not None:  # the summary is a model call: made while the user types, awaited by ``settle``
+            self._folding = in_background(lambda: self._fold(leaving), "summary")
         number = len(self.session.turns)
         if self.memory is not None and turn.status == "complete":
             # The end of the previous reply is what this line answers ("Which city?" -> "Lisbon"): +10 points of
             # recall@5 on LoCoMo (bench/RESULTS.md, E5).
             answered = self.session.turns[-2].reply[-CONTEXT_CHARS:] if number > 1 else ""
             self.memory.observe(pending.line, session=self.session.name, turn=number, context=answered)
-        return TurnResult(turn, number, fold, pending.error)
+        return TurnResult(turn, number, leaving.turns if leaving else 0, pending.error)
+
+    def _fold(self, leaving: Leaving) -> Fold:
+        fold = self.conversation.fold(leaving)
+        self._save()
+        return fold
+
+    def settle(self) -> Fold | None:
+        """Wait for the summary of turns that left the window, if one is being made, and return it (once).
+        Everything that reads or changes the window or the session file settles first."""
+        if self._folding is None:
+            return None
+        fold = self._folding.result()
+        self._folding = None
+        return fold
 
     def take_back_last(self) -> str | None:
         """Remove the last turn (for ``/retry``) and return its line; None when there is none."""
+        self.settle()
         if not self.session.turns:
             return None
         self.conversation.drop_last()
@@ -296,6 +317,7 @@ class ChatEngine:
         return line
 
     def clear(self) -> None:
+        self.settle()
         self.conversation.clear()
         self._save()
 
@@ -303,6 +325,7 @@ class ChatEngine:
         """After a forget: take the forgotten words out of this session, in memory (the context window is rebuilt
         from the scrubbed turns) and on disk, so no later save writes them back; the memories of the last reply
         lose the forgotten ones (``/why``). Returns whether the session held the words."""
+        self.settle()
         if self.last_recall is not None:
             recall = self.last_recall
             block = replace(recall.block, memories=tuple(m for m in recall.block.memories if m.record.id not in ids))
@@ -315,12 +338,13 @@ class ChatEngine:
         return True
 
     def _save(self) -> None:
-        self.session.summary = self.conversation.summary
-        self.session.context_start = self.conversation.start
-        self.session.updated_at = self._clock()
-        try:
-            self.store.save(self.session)
-        except SessionError as exc:  # the chat goes on: the reply was shown and the turns are kept in memory
-            self.unsaved = exc
-            return
-        self.unsaved = None
+        with self._saving:
+            self.session.summary = self.conversation.summary
+            self.session.context_start = self.conversation.start
+            self.session.updated_at = self._clock()
+            try:
+                self.store.save(self.session)
+            except SessionError as exc:  # the chat goes on: the reply was shown and the turns are kept in memory
+                self.unsaved = exc
+                return
+            self.unsaved = None

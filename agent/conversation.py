@@ -1,9 +1,11 @@
 """The short-term tier: the recent turns of one conversation, trimmed to a token budget, and a rolling summary.
 
 Why a summary instead of plain truncation: a long conversation would otherwise silently forget its beginning
-(the complaint about servers that truncate without a word). When the window outgrows its budget, the oldest
-whole turns leave it and one model call folds them into a summary that stays at the head of the messages. The
-window trims to three quarters of the budget, so the summary call happens once every few turns, not every turn.
+(the complaint about servers that truncate without a word). When the window outgrows its token budget or its
+message cap, the oldest whole turns leave it and one model call folds them into a summary that stays at the head
+of the messages. The window trims to three quarters of both, so the summary call happens once every few turns, not
+every turn. Leaving and folding are two steps (``add``, then ``fold``) so the chat can make the model call off the
+prompt's path.
 
 Message assembly for one request: system prompt (``prompts/system.md``, today's date, the memory block of this
 turn) + summary + recent turns + the user's line. Nothing here does I/O; the summariser comes in as a function.
@@ -98,6 +100,14 @@ class ShortTermMemory:
 
 
 @dataclass(frozen=True)
+class Leaving:
+    """Whole turns that just left the window, waiting to be folded into the summary."""
+
+    messages: tuple[Message, ...]
+    turns: int
+
+
+@dataclass(frozen=True)
 class Fold:
     """Turns that left the window on one ``add``; ``error`` says why the model could not summarise them."""
 
@@ -121,6 +131,7 @@ class Conversation:
         self.start = 0
         self.turns = 0
         self._window = ShortTermMemory(max_messages)
+        self._max_messages = max_messages
         self._summarize = summarizer
         self._count = counter
         self._clock = clock
@@ -148,26 +159,31 @@ class Conversation:
         summary = self._count(self.summary) if self.summary else 0
         return summary + sum(self._count(m.content) for m in self._window.messages)
 
-    def add(self, turn: Turn) -> Fold | None:
-        """Append a finished turn; when the window outgrows its budget, fold the oldest turns into the summary."""
+    def add(self, turn: Turn) -> Leaving | None:
+        """Append a finished turn; past the budget or the message cap, the oldest turns leave the window and are
+        returned for ``fold``. Until they are folded, ``start`` still counts them (a session saved meanwhile and
+        resumed gets them back in its window: nothing is lost if the summary never comes)."""
         dropped: list[Message] = []
         for message in turn.messages():
             dropped += self._window.add(message)
         self.turns += 1
-        if self.tokens() > self.budget_tokens:
-            while self.tokens() > self.budget_tokens * 3 // 4 and self._has_two_turns():
+        if dropped or self.tokens() > self.budget_tokens:
+            while self._above_three_quarters() and self._has_two_turns():
                 dropped += self._pop_oldest_turn()
         dropped += self._drop_orphans()
         if not dropped:
             return None
-        folded = sum(1 for m in dropped if m.role == "user")
-        self.start += folded
+        return Leaving(tuple(dropped), sum(1 for m in dropped if m.role == "user"))
+
+    def fold(self, leaving: Leaving) -> Fold:
+        """Fold turns that left the window into the summary: one model call, or the user's lines if it fails."""
         try:
-            self.summary = self._summarize(self.summary, dropped).strip()
+            summary = self._summarize(self.summary, leaving.messages).strip()
         except ChatError as exc:
-            self.summary = fallback_summary(self.summary, dropped)
-            return Fold(folded, str(exc))
-        return Fold(folded)
+            self.summary, self.start = fallback_summary(self.summary, leaving.messages), self.start + leaving.turns
+            return Fold(leaving.turns, str(exc))
+        self.summary, self.start = summary, self.start + leaving.turns
+        return Fold(leaving.turns)
 
     def drop_last(self) -> None:
         """Forget the newest turn (``/retry`` asks it again), in the window if ``clear`` left it there."""
@@ -184,6 +200,10 @@ class Conversation:
         self._window.clear()
         self.summary = ""
         self.start = self.turns
+
+    def _above_three_quarters(self) -> bool:
+        return (self.tokens() > self.budget_tokens * 3 // 4
+                or len(self._window) > self._max_messages * 3 // 4)
 
     def _has_two_turns(self) -> bool:
         return sum(1 for m in self._window.messages if m.role == "user") > 1

@@ -9,6 +9,7 @@ import pytest
 from agent.conversation import (
     SUMMARY_HEADING,
     Conversation,
+    Fold,
     ShortTermMemory,
     Turn,
     model_summarizer,
@@ -43,6 +44,12 @@ def turn(n: int, size: int = 5) -> Turn:
     return Turn(f"question {n} " + "w " * (size - 2), f"answer {n} " + "w " * (size - 2))
 
 
+def add(conversation: Conversation, turn: Turn) -> Fold | None:
+    """Add a turn and fold what left the window at once, as the chat does later on its summary thread."""
+    leaving = conversation.add(turn)
+    return None if leaving is None else conversation.fold(leaving)
+
+
 def test_sixty_messages_into_a_memory_capped_at_fifty_leave_the_newest_fifty() -> None:
     memory = ShortTermMemory(max_messages=50)
     evicted = []
@@ -63,7 +70,7 @@ def test_unfinished_replies_carry_a_note_and_a_failed_empty_reply_is_left_out() 
 
 def test_messages_hold_system_prompt_memory_block_summary_window_and_the_line() -> None:
     conversation = Conversation(1000, RecordingSummarizer(), counter=words, clock=lambda: 0.0)
-    conversation.add(Turn("I like tea", "Noted."))
+    add(conversation, Turn("I like tea", "Noted."))
     conversation.summary = "The user greeted."
     messages = conversation.messages("What should I drink?", "<memory_notes>\n- tea\n</memory_notes>")
     assert messages[0].role == "system"
@@ -85,9 +92,9 @@ def test_without_memory_or_summary_there_is_one_system_message() -> None:
 def test_past_the_budget_the_oldest_turns_fold_into_the_summary_in_one_call() -> None:
     summarizer = RecordingSummarizer()
     conversation = Conversation(40, summarizer, counter=words)
-    folds = [conversation.add(turn(n)) for n in range(4)]  # 10 words a turn: 40 fits
+    folds = [add(conversation, turn(n)) for n in range(4)]  # 10 words a turn: 40 fits
     assert folds == [None] * 4 and summarizer.calls == []
-    fold = conversation.add(turn(4))
+    fold = add(conversation, turn(4))
     assert fold is not None and fold.turns == 2 and fold.error is None
     assert len(summarizer.calls) == 1
     previous, dropped = summarizer.calls[0]
@@ -102,15 +109,15 @@ def test_past_the_budget_the_oldest_turns_fold_into_the_summary_in_one_call() ->
 
 def test_the_last_turn_stays_even_when_it_alone_exceeds_the_budget() -> None:
     conversation = Conversation(10, RecordingSummarizer(), counter=words)
-    conversation.add(turn(0, size=30))
+    add(conversation, turn(0, size=30))
     assert conversation.start == 0 and len(conversation.messages("x")) == 4
 
 
 def test_a_failed_summary_call_keeps_the_users_lines_and_reports_why() -> None:
     conversation = Conversation(20, RecordingSummarizer(fail=True), counter=words)
-    conversation.add(turn(0))
-    conversation.add(turn(1))
-    fold = conversation.add(turn(2))
+    add(conversation, turn(0))
+    add(conversation, turn(1))
+    fold = add(conversation, turn(2))
     assert fold is not None and fold.error == "the model server kept failing"
     assert conversation.summary.startswith("The user said: question 0")
 
@@ -119,15 +126,36 @@ def test_the_message_cap_evicts_whole_turns() -> None:
     summarizer = RecordingSummarizer()
     conversation = Conversation(10_000, summarizer, counter=words, max_messages=5)
     for n in range(3):
-        conversation.add(turn(n))
+        add(conversation, turn(n))
     window = conversation.messages("x")[2:-1]
-    assert window[0].role == "user" and window[0].content.startswith("question 1")
-    assert conversation.start == 1 and len(summarizer.calls) == 1
+    assert window[0].role == "user" and window[0].content.startswith("question 2")
+    assert conversation.start == 2 and len(summarizer.calls) == 1
+
+
+def test_past_the_message_cap_the_window_trims_to_three_quarters_so_summaries_come_every_few_turns() -> None:
+    summarizer = RecordingSummarizer()
+    conversation = Conversation(10_000, summarizer, counter=words, max_messages=20)
+    for n in range(30):
+        add(conversation, turn(n))
+        assert len(conversation.messages("x")) - 3 <= 20
+    assert 1 <= len(summarizer.calls) <= 30 // 4
+    assert conversation.summary.startswith("question 0 ")
+
+
+def test_turns_that_left_the_window_count_as_in_it_until_they_are_folded() -> None:
+    conversation = Conversation(20, RecordingSummarizer(), counter=words)
+    add(conversation, turn(0))
+    add(conversation, turn(1))
+    leaving = conversation.add(turn(2))
+    assert leaving is not None and leaving.turns == 2
+    assert conversation.start == 0 and conversation.summary == ""  # a save now resumes with them in the window
+    assert conversation.fold(leaving) == Fold(2)
+    assert conversation.start == 2 and conversation.summary.startswith("question 0")
 
 
 def test_clear_empties_the_window_and_summary_but_counts_the_turns() -> None:
     conversation = Conversation(1000, RecordingSummarizer(), counter=words)
-    conversation.add(turn(0))
+    add(conversation, turn(0))
     conversation.summary = "old"
     conversation.clear()
     assert [m.role for m in conversation.messages("x")] == ["system", "user"]
@@ -138,8 +166,8 @@ def test_clear_empties_the_window_and_summary_but_counts_the_turns() -> None:
 
 def test_drop_last_removes_the_newest_turn_for_a_retry() -> None:
     conversation = Conversation(1000, RecordingSummarizer(), counter=words)
-    conversation.add(Turn("one", "first"))
-    conversation.add(Turn("two", "", status="failed"))
+    add(conversation, Turn("one", "first"))
+    add(conversation, Turn("two", "", status="failed"))
     conversation.drop_last()
     assert [m.content for m in conversation.messages("two")[1:]] == ["one", "first", "two"]
     assert conversation.turns == 1
@@ -178,6 +206,6 @@ def test_ctrl_c_during_the_summary_call_falls_back_to_the_users_lines() -> None:
 
     conversation = Conversation(20, model_summarizer(Interrupted(), "m"), counter=words)
     for n in range(3):
-        fold = conversation.add(turn(n))
+        fold = add(conversation, turn(n))
     assert fold is not None and fold.error == "the summary was interrupted"
     assert conversation.summary.startswith("The user said: question 0")

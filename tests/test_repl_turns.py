@@ -12,6 +12,7 @@ from agent.extract import model_extractor
 from agent.memory.context import FENCE_TAG
 from agent.memory.service import MemoryService
 from agent.ports import ChatChunk
+from agent.prompts import prompt
 from tests.chat_fakes import ScriptedChat, say
 from tests.fakes import WordHashEmbedder
 from tests.repl_harness import build_chat, memory_service, run_lines
@@ -192,6 +193,40 @@ def test_turns_past_the_budget_fold_into_a_summary_that_survives_a_resume(tmp_pa
     run_lines(build_chat(tmp_path, resumed, budget=60), "third")
     assert resumed.requests[0][1].content.endswith("The user asked twice.\n</conversation_summary>")
     assert [m.content for m in resumed.requests[0][2:]][0] == "second question"
+
+
+def test_the_summary_is_made_while_the_user_types_and_awaited_only_by_the_next_request(tmp_path: Path) -> None:
+    started, release = threading.Event(), threading.Event()
+
+    class SlowSummary(ScriptedChat):
+        def stream(self, messages: Sequence[Message], model: str) -> Iterator[ChatChunk]:
+            if messages[0].content == prompt("summary"):
+                started.set()
+                assert release.wait(10), "the summary was never released"
+            yield from super().stream(messages, model)
+
+    chat = SlowSummary("word " * 30, "word " * 30, "The user asked twice.", "ok")
+    repl = build_chat(tmp_path, chat, budget=60).repl
+    repl.turn("first question")
+    repl.turn("second question")  # pushes the first turn out: its summary waits for ``release``
+
+    assert started.wait(10) and len(chat.requests) == 2  # the turn is over, the summary still in flight
+    saved = repl.engine.store.load("test")
+    assert len(saved.turns) == 2 and saved.context_start == 0 and saved.summary == ""  # nothing lost meanwhile
+    release.set()
+    repl.turn("third")
+
+    assert chat.requests[3][1].content.endswith("The user asked twice.\n</conversation_summary>")
+    saved = repl.engine.store.load("test")
+    assert saved.summary == "The user asked twice." and saved.context_start == 1
+
+
+def test_a_summary_that_fails_is_reported_at_the_next_turn_and_its_lines_kept(tmp_path: Path) -> None:
+    failing = say("", error=ChatRetryable("the server kept failing"))
+    done = run_lines(build_chat(tmp_path, ScriptedChat("word " * 30, "word " * 30, failing, "ok"), budget=60),
+                     "first question", "second question", "third")
+    assert "Could not summarise 1 earlier turns (the server kept failing)" in done.log
+    assert done.session.summary.startswith("The user said: first question")
 
 
 def test_a_server_without_usage_gets_an_estimated_usage_line(tmp_path: Path) -> None:

@@ -23,13 +23,22 @@ from rich.traceback import Traceback
 
 from agent.adapters.openai_chat import RetryNotice, chat_model
 from agent.adapters.openai_client import check_endpoint
-from agent.chat import ChatEngine, DeferredChatModel, MemoryWorker, PendingTurn, TurnResult, WriteOutcome
+from agent.chat import (
+    ChatEngine,
+    DeferredChatModel,
+    MemoryWorker,
+    PendingTurn,
+    TurnResult,
+    WriteOutcome,
+    in_background,
+)
 from agent.config import Settings
-from agent.conversation import Conversation, model_summarizer
+from agent.conversation import Conversation, Fold, model_summarizer
 from agent.errors import SessionCorrupt, UsageError
 from agent.extract import model_extractor
 from agent.sessions import Session, SessionStore, check_name, new_name
 from agent.tokens import count_tokens
+from agent.tokens import warm_up as warm_up_tokens
 from agent.ui.commands import Commands, is_command, shorten
 from agent.ui.output import Mode, Output
 from agent.ui.prompt import EmptyLineInterrupt, LineReader, PipeReader, TerminalReader
@@ -147,8 +156,11 @@ class Repl:
                 if not self.out.mode.interactive and self.worker is not None:
                     self.worker.drain()  # a script sees each turn's notices in order
         finally:
-            if self.worker is not None:
-                self.worker.close()
+            try:
+                self._fold_problem(self.engine.settle())  # a summary being made is saved before the chat ends
+            finally:
+                if self.worker is not None:
+                    self.worker.close()
         if self.engine.unsaved is not None:
             self.out.error(f"{self.engine.unsaved} The turns since the last save are lost when this chat ends.")
             return 1
@@ -213,14 +225,17 @@ class Repl:
         elif status == "truncated":
             reason = pending.finish_reason or "no finish reason"
             self.out.warn(f"[the reply was cut off ({reason}); it is kept, and not used for memory]")
-        if result.fold is not None and result.fold.error:
-            self.out.warn(f"Could not summarise {result.fold.turns} earlier turns ({result.fold.error}); "
-                          "kept their user lines instead.")
-        elif result.fold is not None:
-            left = "the oldest turn" if result.fold.turns == 1 else f"the {result.fold.turns} oldest turns"
+        self._fold_problem(pending.fold)
+        if result.left:
+            left = "the oldest turn" if result.left == 1 else f"the {result.left} oldest turns"
             self.out.notice(f"({left} left the context window; a summary keeps it in mind)")
         if status != "failed" or pending.text:
             self.out.notice(self._usage(pending))
+
+    def _fold_problem(self, fold: Fold | None) -> None:
+        if fold is not None and fold.error:
+            self.out.warn(f"Could not summarise {fold.turns} earlier turns ({fold.error}); kept their user lines "
+                          "instead.")
 
     def _usage(self, pending: PendingTurn) -> str:
         if pending.prompt_tokens is not None and pending.completion_tokens is not None:
@@ -302,6 +317,7 @@ def _build(
 ) -> Repl:
     """Wire one chat; the callbacks into the REPL are bound once it exists."""
     hooks: list[Repl] = []
+    in_background(warm_up_tokens, "tokens")
     chat = DeferredChatModel(lambda: chat_model(settings, on_retry=lambda n: hooks[0].on_retry(n)))
     conversation = Conversation(settings.context_tokens, model_summarizer(chat, settings.model))
     conversation.resume(session.turns, session.context_start, session.summary)
