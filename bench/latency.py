@@ -4,9 +4,11 @@
 One store grows through the sizes asked for. At each size: the write throughput of the batches that brought it
 there (``MemoryService.write``: ledger, embedding, index), the per-turn overhead of the read path
 (``MemoryService.recall``: embed the probe, fused search, token-budgeted block, ledger touch) over varied probes,
-the process's resident memory and the store's bytes per memory. Then, once per run, how soon the chat is ready for
-the next line after a reply while the write gate runs in the background (``bench/next_prompt.py``), and the
-start-up time of ``agent`` to its first prompt, spawned on a pseudo-terminal against an unreachable model server.
+the resident memory of the real ``agent`` on that store after three turns (``bench/agent_process.py``; this
+process's too, which also holds the bench's texts), and the store's bytes per memory. Then, once per run, how soon
+the chat is ready for the next line after a reply while the write gate runs in the background
+(``bench/next_prompt.py``), and the start-up time of ``agent`` to its first prompt, spawned on a pseudo-terminal
+against an unreachable model server.
 Memories are synthetic but varied first-person sentences, so the tokenizer and the index see realistic text.
 """
 
@@ -14,12 +16,8 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import pty
 import random
-import select
 import shutil
-import signal
 import sys
 import tempfile
 import time
@@ -36,14 +34,16 @@ from agent.adapters.local_embedder import LocalEmbedder
 from agent.domain import MemoryRecord, content_hash, memory_id
 from agent.memory.service import MemoryPolicy, MemoryService
 from agent.ports import Embedder
+from agent.recovery import MirroredIndex
+from agent.wiring import DataPaths, ensure_data_dir
 from bench import machine, next_prompt
+from bench.agent_process import resident_mb, startup_s
 from bench.locomo import percentile
 
 USER = "latency"
 BATCH = 256
 PROBES = 200
-PROJECT = Path(__file__).resolve().parent.parent
-PROMPT_MARK = "›".encode()
+AGENT_LINES = ("What do you know about my sister?", "Any ideas for pottery this weekend?", "What should I cook?")
 
 _SUBJECTS = ("I", "My sister", "My brother", "My partner", "My best friend", "My dad", "My mum", "Our neighbour",
              "My manager", "My daughter", "My son", "We", "My colleague", "My grandmother", "My flatmate")
@@ -119,16 +119,23 @@ def dir_bytes(root: Path) -> int:
     return sum(p.stat().st_size for p in root.rglob("*") if p.is_file())
 
 
-def measure_sizes(sizes: Sequence[int], log: Any) -> dict[str, Any]:
-    """Grow one store through ``sizes`` and measure at each."""
+def open_service(paths: DataPaths, embedder: Embedder, capacity: int) -> tuple[MemoryService, SqliteLedger]:
+    """The store as ``open_memory`` wires it (the index mirrored into the ledger), with a timed embedder."""
+    ledger = SqliteLedger(paths.ledger)
+    index = MirroredIndex(ChromaIndex(open_client(paths.chroma, None), USER, str(paths.chroma)), ledger, USER)
+    return MemoryService(ledger, index, embedder, USER, MemoryPolicy(capacity=capacity)), ledger
+
+
+def measure_sizes(sizes: Sequence[int], log: Any, model_dir: Path | None = None) -> dict[str, Any]:
+    """Grow one store through ``sizes`` and measure at each; the store is laid out as the agent's data directory,
+    so at each size the real ``agent`` can be started on it for its resident memory."""
     out: dict[str, Any] = {}
     root = Path(tempfile.mkdtemp(prefix="latency-"))
-    local = LocalEmbedder()
+    paths = ensure_data_dir(root / "data")
+    local = LocalEmbedder(model_dir)
     local.warm_up()
     embedder = TimedEmbedder(local)
-    ledger = SqliteLedger(root / "ledger.sqlite3")
-    index = ChromaIndex(open_client(root / "chroma", None), USER, str(root / "chroma"))
-    service = MemoryService(ledger, index, embedder, USER, MemoryPolicy(capacity=max(sizes)))
+    service, ledger = open_service(paths, embedder, max(sizes))
     texts = sentences(max(sizes))
     asked = probes(PROBES)
     try:
@@ -156,10 +163,16 @@ def measure_sizes(sizes: Sequence[int], log: Any) -> dict[str, Any]:
                 "write_per_s": added / write_s,
                 "write_s": write_s,
                 "write_embed_share": write_embed_s / write_s,
-                "rss_mb": rss_mb(),
-                "bytes_per_memory": dir_bytes(root) / size,
+                "bench_rss_mb": rss_mb(),  # this process: the store, the model and the bench's own texts
+                "bytes_per_memory": dir_bytes(paths.root) / size,
                 "block_tokens_p50": percentile(tokens, 50),
             }
+            # The product's own figure: ``agent`` on this store after three recalls. One process per store: hand
+            # it over, then take it back.
+            ledger.close()
+            forget_clients()
+            out[str(size)].update(resident_mb(paths.root, USER, AGENT_LINES, model_dir))
+            service, ledger = open_service(paths, embedder, max(sizes))
             log(f"{size}: {json.dumps(out[str(size)])}")
     finally:
         ledger.close()
@@ -168,62 +181,20 @@ def measure_sizes(sizes: Sequence[int], log: Any) -> dict[str, Any]:
     return out
 
 
-def startup_s(runs: int = 3, timeout: float = 15.0) -> float | None:
-    """Median seconds from spawning ``agent`` on a pseudo-terminal to its first prompt (None if it never shows).
-
-    The model server is an unreachable local port and the data directory is fresh, so nothing is fetched."""
-    agent = PROJECT / ".venv" / "bin" / "agent"
-    if not agent.exists():
-        agent = Path(sys.executable).parent / "agent"
-    found: list[float] = []
-    for _ in range(runs):
-        home = tempfile.mkdtemp(prefix="startup-")
-        env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI", "AGENT_"))}
-        env.update(HOME=home, AGENT_DATA_DIR=str(Path(home) / "data"), TERM="xterm",
-                   OPENAI_BASE_URL="http://127.0.0.1:9/v1", OPENAI_API_KEY="unused-offline")
-        started = time.perf_counter()
-        pid, fd = pty.fork()
-        if pid == 0:  # the child: become agent
-            os.chdir(home)
-            os.execve(str(agent), [str(agent)], env)
-        seen = b""
-        try:
-            while time.perf_counter() - started < timeout:
-                ready, _, _ = select.select([fd], [], [], 0.02)
-                if not ready:
-                    continue
-                try:
-                    chunk = os.read(fd, 4096)
-                except OSError:
-                    break
-                if not chunk:
-                    break
-                seen += chunk
-                if b"\x1b[6n" in chunk:  # answer prompt_toolkit's cursor-position request as a terminal would
-                    os.write(fd, b"\x1b[1;1R")
-                if PROMPT_MARK in seen:
-                    found.append(time.perf_counter() - started)
-                    break
-        finally:
-            os.kill(pid, signal.SIGKILL)
-            os.waitpid(pid, 0)
-            os.close(fd)
-            shutil.rmtree(home, ignore_errors=True)
-    return sorted(found)[len(found) // 2] if found else None
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[1_000, 10_000, 100_000])
     parser.add_argument("--json", action="store_true")
+    parser.add_argument("--model-dir", type=Path, help="model.onnx and tokenizer.json to use as they are, as "
+                        "AGENT_LOCAL_MODEL_DIR does (to compare with the packaged file before its int8 conversion)")
     args = parser.parse_args(argv)
 
     def log(message: str) -> None:
         print(message, file=sys.stderr, flush=True)
 
-    result: dict[str, Any] = measure_sizes(args.sizes, log)
+    result: dict[str, Any] = measure_sizes(args.sizes, log, args.model_dir)
     turns = next_prompt.TURNS + next_prompt.BACK_TO_BACK
-    prompt = next_prompt.measure(sentences(turns, seed=23), probes(4 * turns, seed=5), log)
+    prompt = next_prompt.measure(sentences(turns, seed=23), probes(4 * turns, seed=5), log, args.model_dir)
     result.update({k: v for k, v in prompt.items() if k.startswith("next_prompt_")})  # the headline figures
     result["next_prompt"] = prompt
     result["startup_s"] = startup_s()
@@ -232,17 +203,20 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(json.dumps(result, indent=2))
         return 0
     print(f"machine: {machine.line()}")
-    print("| memories | overhead p50 ms | overhead p95 ms | write/s | of it embedding | RSS MB | bytes/memory |")
-    print("|---|---|---|---|---|---|---|")
+    print("| memories | overhead p50 ms | overhead p95 ms | write/s | of it embedding | agent RSS MB (peak) | "
+          "bench RSS MB | bytes/memory |")
+    print("|---|---|---|---|---|---|---|---|")
     for size in sorted(args.sizes):
         r = result[str(size)]
         print(f"| {size:,} | {r['overhead_ms_p50']:.1f} | {r['overhead_ms_p95']:.1f} | {r['write_per_s']:.0f} | "
-              f"{r['write_embed_share']:.0%} | {r['rss_mb']:.0f} | {r['bytes_per_memory']:.0f} |")
+              f"{r['write_embed_share']:.0%} | {r['rss_mb']:.0f} ({r['peak_rss_mb']:.0f}) | {r['bench_rss_mb']:.0f} | "
+              f"{r['bytes_per_memory']:.0f} |")
     print(f"next prompt after a reply: p50 {prompt['next_prompt_ms_p50']:.1f} ms / p95 "
           f"{prompt['next_prompt_ms_p95']:.1f} ms (max {prompt['next_prompt_ms_max']:.1f}, {prompt['turns']} turns); "
           f"lines sent back to back: p50 {prompt['next_prompt_back_to_back_ms_p50']:.1f} / p95 "
           f"{prompt['next_prompt_back_to_back_ms_p95']:.1f} ms; {prompt['folds']} of "
-          f"{prompt['turns'] + prompt['back_to_back_turns']} turns asked the model for a summary (instant here)")
+          f"{prompt['turns'] + prompt['back_to_back_turns']} turns pushed older ones out of the window (their summary "
+          "is made behind the prompt)")
     print(f"  (reply's last chunk rendered -> Repl.turn returns, {prompt['writes_stored']} gate writes of p50 "
           f"{prompt['write_ms_p50']:.0f} ms running behind; back to back, a reply starts p50 "
           f"{prompt['reply_start_back_to_back_ms_p50']:.1f} / p95 {prompt['reply_start_back_to_back_ms_p95']:.1f} ms "

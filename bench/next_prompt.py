@@ -76,10 +76,13 @@ def lines(facts: Sequence[str], questions: Sequence[str], n: int) -> list[str]:
     return [facts[i] if i % 5 in (0, 1, 3) else other[i % len(other)] for i in range(n)]
 
 
-def measure(facts: Sequence[str], questions: Sequence[str], log: Callable[[str], None]) -> dict[str, Any]:
+def measure(
+    facts: Sequence[str], questions: Sequence[str], log: Callable[[str], None], model_dir: Path | None = None
+) -> dict[str, Any]:
     """Run the turns with user lines made of ``facts`` and ``questions``; the figures are in milliseconds."""
     root = Path(tempfile.mkdtemp(prefix="next-prompt-"))
-    settings = Settings(data_dir=root / "data", embedder="local", user="bench", model="instant")
+    settings = Settings(data_dir=root / "data", embedder="local", user="bench", model="instant",
+                        local_model_dir=model_dir)
     model = InstantChat()
     written: list[tuple[float, WriteOutcome]] = []
     paths = ensure_data_dir(settings.data_dir)
@@ -145,7 +148,7 @@ class Sample:
     """One measured turn: its number in the session, the two waits (ms), and when its reply ended and it returned."""
 
     number: int
-    folded: bool  # the turn pushed older ones out of the context window: a summary was asked for before returning
+    folded: bool  # the turn pushed older ones out of the context window: a summary started behind the prompt
     next_prompt_ms: float
     reply_start_ms: float
     ended: float
@@ -160,5 +163,5 @@ def _turn(repl: Repl, model: InstantChat, line: str) -> Sample:
     returned = time.perf_counter()
     assert result is not None and model.started is not None and model.ended is not None, "the turn did not finish"
     ended = model.ended
-    return Sample(result.number, result.fold is not None, (returned - ended) * 1000, (model.started - sent) * 1000,
+    return Sample(result.number, result.left > 0, (returned - ended) * 1000, (model.started - sent) * 1000,
                   ended, returned)
