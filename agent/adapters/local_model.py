@@ -59,7 +59,7 @@ def prepared_model(source: Path, cache_dir: Path | None = None) -> Path:
             log.debug("converting %s failed: %s; using it as it is", source, detail[0])
             return source
         return target
-    except (OSError, subprocess.SubprocessError) as exc:
+    except (OSError, RuntimeError, subprocess.SubprocessError) as exc:  # RuntimeError: no home directory
         log.debug("converting %s failed: %s; using it as it is", source, exc)
         return source
 
