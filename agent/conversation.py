@@ -179,9 +179,10 @@ class Conversation:
         """Fold turns that left the window into the summary: one model call, or the user's lines if it fails."""
         try:
             summary = self._summarize(self.summary, leaving.messages).strip()
-        except ChatError as exc:
+        except Exception as exc:  # the call failed, or a bug in it: that costs the summary, never the chat
+            reason = str(exc) if isinstance(exc, ChatError) else f"{type(exc).__name__}: {exc}"
             self.summary, self.start = fallback_summary(self.summary, leaving.messages), self.start + leaving.turns
-            return Fold(leaving.turns, str(exc))
+            return Fold(leaving.turns, reason)
         self.summary, self.start = summary, self.start + leaving.turns
         return Fold(leaving.turns)
 

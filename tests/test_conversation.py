@@ -122,6 +122,17 @@ def test_a_failed_summary_call_keeps_the_users_lines_and_reports_why() -> None:
     assert conversation.summary.startswith("The user said: question 0")
 
 
+def test_a_summariser_that_breaks_costs_the_summary_not_the_chat() -> None:
+    def broken(previous: str, dropped: Sequence[Message]) -> str:
+        raise ValueError("unexpected reply shape")
+
+    conversation = Conversation(20, broken, counter=words)
+    add(conversation, turn(0))
+    add(conversation, turn(1))
+    assert add(conversation, turn(2)) == Fold(2, "ValueError: unexpected reply shape")
+    assert conversation.summary.startswith("The user said: question 0") and conversation.start == 2
+
+
 def test_the_message_cap_evicts_whole_turns() -> None:
     summarizer = RecordingSummarizer()
     conversation = Conversation(10_000, summarizer, counter=words, max_messages=5)
