@@ -15,11 +15,13 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeVar
 from unittest import mock
 
 from agent import wiring
@@ -33,6 +35,7 @@ from agent.ports import Embedder
 from agent.recovery import MirroredIndex, Notify
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
+T = TypeVar("T")
 
 
 class ShaEmbedder:
@@ -89,6 +92,31 @@ def add_all(memory: MemoryService, texts: Sequence[str]) -> dict[str, str]:
 def text_for(tag: str, n: int) -> str:
     """A memory text whose content words are unique to (tag, n), so a self-query finds exactly it."""
     return f"I keep note {tag}q{n}x about the {tag}w{n}z"
+
+
+def returns_within(seconds: float, call: Callable[[], T]) -> T:
+    """``call()``'s value (or its exception), failing the test if it has not returned after ``seconds``.
+
+    For a call that must not wait on something that never answers (a lock held until the test ends, a stopped
+    server): ``seconds`` is tens of times what the call takes, so a loaded machine never trips it and only a wait
+    without a bound does. Never a claim about speed; figures of that kind belong in bench/."""
+    value: list[T] = []
+    error: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            value.append(call())
+        except BaseException as exc:  # handed over to the test's thread
+            error.append(exc)
+
+    worker = threading.Thread(target=run, name="bounded-call", daemon=True)
+    worker.start()
+    worker.join(seconds)
+    if worker.is_alive():
+        raise AssertionError(f"the call was still waiting after {seconds} s: it waits without a bound")
+    if error:
+        raise error[0]
+    return value[0]
 
 
 def child_env(**extra: str) -> dict[str, str]:

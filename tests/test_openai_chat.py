@@ -74,11 +74,9 @@ def test_429_with_retry_after_is_retried_visibly_then_answers(fake: FakeOpenAI) 
 def test_retry_after_past_the_limit_fails_at_once_as_quota(fake: FakeOpenAI) -> None:
     fake.add(Reply(status=429, headers={"Retry-After": "600"}))
     recorder = Recorder()
-    started = time.monotonic()
     with pytest.raises(ChatFatal, match="Rate limited.*600 s"):
         collect(adapter(fake.url, recorder))
-    assert time.monotonic() - started < 5
-    assert recorder.sleeps == [] and len(fake.chat_requests) == 1
+    assert recorder.sleeps == [] and len(fake.chat_requests) == 1, "no wait, no second request"
 
 
 def test_insufficient_quota_is_final(fake: FakeOpenAI) -> None:

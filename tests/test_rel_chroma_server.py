@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import signal
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -25,6 +24,7 @@ from tests.helpers_store import (
     ledger_of,
     open_fake_memory,
     open_memory_with,
+    returns_within,
     run_agent,
     spawn,
     text_for,
@@ -114,13 +114,11 @@ def test_a_server_that_goes_away_mid_session_is_one_line_and_memory_comes_back_f
         texts = [text_for("kept", n) for n in range(5)]
         for text in texts:
             memory.add(text)
-    start = time.monotonic()
     for action in (lambda: memory.add(text_for("late", 0)), lambda: memory.search(texts[0])):
         with pytest.raises(MemoryUnavailable) as gone:
-            action()
+            returns_within(60, action)
         line = str(gone.value)
         assert "\n" not in line and f"The Chroma server at {url} failed to" in line and "chroma run" in line
-    assert time.monotonic() - start < 5
     with pytest.raises(MemoryUnavailable, match=f"The Chroma server at {url} cannot be reached"):
         open_fake_memory()
 
@@ -137,15 +135,13 @@ def test_a_server_that_stops_answering_costs_one_bounded_wait(tmp_path: Path, mo
         monkeypatch.setenv("AGENT_CHROMA_URL", running.url)
         memory = open_fake_memory()
         memory.add(text_for("kept", 0))
-        running.process.send_signal(signal.SIGSTOP)
+        running.process.send_signal(signal.SIGSTOP)  # it never answers again while the test runs
         try:
-            start = time.monotonic()
             with pytest.raises(MemoryUnavailable, match="no answer within 1 s"):
-                memory.search(text_for("kept", 0))
-            assert time.monotonic() - start < 3
-            start = time.monotonic()
+                returns_within(60, lambda: memory.search(text_for("kept", 0)))
+            # A later call that asked the stopped server again would now wait an hour, well past the bound.
+            monkeypatch.setattr(chroma_index, "SERVER_TIMEOUT", 3600.0)
             with pytest.raises(MemoryUnavailable, match="no answer within 1 s"):
-                memory.add(text_for("late", 0))
-            assert time.monotonic() - start < 0.5, "after one missed deadline the index fails at once"
+                returns_within(60, lambda: memory.add(text_for("late", 0)))
         finally:
             running.process.send_signal(signal.SIGCONT)
