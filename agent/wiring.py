@@ -104,17 +104,18 @@ def memory_policy(settings: Settings, weights: FusionWeights | None = None) -> M
 
 def open_memory(
     settings: Settings,
-    embedder: str | None = None,
+    embedder: str | Embedder | None = None,
     extractor: Extractor | None = None,
     check: bool = True,
     notify: Notify | None = None,
 ) -> MemoryService:
     """The memory service of ``settings.user`` in the configured data directory (or Chroma server).
 
-    ``embedder`` is an explicit request (``--embedder``); without one, an explicit ``AGENT_EMBEDDER`` counts as
-    a request, and otherwise the store keeps the embedder it was built with. A request that differs from the
-    store's is refused by ``check_space`` unless ``check`` is False (``reindex`` and ``rebuild`` re-embed on
-    purpose, and skip reconciling the index with the ledger, which they are about to rebuild anyway).
+    ``embedder`` is an explicit request: a kind (``--embedder``), or an ``Embedder`` used as it is (tests and
+    benchmarks bring theirs); without one, an explicit ``AGENT_EMBEDDER`` counts as a request, and otherwise the
+    store keeps the embedder it was built with. A request that differs from the store's is refused by
+    ``check_space`` unless ``check`` is False (``reindex`` and ``rebuild`` re-embed on purpose, and skip
+    reconciling the index with the ledger, which they are about to rebuild anyway).
 
     Every failure is an ``AgentError`` whose message is one line for the user; ``MemoryUnavailable`` and its
     subclasses mean the chat goes on without memory. A damaged ledger is moved to ``<name>.corrupt-<time>``
@@ -139,12 +140,11 @@ def open_memory(
         ) from exc
     try:
         index = MirroredIndex(_open_index(settings, paths, ledger, tell), ledger, settings.user)
-        requested = embedder or (settings.embedder if settings.embedder != "auto" else None)
-        recorded = index.space()
-        kind = requested or (recorded[0] if recorded else settings.resolved_embedder)
-        service = MemoryService(
-            ledger, index, build_embedder(kind, settings), settings.user, memory_policy(settings), extractor
-        )
+        if embedder is None or isinstance(embedder, str):
+            requested = embedder or (settings.embedder if settings.embedder != "auto" else None)
+            recorded = index.space()
+            embedder = build_embedder(requested or (recorded[0] if recorded else settings.resolved_embedder), settings)
+        service = MemoryService(ledger, index, embedder, settings.user, memory_policy(settings), extractor)
         if check:
             service.check_space()
             reconcile(ledger, index, service.embedder, settings.user, tell)

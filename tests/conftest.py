@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from agent.adapters.local_embedder import LocalEmbedder
+from tests.chat_fakes import ScriptedChat
 
 _MACHINE_SETTINGS = ("OPENAI_API_KEY", "OPENAI_BASE_URL", "OPENAI_API_BASE", "OPENAI_LOG")
 
@@ -53,3 +54,12 @@ def closed_stores() -> Iterator[None]:
     from agent.adapters.chroma_index import forget_clients
 
     forget_clients()
+
+
+@pytest.fixture(autouse=True)
+def scripts_used_up() -> Iterator[None]:
+    """A test that scripted model replies it never asked for fails: the turns it meant to test did not run."""
+    ScriptedChat.unused()
+    yield
+    if left := ScriptedChat.unused():
+        pytest.fail(f"scripted replies left unused: {left}")

@@ -22,7 +22,6 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeVar
-from unittest import mock
 
 from agent import wiring
 from agent.adapters.chroma_index import ChromaIndex
@@ -57,10 +56,9 @@ class ShaEmbedder:
 
 
 def open_memory_with(embedder: Embedder, notify: Notify | None = None) -> MemoryService:
-    """``open_memory`` as the agent calls it, with ``embedder`` whatever kind it asks for."""
+    """``open_memory`` as the agent calls it, with ``embedder`` in place of the one the settings would build."""
     assert os.environ.get("AGENT_DATA_DIR"), "tests keep their data in a temp dir, never in agent_memory_db/"
-    with mock.patch.object(wiring, "build_embedder", lambda kind, settings: embedder):
-        return wiring.open_memory(load_settings(), notify=notify)
+    return wiring.open_memory(load_settings(), embedder, notify=notify)
 
 
 def open_fake_memory(notify: Notify | None = None) -> MemoryService:

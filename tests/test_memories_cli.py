@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from agent.adapters.chroma_index import forget_clients
+from agent.adapters.local_embedder import LocalEmbedder
 from agent.config import load_settings
 from agent.wiring import open_memory
 
@@ -29,10 +30,10 @@ def agent(*args: str, env: dict[str, str] | None = None, stdin: str = "") -> sub
     )
 
 
-def seed(texts: list[str]) -> None:
-    """Store memories in-process (one model load instead of one process per memory), then close the store: one
-    process at a time holds an embedded store, and the test's `agent` processes come next."""
-    memory = open_memory(load_settings())
+def seed(embedder: LocalEmbedder, texts: list[str]) -> None:
+    """Store memories in-process with the model the run has loaded, then close the store: one process at a time
+    holds an embedded store, and the test's `agent` processes come next."""
+    memory = open_memory(load_settings(), embedder)
     for text in texts:
         memory.add(text)
     forget_clients()
@@ -58,8 +59,8 @@ def test_add_list_search_json(tmp_path: Path) -> None:
     assert table.returncode == 0 and "flat white" in table.stdout
 
 
-def test_forget_leaves_no_byte_of_the_text_on_disk(tmp_path: Path) -> None:
-    seed([f"My cousin number {n} lives in town {n}" for n in range(12)])
+def test_forget_leaves_no_byte_of_the_text_on_disk(tmp_path: Path, local_embedder: LocalEmbedder) -> None:
+    seed(local_embedder, [f"My cousin number {n} lives in town {n}" for n in range(12)])
     assert agent("memories", "add", CANARY).returncode == 0
     root = tmp_path / "data"
     needle = b"CANARY-7f3a9"
@@ -102,9 +103,11 @@ def test_an_embedder_switch_is_refused_with_the_fix(tmp_path: Path) -> None:
     assert len(json.loads(kept.stdout)) == 1
 
 
-def test_rebuild_restores_every_memory_after_the_index_is_deleted(tmp_path: Path) -> None:
+def test_rebuild_restores_every_memory_after_the_index_is_deleted(
+    tmp_path: Path, local_embedder: LocalEmbedder
+) -> None:
     texts = [f"I visited museum number {n} with my aunt" for n in range(8)]
-    seed(texts)
+    seed(local_embedder, texts)
     shutil.rmtree(tmp_path / "data" / "chroma")
     rebuilt = agent("memories", "rebuild")
     assert rebuilt.returncode == 0, rebuilt.stderr

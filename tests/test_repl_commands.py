@@ -42,8 +42,7 @@ def test_memories_lists_a_numbered_table_and_forget_n_removes_it_from_recall(tmp
 
 
 def test_forget_query_shows_the_matches_and_asks_first(tmp_path: Path) -> None:
-    chat = ScriptedChat("ok")
-    done = run_lines(with_memories(tmp_path, chat, PEANUTS, BERLIN),
+    done = run_lines(with_memories(tmp_path, ScriptedChat(), PEANUTS, BERLIN),
                      "/forget peanuts throat swell eat", "n", "/forget peanuts throat swell eat", "yes",
                      "/memories")
     assert done.log.count("Forget these 1 memories? [y/N]") == 2

@@ -182,8 +182,7 @@ def test_a_resumed_session_carries_its_turns_into_the_context(tmp_path: Path) ->
 
 
 def test_turns_past_the_budget_fold_into_a_summary_that_survives_a_resume(tmp_path: Path) -> None:
-    replies = ["word " * 30, "word " * 30, "The user asked twice.", "word " * 30]
-    chat = ScriptedChat(*replies)
+    chat = ScriptedChat("word " * 30, "word " * 30, "The user asked twice.")
     done = run_lines(build_chat(tmp_path, chat, budget=60), "first question", "second question")
     assert chat.requests[2][0].content.startswith("You maintain a running summary")
     session = done.session
