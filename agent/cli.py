@@ -371,11 +371,12 @@ def memories_stats(as_json: JsonOpt = False, embedder: EmbedderOpt = None) -> No
         typer.echo(f"{key:16} {value}")
 
 
-def main() -> None:
-    """Entry point of the ``agent`` script."""
-    debug = "--debug" in sys.argv
+def main(argv: list[str] | None = None) -> None:
+    """Entry point of the ``agent`` script, on ``argv`` (default: the command line's arguments)."""
+    args = sys.argv[1:] if argv is None else argv
+    debug = "--debug" in args
     try:
-        app(prog_name="agent")
+        app(args=args, prog_name="agent")
     except AgentError as exc:
         if debug:
             raise
