@@ -1,12 +1,12 @@
-"""The chat keeps going when its memory store cannot be used: the real ``agent`` process, piped stdin, the fake
-OpenAI server. A damaged ledger and a store held by another process turn memory off with one line; a torn index is
-rebuilt from the ledger while the chat starts, and recall works in the first reply."""
+"""The chat keeps going when its memory store cannot be used: ``agent`` with piped stdin against the fake OpenAI
+server, run in this process (``tests.cli_harness``). A damaged ledger and a store held by another process turn
+memory off with one line; a torn index is rebuilt from the ledger while the chat starts, and recall works in the
+first reply."""
 
 from __future__ import annotations
 
 import os
 import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -14,10 +14,9 @@ import pytest
 
 from agent.adapters.chroma_index import forget_clients
 from agent.adapters.local_embedder import LocalEmbedder
+from tests.cli_harness import invoke
 from tests.fake_openai import FakeOpenAI, Reply
 from tests.helpers_store import open_memory_with, spawn, wait_for_line
-
-pytestmark = pytest.mark.slow
 
 PEANUTS = "I can't eat peanuts, they make my throat swell"
 
@@ -37,9 +36,7 @@ def seeded(tmp_path: Path, local_embedder: LocalEmbedder) -> Path:
 
 
 def chat(fake: FakeOpenAI, line: str) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "OPENAI_BASE_URL": fake.url, "AGENT_EMBEDDER": "local"}
-    return subprocess.run([sys.executable, "-m", "agent", "-s", "today"], input=f"{line}\n", capture_output=True,
-                          text=True, timeout=60, env=env)
+    return invoke("-s", "today", stdin=f"{line}\n", env={"OPENAI_BASE_URL": fake.url, "AGENT_EMBEDDER": "local"})
 
 
 def test_a_damaged_ledger_turns_memory_off_and_the_chat_answers(fake: FakeOpenAI, seeded: Path) -> None:
@@ -64,6 +61,7 @@ def test_a_torn_index_is_rebuilt_and_the_first_reply_recalls(fake: FakeOpenAI, s
     assert PEANUTS in fake.system_prompts()[-1]
 
 
+@pytest.mark.slow
 def test_a_second_chat_on_a_held_store_answers_without_memory(fake: FakeOpenAI, seeded: Path) -> None:
     holder = spawn("hold", "real")
     try:

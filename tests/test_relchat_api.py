@@ -1,6 +1,8 @@
-"""Checklist cases 17-23 and 28 in the real ``agent`` process against the fake OpenAI server: every fault of the
-API ends in one clear line, the turn is kept in the session (marked for what it is), nothing is mined for memory
-from a reply that did not finish, and the API key appears in no output, log, traceback or file."""
+"""Checklist cases 17-23 and 28 against the fake OpenAI server: every fault of the API ends in one clear line, the
+turn is kept in the session (marked for what it is), nothing is mined for memory from a reply that did not finish,
+and the API key appears in no output, log, traceback or file. The chats run ``agent`` in this process
+(``tests.cli_harness``), except the one with the SDK's debug log, which the SDK sets up when it is first imported:
+that one is a real process."""
 
 from __future__ import annotations
 
@@ -11,10 +13,9 @@ from pathlib import Path
 
 import pytest
 
+from tests.cli_harness import invoke
 from tests.e2e_helpers import agent, agent_env, session_file
 from tests.fake_openai import FakeOpenAI, Reply
-
-pytestmark = pytest.mark.slow
 
 KEY = "sk-test-CANARY123-5f0c9e2a7b1d4c3e"
 ECHO = {"message": f"Incorrect API key provided: {KEY}", "type": "invalid_request_error", "code": "invalid_api_key"}
@@ -57,8 +58,8 @@ def test_each_api_fault_is_one_line_the_turn_is_kept_and_nothing_unfinished_is_r
     ]
     fake.add(*(reply for reply, _ in script))
     lines = ["one", "two", "three", "four", "five", "six", "seven", HIKING, CHESS, TEA, "eight", "I like quiet trains"]
-    result = agent(agent_env(fake, AGENT_MAX_RETRIES="1", AGENT_TIMEOUT="1"), "-s", "faults",
-                   stdin="".join(f"{line}\n" for line in lines))
+    result = invoke("-s", "faults", stdin="".join(f"{line}\n" for line in lines),
+                    env=agent_env(fake, AGENT_MAX_RETRIES="1", AGENT_TIMEOUT="1"))
 
     assert result.returncode == 1, "a script learns that turns failed"
     position = 0
@@ -82,12 +83,12 @@ def test_a_refused_connection_keeps_the_line_and_retry_sends_it_once_the_server_
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         closed = f"http://127.0.0.1:{sock.getsockname()[1]}/v1"
-    down = agent(agent_env(fake, OPENAI_BASE_URL=closed, AGENT_MAX_RETRIES="0"), "-s", "s", "--no-memory",
-                 stdin=f"{HIKING}\n")
+    down = invoke("-s", "s", "--no-memory", stdin=f"{HIKING}\n",
+                  env=agent_env(fake, OPENAI_BASE_URL=closed, AGENT_MAX_RETRIES="0"))
     assert down.returncode == 1 and f"error: Cannot reach the model server at {closed}" in down.stderr
     assert statuses(tmp_path, "s") == ["failed"]
     fake.add(Reply("Welcome back."))
-    back = agent(agent_env(fake), "-s", "s", "--no-memory", stdin="/retry\n")
+    back = invoke("-s", "s", "--no-memory", stdin="/retry\n", env=agent_env(fake))
     assert back.returncode == 0 and back.stdout == "Welcome back.\n"
     assert fake.user_messages() == [HIKING]
     assert statuses(tmp_path, "s") == ["complete"]
@@ -98,7 +99,7 @@ def test_an_embedding_server_that_fails_costs_the_memory_not_the_reply(fake: Fak
     fake.failing_word = "hiking"
     env = agent_env(fake, AGENT_EMBEDDER="openai", AGENT_EMBEDDING_MODEL="fake-embed", AGENT_MAX_RETRIES="0",
                     OPENAI_API_KEY="sk-test-not-used-here")
-    result = agent(env, "-s", "e", stdin=f"{HIKING}\n{CHESS}\n")
+    result = invoke("-s", "e", stdin=f"{HIKING}\n{CHESS}\n", env=env)
     assert result.returncode == 0 and result.stdout == "Noted.\nNoted too.\n"
     assert "memory: recall failed (The embedding request to model fake-embed failed (InternalServerError" in (
         result.stderr)
@@ -107,11 +108,12 @@ def test_an_embedding_server_that_fails_costs_the_memory_not_the_reply(fake: Fak
     assert statuses(tmp_path, "e") == ["complete", "complete"]
 
     fake.failing_word = None  # the server recovers: the memory the failed write left in the ledger is indexed
-    later = agent(env, "memories", "search", "walking in the mountains", "--all", "--json")
+    later = invoke("memories", "search", "walking in the mountains", "--all", "--json", env=env)
     assert later.returncode == 0, later.stderr
     assert HIKING in [m["text"] for m in json.loads(later.stdout)]
 
 
+@pytest.mark.slow
 def test_the_api_key_is_in_no_output_log_traceback_or_file_even_with_debug_logging(
     fake: FakeOpenAI, tmp_path: Path
 ) -> None:

@@ -1,6 +1,8 @@
 """Checklist cases 11-15 where they reach the chat: a damaged session file is moved aside and the session starts
 afresh, a file from another version is left alone, two processes on one session lose no turn, names and planted
-symlinks cannot make the chat write outside its sessions directory, and temp files a kill left are cleaned."""
+symlinks cannot make the chat write outside its sessions directory, and temp files a kill left are cleaned. Chats
+through a pipe run in this process (``tests.cli_harness``); two chats at once, the file size limit and the terminal
+are real processes."""
 
 from __future__ import annotations
 
@@ -19,7 +21,8 @@ from agent.errors import SessionError
 from agent.sessions import Session, SessionStore
 from agent.ui.repl import open_session
 from tests.chat_fakes import ScriptedChat
-from tests.e2e_helpers import Terminal, agent, agent_env, screen_text, session_file
+from tests.cli_harness import invoke
+from tests.e2e_helpers import Terminal, agent_env, screen_text, session_file
 from tests.fake_openai import FakeOpenAI, Reply
 from tests.repl_harness import build_chat, run_lines
 
@@ -75,12 +78,11 @@ def test_the_lock_holder_cleans_the_temp_files_a_killed_save_left(store: Session
     assert other.exists(), "another session's temp files are its own holder's business"
 
 
-@pytest.mark.slow
 def test_the_chat_moves_a_damaged_session_aside_and_answers(fake: FakeOpenAI, tmp_path: Path) -> None:
     sessions = tmp_path / "data" / "sessions"
     sessions.mkdir(parents=True)
     (sessions / "work.json").write_text('{"schema": 1, "turns": [{"user": "hel')
-    result = agent(agent_env(fake), "-s", "work", "--no-memory", stdin="hello again\n")
+    result = invoke("-s", "work", "--no-memory", stdin="hello again\n", env=agent_env(fake))
     assert result.returncode == 0 and result.stdout == "Noted.\n", result.stderr
     [moved] = sessions.glob("work.json.corrupt-*")
     assert f"was moved aside to {moved}, and session work starts afresh." in result.stderr
@@ -112,13 +114,12 @@ def places(root: Path) -> set[Path]:
     return set(root.rglob("*"))
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize("name", ["../../outside", "/tmp/absolute", "a/b", "x" * 300])
 def test_a_session_name_that_leaves_the_sessions_directory_is_refused_in_one_line(
     fake: FakeOpenAI, tmp_path: Path, name: str
 ) -> None:
     before = places(tmp_path)
-    result = agent(agent_env(fake), "-s", name, stdin="hello\n")
+    result = invoke("-s", name, stdin="hello\n", env=agent_env(fake))
     assert result.returncode == 1 and result.stdout == ""
     assert result.stderr.startswith("agent: ") and "is not a valid session name" in result.stderr
     assert result.stderr.count("\n") == 1
@@ -126,7 +127,6 @@ def test_a_session_name_that_leaves_the_sessions_directory_is_refused_in_one_lin
     assert fake.requests == []
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize(("planted", "message"), [("work.json", "cannot be read"), (".work.lock", "lock of session")])
 def test_a_symlink_planted_at_the_session_or_its_lock_is_refused_and_its_target_untouched(
     fake: FakeOpenAI, tmp_path: Path, planted: str, message: str
@@ -136,7 +136,7 @@ def test_a_symlink_planted_at_the_session_or_its_lock_is_refused_and_its_target_
     target = tmp_path / "precious.txt"
     target.write_text("precious")
     (sessions / planted).symlink_to(target)
-    result = agent(agent_env(fake), "-s", "work", stdin="hello\n")
+    result = invoke("-s", "work", stdin="hello\n", env=agent_env(fake))
     assert result.returncode == 1 and message in result.stderr and "symlink" in result.stderr
     assert result.stderr.count("\n") == 1
     assert target.read_text() == "precious" and (sessions / planted).is_symlink()
@@ -172,7 +172,7 @@ def test_a_session_that_cannot_be_saved_keeps_the_chat_going_and_the_saved_file_
     """Files capped a little above the saved session (RLIMIT_FSIZE, with SIGXFSZ ignored), as on a disk that fills
     up: every reply still reaches the user, the failure is told once, and the file keeps its last whole version."""
     env = agent_env(fake)
-    assert agent(env, "-s", "full", "--no-memory", stdin="hello\n").returncode == 0
+    assert invoke("-s", "full", "--no-memory", stdin="hello\n", env=env).returncode == 0
     path = tmp_path / "data" / "sessions" / "full.json"
     before = path.read_bytes()
 
