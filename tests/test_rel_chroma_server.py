@@ -17,6 +17,7 @@ from agent.adapters import chroma_index
 from agent.adapters.local_embedder import LocalEmbedder
 from agent.errors import MemoryUnavailable
 from agent.memory.service import MemoryService
+from tests.cli_harness import invoke
 from tests.helpers_store import (
     ShaEmbedder,
     chroma_server,
@@ -25,7 +26,6 @@ from tests.helpers_store import (
     open_fake_memory,
     open_memory_with,
     returns_within,
-    run_agent,
     spawn,
     text_for,
 )
@@ -76,17 +76,16 @@ def test_a_users_memories_are_invisible_to_another_user(server: str, monkeypatch
     assert len(alice.list()) == alice.index.count() == 3
 
 
-@pytest.mark.slow
 def test_the_user_flag_keeps_memories_apart_through_the_cli(
     server: str, monkeypatch: pytest.MonkeyPatch, local_embedder: LocalEmbedder
 ) -> None:
     monkeypatch.setenv("AGENT_CHROMA_URL", server)
     monkeypatch.setenv("AGENT_USER", "carol")
     open_memory_with(local_embedder).add("My locker code is 4417")
-    theirs = run_agent("--user", "dave", "memories", "search", "what is my locker code?", "--all", "--json")
+    theirs = invoke("--user", "dave", "memories", "search", "what is my locker code?", "--all", "--json")
     assert theirs.returncode == 0, theirs.stderr
     assert json.loads(theirs.stdout) == []
-    mine = run_agent("--user", "carol", "memories", "search", "what is my locker code?", "--all", "--json")
+    mine = invoke("--user", "carol", "memories", "search", "what is my locker code?", "--all", "--json")
     assert [m["text"] for m in json.loads(mine.stdout)] == ["My locker code is 4417"]
 
 

@@ -20,6 +20,7 @@ import pytest
 from agent.adapters import chroma_files, ledger
 from agent.adapters.chroma_index import forget_clients
 from agent.errors import StoreLocked
+from tests.cli_harness import invoke
 from tests.helpers_store import open_fake_memory, returns_within, run_agent, spawn, text_for, wait_for_line
 
 
@@ -82,7 +83,7 @@ def test_agents_started_together_each_save_or_refuse_and_none_hangs(tmp_path: Pa
         else:
             assert proc.returncode == 1 and "is using the memory store" in err, err
     assert saved, "one of them got the store"
-    listed = json.loads(run_agent("memories", "list", "--json").stdout)
+    listed = json.loads(invoke("memories", "list", "--json").stdout)
     assert sorted(m["text"] for m in listed) == sorted(saved)
 
 

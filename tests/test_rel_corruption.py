@@ -22,7 +22,8 @@ from agent.adapters.chroma_files import VERSION_FILE, installed_chromadb
 from agent.adapters.chroma_index import forget_clients
 from agent.adapters.local_embedder import LocalEmbedder
 from agent.errors import MemoryUnavailable, StoreCorrupt
-from tests.helpers_store import ShaEmbedder, add_all, index_of, open_fake_memory, open_memory_with, run_agent, text_for
+from tests.cli_harness import invoke
+from tests.helpers_store import ShaEmbedder, add_all, index_of, open_fake_memory, open_memory_with, text_for
 
 N = 12
 TEXTS = ["I grow tomatoes on my balcony", "My sister lives in Lisbon", "I am allergic to penicillin"]
@@ -148,13 +149,12 @@ def seed_local(embedder: LocalEmbedder, texts: list[str]) -> set[str]:
     return ids
 
 
-@pytest.mark.slow
 def test_rebuild_re_embeds_every_memory_of_a_damaged_index_from_the_ledger(
     tmp_path: Path, local_embedder: LocalEmbedder
 ) -> None:
     ids = seed_local(local_embedder, TEXTS)
     DAMAGE["index_metadata.pickle garbage"](tmp_path / "data" / "chroma")
-    rebuilt = run_agent("memories", "rebuild")
+    rebuilt = invoke("memories", "rebuild")
     assert rebuilt.returncode == 0, rebuilt.stderr
     assert "moved aside to" in rebuilt.stderr and "rebuilt the index: 3 memories" in rebuilt.stdout
     memory = open_memory_with(local_embedder)
@@ -189,7 +189,6 @@ def test_a_damaged_ledger_is_moved_aside_named_and_never_overwritten(tmp_path: P
     assert moved.read_bytes() == damaged, "and leaves the damaged one alone"
 
 
-@pytest.mark.slow
 def test_a_store_of_a_newer_chromadb_is_refused_untouched_and_rebuild_sets_it_aside(
     tmp_path: Path, local_embedder: LocalEmbedder
 ) -> None:
@@ -198,12 +197,12 @@ def test_a_store_of_a_newer_chromadb_is_refused_untouched_and_rebuild_sets_it_as
     (chroma / VERSION_FILE).write_text(json.dumps({"chromadb": "9.0.0"}))
     before = snapshot(chroma)
 
-    refused = run_agent("memories", "search", "tomatoes")
+    refused = invoke("memories", "search", "tomatoes")
     assert refused.returncode == 1
     assert f"written by chromadb 9.0.0, newer than the installed {installed_chromadb()}" in refused.stderr
     assert snapshot(chroma) == before
 
-    rebuilt = run_agent("memories", "rebuild")
+    rebuilt = invoke("memories", "rebuild")
     assert rebuilt.returncode == 0, rebuilt.stderr
     [moved] = list((tmp_path / "data").glob("chroma.corrupt-*"))
     assert f"moved the damaged index aside to {moved}" in rebuilt.stdout
@@ -230,25 +229,23 @@ def test_a_store_of_an_older_chromadb_is_copied_aside_before_it_migrates(tmp_pat
     assert sidecar.stat().st_mode & 0o777 == 0o600
 
 
-@pytest.mark.slow
 def test_the_ledger_keeps_the_embedder_when_the_index_is_lost(tmp_path: Path, local_embedder: LocalEmbedder) -> None:
     seed_local(local_embedder, ["I can't eat peanuts"])
     shutil.rmtree(tmp_path / "data" / "chroma")
-    switched = run_agent("memories", "list", "--embedder", "openai", env={"OPENAI_BASE_URL": "http://127.0.0.1:9/v1"})
+    switched = invoke("memories", "list", "--embedder", "openai", env={"OPENAI_BASE_URL": "http://127.0.0.1:9/v1"})
     assert switched.returncode == 1
     line = switched.stderr.strip()
     assert "\n" not in line and "Traceback" not in line
     assert "built with local (all-MiniLM-L6-v2-int8, 384 dimensions)" in line
     assert "agent memories reindex --embedder openai" in line
-    kept = run_agent("memories", "search", "peanuts", "--json")
+    kept = invoke("memories", "search", "peanuts", "--json")
     assert kept.returncode == 0 and "peanuts" in kept.stdout, "without a request the store keeps its own embedder"
 
 
-@pytest.mark.slow
 def test_a_missing_local_model_names_the_path_and_the_setting_at_once(tmp_path: Path) -> None:
     empty = tmp_path / "no-model"
     empty.mkdir()
-    failed = run_agent("memories", "add", "I can't eat peanuts", env={"AGENT_LOCAL_MODEL_DIR": str(empty)}, timeout=20)
+    failed = invoke("memories", "add", "I can't eat peanuts", env={"AGENT_LOCAL_MODEL_DIR": str(empty)})
     assert failed.returncode == 1
     line = failed.stderr.strip()
     assert "\n" not in line and "Traceback" not in line
