@@ -12,7 +12,6 @@ import re
 import sys
 from dataclasses import dataclass, field
 from datetime import datetime
-from pathlib import Path
 from typing import Annotated, Any
 
 import typer
@@ -55,7 +54,8 @@ class State:
 
 STATE = State()
 
-DataDirOpt = Annotated[Path | None, typer.Option("--data-dir", help="Data directory (default: agent_memory_db/).")]
+# Taken as text, not a Path: a Path makes "" into "." and leaves "~" as it is; settings check and expand it.
+DataDirOpt = Annotated[str | None, typer.Option("--data-dir", help="Data directory (default: see `agent config`).")]
 DebugOpt = Annotated[bool, typer.Option("--debug", help="Show debug logs and full tracebacks.")]
 UserOpt = Annotated[str | None, typer.Option("--user", help="Whose memories to use (default: AGENT_USER).")]
 EmbedderOpt = Annotated[str | None, typer.Option("--embedder", help="local or openai (default: the store's own).")]
@@ -73,7 +73,7 @@ def _json(value: Any) -> str:
     return re.sub(r"[\x7f-\x9f]", lambda m: f"\\u{ord(m.group()):04x}", json.dumps(value, ensure_ascii=False, indent=2))
 
 
-def _apply_common(data_dir: Path | None, debug: bool, user: str | None = None) -> None:
+def _apply_common(data_dir: str | None, debug: bool, user: str | None = None) -> None:
     if data_dir is not None:
         STATE.flags["data_dir"] = data_dir
     if user is not None:
