@@ -133,15 +133,25 @@ def _chat(session: str | None, continue_: bool, model: str | None, no_memory: bo
 
 @app.command("config")
 def config_cmd(data_dir: DataDirOpt = None, debug: DebugOpt = False) -> None:
-    """Print every effective setting and where it came from (flag, environment, .env, default)."""
+    """Print every effective setting and where it came from (flag, environment, user config, .env, default)."""
     _apply_common(data_dir, debug)
-    from rich.table import Table
-
     settings = STATE.settings()
-    table = Table("setting", "variable", "value", "source")
-    for name, env, shown, source in settings.describe():
-        table.add_row(name, env, shown, source)
-    Console(highlight=False).print(table)
+    header = ("setting", "variable", "value", "source")
+    rows = [tuple(escape_terminal(cell) for cell in row) for row in settings.describe()]
+    console = Console(highlight=False)
+    if console.is_terminal:
+        from rich.table import Table
+
+        table = Table(*header)
+        for row in rows:
+            table.add_row(*row)
+        console.print(table)
+    else:  # a pipe gets every value whole, in aligned columns, instead of a table squeezed to 80 columns
+        widths = [max(len(row[i]) for row in (header, *rows)) for i in range(3)]
+        for row in (header, *rows):
+            typer.echo("  ".join([*(cell.ljust(width) for cell, width in zip(row, widths, strict=False)), row[3]]))
+    for path in settings.files:
+        typer.echo(f"settings file {escape_terminal(str(path))}: {'read' if path.is_file() else 'not found'}")
 
 
 # -- agent sessions ---------------------------------------------------------------------------------------
