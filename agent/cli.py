@@ -24,13 +24,17 @@ from agent.memory.service import MemoryService
 from agent.sessions import SessionStore
 from agent.ui.render import escape_terminal
 
+# Plain help (click's layout): typer's rich panels print a type after every flag (`--plain <bool>`), which reads
+# as if the flag took a value.
 app = typer.Typer(
+    rich_markup_mode=None,
     add_completion=False,
     no_args_is_help=False,
     pretty_exceptions_enable=False,
     help="A terminal chat agent that remembers you. Run `agent` to chat.",
 )
-memories_app = typer.Typer(help="Inspect and manage long-term memory (non-interactive).", no_args_is_help=True)
+memories_app = typer.Typer(help="Inspect and manage long-term memory (non-interactive).", no_args_is_help=True,
+                           rich_markup_mode=None)
 app.add_typer(memories_app, name="memories")
 
 
@@ -55,14 +59,17 @@ class State:
 STATE = State()
 
 # Taken as text, not a Path: a Path makes "" into "." and leaves "~" as it is; settings check and expand it.
-DataDirOpt = Annotated[str | None, typer.Option("--data-dir", help="Data directory (default: see `agent config`).")]
+DataDirOpt = Annotated[str | None, typer.Option("--data-dir", metavar="DIR",
+                                                help="Data directory (default: see `agent config`).")]
 DebugOpt = Annotated[bool, typer.Option("--debug", help="Show debug logs and full tracebacks.")]
-UserOpt = Annotated[str | None, typer.Option("--user", help="Whose memories to use (default: AGENT_USER).")]
+UserOpt = Annotated[str | None, typer.Option("--user", metavar="NAME",
+                                             help="Whose memories to use (default: AGENT_USER).")]
 EmbedderOpt = Annotated[str | None, typer.Option("--embedder", help="local or openai (default: the store's own).")]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")]
-SessionOpt = Annotated[str | None, typer.Option("-s", "--session", help="Resume or start the session NAME.")]
+SessionOpt = Annotated[str | None, typer.Option("-s", "--session", metavar="NAME",
+                                                help="Resume or start the session NAME.")]
 ContinueOpt = Annotated[bool, typer.Option("-c", "--continue", help="Resume the most recent session.")]
-ModelOpt = Annotated[str | None, typer.Option("-m", "--model", help="Chat model.")]
+ModelOpt = Annotated[str | None, typer.Option("-m", "--model", metavar="MODEL", help="Chat model.")]
 NoMemoryOpt = Annotated[bool, typer.Option("--no-memory", help="Neither read nor write long-term memory.")]
 PlainOpt = Annotated[bool, typer.Option("--plain", help="Plain text output, no colour or Markdown.")]
 
@@ -83,9 +90,22 @@ def _apply_common(data_dir: str | None, debug: bool, user: str | None = None) ->
         logging.basicConfig(level=logging.DEBUG, format="%(levelname)s %(name)s: %(message)s")
 
 
+def _print_version(wanted: bool) -> None:
+    if wanted:
+        from agent import __version__
+
+        typer.echo(f"agent {__version__}")
+        raise typer.Exit()
+
+
+VersionOpt = Annotated[bool, typer.Option("--version", help="Print the version and exit.", is_eager=True,
+                                          callback=_print_version)]
+
+
 @app.callback(invoke_without_command=True)
 def root(
     ctx: typer.Context,
+    version: VersionOpt = False,
     session: SessionOpt = None,
     continue_: ContinueOpt = False,
     model: ModelOpt = None,
@@ -156,7 +176,7 @@ def config_cmd(data_dir: DataDirOpt = None, debug: DebugOpt = False) -> None:
 
 # -- agent sessions ---------------------------------------------------------------------------------------
 
-sessions_app = typer.Typer(help="List, show and remove chat sessions.", no_args_is_help=True)
+sessions_app = typer.Typer(help="List, show and remove chat sessions.", no_args_is_help=True, rich_markup_mode=None)
 app.add_typer(sessions_app, name="sessions")
 NameArg = Annotated[str, typer.Argument(help="The session name (as `agent sessions list` shows it).")]
 

@@ -23,6 +23,7 @@ from pathlib import Path
 
 import pytest
 
+from agent import __version__
 from agent.wiring import MARKER
 from tests.fake_openai import FakeOpenAI, Reply
 
@@ -101,6 +102,8 @@ def test_an_installed_wheel_chats_from_elsewhere_and_keeps_memory_in_the_user_da
         config = subprocess.run([installed, "config"], capture_output=True, text=True, timeout=60, cwd=elsewhere,
                                 env=env)
         assert str(tmp_path / "xdg-data" / "agent") in config.stdout
+        version = subprocess.run([installed, "--version"], capture_output=True, text=True, timeout=60, env=env)
+        assert version.stdout == f"agent {__version__}\n"
 
     store = tmp_path / "xdg-data" / "agent"
     assert (store / MARKER).is_file() and (store / "ledger.sqlite3").is_file()
