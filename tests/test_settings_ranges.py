@@ -7,6 +7,7 @@ threshold, ``AGENT_TIMEOUT=-1`` or ``OPENAI_BASE_URL=http://[::1`` were taken, o
 
 from __future__ import annotations
 
+import io
 import json
 import sys
 from pathlib import Path
@@ -168,7 +169,7 @@ def test_every_command_stops_at_a_bad_setting_before_touching_the_data_dir(
     name, raw = setting.split("=", 1)
     monkeypatch.setenv(name, raw)
     monkeypatch.setattr(sys, "argv", ["agent", *argv])
-    monkeypatch.setattr(sys, "stdin", open("/dev/null"))  # noqa: SIM115 - closed by pytest's capture teardown
+    monkeypatch.setattr(sys, "stdin", io.StringIO(""))
     with pytest.raises(SystemExit) as exited:
         cli.main()
     assert exited.value.code == 2
@@ -176,3 +177,33 @@ def test_every_command_stops_at_a_bad_setting_before_touching_the_data_dir(
     assert err == f"agent: {name}={raw!r} is not valid: {err.split(' is not valid: ', 1)[1]}"
     assert err.count("\n") == 1
     assert not (tmp_path / "data").exists()
+
+
+@pytest.mark.parametrize("argv", [
+    ["--user", "", "memories", "list"], ["memories", "--user", " ", "list"], ["--user", "", "chat"],
+    ["--data-dir", "", "memories", "list"], ["memories", "--data-dir", "", "add", "x"], ["sessions", "--data-dir", "",
+                                                                                        "list"],
+    ["--data-dir", "", "config"], ["-m", " "],
+], ids=" ".join)
+def test_an_empty_flag_is_refused_by_every_command_that_takes_it(
+    argv: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setattr(sys, "argv", ["agent", *argv])
+    with pytest.raises(SystemExit) as exited:
+        cli.main()
+    assert exited.value.code == 2
+    [line] = capsys.readouterr().err.splitlines()
+    flag = next(arg for arg in argv if arg.startswith("-"))
+    assert line.startswith(f"agent: {'--model' if flag == '-m' else flag} ") and " is not valid: expected " in line
+    assert not (tmp_path / "data").exists() and list(tmp_path.iterdir()) == [tmp_path / "home"]
+
+
+def test_data_dir_flag_with_tilde_after_equals_is_expanded(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setattr(sys, "argv", ["agent", "--data-dir=~/x", "config"])
+    with pytest.raises(SystemExit) as exited:
+        cli.main()
+    assert exited.value.code == 0
+    [row] = [line for line in capsys.readouterr().out.splitlines() if line.startswith("data_dir ")]
+    assert row.split()[2] == str(Path.home() / "x")
