@@ -286,7 +286,11 @@ def _read_file(path: Path) -> dict[str, str]:
     """The variables a settings file sets (``KEY=value`` lines, as python-dotenv reads them); none if it is absent."""
     if not path.is_file():
         return {}
-    return {k: v for k, v in dotenv_values(path).items() if v is not None}
+    try:
+        return {k: v for k, v in dotenv_values(path).items() if v is not None}
+    except (OSError, UnicodeDecodeError) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) else "it is not UTF-8 text"
+        raise UsageError(f"The settings file {path} cannot be read ({reason}): fix it or move it away.") from exc
 
 
 def _value(spec: Spec, raw: Any, where: str) -> Any:

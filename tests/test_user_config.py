@@ -112,3 +112,21 @@ def test_piped_agent_config_and_version_through_the_real_process(tmp_path: Path)
     assert row.split() == ["data_dir", "AGENT_DATA_DIR", str(deep), "user", "config", "(AGENT_DATA_DIR)"]
     version = subprocess.run([sys.executable, "-m", "agent", "--version"], capture_output=True, text=True, timeout=60)
     assert version.stdout == f"agent {__version__}\n"
+
+
+def test_a_settings_file_that_cannot_be_read_is_one_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from agent import config as config_module
+    from agent.errors import UsageError
+
+    broken = tmp_path / "config.env"
+    broken.write_bytes(b"AGENT_MODEL=\xff\xfe\n")
+    with pytest.raises(UsageError, match=f"^The settings file {broken} cannot be read \\(it is not UTF-8 text\\)"):
+        load_settings(environ={}, dotenv_path=tmp_path / "none", config_path=broken)
+
+    def refused(path: Path) -> dict[str, str]:
+        raise PermissionError(13, "Permission denied", str(path))
+
+    broken.write_text("AGENT_MODEL=x\n")
+    monkeypatch.setattr(config_module, "dotenv_values", refused)  # root reads any file, so the refusal is made
+    with pytest.raises(UsageError, match=r"cannot be read \(Permission denied\)"):
+        load_settings(environ={}, dotenv_path=tmp_path / "none", config_path=broken)
