@@ -12,7 +12,6 @@ import re
 import sys
 from dataclasses import dataclass, field
 from datetime import datetime
-from pathlib import Path
 from typing import Annotated, Any
 
 import typer
@@ -25,13 +24,17 @@ from agent.memory.service import MemoryService
 from agent.sessions import SessionStore
 from agent.ui.render import escape_terminal
 
+# Plain help (click's layout): typer's rich panels print a type after every flag (`--plain <bool>`), which reads
+# as if the flag took a value.
 app = typer.Typer(
+    rich_markup_mode=None,
     add_completion=False,
     no_args_is_help=False,
     pretty_exceptions_enable=False,
     help="A terminal chat agent that remembers you. Run `agent` to chat.",
 )
-memories_app = typer.Typer(help="Inspect and manage long-term memory (non-interactive).", no_args_is_help=True)
+memories_app = typer.Typer(help="Inspect and manage long-term memory (non-interactive).", no_args_is_help=True,
+                           rich_markup_mode=None)
 app.add_typer(memories_app, name="memories")
 
 
@@ -55,14 +58,18 @@ class State:
 
 STATE = State()
 
-DataDirOpt = Annotated[Path | None, typer.Option("--data-dir", help="Data directory (default: agent_memory_db/).")]
+# Taken as text, not a Path: a Path makes "" into "." and leaves "~" as it is; settings check and expand it.
+DataDirOpt = Annotated[str | None, typer.Option("--data-dir", metavar="DIR",
+                                                help="Data directory (default: see `agent config`).")]
 DebugOpt = Annotated[bool, typer.Option("--debug", help="Show debug logs and full tracebacks.")]
-UserOpt = Annotated[str | None, typer.Option("--user", help="Whose memories to use (default: AGENT_USER).")]
+UserOpt = Annotated[str | None, typer.Option("--user", metavar="NAME",
+                                             help="Whose memories to use (default: AGENT_USER).")]
 EmbedderOpt = Annotated[str | None, typer.Option("--embedder", help="local or openai (default: the store's own).")]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")]
-SessionOpt = Annotated[str | None, typer.Option("-s", "--session", help="Resume or start the session NAME.")]
+SessionOpt = Annotated[str | None, typer.Option("-s", "--session", metavar="NAME",
+                                                help="Resume or start the session NAME.")]
 ContinueOpt = Annotated[bool, typer.Option("-c", "--continue", help="Resume the most recent session.")]
-ModelOpt = Annotated[str | None, typer.Option("-m", "--model", help="Chat model.")]
+ModelOpt = Annotated[str | None, typer.Option("-m", "--model", metavar="MODEL", help="Chat model.")]
 NoMemoryOpt = Annotated[bool, typer.Option("--no-memory", help="Neither read nor write long-term memory.")]
 PlainOpt = Annotated[bool, typer.Option("--plain", help="Plain text output, no colour or Markdown.")]
 
@@ -73,7 +80,7 @@ def _json(value: Any) -> str:
     return re.sub(r"[\x7f-\x9f]", lambda m: f"\\u{ord(m.group()):04x}", json.dumps(value, ensure_ascii=False, indent=2))
 
 
-def _apply_common(data_dir: Path | None, debug: bool, user: str | None = None) -> None:
+def _apply_common(data_dir: str | None, debug: bool, user: str | None = None) -> None:
     if data_dir is not None:
         STATE.flags["data_dir"] = data_dir
     if user is not None:
@@ -83,9 +90,22 @@ def _apply_common(data_dir: Path | None, debug: bool, user: str | None = None) -
         logging.basicConfig(level=logging.DEBUG, format="%(levelname)s %(name)s: %(message)s")
 
 
+def _print_version(wanted: bool) -> None:
+    if wanted:
+        from agent import __version__
+
+        typer.echo(f"agent {__version__}")
+        raise typer.Exit()
+
+
+VersionOpt = Annotated[bool, typer.Option("--version", help="Print the version and exit.", is_eager=True,
+                                          callback=_print_version)]
+
+
 @app.callback(invoke_without_command=True)
 def root(
     ctx: typer.Context,
+    version: VersionOpt = False,
     session: SessionOpt = None,
     continue_: ContinueOpt = False,
     model: ModelOpt = None,
@@ -133,20 +153,30 @@ def _chat(session: str | None, continue_: bool, model: str | None, no_memory: bo
 
 @app.command("config")
 def config_cmd(data_dir: DataDirOpt = None, debug: DebugOpt = False) -> None:
-    """Print every effective setting and where it came from (flag, environment, .env, default)."""
+    """Print every effective setting and where it came from (flag, environment, user config, .env, default)."""
     _apply_common(data_dir, debug)
-    from rich.table import Table
-
     settings = STATE.settings()
-    table = Table("setting", "variable", "value", "source")
-    for name, env, shown, source in settings.describe():
-        table.add_row(name, env, shown, source)
-    Console(highlight=False).print(table)
+    header = ("setting", "variable", "value", "source")
+    rows = [tuple(escape_terminal(cell) for cell in row) for row in settings.describe()]
+    console = Console(highlight=False)
+    if console.is_terminal:
+        from rich.table import Table
+
+        table = Table(*header)
+        for row in rows:
+            table.add_row(*row)
+        console.print(table)
+    else:  # a pipe gets every value whole, in aligned columns, instead of a table squeezed to 80 columns
+        widths = [max(len(row[i]) for row in (header, *rows)) for i in range(3)]
+        for row in (header, *rows):
+            typer.echo("  ".join([*(cell.ljust(width) for cell, width in zip(row, widths, strict=False)), row[3]]))
+    for path in settings.files:
+        typer.echo(f"settings file {escape_terminal(str(path))}: {'read' if path.is_file() else 'not found'}")
 
 
 # -- agent sessions ---------------------------------------------------------------------------------------
 
-sessions_app = typer.Typer(help="List, show and remove chat sessions.", no_args_is_help=True)
+sessions_app = typer.Typer(help="List, show and remove chat sessions.", no_args_is_help=True, rich_markup_mode=None)
 app.add_typer(sessions_app, name="sessions")
 NameArg = Annotated[str, typer.Argument(help="The session name (as `agent sessions list` shows it).")]
 

@@ -1,25 +1,83 @@
-"""Settings: typed, immutable, read in one place with the precedence flag > environment > ``.env`` > default.
+"""Settings: typed, immutable, checked and read in one place with the precedence flag > environment > user config
+file (``~/.config/agent/config.env``) > ``.env`` of the working directory > default.
 
-Every setting is declared once in ``SPECS`` with its environment variable, default and help text; the same table
-drives ``.env.example``, ``agent config`` (which shows where each value came from) and the parsing here. The API
-key is a setting like any other but is never shown: ``describe`` masks it.
+Every setting is declared once in ``SPECS`` with its environment variable, default, help text and, for a number,
+its bounds; the same table drives ``.env.example``, ``agent config`` (which shows where each value came from) and
+the parsing and checking here. The API key is a setting like any other but is never shown: ``describe`` masks it.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import math
 import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
+import platformdirs
 from dotenv import dotenv_values
 
 from agent.errors import UsageError
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
-DEFAULT_DATA_DIR = PROJECT_ROOT / "agent_memory_db"
-PROMPTS_DIR = PROJECT_ROOT / "prompts"
+CHECKOUT_DATA_DIR = PROJECT_ROOT / "agent_memory_db"
+APP_NAME = "agent"
+
+
+def running_from_checkout() -> bool:
+    """True when this code runs from a source tree (an editable install, or ``python -m agent`` in the checkout),
+    False when it was installed from a wheel (``pip``, ``pipx``, ``uv tool``): then ``PROJECT_ROOT`` is
+    ``site-packages``, where nothing of the user's belongs."""
+    return (PROJECT_ROOT / "pyproject.toml").is_file() and (PROJECT_ROOT / "prompts").is_dir()
+
+
+def default_data_dir() -> Path:
+    """The checkout's ``agent_memory_db/`` when running from a checkout (where the project keeps it, git-ignored),
+    otherwise the platform's user data directory (``~/.local/share/agent`` on Linux, honouring XDG_DATA_HOME)."""
+    if running_from_checkout():
+        return CHECKOUT_DATA_DIR
+    return platformdirs.user_data_path(APP_NAME, appauthor=False)
+
+
+def user_config_file() -> Path:
+    """The user-level settings file: ``~/.config/agent/config.env`` on Linux (honouring XDG_CONFIG_HOME), the
+    platform's user config directory elsewhere."""
+    return platformdirs.user_config_path(APP_NAME, appauthor=False) / "config.env"
+
+
+@dataclass(frozen=True)
+class Bounds:
+    """The allowed values of a numeric setting: finite, from ``low`` (or above it when ``low_open``) to ``high``.
+
+    Every number the agent reads has bounds, because a value outside them does harm quietly rather than failing:
+    a capacity of 0 evicts every memory, a nan threshold recalls nothing, a negative timeout fails every request.
+    """
+
+    low: float
+    high: float
+    low_open: bool = False
+    whole: bool = True
+
+    def __contains__(self, value: object) -> bool:
+        if not isinstance(value, int | float) or isinstance(value, bool) or not math.isfinite(value):
+            return False
+        if self.whole and value != int(value):
+            return False
+        above = value > self.low if self.low_open else value >= self.low
+        return above and value <= self.high
+
+    def __str__(self) -> str:
+        kind = "a whole number" if self.whole else "a number"
+        if self.low_open:
+            return f"{kind} above {_number(self.low)} and at most {_number(self.high)}"
+        return f"{kind} from {_number(self.low)} to {_number(self.high)}"
+
+
+def _number(value: float) -> str:
+    return f"{int(value):,}" if value == int(value) else str(value)
 
 
 def _bool(raw: str) -> bool:
@@ -28,7 +86,11 @@ def _bool(raw: str) -> bool:
         return True
     if value in {"0", "false", "no", "off", ""}:
         return False
-    raise ValueError(f"expected true or false, got {raw!r}")
+    raise ValueError("expected true or false")
+
+
+def _int(raw: str) -> int:
+    return int(raw.strip())
 
 
 def _optional_float(raw: str) -> float | None:
@@ -39,20 +101,62 @@ def _optional_str(raw: str) -> str | None:
     return raw.strip() or None
 
 
+def _name(raw: str) -> str:
+    """A name that must say something: a user, a model. Blank is refused rather than taken as a name, because
+    ``--user "$UNSET"`` would otherwise read and write another store than the one meant."""
+    if not raw.strip():
+        raise ValueError("expected a name, got an empty one")
+    return raw
+
+
 def _optional_path(raw: str) -> Path | None:
-    return Path(raw).expanduser() if raw.strip() else None
+    return _path(raw) if raw.strip() else None
+
+
+def _path(raw: str) -> Path:
+    """A directory given by the user, ``~`` expanded (a shell leaves ``--data-dir=~/x`` as it is). Blank is refused:
+    ``--data-dir "$UNSET"`` must not mean the working directory."""
+    if not raw.strip():
+        raise ValueError("expected a directory, got an empty path")
+    try:
+        return Path(raw).expanduser()
+    except RuntimeError as exc:  # ~name of an unknown user, or no home directory
+        raise ValueError(f"its ~ cannot be expanded ({exc})") from exc
+
+
+def _optional_url(raw: str) -> str | None:
+    """An http(s) URL with a host, or None for blank; what is wrong is said before any request is made."""
+    value = raw.strip()
+    if not value:
+        return None
+    if "://" not in value:
+        raise ValueError(f"the URL has no scheme; add http:// (http://{value})")
+    try:
+        parts = urlsplit(value)
+        parts.port  # noqa: B018 - raises ValueError for a port that is not a number from 0 to 65535
+    except ValueError as exc:
+        raise ValueError(f"it is not a valid URL ({exc})") from exc
+    if parts.scheme.lower() not in {"http", "https"}:
+        raise ValueError(f"expected an http:// or https:// URL, not {parts.scheme}://")
+    if not parts.hostname:
+        raise ValueError("it names no host")
+    return value
 
 
 def _embedder(raw: str) -> str:
     value = raw.strip().lower()
     if value not in {"auto", "local", "openai"}:
-        raise ValueError(f"expected auto, local or openai, got {raw!r}")
+        raise ValueError("expected auto, local or openai")
     return value
+
+
+SIMILARITY = Bounds(-1.0, 1.0, whole=False)
 
 
 @dataclass(frozen=True)
 class Spec:
-    """One setting: its field name, environment variable(s), parser, default and one line of help."""
+    """One setting: its field name, environment variable(s), parser, default, one line of help, and for a number the
+    bounds it must lie within. ``blank_is_default``: an empty variable counts as not set (True) or is refused."""
 
     field: str
     env: tuple[str, ...]
@@ -60,41 +164,60 @@ class Spec:
     default: Any
     help: str
     secret: bool = False
+    bounds: Bounds | None = None
+    blank_is_default: bool = True
+
+    @property
+    def flag(self) -> str:
+        return "--" + self.field.replace("_", "-")
+
+    def allowed(self) -> str:
+        """What the setting accepts, for messages and ``.env.example``."""
+        return str(self.bounds) if self.bounds else ""
 
 
 SPECS: tuple[Spec, ...] = (
     Spec("api_key", ("OPENAI_API_KEY",), _optional_str, None,
          "OpenAI API key. Not needed for a server on localhost.", secret=True),
-    Spec("base_url", ("OPENAI_BASE_URL", "OPENAI_API_BASE"), _optional_str, None,
+    Spec("base_url", ("OPENAI_BASE_URL", "OPENAI_API_BASE"), _optional_url, None,
          "OpenAI-compatible endpoint, e.g. http://127.0.0.1:11434/v1 for Ollama."),
-    Spec("model", ("AGENT_MODEL",), str, "gpt-4o-mini", "Chat model name."),
-    Spec("data_dir", ("AGENT_DATA_DIR",), lambda raw: Path(raw).expanduser(), DEFAULT_DATA_DIR,
-         "Directory for memories, sessions and history (created 0700)."),
-    Spec("user", ("AGENT_USER",), str, "default", "Whose memories these are; each user has a separate store."),
+    Spec("model", ("AGENT_MODEL",), _name, "gpt-4o-mini", "Chat model name."),
+    Spec("data_dir", ("AGENT_DATA_DIR",), _path, None,
+         "Directory for memories, sessions and history (created 0700; an existing one must be empty or a store).",
+         blank_is_default=False),
+    Spec("user", ("AGENT_USER",), _name, "default", "Whose memories these are; each user has a separate store.",
+         blank_is_default=False),
     Spec("embedder", ("AGENT_EMBEDDER",), _embedder, "auto",
          "auto (openai when a key is set, else local), local (offline MiniLM) or openai."),
-    Spec("embedding_model", ("AGENT_EMBEDDING_MODEL",), str, "text-embedding-3-small",
+    Spec("embedding_model", ("AGENT_EMBEDDING_MODEL",), _name, "text-embedding-3-small",
          "Embedding model name for the openai embedder."),
     Spec("local_model_dir", ("AGENT_LOCAL_MODEL_DIR",), _optional_path, None,
          "Directory holding model.onnx and tokenizer.json to use instead of the packaged MiniLM."),
-    Spec("memory_k", ("AGENT_MEMORY_K",), int, 5, "How many memories at most are injected per turn."),
+    Spec("memory_k", ("AGENT_MEMORY_K",), _int, 5, "How many memories at most are injected per turn.",
+         bounds=Bounds(1, 100)),
     Spec("memory_threshold", ("AGENT_MEMORY_THRESHOLD",), _optional_float, None,
-         "Minimum similarity for a memory to be injected (empty: the embedder's calibrated default)."),
-    Spec("memory_tokens", ("AGENT_MEMORY_TOKENS",), int, 800, "Token budget of the memory block."),
-    Spec("memory_capacity", ("AGENT_MEMORY_CAPACITY",), int, 10_000,
-         "Memories kept per user; the least recently seen are evicted past it."),
-    Spec("memory_writes_per_session", ("AGENT_MEMORY_WRITES_PER_SESSION",), int, 50,
-         "Cap on memory writes in one session (a guard against gradual poisoning)."),
+         "Minimum cosine similarity for a memory to be injected (empty: the embedder's calibrated default).",
+         bounds=SIMILARITY),
+    Spec("memory_tokens", ("AGENT_MEMORY_TOKENS",), _int, 800, "Token budget of the memory block.",
+         bounds=Bounds(50, 100_000)),
+    Spec("memory_capacity", ("AGENT_MEMORY_CAPACITY",), _int, 10_000,
+         "Memories kept per user; the least recently seen are evicted past it.", bounds=Bounds(1, 10_000_000)),
+    Spec("memory_writes_per_session", ("AGENT_MEMORY_WRITES_PER_SESSION",), _int, 50,
+         "Cap on memory writes in one session (a guard against gradual poisoning).", bounds=Bounds(1, 100_000)),
     Spec("llm_extract", ("AGENT_LLM_EXTRACT",), _bool, False,
          "Also ask the chat model to extract up to two standalone facts per turn."),
     Spec("grounding_threshold", ("AGENT_GROUNDING_THRESHOLD",), _optional_float, None,
-         "Minimum similarity of an extracted fact to its source turn (empty: the embedder's default)."),
-    Spec("context_tokens", ("AGENT_CONTEXT_TOKENS",), int, 6_000,
-         "Token budget of the short-term message list; older turns fold into a summary."),
-    Spec("chroma_url", ("AGENT_CHROMA_URL",), _optional_str, None,
+         "Minimum cosine similarity of an extracted fact to its source turn (empty: the embedder's default).",
+         bounds=SIMILARITY),
+    Spec("context_tokens", ("AGENT_CONTEXT_TOKENS",), _int, 6_000,
+         "Token budget of the short-term message list; older turns fold into a summary.",
+         bounds=Bounds(500, 10_000_000)),
+    Spec("chroma_url", ("AGENT_CHROMA_URL",), _optional_url, None,
          "Use a Chroma server (e.g. http://127.0.0.1:8000) instead of the embedded store."),
-    Spec("timeout", ("AGENT_TIMEOUT",), float, 60.0, "Seconds before a model request times out."),
-    Spec("max_retries", ("AGENT_MAX_RETRIES",), int, 3, "Retries for 429, 5xx and timeouts."),
+    Spec("timeout", ("AGENT_TIMEOUT",), float, 60.0, "Seconds before a model request times out.",
+         bounds=Bounds(0, 3_600, low_open=True, whole=False)),
+    Spec("max_retries", ("AGENT_MAX_RETRIES",), _int, 3, "Retries for 429, 5xx and timeouts.",
+         bounds=Bounds(0, 10)),
 )
 
 
@@ -105,7 +228,7 @@ class Settings:
     api_key: str | None = None
     base_url: str | None = None
     model: str = "gpt-4o-mini"
-    data_dir: Path = DEFAULT_DATA_DIR
+    data_dir: Path = dataclasses.field(default_factory=default_data_dir)
     user: str = "default"
     embedder: str = "auto"
     embedding_model: str = "text-embedding-3-small"
@@ -123,6 +246,7 @@ class Settings:
     max_retries: int = 3
     sources: Mapping[str, str] | None = None
     warnings: tuple[str, ...] = ()
+    files: tuple[Path, ...] = ()  # the settings files this run looked for (user config, .env), found or not
 
     @property
     def resolved_embedder(self) -> str:
@@ -145,12 +269,12 @@ class Settings:
         return rows
 
 
-assert {s.field for s in SPECS} == {f.name for f in fields(Settings)} - {"sources", "warnings"}
+assert {s.field for s in SPECS} == {f.name for f in fields(Settings)} - {"sources", "warnings", "files"}
 
 
-def _loose_secret_file(path: Path, dotenv: Mapping[str, str]) -> str | None:
-    """A warning when a .env holding a key can be read by other users of the machine."""
-    if not any(dotenv.get(spec.env[0]) for spec in SPECS if spec.secret):
+def _loose_secret_file(path: Path, values: Mapping[str, str]) -> str | None:
+    """A warning when a settings file holding a key can be read by other users of the machine."""
+    if not any(values.get(spec.env[0]) for spec in SPECS if spec.secret):
         return None
     mode = path.stat().st_mode & 0o777
     if not mode & 0o077:
@@ -158,48 +282,81 @@ def _loose_secret_file(path: Path, dotenv: Mapping[str, str]) -> str | None:
     return f"{path} holds an API key and other users can read it (mode {mode:04o}): run `chmod 600 {path}`."
 
 
+def _read_file(path: Path) -> dict[str, str]:
+    """The variables a settings file sets (``KEY=value`` lines, as python-dotenv reads them); none if it is absent."""
+    if not path.is_file():
+        return {}
+    try:
+        return {k: v for k, v in dotenv_values(path).items() if v is not None}
+    except (OSError, UnicodeDecodeError) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) else "it is not UTF-8 text"
+        raise UsageError(f"The settings file {path} cannot be read ({reason}): fix it or move it away.") from exc
+
+
+def _value(spec: Spec, raw: Any, where: str) -> Any:
+    """``raw`` parsed (when it is text) and checked against the spec's bounds; a ``UsageError`` naming ``where``
+    (the variable or flag and the value) and what is allowed when it is not valid."""
+    try:
+        value = spec.parse(raw) if isinstance(raw, str) else raw
+    except ValueError as exc:
+        reason = f"expected {spec.allowed()}" if spec.bounds else str(exc)
+        raise UsageError(f"{where} is not valid: {reason}.") from exc
+    if spec.bounds is not None and value is not None and value not in spec.bounds:
+        raise UsageError(f"{where} is not valid: expected {spec.allowed()}.")
+    return value
+
+
 def load_settings(
     flags: Mapping[str, Any] | None = None,
     environ: Mapping[str, str] | None = None,
     dotenv_path: Path | None = None,
+    config_path: Path | None = None,
 ) -> Settings:
-    """Build the settings of this run. ``flags`` holds only the flags the user gave (None means not given)."""
+    """Build the settings of this run, checking every value given. ``flags`` holds only the flags the user gave
+    (None means not given). Precedence: flag > environment > user config file > ``.env`` > default.
+
+    A value outside its setting's bounds, or one that does not parse, raises ``UsageError`` before anything is
+    opened or created, whichever layer it came from: a typo must never reach the store.
+    """
     environ = os.environ if environ is None else environ
     dotenv_path = Path.cwd() / ".env" if dotenv_path is None else dotenv_path
-    dotenv = {k: v for k, v in dotenv_values(dotenv_path).items() if v is not None} if dotenv_path.is_file() else {}
+    config_path = user_config_file() if config_path is None else config_path
+    files = ((config_path, "user config", _read_file(config_path)), (dotenv_path, ".env", _read_file(dotenv_path)))
+    layers = (("environment", None, environ), *((name, path, layer) for path, name, layer in files))
     flags = {k: v for k, v in (flags or {}).items() if v is not None}
 
     values: dict[str, Any] = {}
     sources: dict[str, str] = {}
     for spec in SPECS:
         if spec.field in flags:
-            values[spec.field] = flags[spec.field]
+            raw = flags[spec.field]
+            values[spec.field] = _value(spec, raw, f"{spec.flag} {str(raw)!r}")
             sources[spec.field] = "flag"
             continue
-        for layer_name, layer in (("environment", environ), (".env", dotenv)):
-            found = next((name for name in spec.env if layer.get(name)), None)
+        for layer_name, path, layer in layers:
+            found = next((name for name in spec.env if name in layer and (layer[name] or not spec.blank_is_default)),
+                         None)
             if found is None:
                 continue
             raw = layer[found]
-            try:
-                values[spec.field] = spec.parse(raw)
-            except ValueError as exc:
-                raise UsageError(f"{found}={raw!r} is not valid: {exc}") from exc
+            where = f"{found}={raw!r}" + (f" in {path}" if path else "")
+            values[spec.field] = _value(spec, raw, where)
             sources[spec.field] = f"{layer_name} ({found})"
             break
-        else:
-            values[spec.field] = spec.default
-    warning = _loose_secret_file(dotenv_path, dotenv) if dotenv else None
-    return Settings(**values, sources=sources, warnings=(warning,) if warning else ())
+    warnings = tuple(w for path, _, layer in files if layer and (w := _loose_secret_file(path, layer)))
+    return Settings(**values, sources=sources, warnings=warnings, files=tuple(path for path, _, _ in files))
 
 
 def dotenv_example() -> str:
     """The text of ``.env.example``, generated from ``SPECS`` so it can never miss a setting."""
-    lines = ["# Settings of agent. Precedence: command-line flag > environment > this file (.env) > default."]
+    lines = ["# Settings of agent. Precedence: command-line flag > environment > the user config file",
+             "# (~/.config/agent/config.env) > this file (.env in the working directory) > default."]
     for spec in SPECS:
         lines.append("")
         lines.append(f"# {spec.help}")
-        default = "" if spec.default is None or spec.field == "data_dir" else spec.default
+        if spec.bounds:
+            lines.append(f"# Allowed: {spec.allowed()}.")
+        default = "" if spec.default is None else spec.default
         if isinstance(default, bool):
             default = str(default).lower()
         lines.append(f"# {spec.env[0]}={default}")

@@ -7,13 +7,14 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 import stat
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from agent.config import Settings
-from agent.errors import ConfigError, StoreCorrupt
+from agent.errors import ConfigError, StoreCorrupt, UsageError
 from agent.memory.retriever import FusionWeights
 from agent.memory.service import Extractor, MemoryPolicy, MemoryService
 from agent.ports import Embedder
@@ -50,16 +51,41 @@ class DataPaths:
         return self.root / "history"
 
 
-def ensure_data_dir(root: Path) -> DataPaths:
-    """Create the data directory and keep what is in it private to the user, then return its paths.
+MARKER = ".agent-data-dir"
+MARKER_TEXT = ("This directory is a data directory of agent: long-term memories, chat sessions and the input history.\n"
+               "It is private (0700). agent writes this file when it creates the directory, and uses no directory\n"
+               "that holds other files; keep nothing else here.\n")
+# What the agent (or SQLite and Chroma on its behalf) makes at the top of a data directory: the ledger with its
+# journals, the index with its lock, set-aside copies (``.corrupt-<time>``) and backups, the sessions, the input
+# history, and temp files a kill left (``.history.<hex>.tmp``). Only these are tightened, and a directory holding
+# nothing else is a store made by a version older than the marker.
+OWN_ENTRY = re.compile(r"""\.?(?:ledger\.sqlite3|chroma|sessions|history)(?:-wal|-shm|-journal)?
+                           (?:\.lock|\.corrupt-[\w.-]+|\.backup-[\w.-]+|\.[0-9a-f]+\.tmp)?""", re.VERBOSE)
+IGNORED = frozenset({".gitkeep"})  # the checkout's agent_memory_db/ is kept in git by it
 
-    The directory is 0700 and every file the agent (or Chroma, or SQLite) creates from now on is 0600: the process
-    umask gains 077, because Chroma creates its files with the umask's modes and cannot be asked otherwise. What an
-    earlier run or an older version left readable by others is tightened here too.
+
+def ensure_data_dir(root: Path) -> DataPaths:
+    """Make ``root`` the data directory, or check that it is one, keep what the agent owns in it private, and
+    return its paths.
+
+    A new or empty directory becomes a store (0700, with the ``MARKER`` file). An existing directory is used only
+    when it is a store: it has the marker, or a ledger, or holds nothing but what the agent makes (a store of an
+    older version). Any other directory (a project, the home directory, ``.``, ``/``) is refused with
+    ``UsageError`` and left exactly as it was: pointing the setting at it must not rewrite its permissions.
+
+    Every file the agent (or Chroma, or SQLite) creates from now on is 0600: the process umask gains 077, because
+    Chroma creates its files with the umask's modes and cannot be asked otherwise. What an earlier run or an older
+    version left readable by others is tightened too, but only in the agent's own entries, never through a
+    symlink.
     """
     os.umask(os.umask(0o077) | 0o077)
     try:
-        root.mkdir(mode=0o700, parents=True, exist_ok=True)
+        if root.is_dir():
+            created = _check_store(root)
+        else:
+            root.mkdir(mode=0o700, parents=True)
+            created = True
+        _mark(root, required=created)
         _tighten(root)
     except OSError as exc:
         raise ConfigError(f"The data directory {root} cannot be created or used ({exc.strerror}): "
@@ -67,13 +93,60 @@ def ensure_data_dir(root: Path) -> DataPaths:
     return DataPaths(root)
 
 
+def _check_store(root: Path) -> bool:
+    """Whether ``root`` (an existing directory) is empty; raises ``UsageError`` when it holds files not the agent's."""
+    entries = [name for name in os.listdir(root) if name not in IGNORED]
+    if not entries:
+        return True
+    if MARKER in entries or (root / "ledger.sqlite3").is_file():
+        return False
+    foreign = sorted(name for name in entries if not _own(name))
+    if not foreign:
+        return False
+    raise UsageError(
+        f"The data directory {root} already holds files that are not agent's ({len(foreign)}, e.g. {foreign[0]!r}), "
+        "so it was left as it is: set --data-dir or AGENT_DATA_DIR to a new or empty directory."
+    )
+
+
+def _mark(root: Path, required: bool) -> None:
+    """Write the marker that names ``root`` a store. In a store of an older version it is added when it can be
+    (a read-only store is still usable without it); in a directory the agent makes a store, it must be."""
+    marker = root / MARKER
+    if marker.exists() or marker.is_symlink():
+        return
+    try:
+        fd = os.open(marker, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(MARKER_TEXT)
+    except OSError:
+        if required:
+            raise
+
+
 def _tighten(root: Path) -> None:
-    """Drop group and other permissions from ``root`` and everything under it (symlinks are left alone)."""
-    for path in (root, *root.rglob("*")):
-        mode = path.lstat().st_mode
-        if stat.S_ISLNK(mode) or not mode & 0o077:
+    """Drop group and other permissions from ``root`` and from the agent's own entries in it, and everything under
+    those; other entries and every symlink (and what it points to) are left alone."""
+    _private(root)
+    for entry in os.scandir(root):
+        if not _own(entry.name) or entry.is_symlink():
             continue
-        os.chmod(path, stat.S_IMODE(mode) & 0o700)
+        _private(Path(entry.path))
+        if entry.is_dir(follow_symlinks=False):
+            for folder, dirs, files in os.walk(entry.path):  # os.walk does not descend into symlinked directories
+                for name in (*dirs, *files):
+                    _private(Path(folder) / name)
+
+
+def _own(name: str) -> bool:
+    return name == MARKER or OWN_ENTRY.fullmatch(name) is not None
+
+
+def _private(path: Path) -> None:
+    mode = path.lstat().st_mode
+    if stat.S_ISLNK(mode) or not mode & 0o077:
+        return
+    os.chmod(path, stat.S_IMODE(mode) & 0o700)
 
 
 def build_embedder(kind: str, settings: Settings) -> Embedder:

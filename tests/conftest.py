@@ -31,7 +31,7 @@ def isolated_user_state(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, model_c
     monkeypatch.setenv("XDG_CACHE_HOME", str(model_cache))
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("AGENT_DATA_DIR", str(tmp_path / "data"))
-    for name in _MACHINE_SETTINGS:
+    for name in (*_MACHINE_SETTINGS, "XDG_CONFIG_HOME", "XDG_DATA_HOME"):  # so the user config file is HOME's
         monkeypatch.delenv(name, raising=False)
     for name in list(os.environ):
         if name.startswith("AGENT_") and name != "AGENT_DATA_DIR":

@@ -62,9 +62,10 @@ def leaks(needles: tuple[bytes, ...], *roots: Path) -> list[str]:
 def test_data_dir_is_0700_and_every_file_0600_even_under_umask_022(tmp_path: Path) -> None:
     root = tmp_path / "data"
     root.mkdir(mode=0o755)
-    loose = root / "left-by-an-older-version.txt"
-    loose.write_text("x")
-    loose.chmod(0o644)
+    (root / "sessions").mkdir(mode=0o755)
+    for loose in (root / "history", root / "sessions" / "old.json"):  # what an older version left readable
+        loose.write_text("x")
+        loose.chmod(0o644)
     writer = subprocess.run(
         [sys.executable, "-m", "tests.helpers_store", "add", "perm", "3"],
         capture_output=True, text=True, env=child_env(), timeout=60, preexec_fn=lambda: os.umask(0o022),
