@@ -152,15 +152,16 @@ NameArg = Annotated[str, typer.Argument(help="The session name (as `agent sessio
 
 
 @sessions_app.callback()
-def sessions_root(data_dir: DataDirOpt = None, debug: DebugOpt = False) -> None:
-    _apply_common(data_dir, debug)
+def sessions_root(data_dir: DataDirOpt = None, user: UserOpt = None, debug: DebugOpt = False) -> None:
+    _apply_common(data_dir, debug, user)
 
 
 def _session_store() -> SessionStore:
-    from agent.sessions import SessionStore
+    """The sessions of this run's user (``--user``): no other user's are listed, shown or removed."""
     from agent.wiring import ensure_data_dir
 
-    return SessionStore(ensure_data_dir(STATE.settings().data_dir).sessions)
+    settings = STATE.settings()
+    return SessionStore(ensure_data_dir(settings.data_dir).for_user(settings.user).sessions, settings.user)
 
 
 @sessions_app.command("list")
@@ -312,8 +313,9 @@ def _erase_traces(service: MemoryService, records: list[MemoryRecord]) -> None:
     from agent.ui.render import escape_terminal
     from agent.wiring import ensure_data_dir
 
-    paths = ensure_data_dir(STATE.settings().data_dir)
-    for line in erase_traces(SessionStore(paths.sessions), paths.history, records, lambda task: task(service)):
+    paths = ensure_data_dir(STATE.settings().data_dir).for_user(service.user)
+    for line in erase_traces(SessionStore(paths.sessions, service.user), paths.history, records,
+                             lambda task: task(service)):
         typer.echo(escape_terminal(line))  # it names files found in the data directory
 
 

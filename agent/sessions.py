@@ -119,10 +119,16 @@ def _parse(data: Any, name: str) -> Session:
 
 
 class SessionStore:
-    """Session files in one directory (created 0700): ``NAME.json`` and its lock ``.NAME.lock``."""
+    """The session files of one user, in one directory (created 0700): ``NAME.json`` and its lock ``.NAME.lock``.
 
-    def __init__(self, directory: Path) -> None:
+    Sessions belong to a user as memories do: each user's are in their own directory (``DataPaths.sessions``), so
+    listing, resuming, removing and the forget scrub of one user never reach another's. Each file also names its
+    user, and a file that names another user is refused (one copied or linked into the wrong directory); a file
+    without a user (written before sessions had one) belongs to the directory's user."""
+
+    def __init__(self, directory: Path, user: str) -> None:
         self.directory = directory
+        self.user = user
 
     def path(self, name: str) -> Path:
         path = self.directory / f"{check_name(name)}.json"
@@ -158,6 +164,10 @@ class SessionStore:
             raise SessionError(f"The session file {path} was written by another version of agent (schema "
                                f"{version}, this one reads {SCHEMA_VERSION}): it was left as it is; open it with "
                                "that version, or pick another name with -s NAME.")
+        owner = data.get("user", self.user) if isinstance(data, dict) else self.user
+        if owner != self.user:
+            raise SessionError(f"The session file {path} belongs to another user than {self.user!r}: it was left "
+                               "as it is; open it with --user set to its owner.")
         try:
             return _parse(data, name)
         except ValueError as exc:
@@ -174,7 +184,7 @@ class SessionStore:
         """Write ``session`` atomically: the file on disk is always a complete old or new version."""
         path = self.path(session.name)
         self._ensure_dir()
-        data = json.dumps(session.to_json(), ensure_ascii=False, indent=1).encode("utf-8")
+        data = json.dumps({**session.to_json(), "user": self.user}, ensure_ascii=False, indent=1).encode("utf-8")
         try:
             write_private(path, data, f".{session.name}.{os.getpid()}")
         except OSError as exc:

@@ -358,8 +358,8 @@ def pick_session(store: SessionStore, options: ChatOptions) -> tuple[str, bool]:
 def run_chat(settings: Settings, options: ChatOptions) -> int:
     """Open the chat for ``settings`` and ``options``; returns the exit code."""
     check_endpoint(settings)
-    paths = ensure_data_dir(settings.data_dir)
-    store = SessionStore(paths.sessions)
+    paths = ensure_data_dir(settings.data_dir).for_user(settings.user)
+    store = SessionStore(paths.sessions, settings.user)
     name, resumed = pick_session(store, options)
     with store.lock(name):
         out = Output(Mode.detect(options.plain))
