@@ -23,7 +23,7 @@ from agent.domain import MemoryRecord, ScoredMemory
 from agent.errors import AgentError
 from agent.memory.service import MemoryService
 from agent.sessions import SessionStore
-from agent.ui.render import escape_terminal
+from agent.ui.render import escape_terminal, plural
 
 app = typer.Typer(
     add_completion=False,
@@ -247,9 +247,18 @@ def _print_memories(rows: list[MemoryRecord] | list[ScoredMemory], as_json: bool
 
 
 @memories_app.command("list")
-def memories_list(as_json: JsonOpt = False, embedder: EmbedderOpt = None) -> None:
-    """List every memory, oldest first."""
-    _print_memories(_service(embedder).list(), as_json, "No memories yet.")
+def memories_list(
+    as_json: JsonOpt = False,
+    embedder: EmbedderOpt = None,
+    limit: Annotated[int | None, typer.Option("--limit", min=1, help="Only the newest N memories.")] = None,
+) -> None:
+    """List every memory (or the newest N), oldest first."""
+    records = _service(embedder).list()
+    shown = records if limit is None else records[-limit:]
+    _print_memories(shown, as_json, "No memories yet.")
+    if len(shown) < len(records) and not as_json:
+        typer.echo(f"the newest {len(shown):,} of {plural(len(records), 'memory', 'memories')}; without --limit, "
+                   "every one", err=True)
 
 
 @memories_app.command("search")
@@ -291,8 +300,9 @@ def memories_forget(
         if not yes:
             if not sys.stdin.isatty():
                 raise typer.BadParameter("--all needs --yes when not run in a terminal.", param_hint="--yes")
-            typer.confirm(f"Forget all {service.count()} memories of {service.user}?", abort=True)
-        typer.echo(f"forgot {service.forget_all()} memories")
+            typer.confirm(f"Forget all {plural(service.count(), 'memory', 'memories')} of {service.user}?",
+                          abort=True)
+        typer.echo(f"forgot {plural(service.forget_all(), 'memory', 'memories')}")
         _erase_traces(service, known)
         return
     resolved = []
@@ -302,7 +312,7 @@ def memories_forget(
             problem = "matches no memory" if not matches else f"matches {len(matches)} memories"
             raise AgentError(f"{given!r} {problem}: use `agent memories list` to see the ids.")
         resolved.append(matches[0])
-    typer.echo(f"forgot {service.forget([record.id for record in resolved])} memories")
+    typer.echo(f"forgot {plural(service.forget([record.id for record in resolved]), 'memory', 'memories')}")
     _erase_traces(service, resolved)
 
 
@@ -326,7 +336,7 @@ def memories_reindex(
     """Re-embed every memory from its stored text with another embedder."""
     service = _service(embedder, check=False)
     count = service.rebuild()
-    typer.echo(f"re-embedded {count} memories with {embedder} ({service.embedder.model})")
+    typer.echo(f"re-embedded {plural(count, 'memory', 'memories')} with {embedder} ({service.embedder.model})")
 
 
 @memories_app.command("rebuild")
@@ -337,7 +347,7 @@ def memories_rebuild(embedder: EmbedderOpt = None) -> None:
     count, moved = rebuild_index(STATE.settings(), embedder)
     if moved is not None:
         typer.echo(f"moved the damaged index aside to {moved}")
-    typer.echo(f"rebuilt the index: {count} memories")
+    typer.echo(f"rebuilt the index: {plural(count, 'memory', 'memories')}")
 
 
 @memories_app.command("stats")
@@ -369,8 +379,27 @@ def memories_stats(as_json: JsonOpt = False, embedder: EmbedderOpt = None) -> No
     if as_json:
         typer.echo(_json(stats))
         return
-    for key, value in stats.items():
-        typer.echo(f"{key:16} {value}")
+    by_kind = ", ".join(f"{kind} {count:,}" for kind, count in sorted(kinds.items()))
+    lines = [
+        ("user", service.user),
+        ("memories", f"{len(records):,}" + (f" ({by_kind})" if by_kind else "")),
+        ("indexed", f"{stats['indexed']:,}"),
+        ("embedder", f"{service.embedder.name} ({service.embedder.model}, {service.embedder.dimension} dimensions)"),
+        ("threshold", f"{service.threshold:.2f}"),
+        ("capacity", f"{service.policy.capacity:,}"),
+        ("data directory", str(root)),
+        ("on disk", _size(size)),
+    ]
+    for label, value in lines:
+        typer.echo(f"{label:16} {escape_terminal(value)}")
+
+
+def _size(count: int) -> str:
+    """A byte count as people read it: 812 bytes, 4.2 MB."""
+    for unit, scale in (("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
+        if count >= scale:
+            return f"{count / scale:.1f} {unit}"
+    return plural(count, "byte", "bytes")
 
 
 def main() -> None:

@@ -171,12 +171,12 @@ def test_remove_refuses_a_session_in_use(store: SessionStore) -> None:
     code = (
         "import sys, time; from pathlib import Path; from agent.sessions import SessionStore\n"
         "with SessionStore(Path(sys.argv[1]), 'default').lock('work'):\n"
-            "    print('locked', flush=True); time.sleep(30)\n"
+        "    print('locked', flush=True); time.sleep(30)\n"
     )
     holder = subprocess.Popen([sys.executable, "-c", code, str(store.directory)], stdout=subprocess.PIPE, text=True)
     try:
         assert holder.stdout is not None and holder.stdout.readline().strip() == "locked"
-        with pytest.raises(SessionError, match="in use"):
+        with pytest.raises(SessionError, match="open in another agent process: leave that chat"):
             store.remove("work")
         assert store.exists("work")
     finally:

@@ -43,6 +43,7 @@ from agent.tokens import warm_up as warm_up_tokens
 from agent.ui.commands import Commands, is_command, shorten
 from agent.ui.output import Mode, Output
 from agent.ui.prompt import EmptyLineInterrupt, LineReader, PipeReader, TerminalReader
+from agent.ui.render import plural
 from agent.wiring import ensure_data_dir, open_memory
 
 log = logging.getLogger(__name__)
@@ -309,8 +310,8 @@ class Repl:
 
     def _fold_problem(self, fold: Fold | None) -> None:
         if fold is not None and fold.error:
-            self.out.warn(f"Could not summarise {fold.turns} earlier turns ({fold.error}); kept their user lines "
-                          "instead.")
+            turns = "the earlier turn" if fold.turns == 1 else f"{fold.turns} earlier turns"
+            self.out.warn(f"Could not summarise {turns} ({fold.error}); kept the user's lines instead.")
 
     def _usage(self, pending: PendingTurn) -> str:
         if pending.prompt_tokens is not None and pending.completion_tokens is not None:
@@ -327,8 +328,9 @@ class Repl:
         if outcome.error is not None:
             self.out.error(f"memory: could not save turn {outcome.turn} ({outcome.error})")
         elif outcome.report is not None and outcome.report.stored:
-            for record in outcome.report.stored:
-                self.out.notice(f"remembered: {shorten(record.text)}", "green")
+            for record in outcome.report.stored:  # as stored: a restatement shows the memory it refreshed
+                already = "already " if record.id in outcome.report.refreshed else ""
+                self.out.notice(f"{already}remembered: {shorten(record.text)}", "green")
         elif outcome.report is not None and outcome.report.skipped_reason:
             self.out.warn(f"memory: not saved ({outcome.report.skipped_reason})")
 
@@ -411,7 +413,7 @@ def _build(
 
 def _banner(repl: Repl, resumed: bool, options: ChatOptions) -> None:
     session = repl.engine.session
-    state = f"resumed, {len(session.turns)} turns" if resumed else "new"
+    state = f"resumed, {plural(len(session.turns), 'turn', 'turns')}" if resumed else "new"
     memory = "off" if options.no_memory else "on"
     repl.out.notice(f"agent · session {session.name} ({state}) · model {repl.engine.model} · memory {memory}", "bold")
     repl.out.notice("/help lists the commands · Alt-Enter adds a line · Ctrl-C stops a reply · Ctrl-D leaves")
