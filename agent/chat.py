@@ -88,16 +88,16 @@ class MemoryWorker:
         self._on_write = on_write
         self._pending: list[Future[None]] = []
         self._service = self._pool.submit(self._open, open_service)
-        self.count: int | None = None  # memories stored, refreshed after every change, for the toolbar
+        self.count: int | None = None  # memories stored, refreshed after every change; None until the store opens
 
     def _open(self, open_service: Callable[[], MemoryService]) -> MemoryService:
         """Open the store and load the embedding model now, so the first recall does not wait for them."""
         try:
             service = open_service()
+            self.count = service.count()  # known once the store is open: the model may take seconds more to load
             warm_up = getattr(service.embedder, "warm_up", None)
             if callable(warm_up):
                 warm_up()
-            self.count = service.count()
         except AgentError:
             raise
         except Exception as exc:  # a bug in the memory layer must not take the chat down with it

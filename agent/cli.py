@@ -22,7 +22,7 @@ from agent.domain import MemoryRecord, ScoredMemory
 from agent.errors import AgentError
 from agent.memory.service import MemoryService
 from agent.sessions import SessionStore
-from agent.ui.render import escape_terminal
+from agent.ui.render import escape_terminal, plural
 
 # Plain help (click's layout): typer's rich panels print a type after every flag (`--plain <bool>`), which reads
 # as if the flag took a value.
@@ -182,15 +182,16 @@ NameArg = Annotated[str, typer.Argument(help="The session name (as `agent sessio
 
 
 @sessions_app.callback()
-def sessions_root(data_dir: DataDirOpt = None, debug: DebugOpt = False) -> None:
-    _apply_common(data_dir, debug)
+def sessions_root(data_dir: DataDirOpt = None, user: UserOpt = None, debug: DebugOpt = False) -> None:
+    _apply_common(data_dir, debug, user)
 
 
 def _session_store() -> SessionStore:
-    from agent.sessions import SessionStore
+    """The sessions of this run's user (``--user``): no other user's are listed, shown or removed."""
     from agent.wiring import ensure_data_dir
 
-    return SessionStore(ensure_data_dir(STATE.settings().data_dir).sessions)
+    settings = STATE.settings()
+    return SessionStore(ensure_data_dir(settings.data_dir).for_user(settings.user).sessions, settings.user)
 
 
 @sessions_app.command("list")
@@ -276,9 +277,18 @@ def _print_memories(rows: list[MemoryRecord] | list[ScoredMemory], as_json: bool
 
 
 @memories_app.command("list")
-def memories_list(as_json: JsonOpt = False, embedder: EmbedderOpt = None) -> None:
-    """List every memory, oldest first."""
-    _print_memories(_service(embedder).list(), as_json, "No memories yet.")
+def memories_list(
+    as_json: JsonOpt = False,
+    embedder: EmbedderOpt = None,
+    limit: Annotated[int | None, typer.Option("--limit", min=1, help="Only the newest N memories.")] = None,
+) -> None:
+    """List every memory (or the newest N), oldest first."""
+    records = _service(embedder).list()
+    shown = records if limit is None else records[-limit:]
+    _print_memories(shown, as_json, "No memories yet.")
+    if len(shown) < len(records) and not as_json:
+        typer.echo(f"the newest {len(shown):,} of {plural(len(records), 'memory', 'memories')}; without --limit, "
+                   "every one", err=True)
 
 
 @memories_app.command("search")
@@ -320,8 +330,9 @@ def memories_forget(
         if not yes:
             if not sys.stdin.isatty():
                 raise typer.BadParameter("--all needs --yes when not run in a terminal.", param_hint="--yes")
-            typer.confirm(f"Forget all {service.count()} memories of {service.user}?", abort=True)
-        typer.echo(f"forgot {service.forget_all()} memories")
+            typer.confirm(f"Forget all {plural(service.count(), 'memory', 'memories')} of {service.user}?",
+                          abort=True)
+        typer.echo(f"forgot {plural(service.forget_all(), 'memory', 'memories')}")
         _erase_traces(service, known)
         return
     resolved = []
@@ -331,7 +342,7 @@ def memories_forget(
             problem = "matches no memory" if not matches else f"matches {len(matches)} memories"
             raise AgentError(f"{given!r} {problem}: use `agent memories list` to see the ids.")
         resolved.append(matches[0])
-    typer.echo(f"forgot {service.forget([record.id for record in resolved])} memories")
+    typer.echo(f"forgot {plural(service.forget([record.id for record in resolved]), 'memory', 'memories')}")
     _erase_traces(service, resolved)
 
 
@@ -342,8 +353,9 @@ def _erase_traces(service: MemoryService, records: list[MemoryRecord]) -> None:
     from agent.ui.render import escape_terminal
     from agent.wiring import ensure_data_dir
 
-    paths = ensure_data_dir(STATE.settings().data_dir)
-    for line in erase_traces(SessionStore(paths.sessions), paths.history, records, lambda task: task(service)):
+    paths = ensure_data_dir(STATE.settings().data_dir).for_user(service.user)
+    for line in erase_traces(SessionStore(paths.sessions, service.user), paths.history, records,
+                             lambda task: task(service)):
         typer.echo(escape_terminal(line))  # it names files found in the data directory
 
 
@@ -354,7 +366,7 @@ def memories_reindex(
     """Re-embed every memory from its stored text with another embedder."""
     service = _service(embedder, check=False)
     count = service.rebuild()
-    typer.echo(f"re-embedded {count} memories with {embedder} ({service.embedder.model})")
+    typer.echo(f"re-embedded {plural(count, 'memory', 'memories')} with {embedder} ({service.embedder.model})")
 
 
 @memories_app.command("rebuild")
@@ -365,7 +377,7 @@ def memories_rebuild(embedder: EmbedderOpt = None) -> None:
     count, moved = rebuild_index(STATE.settings(), embedder)
     if moved is not None:
         typer.echo(f"moved the damaged index aside to {moved}")
-    typer.echo(f"rebuilt the index: {count} memories")
+    typer.echo(f"rebuilt the index: {plural(count, 'memory', 'memories')}")
 
 
 @memories_app.command("stats")
@@ -397,8 +409,27 @@ def memories_stats(as_json: JsonOpt = False, embedder: EmbedderOpt = None) -> No
     if as_json:
         typer.echo(_json(stats))
         return
-    for key, value in stats.items():
-        typer.echo(f"{key:16} {value}")
+    by_kind = ", ".join(f"{kind} {count:,}" for kind, count in sorted(kinds.items()))
+    lines = [
+        ("user", service.user),
+        ("memories", f"{len(records):,}" + (f" ({by_kind})" if by_kind else "")),
+        ("indexed", f"{stats['indexed']:,}"),
+        ("embedder", f"{service.embedder.name} ({service.embedder.model}, {service.embedder.dimension} dimensions)"),
+        ("threshold", f"{service.threshold:.2f}"),
+        ("capacity", f"{service.policy.capacity:,}"),
+        ("data directory", str(root)),
+        ("on disk", _size(size)),
+    ]
+    for label, value in lines:
+        typer.echo(f"{label:16} {escape_terminal(value)}")
+
+
+def _size(count: int) -> str:
+    """A byte count as people read it: 812 bytes, 4.2 MB."""
+    for unit, scale in (("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
+        if count >= scale:
+            return f"{count / scale:.1f} {unit}"
+    return plural(count, "byte", "bytes")
 
 
 def main(argv: list[str] | None = None) -> None:

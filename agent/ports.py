@@ -68,7 +68,8 @@ class VectorIndex(Protocol):
 class Ledger(Protocol):
     """The durable source of truth for memory text and metadata, written before the index.
 
-    ``count`` with a session counts the memories that session's turns produced (explicit ones aside).
+    ``count`` with a session counts the memories that session's turns produced (explicit ones aside), created at
+    ``since`` or later.
     ``keyword_search`` ranks the user's memories by a keyword score (higher is better) for the hybrid retriever.
     ``delete`` must leave no byte of the deleted text in the ledger's files.
     """
@@ -79,7 +80,7 @@ class Ledger(Protocol):
 
     def all(self, user: str) -> list[MemoryRecord]: ...
 
-    def count(self, user: str, session: str | None = None) -> int: ...
+    def count(self, user: str, session: str | None = None, since: float = float("-inf")) -> int: ...
 
     def touch(self, user: str, ids: Sequence[str], when: float) -> None: ...
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import errno
 import json
+import logging
 import os
 import re
 import secrets
@@ -33,7 +34,9 @@ from typing import Any, get_args
 from agent.conversation import Turn, TurnStatus
 from agent.errors import SessionBusy, SessionCorrupt, SessionError
 
+log = logging.getLogger(__name__)
 SCHEMA_VERSION = 1
+_UNWRITABLE = {errno.EROFS, errno.EACCES, errno.EPERM}
 NAME_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,63}")
 _TURN_FIELDS = {"user", "reply", "status", "at", "model", "prompt_tokens", "completion_tokens"}
 FORGOTTEN = "[forgotten]"
@@ -119,10 +122,16 @@ def _parse(data: Any, name: str) -> Session:
 
 
 class SessionStore:
-    """Session files in one directory (created 0700): ``NAME.json`` and its lock ``.NAME.lock``."""
+    """The session files of one user, in one directory (created 0700): ``NAME.json`` and its lock ``.NAME.lock``.
 
-    def __init__(self, directory: Path) -> None:
+    Sessions belong to a user as memories do: each user's are in their own directory (``DataPaths.sessions``), so
+    listing, resuming, removing and the forget scrub of one user never reach another's. Each file also names its
+    user, and a file that names another user is refused (one copied or linked into the wrong directory); a file
+    without a user (written before sessions had one) belongs to the directory's user."""
+
+    def __init__(self, directory: Path, user: str) -> None:
         self.directory = directory
+        self.user = user
 
     def path(self, name: str) -> Path:
         path = self.directory / f"{check_name(name)}.json"
@@ -147,8 +156,8 @@ class SessionStore:
         except FileNotFoundError as exc:
             raise SessionError(f"There is no session {name!r} (no file {path}).") from exc
         except OSError as exc:
-            raise SessionError(f"The session file {path} cannot be read ({exc.strerror}): a symlink or anything "
-                               "but a regular file is refused; the file was left as it is.") from exc
+            raise SessionError(f"The session file {path} cannot be read ({_why(exc, path)}); the file was left as "
+                               "it is.") from exc
         try:
             data = json.loads(raw.decode("utf-8"))
         except (ValueError, UnicodeDecodeError) as exc:
@@ -158,6 +167,10 @@ class SessionStore:
             raise SessionError(f"The session file {path} was written by another version of agent (schema "
                                f"{version}, this one reads {SCHEMA_VERSION}): it was left as it is; open it with "
                                "that version, or pick another name with -s NAME.")
+        owner = data.get("user", self.user) if isinstance(data, dict) else self.user
+        if owner != self.user:
+            raise SessionError(f"The session file {path} belongs to another user than {self.user!r}: it was left "
+                               "as it is; open it with --user set to its owner.")
         try:
             return _parse(data, name)
         except ValueError as exc:
@@ -174,7 +187,7 @@ class SessionStore:
         """Write ``session`` atomically: the file on disk is always a complete old or new version."""
         path = self.path(session.name)
         self._ensure_dir()
-        data = json.dumps(session.to_json(), ensure_ascii=False, indent=1).encode("utf-8")
+        data = json.dumps({**session.to_json(), "user": self.user}, ensure_ascii=False, indent=1).encode("utf-8")
         try:
             write_private(path, data, f".{session.name}.{os.getpid()}")
         except OSError as exc:
@@ -208,26 +221,39 @@ class SessionStore:
         path = self.path(name)
         if not os.path.lexists(path):
             raise SessionError(f"There is no session {name!r}.")
-        with self.lock(name):
-            path.unlink()
+        try:
+            with self.lock(name):
+                path.unlink()
+        except SessionBusy as exc:
+            raise SessionBusy(f"The session {name!r} is open in another agent process: leave that chat (Ctrl-D or "
+                              f"/exit), then run `agent sessions rm {name}` again.") from exc
+        except OSError as exc:
+            raise SessionError(f"The session file {path} cannot be removed ({exc.strerror}).") from exc
         (self.directory / f".{name}.lock").unlink(missing_ok=True)
 
     @contextmanager
     def lock(self, name: str) -> Iterator[None]:
-        """Hold the session for this process; ``SessionError`` at once if another process holds it."""
+        """Hold the session for this process; ``SessionBusy`` at once if another process holds it.
+
+        In a directory nobody can write (a read-only mount or permissions), there is no lock to take, and none is
+        needed: no process can change the session there. The body then runs unlocked, and each save fails with its
+        own one-line error, which the chat reports and survives."""
         import filelock
 
         lock_path = self.directory / f".{check_name(name)}.lock"
-        self._ensure_dir()
         lock = filelock.FileLock(lock_path, timeout=0, mode=0o600)
         try:
+            self.directory.mkdir(mode=0o700, parents=True, exist_ok=True)
             lock.acquire()
         except filelock.Timeout as exc:
             raise SessionBusy(f"The session {name!r} is in use by another agent process: close it there, "
                               "or pick another name with -s NAME.") from exc
         except OSError as exc:
-            raise SessionError(f"The lock of session {name!r} cannot be taken ({exc.strerror}); a symlink at "
-                               f"{lock_path} is refused.") from exc
+            if exc.errno not in _UNWRITABLE or os.path.islink(lock_path):
+                raise SessionError(f"The lock of session {name!r} cannot be taken ({_why(exc, lock_path)}).") from exc
+            log.debug("session %s is not locked: %s is not writable (%s)", name, self.directory, exc.strerror)
+            yield
+            return
         try:
             for temp in self.directory.glob(f".{name}.*.tmp"):  # only the lock holder writes: these are leftovers
                 temp.unlink(missing_ok=True)
@@ -371,6 +397,15 @@ def write_private(path: Path, data: bytes, prefix: str) -> None:
     except OSError:
         temp.unlink(missing_ok=True)
         raise
+
+
+def _why(exc: OSError, path: Path) -> str:
+    """Why ``path`` could not be used, in words: a symlink is named only when there is one."""
+    if os.path.islink(path):
+        return f"{path} is a symlink, and a symlink there is refused"
+    if exc.errno == errno.EINVAL:
+        return "not a regular file"
+    return exc.strerror or str(exc)
 
 
 def _folded(text: str) -> str:

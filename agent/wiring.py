@@ -5,6 +5,7 @@ Everything else receives its collaborators through constructors, so tests build 
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import os
 import re
@@ -28,11 +29,20 @@ log = logging.getLogger(__name__)
 PROBE_LATEST = 3
 
 
+DEFAULT_USER = "default"  # the default of AGENT_USER (agent.config)
+_PLAIN_USER = re.compile(r"[a-z0-9][a-z0-9_-]{0,63}")
+
+
 @dataclass(frozen=True)
 class DataPaths:
-    """Where everything of one data directory lives."""
+    """Where everything of one data directory lives. The store is shared, its records keyed by user; the sessions
+    and the input history are files, so each user has their own: ``for_user`` gives the paths of one user."""
 
     root: Path
+    user: str = DEFAULT_USER
+
+    def for_user(self, user: str) -> DataPaths:
+        return DataPaths(self.root, user)
 
     @property
     def ledger(self) -> Path:
@@ -43,12 +53,27 @@ class DataPaths:
         return self.root / "chroma"
 
     @property
+    def _user_area(self) -> Path:
+        """The default user's files are where they were before users had their own (``sessions/``, ``history``),
+        so nothing written then is lost or hidden; any other user's are under ``users/<name>/``."""
+        return self.root if self.user == DEFAULT_USER else self.root / "users" / user_directory(self.user)
+
+    @property
     def sessions(self) -> Path:
-        return self.root / "sessions"
+        return self._user_area / "sessions"
 
     @property
     def history(self) -> Path:
-        return self.root / "history"
+        return self._user_area / "history"
+
+
+def user_directory(user: str) -> str:
+    """The directory name of ``user``: the name itself when it is lower-case letters, digits, ``-`` and ``_``
+    (readable, and distinct even where the file system ignores case), otherwise ``=`` and a digest of it, which
+    no name can climb out of and which cannot be mistaken for a plain name."""
+    if _PLAIN_USER.fullmatch(user):
+        return user
+    return "=" + hashlib.sha256(user.encode("utf-8", "surrogatepass")).hexdigest()[:32]
 
 
 MARKER = ".agent-data-dir"

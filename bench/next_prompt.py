@@ -85,8 +85,8 @@ def measure(
                         local_model_dir=model_dir)
     model = InstantChat()
     written: list[tuple[float, WriteOutcome]] = []
-    paths = ensure_data_dir(settings.data_dir)
-    store = SessionStore(paths.sessions)
+    paths = ensure_data_dir(settings.data_dir).for_user(settings.user)
+    store = SessionStore(paths.sessions, settings.user)
     console = Console(file=io.StringIO(), force_terminal=True, width=100, highlight=False, emoji=False)
     out = Output(Mode(interactive=True, plain=False), console, console)
     # ``_build`` builds the OpenAI chat model on a background thread: the patch holds until the run is over.

@@ -65,7 +65,7 @@ def build_chat(
     mode = Mode(interactive=interactive, plain=True)
     out = Output(mode, Console(file=stdout, width=100, no_color=True, soft_wrap=True),
                  Console(file=notices, width=100, no_color=True, soft_wrap=True))
-    store = SessionStore(root / "sessions")
+    store = SessionStore(root / "sessions", "default")
     existing = store.load(session) if store.exists(session) else Session(session, 0.0, 0.0)
     conversation = Conversation(budget, model_summarizer(model, "test-model"))
     conversation.resume(existing.turns, existing.context_start, existing.summary)

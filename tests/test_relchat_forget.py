@@ -47,7 +47,7 @@ def old_session(store: SessionStore, name: str, *turns: Turn) -> None:
 
 
 def test_forget_in_the_chat_scrubs_its_own_session_the_others_and_the_history(tmp_path: Path) -> None:
-    store = SessionStore(tmp_path / "sessions")
+    store = SessionStore(tmp_path / "sessions", "default")
     old_session(store, "monday", Turn("i hide my spare key   under the canary-zq81x FLOWERPOT", "Noted."),
                 Turn("What is the capital of Peru?", "Lima."))
     (tmp_path / "history").write_text(HISTORY)
@@ -73,11 +73,12 @@ def test_forget_in_the_chat_scrubs_its_own_session_the_others_and_the_history(tm
 
 
 def test_a_session_open_in_another_process_is_named_in_one_line_and_left(tmp_path: Path) -> None:
-    store = SessionStore(tmp_path / "sessions")
+    store = SessionStore(tmp_path / "sessions", "default")
     old_session(store, "held", Turn(SECRET, "Noted."))
     before = (store.directory / "held.json").read_bytes()
     code = ("import sys, time; from pathlib import Path; from agent.sessions import SessionStore\n"
-            "with SessionStore(Path(sys.argv[1])).lock('held'):\n    print('locked', flush=True); time.sleep(60)\n")
+            "with SessionStore(Path(sys.argv[1]), 'default').lock('held'):\n"
+            "    print('locked', flush=True); time.sleep(60)\n")
     holder = subprocess.Popen([sys.executable, "-c", code, str(store.directory)], stdout=subprocess.PIPE, text=True)
     try:
         assert holder.stdout is not None and holder.stdout.readline().strip() == "locked"
@@ -105,7 +106,7 @@ def test_a_summary_written_from_a_forgotten_turn_goes_with_it() -> None:
 
 
 def test_damaged_files_copies_set_aside_and_leftover_temp_files_lose_the_words_too(tmp_path: Path) -> None:
-    store = SessionStore(tmp_path / "sessions")
+    store = SessionStore(tmp_path / "sessions", "default")
     store.directory.mkdir(parents=True)
     damaged = b'{"schema": 1, "turns": [{"user": "' + SECRET.encode() + b' \xff\xfe'
     (store.directory / "torn.json").write_bytes(damaged)
@@ -145,7 +146,7 @@ def test_history_scrub_keeps_other_entries_and_refuses_a_symlink(tmp_path: Path)
 @pytest.mark.slow
 def test_agent_memories_forget_scrubs_the_sessions_and_the_history(tmp_path: Path) -> None:
     data = tmp_path / "data"
-    store = SessionStore(data / "sessions")
+    store = SessionStore(data / "sessions", "default")
     old_session(store, "monday", Turn(SECRET, "Noted."))
     (data / "history").write_text(HISTORY)
     runner = CliRunner()
@@ -155,7 +156,7 @@ def test_agent_memories_forget_scrubs_the_sessions_and_the_history(tmp_path: Pat
     forgot = runner.invoke(app, ["memories", "forget", memory_id])
     assert forgot.exit_code == 0, forgot.output
     assert forgot.output.splitlines() == [
-        "forgot 1 memories", "The forgotten words were also removed from session monday, the input history."]
+        "forgot 1 memory", "The forgotten words were also removed from session monday, the input history."]
     assert leaks(data / "sessions", data / "history") == []
 
 

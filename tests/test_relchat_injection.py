@@ -145,7 +145,8 @@ def test_each_write_is_shown_and_a_session_stops_writing_at_its_cap(tmp_path: Pa
                                 session="drip"), *fragments, "/memories")
     shown = [line for line in done.log.splitlines() if line.startswith("remembered:")]
     assert shown == [f"remembered: {text}" for text in fragments[:50]]
-    assert done.log.count("memory: not saved (the cap of 50 memory writes in this session is reached)") == 3
+    assert done.log.count("memory: not saved (the cap of 50 new memories from one session in 24 hours is reached; "
+                          "it frees up as they age, and /remember still works)") == 3
     assert "50 memories" in done.out and "drip" in done.out and "20" in done.out  # session and date columns
     assert memory_service(tmp_path / "m").count() == 50
 

@@ -35,7 +35,7 @@ def fake() -> Iterator[FakeOpenAI]:
 
 @pytest.fixture
 def store(tmp_path: Path) -> SessionStore:
-    store = SessionStore(tmp_path / "data" / "sessions")
+    store = SessionStore(tmp_path / "data" / "sessions", "default")
     store.directory.mkdir(parents=True)
     return store
 

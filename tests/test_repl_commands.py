@@ -45,7 +45,7 @@ def test_forget_query_shows_the_matches_and_asks_first(tmp_path: Path) -> None:
     done = run_lines(with_memories(tmp_path, ScriptedChat(), PEANUTS, BERLIN),
                      "/forget peanuts throat swell eat", "n", "/forget peanuts throat swell eat", "yes",
                      "/memories")
-    assert done.log.count("Forget these 1 memories? [y/N]") == 2
+    assert done.log.count("Forget this memory? [y/N]") == 2
     assert "Nothing forgotten." in done.log and f"forgot: {PEANUTS}" in done.log
     assert done.out.count("I can't eat peanuts") == 2  # shown twice by the two /forget QUERY, never after
     assert memory_service(tmp_path / "mem").count() == 1
@@ -92,7 +92,7 @@ def test_session_shows_name_file_and_context(tmp_path: Path) -> None:
 def test_clear_empties_the_context_but_the_session_keeps_its_turns(tmp_path: Path) -> None:
     chat = ScriptedChat("Hi Ann.", "I don't know.")
     done = run_lines(build_chat(tmp_path, chat), "My name is Ann", "/clear", "What is my name?")
-    assert "Short-term context cleared; the session file keeps its 1 turns." in done.log
+    assert "Short-term context cleared; the session file keeps its 1 turn." in done.log
     assert [m.role for m in chat.requests[1]] == ["system", "user"]
     assert len(done.session.turns) == 2 and done.session.context_start == 1
 

@@ -224,7 +224,7 @@ def test_a_summary_that_fails_is_reported_at_the_next_turn_and_its_lines_kept(tm
     failing = say("", error=ChatRetryable("the server kept failing"))
     done = run_lines(build_chat(tmp_path, ScriptedChat("word " * 30, "word " * 30, failing, "ok"), budget=60),
                      "first question", "second question", "third")
-    assert "Could not summarise 1 earlier turns (the server kept failing)" in done.log
+    assert "Could not summarise the earlier turn (the server kept failing)" in done.log
     assert done.session.summary.startswith("The user said: first question")
 
 

@@ -19,7 +19,7 @@ from agent.sessions import Session, SessionStore, check_name, new_name
 
 @pytest.fixture
 def store(tmp_path: Path) -> SessionStore:
-    return SessionStore(tmp_path / "sessions")
+    return SessionStore(tmp_path / "sessions", "default")
 
 
 def session(name: str = "work", turns: int = 2) -> Session:
@@ -55,7 +55,7 @@ def test_files_are_private(store: SessionStore) -> None:
      "café", "ｆｕｌｌ", "a.json"],
 )
 def test_names_outside_the_allowlist_are_refused_and_nothing_is_written(tmp_path: Path, name: str) -> None:
-    store = SessionStore(tmp_path / "sessions")
+    store = SessionStore(tmp_path / "sessions", "default")
     before = sorted(p for p in tmp_path.rglob("*"))
     with pytest.raises(SessionError, match="not a valid session name"):
         store.save(Session(name, 0, 0))
@@ -136,7 +136,7 @@ def test_a_symlink_at_the_lock_path_is_refused(store: SessionStore, tmp_path: Pa
 def test_a_second_process_on_the_same_session_gets_a_clear_message_at_once(store: SessionStore) -> None:
     code = (
         "import sys; from pathlib import Path; from agent.sessions import SessionStore; from agent.errors import *\n"
-        "try:\n    SessionStore(Path(sys.argv[1])).lock('work').__enter__()\n"
+        "try:\n    SessionStore(Path(sys.argv[1]), 'default').lock('work').__enter__()\n"
         "except SessionError as e:\n    print(e); sys.exit(1)\n"
     )
     with store.lock("work"):  # held until the child is done: a child that waited for it would never end
@@ -169,12 +169,13 @@ def test_remove_refuses_a_session_in_use(store: SessionStore) -> None:
     store.save(session())
     code = (
         "import sys, time; from pathlib import Path; from agent.sessions import SessionStore\n"
-        "with SessionStore(Path(sys.argv[1])).lock('work'):\n    print('locked', flush=True); time.sleep(30)\n"
+        "with SessionStore(Path(sys.argv[1]), 'default').lock('work'):\n"
+        "    print('locked', flush=True); time.sleep(30)\n"
     )
     holder = subprocess.Popen([sys.executable, "-c", code, str(store.directory)], stdout=subprocess.PIPE, text=True)
     try:
         assert holder.stdout is not None and holder.stdout.readline().strip() == "locked"
-        with pytest.raises(SessionError, match="in use"):
+        with pytest.raises(SessionError, match="open in another agent process: leave that chat"):
             store.remove("work")
         assert store.exists("work")
     finally:
@@ -187,7 +188,7 @@ def test_interrupted_saves_always_leave_valid_json(store: SessionStore) -> None:
     code = (
         "import sys; from pathlib import Path; from agent.sessions import SessionStore, Session\n"
         "from agent.conversation import Turn\n"
-        "store = SessionStore(Path(sys.argv[1])); s = Session('work', 0, 0)\n"
+        "store = SessionStore(Path(sys.argv[1]), 'default'); s = Session('work', 0, 0)\n"
         "print('go', flush=True)\n"
         "while True:\n    s.turns.append(Turn('q' * 500, 'a' * 500)); store.save(s)\n"
     )
@@ -224,7 +225,7 @@ def test_sessions_list_show_and_rm_from_the_command_line(tmp_path: Path) -> None
 
     runner = CliRunner()
     assert "No sessions yet" in runner.invoke(app, ["sessions", "list"]).output
-    store = SessionStore(tmp_path / "data" / "sessions")
+    store = SessionStore(tmp_path / "data" / "sessions", "default")
     work = Session("work", 1.0, 2.0, [Turn("I like \x1b[2Jtea", "Noted."), Turn("more?", "par", status="interrupted")])
     store.save(work)
     listing = runner.invoke(app, ["sessions", "list"])

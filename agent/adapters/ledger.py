@@ -285,11 +285,12 @@ class SqliteLedger:
     def ids(self, user: str) -> list[str]:
         return [row[0] for row in self._read("SELECT id FROM memories WHERE user = ?", [user])]
 
-    def count(self, user: str, session: str | None = None) -> int:
+    def count(self, user: str, session: str | None = None, since: float = float("-inf")) -> int:
         if session is None:
             return int(self._read("SELECT count(*) FROM memories WHERE user = ?", [user])[0][0])
-        sql = "SELECT count(*) FROM memories WHERE user = ? AND session = ? AND kind != 'explicit'"
-        return int(self._read(sql, [user, session])[0][0])
+        sql = ("SELECT count(*) FROM memories WHERE user = ? AND session = ? AND kind != 'explicit' "
+               "AND created_at >= ?")
+        return int(self._read(sql, [user, session, since])[0][0])
 
     def touch(self, user: str, ids: Sequence[str], when: float) -> None:
         if not ids:

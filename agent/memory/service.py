@@ -10,7 +10,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from agent.domain import MemoryKind, MemoryRecord, ScoredMemory, content_hash, memory_id
 from agent.errors import EmbedderMismatch, MemoryRefused
@@ -24,6 +24,9 @@ from agent.tokens import TokenCounter, count_tokens
 log = logging.getLogger(__name__)
 
 Extractor = Callable[[str], list[str]]
+# The write cap of a session counts the new memories it wrote in the last 24 hours, in the ledger (so a restart
+# does not reset it): a drip of injected statements is held to one day's worth, a session used for months is not.
+CAP_WINDOW = 24 * 3600.0
 
 
 @dataclass(frozen=True)
@@ -48,6 +51,7 @@ class WriteReport:
     decision: gate.GateDecision
     stored: tuple[MemoryRecord, ...] = ()
     skipped_reason: str = ""
+    refreshed: frozenset[str] = frozenset()  # the ids among ``stored`` that were remembered already
 
 
 @dataclass(frozen=True)
@@ -130,21 +134,24 @@ class MemoryService:
         log.debug("gate: %s (%s)", "keep" if decision.keep else "skip", decision.reason)
         if not decision.keep:
             return WriteReport(decision)
-        if self.ledger.count(self.user, session) >= self.policy.writes_per_session:
-            reason = f"the cap of {self.policy.writes_per_session} memory writes in this session is reached"
+        stamp = self._clock() if when is None else when
+        cap = self.policy.writes_per_session
+        if self.ledger.count(self.user, session, since=stamp - CAP_WINDOW) >= cap:
+            reason = (f"the cap of {cap} new memories from one session in 24 hours is reached; it frees up as "
+                      "they age, and /remember still works")
             log.debug("gate: skip (%s)", reason)
             return WriteReport(decision, skipped_reason=reason)
         kind: MemoryKind = "explicit" if decision.explicit else "turn"
         texts = [(decision.text, kind)]
         if self._extractor is not None and not decision.explicit:
             texts += [(fact, "fact") for fact in self._grounded_facts(decision.text)]
-        stamp = self._clock() if when is None else when
         records = [
             self._record(t, k, session=session, turn=turn, when=stamp, source=text.strip(), extra=extra)
             for t, k in texts
         ]
+        known = self.ledger.get(self.user, [r.id for r in records])
         stored = self.write(records)
-        return WriteReport(decision, stored=tuple(stored))
+        return WriteReport(decision, stored=tuple(stored), refreshed=frozenset(known))
 
     def add(self, text: str, *, session: str = "cli", turn: int = 0, kind: MemoryKind = "explicit") -> MemoryRecord:
         """Store ``text`` as given (``/remember``, ``agent memories add``): the user's explicit wish, which skips
@@ -196,9 +203,9 @@ class MemoryService:
         return kept
 
     def write(self, records: Sequence[MemoryRecord]) -> list[MemoryRecord]:
-        """Ledger first, then vectors for the records not already stored, then eviction past capacity.
-
-        A statement stored before only has its ``last_seen`` refreshed: nothing is embedded twice."""
+        """Ledger first, then vectors for the records not already stored, then eviction past capacity. Returns the
+        records as stored: a statement stored before keeps its text and dates and only has its ``last_seen``
+        refreshed (nothing is embedded twice), so what is returned is what the store holds, not the restatement."""
         if not records:
             return []
         self.check_space()
@@ -216,7 +223,8 @@ class MemoryService:
                 self.index.claim(space_of(self.embedder))
             self.index.upsert([r.id for r in fresh], vectors)
         self._evict()
-        return unique
+        return [replace(known[r.id], last_seen=max(known[r.id].last_seen, r.last_seen)) if r.id in known else r
+                for r in unique]
 
     def _evict(self) -> None:
         excess = self.ledger.count(self.user) - self.policy.capacity

@@ -27,7 +27,7 @@ from agent.memory.service import MemoryService
 from agent.sessions import Forgotten, SessionStore
 from agent.ui.history import scrub_history
 from agent.ui.output import Output
-from agent.ui.render import escape_terminal, memory_table, safe
+from agent.ui.render import escape_terminal, memory_table, plural, safe
 
 COMMANDS: dict[str, str] = {
     "/help": "list the commands",
@@ -42,7 +42,10 @@ COMMANDS: dict[str, str] = {
     "/quit": "leave",
 }
 EXIT_WORDS = {"exit", "quit", "/exit", "/quit"}
-_ID = re.compile(r"[0-9a-f]{6,32}")
+# A word of /forget taken for an id prefix: hex with a digit in it (no word of a query has one) or a whole shown id.
+_ID = re.compile(r"(?=[a-f]*[0-9])[0-9a-f]{4,32}|[0-9a-f]{8,32}")
+MIN_PREFIX = 4  # a shorter prefix would pick a memory by chance in a store of thousands
+PAGE = 50  # /memories shows the newest 50; /memories --all shows every one
 SHOWN_CHARS = 160
 
 
@@ -63,10 +66,6 @@ def resolve(word: str) -> list[str]:
     if word in COMMANDS:
         return [word]
     return [name for name in COMMANDS if name.startswith(word)]
-
-
-def plural(count: int, one: str, many: str) -> str:
-    return f"{count} {one if count == 1 else many}"
 
 
 def shorten(text: str, limit: int = SHOWN_CHARS) -> str:
@@ -184,9 +183,14 @@ class Commands:
         memory = self._worker()
         if memory is None:
             return
-        if not query:
-            rows: Sequence[MemoryRecord | ScoredMemory] = memory.call(lambda s: s.list())
-            empty, title = "No memories yet.", plural(len(rows), "memory", "memories")
+        more = 0
+        if not query or query == "--all":
+            everything = memory.call(lambda s: s.list())
+            shown = everything if query == "--all" else everything[-PAGE:]
+            rows: Sequence[MemoryRecord | ScoredMemory] = shown
+            more = len(everything) - len(shown)
+            total = plural(len(everything), "memory", "memories")
+            empty, title = "No memories yet.", f"the newest {len(shown)} of {total}" if more else total
         else:
             rows = memory.call(lambda s: s.search(query, 10, s.threshold))
             threshold = memory.call(lambda s: s.threshold)
@@ -196,6 +200,9 @@ class Commands:
             self.out.notice(empty)
             return
         self._show(rows, title)
+        if more:
+            self.out.notice(f"{plural(more, 'older memory is', 'older memories are')} not shown: /memories --all "
+                            "lists every one, /memories QUERY finds the ones about QUERY.")
         self.out.notice("/forget N forgets number N.")
 
     def _forget(self, arg: str) -> None:
@@ -206,29 +213,50 @@ class Commands:
             self.out.warn("Usage: /forget N (from the last /memories), /forget ID or /forget QUERY.")
             return
         tokens = arg.split()
-        if all(token.isdigit() for token in tokens):
-            numbers = [int(token) for token in tokens]
-            bad = [n for n in numbers if not 1 <= n <= len(self._listing)]
-            if bad:
-                self.out.warn(f"No number {bad[0]} in the last listing: run /memories first.")
-                return
-            self._erase(memory, [self._listing[n - 1] for n in numbers])
-            return
-        if len(tokens) == 1 and _ID.fullmatch(arg.lower()):
-            ids = [r.id for r in memory.call(lambda s: s.list()) if r.id.startswith(arg.lower())]
-            if len(ids) == 1:
+        if all(token.isdigit() or _ID.fullmatch(token.lower()) for token in tokens):
+            ids = self._numbers_or_ids(memory, tokens)
+            if ids is not None:
                 self._erase(memory, ids)
-                return
+            return
         matches = memory.call(lambda s: s.search(arg, 10, s.threshold))
         if not matches:
             self.out.notice(f"No memory matches {shorten(arg, 60)!r}.")
             return
         self._show(matches, f"memories matching {arg}")
-        answer = self.ask(f"Forget these {len(matches)} memories? [y/N] ")
+        answer = self.ask(f"Forget {'this memory' if len(matches) == 1 else f'these {len(matches)} memories'}? "
+                          "[y/N] ")
         if (answer or "").strip().lower() in {"y", "yes"}:
             self._erase(memory, [m.record.id for m in matches])
         else:
             self.out.notice("Nothing forgotten.")
+
+    def _numbers_or_ids(self, memory: MemoryWorker, tokens: list[str]) -> list[str] | None:
+        """The memories ``tokens`` name, each a number of the last listing or else an id prefix (as
+        ``agent memories forget`` takes them: ``05177021`` is an id unless the listing has that many rows); None,
+        with one line saying which token named none or several, when any does."""
+        known: list[str] | None = None
+        ids = []
+        for token in tokens:
+            if token.isdigit() and 1 <= int(token) <= len(self._listing):
+                ids.append(self._listing[int(token) - 1])
+                continue
+            if known is None:
+                known = [r.id for r in memory.call(lambda s: s.list())]
+            matches = [i for i in known if i.startswith(token.lower())] if len(token) >= MIN_PREFIX else []
+            if len(matches) != 1:
+                self.out.warn(self._unknown(token, len(matches)))
+                return None
+            ids.append(matches[0])
+        return ids
+
+    @staticmethod
+    def _unknown(token: str, matches: int) -> str:
+        if token.isdigit() and len(token) < MIN_PREFIX:
+            return f"No number {token} in the last listing: run /memories first."
+        number = f"No number {token} in the last listing, and n" if token.isdigit() else "N"
+        if matches:
+            return f"{token} is the start of {matches} memory ids: give more of it (the id column of /memories)."
+        return f"{number}o memory id starts with {token}: the id column of /memories shows the ids."
 
     def _erase(self, memory: MemoryWorker, ids: list[str]) -> None:
         known = {r.id: r for r in memory.call(lambda s: s.list())}
@@ -276,12 +304,21 @@ class Commands:
             ("context", f"{conversation.tokens():,} of {conversation.budget_tokens:,} tokens"
                         + (", with a summary of earlier turns" if conversation.summary else "")),
             ("model", engine.model),
-            ("memory", "off" if engine.memory is None else plural(engine.memory.count or 0, "memory", "memories")),
+            ("memory", self._memory_state()),
         ]
         table = Table.grid(padding=(0, 2))
         for key, value in rows:
             table.add_row(Text(key), Text(escape_terminal(value)))
         self.out.show(table)
+
+    def _memory_state(self) -> str:
+        """How many memories there are, once the store (opened in the background at start) has said so."""
+        memory = self.engine.memory
+        if memory is None:
+            return "off"
+        if memory.count is None:
+            return "could not be opened" if memory.failed else "counting… (the store is still opening)"
+        return plural(memory.count, "memory", "memories")
 
     def _retry(self, arg: str) -> Action | None:
         line = self.engine.take_back_last()
@@ -292,5 +329,5 @@ class Commands:
 
     def _clear(self, arg: str) -> None:
         self.engine.clear()
-        self.out.notice(f"Short-term context cleared; the session file keeps its {len(self.engine.session.turns)} "
-                        "turns.")
+        turns = plural(len(self.engine.session.turns), "turn", "turns")
+        self.out.notice(f"Short-term context cleared; the session file keeps its {turns}.")

@@ -35,8 +35,9 @@ def private_history(path: Path, warn: Callable[[str], None], keep: Callable[[str
     try:
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
     except OSError as exc:
-        warn(f"The input history file {path} cannot be used ({exc.strerror}; a symlink there is refused): the "
-             "lines typed in this run are not kept.")
+        refused = "; a symlink there is refused" if os.path.islink(path) else ""
+        warn(f"The input history file {path} cannot be used ({exc.strerror}{refused}): the lines typed in this run "
+             "are not kept.")
         return InMemoryHistory()
     os.close(fd)
     return PrivateHistory(path, keep)

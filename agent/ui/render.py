@@ -26,6 +26,11 @@ def safe(text: str) -> str:
     return escape_markup(escape_terminal(text))
 
 
+def plural(count: int, one: str, many: str) -> str:
+    """``1 memory``, ``2 memories``, ``1,000 memories``."""
+    return f"{count:,} {one if count == 1 else many}"
+
+
 def short_date(timestamp: float) -> str:
     return datetime.fromtimestamp(timestamp).strftime("%Y-%m-%d %H:%M")
 

@@ -10,6 +10,7 @@ input) waits for pending writes.
 from __future__ import annotations
 
 import logging
+import os
 import signal
 import threading
 import time
@@ -42,6 +43,7 @@ from agent.tokens import warm_up as warm_up_tokens
 from agent.ui.commands import Commands, is_command, shorten
 from agent.ui.output import Mode, Output
 from agent.ui.prompt import EmptyLineInterrupt, LineReader, PipeReader, TerminalReader
+from agent.ui.render import plural
 from agent.wiring import ensure_data_dir, open_memory
 
 log = logging.getLogger(__name__)
@@ -58,30 +60,54 @@ class ChatOptions:
     debug: bool = False
 
 
-class HeldInterrupts:
-    """Ctrl-C while a piece of the reply is being drawn waits until the drawing is done, so the screen is never
-    left half-drawn; Ctrl-C while waiting for the network interrupts at once. Only the main thread gets signals,
-    so elsewhere this does nothing."""
+class Leave(BaseException):
+    """SIGTERM, or SIGHUP (the terminal closed): leave the chat as Ctrl-D does, after the turn in flight is saved
+    as Ctrl-C saves it; the exit status is 128 + the signal's number (143, 129). A ``BaseException``, so that no
+    handler meant for errors or for Ctrl-C swallows it."""
 
-    def __init__(self) -> None:
+    def __init__(self, signum: int) -> None:
+        super().__init__(signal.Signals(signum).name)
+        self.signum = signum
+        self.exit_code = 128 + signum
+
+
+LEAVING_SIGNALS = (signal.SIGTERM, signal.SIGHUP)
+
+
+class HeldInterrupts:
+    """The chat's signals. Ctrl-C (SIGINT) raises ``KeyboardInterrupt``, SIGTERM and SIGHUP raise ``Leave``; while
+    a piece of the reply is drawn, or the turn is being saved, either waits until that is done, so the screen is
+    never left half-drawn and the session file always gets the turn. While waiting for the network they interrupt
+    at once. After SIGHUP the terminal is gone: standard input and output are pointed at /dev/null, so what is
+    still printed on the way out cannot fail, and the way out is the same as for SIGTERM. Only the main thread
+    gets signals, so elsewhere this does nothing."""
+
+    def __init__(self, signals: tuple[signal.Signals, ...] = (signal.SIGINT, *LEAVING_SIGNALS)) -> None:
         self.holding = False
-        self.pending = False
-        self._previous: Any = None
+        self.pending: BaseException | None = None
+        self._signals = signals
+        self._previous: dict[int, Any] = {}
+        self._terminals: list[int] = []
 
     def __enter__(self) -> HeldInterrupts:
         if threading.current_thread() is threading.main_thread():
-            self._previous = signal.signal(signal.SIGINT, self._handle)
+            self._terminals = [fd for fd in (0, 1, 2) if os.isatty(fd)]  # a hung-up terminal is no tty any more
+            self._previous = {signum: signal.signal(signum, self._handle) for signum in self._signals}
         return self
 
     def __exit__(self, *exc: object) -> None:
-        if self._previous is not None:
-            signal.signal(signal.SIGINT, self._previous)
+        for signum, previous in self._previous.items():
+            signal.signal(signum, previous)
 
     def _handle(self, signum: int, frame: object) -> None:
+        if signum == signal.SIGHUP:
+            detach(self._terminals)
+        exc: BaseException = KeyboardInterrupt() if signum == signal.SIGINT else Leave(signum)
         if self.holding:
-            self.pending = True
+            if not isinstance(self.pending, Leave):  # leaving outranks a Ctrl-C
+                self.pending = exc
             return
-        raise KeyboardInterrupt
+        raise exc
 
     @contextmanager
     def held(self) -> Iterator[None]:
@@ -89,10 +115,26 @@ class HeldInterrupts:
         try:
             yield
         finally:
-            self.holding = False
-        if self.pending:
-            self.pending = False
-            raise KeyboardInterrupt
+            self.release(interrupt=True)
+
+    def release(self, interrupt: bool) -> None:
+        """End the hold and raise what arrived during it: ``Leave`` always, Ctrl-C only if ``interrupt`` (a Ctrl-C
+        that came while an interrupted reply was being saved has done its job already)."""
+        self.holding = False
+        pending, self.pending = self.pending, None
+        if isinstance(pending, Leave) or (interrupt and pending is not None):
+            raise pending
+
+
+def detach(terminals: list[int]) -> None:
+    """Point the standard streams that were a terminal at /dev/null: after a hangup, writing to the terminal fails
+    (EIO) and reading it never ends, and neither may stop the session from being saved."""
+    devnull = os.open(os.devnull, os.O_RDWR)
+    try:
+        for fd in terminals:
+            os.dup2(devnull, fd)
+    finally:
+        os.close(devnull)
 
 
 class Repl:
@@ -113,6 +155,7 @@ class Repl:
         self.context_tokens = engine.conversation.tokens()
         self.reader: LineReader = PipeReader(out.notice)
         self.commands = Commands(engine, out, self.reader.ask, history)
+        self.signals = HeldInterrupts()
         self._unsaved_told = False
 
     def use(self, reader: LineReader) -> None:
@@ -126,68 +169,101 @@ class Repl:
                 f"context {self.context_tokens:,} tokens ")
 
     def run(self) -> int:
-        """The loop, until end of input or /exit. In a script, a failed turn makes the exit code 1."""
+        """The loop, until end of input, /exit, SIGTERM or SIGHUP. In a script, a failed turn makes the exit code
+        1; a signal makes it 128 + its number, once the turn in flight is saved and pending memory writes are done."""
         failed = False
-        try:
-            while True:
-                try:
-                    line = self.reader.read()
-                except EOFError:
-                    break
-                except EmptyLineInterrupt:
-                    self.out.notice("(Ctrl-D or /exit leaves)")
-                    continue
-                if not line.strip():
-                    continue
-                if is_command(line):
-                    try:
-                        action = self.commands.handle(line)
-                    except KeyboardInterrupt:
-                        self.out.notice("(cancelled)")
-                        continue
-                    self._save_problem()
-                    if action.exit:
-                        break
-                    if action.send is None:
-                        continue
-                    line = action.send
-                result = self.turn(line)
-                failed = failed or (result is not None and result.turn.status == "failed")
-                if not self.out.mode.interactive and self.worker is not None:
-                    self.worker.drain()  # a script sees each turn's notices in order
-        finally:
+        leave: Leave | None = None
+        with self.signals:
             try:
-                self._fold_problem(self.engine.settle())  # a summary being made is saved before the chat ends
+                while True:
+                    try:
+                        line = self.reader.read()
+                    except EOFError:
+                        break
+                    except EmptyLineInterrupt:
+                        self.out.notice("(Ctrl-D or /exit leaves)")
+                        continue
+                    if not line.strip():
+                        continue
+                    if is_command(line):
+                        try:
+                            action = self.commands.handle(line)
+                        except KeyboardInterrupt:
+                            self.out.notice("(cancelled)")
+                            continue
+                        self._save_problem()
+                        if action.exit:
+                            break
+                        if action.send is None:
+                            continue
+                        line = action.send
+                    result = self.turn(line)
+                    failed = failed or (result is not None and result.turn.status == "failed")
+                    if not self.out.mode.interactive and self.worker is not None:
+                        self.worker.drain()  # a script sees each turn's notices in order
+            except Leave as exc:
+                leave = exc
+                self.out.notice(f"({exc}: the session is saved; pending memory writes finish, then the chat ends)")
             finally:
-                if self.worker is not None:
-                    self.worker.close()
+                self.signals.holding = True  # nothing cuts the way out short: it saves and finishes the writes
+                try:
+                    self._fold_problem(self.engine.settle())  # a summary being made is saved before the chat ends
+                finally:
+                    if self.worker is not None:
+                        self.worker.close()
+        if leave is None and isinstance(self.signals.pending, Leave):  # it came on the way out
+            leave = self.signals.pending
         if self.engine.unsaved is not None:
             self.out.error(f"{self.engine.unsaved} The turns since the last save are lost when this chat ends.")
-            return 1
+            return 1 if leave is None else leave.exit_code
+        if leave is not None:
+            return leave.exit_code
         return 1 if failed and not self.out.mode.interactive else 0
 
     def turn(self, line: str) -> TurnResult | None:
-        """One exchange; None when Ctrl-C came before the request was sent."""
+        """One exchange; None when Ctrl-C came before the request was sent. SIGTERM or SIGHUP at any point saves
+        the turn as Ctrl-C does (the line, and the reply as far as it got, marked interrupted), then raises
+        ``Leave``."""
+        guard = self.signals
         try:
             pending = self.engine.begin(line)
         except KeyboardInterrupt:
             self.out.notice("(cancelled)")
             return None
+        except Leave:
+            pending = PendingTurn(line, [], None)
+            pending.interrupted = True
+            guard.holding = True
+            self.engine.finish(pending)
+            raise
         self._memory_problem()
-        with self.out.lock, HeldInterrupts() as guard:
-            stream = self.out.reply_stream()
-            pieces = self.engine.stream(pending)
-            try:
-                for piece in pieces:
-                    with guard.held():
-                        stream.feed(piece)
-            except KeyboardInterrupt:
-                pending.interrupted = True
-            finally:
-                guard.holding = True  # a second Ctrl-C must not cut the clean-up short
-                pieces.close()
-                stream.close()
+        leave: Leave | None = None
+        try:
+            with self.out.lock:
+                stream = self.out.reply_stream()
+                pieces = self.engine.stream(pending)
+                try:
+                    for piece in pieces:
+                        with guard.held():
+                            stream.feed(piece)
+                except KeyboardInterrupt:
+                    pending.interrupted = True
+                except Leave as exc:
+                    pending.interrupted, leave = True, exc
+                finally:
+                    guard.holding = True  # neither a second Ctrl-C nor a signal may cut the clean-up or the save short
+                    pieces.close()
+                    stream.close()
+        except Exception:  # the terminal failed (EIO as it hangs up, before SIGHUP lands): the turn is saved anyway
+            pending.interrupted = True
+            self.engine.finish(pending)
+            if isinstance(guard.pending, Leave):
+                raise guard.pending from None
+            raise
         result = self.engine.finish(pending)
+        if leave is not None:
+            raise leave
+        guard.release(interrupt=False)
         self._report(pending, result)
         self._save_problem()
         return result
@@ -234,8 +310,8 @@ class Repl:
 
     def _fold_problem(self, fold: Fold | None) -> None:
         if fold is not None and fold.error:
-            self.out.warn(f"Could not summarise {fold.turns} earlier turns ({fold.error}); kept their user lines "
-                          "instead.")
+            turns = "the earlier turn" if fold.turns == 1 else f"{fold.turns} earlier turns"
+            self.out.warn(f"Could not summarise {turns} ({fold.error}); kept the user's lines instead.")
 
     def _usage(self, pending: PendingTurn) -> str:
         if pending.prompt_tokens is not None and pending.completion_tokens is not None:
@@ -252,8 +328,9 @@ class Repl:
         if outcome.error is not None:
             self.out.error(f"memory: could not save turn {outcome.turn} ({outcome.error})")
         elif outcome.report is not None and outcome.report.stored:
-            for record in outcome.report.stored:
-                self.out.notice(f"remembered: {shorten(record.text)}", "green")
+            for record in outcome.report.stored:  # as stored: a restatement shows the memory it refreshed
+                already = "already " if record.id in outcome.report.refreshed else ""
+                self.out.notice(f"{already}remembered: {shorten(record.text)}", "green")
         elif outcome.report is not None and outcome.report.skipped_reason:
             self.out.warn(f"memory: not saved ({outcome.report.skipped_reason})")
 
@@ -283,8 +360,8 @@ def pick_session(store: SessionStore, options: ChatOptions) -> tuple[str, bool]:
 def run_chat(settings: Settings, options: ChatOptions) -> int:
     """Open the chat for ``settings`` and ``options``; returns the exit code."""
     check_endpoint(settings)
-    paths = ensure_data_dir(settings.data_dir)
-    store = SessionStore(paths.sessions)
+    paths = ensure_data_dir(settings.data_dir).for_user(settings.user)
+    store = SessionStore(paths.sessions, settings.user)
     name, resumed = pick_session(store, options)
     with store.lock(name):
         out = Output(Mode.detect(options.plain))
@@ -336,7 +413,7 @@ def _build(
 
 def _banner(repl: Repl, resumed: bool, options: ChatOptions) -> None:
     session = repl.engine.session
-    state = f"resumed, {len(session.turns)} turns" if resumed else "new"
+    state = f"resumed, {plural(len(session.turns), 'turn', 'turns')}" if resumed else "new"
     memory = "off" if options.no_memory else "on"
     repl.out.notice(f"agent · session {session.name} ({state}) · model {repl.engine.model} · memory {memory}", "bold")
     repl.out.notice("/help lists the commands · Alt-Enter adds a line · Ctrl-C stops a reply · Ctrl-D leaves")

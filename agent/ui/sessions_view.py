@@ -8,7 +8,7 @@ from rich.table import Table
 from rich.text import Text
 
 from agent.sessions import Session, SessionInfo
-from agent.ui.render import escape_terminal, short_date
+from agent.ui.render import escape_terminal, plural, short_date
 
 _MARKS = {"interrupted": "[interrupted]", "truncated": "[cut off]", "failed": "[failed]"}
 
@@ -26,7 +26,8 @@ def sessions_table(infos: Sequence[SessionInfo]) -> Table:
 def transcript(session: Session) -> Text:
     """The whole conversation as text: each turn's line and reply, unfinished replies marked."""
     out = Text()
-    out.append(f"session {session.name} · {len(session.turns)} turns · started {short_date(session.created_at)}\n",
+    turns = plural(len(session.turns), "turn", "turns")
+    out.append(f"session {session.name} · {turns} · started {short_date(session.created_at)}\n",
                style="bold")
     if session.summary:
         out.append(f"summary of the turns before the context window: {escape_terminal(session.summary)}\n",
