@@ -11,13 +11,13 @@ reason.
 
 from __future__ import annotations
 
+import ipaddress
 import re
 from dataclasses import dataclass
 
-from agent.memory.text import words
+from agent.memory import disclosure
 
 MAX_CHARS = 2_000
-MIN_WORDS = 4
 FENCE_TAG = "memory_notes"
 # The fence of the rolling summary of a conversation (``agent.conversation``): derived text, never instructions.
 SUMMARY_TAG = "conversation_summary"
@@ -26,62 +26,51 @@ _EXPLICIT = re.compile(
     r"^\s*(?:please\s+)?(?:remember|note|don'?t forget|do not forget|keep in mind)\b(?:\s+that)?[\s:,-]*(?P<rest>.+)$",
     re.IGNORECASE | re.DOTALL,
 )
-_SMALL_TALK = frozenset(
-    """hi hello hey hiya yo morning evening afternoon good night bye goodbye thanks thank you thx ty cheers ok okay
-    k sure cool great nice awesome perfect fine yes yeah yep yup no nope nah lol haha wow sounds got it alright
-    right indeed agreed exactly totally true interesting amazing wonderful excellent lovely appreciate it that's
-    that is so very much a lot again there all see later soon talk to care too and oh ah hmm well""".split()
-)
-_FIRST_PERSON = frozenset("i i'm i've i'd i'll me my mine myself we we're we've we'll our ours us".split())
-# Chat drops the "I" of a sentence that opens with what the speaker did: "Just got back from Lisbon.",
-# "Still working on opening the studio." Such a sentence counts as first person.
-_ELLIPTIC_FIRST_PERSON = re.compile(
-    r"(?:^|[.!?]\s+)(?:just |still |finally |recently |also )?(?:got|went|started|finished|made|bought|had|took|saw|"
-    r"been|working|trying|thinking|planning|gonna|moved|visited|joined|learned|tried|found|met|spent|signed)\b",
+# Text from elsewhere that talks to the assistant: the shape of a prompt injection.
+_OVERRIDE = re.compile(
+    r"\b(?:ignore|disregard|forget) (?:all |any |the |your )?(?:previous|prior|above|earlier) "
+    r"(?:instructions|messages|rules)|system prompt|\byou are now\b|\bnew instructions\b",
     re.IGNORECASE,
 )
-_SIGNALS = re.compile(
-    r"\b(?:love|loves|loved|hate|hates|hated|like|likes|liked|prefer|prefers|favou?rite|allergic|allergy|"
-    r"can't eat|cannot eat|vegan|vegetarian|born|birthday|married|divorced|engaged|wife|husband|partner|son|"
-    r"daughter|kids?|children|mom|mum|dad|mother|father|sister|brother|friend|dog|cat|pet|job|work|works|worked|"
-    r"live|lives|lived|moving|moved|plan|plans|planning|going to|will|next|last|yesterday|tomorrow|tonight|"
-    r"week|month|year|weekend|monday|tuesday|wednesday|thursday|friday|saturday|sunday|january|february|march|"
-    r"april|may|june|july|august|september|october|november|december|\d{4})\b",
+# An instruction to send the user's data somewhere: a verb of sending, the user's data, and either a standing
+# order ("whenever", "every time", "from now on") or the imperative ("forward my notes to ...").
+_SEND = (r"(?:send|forward|fwd|post|upload|e-?mail|mail|share|copy|cc|bcc|transmit|sync|paste|leak|append|relay|"
+         r"dump|export|include|text|dm|tweet|publish|submit|report)")
+_DATA = (r"(?:notes?|messages?|conversations?|chats?|history|memor(?:y|ies)|data|everything|all of (?:it|this)|"
+         r"transcripts?|logs?|details|info|information|files?|secrets?|passwords?|credentials|contacts|"
+         r"(?:what|anything|whatever) (?:i|we|the user) (?:say|said|tell|told|type|write|wrote|discuss)|"
+         r"every (?:message|word|line|thing|reply|answer)|(?:this|our|the) (?:chat|conversation|thread|session)|"
+         r"the user'?s? \w+)")
+_STANDING = (r"(?:whenever|every ?time|each time|always|from now on|at the end of|after (?:each|every)|in every|"
+             r"going forward|automatically|regularly)")
+_EXFILTRATION = re.compile(
+    rf"\b{_STANDING}\b[^\n]{{0,80}}\b{_SEND}\b[^\n]{{0,60}}\b{_DATA}\b|"
+    rf"\b{_SEND}\b[^\n]{{0,60}}\b{_DATA}\b[^\n]{{0,80}}\b{_STANDING}\b|"
+    rf"(?:^|[.!?:;,]\s*|\b(?:please|pls|and|also|then|you (?:should|must|will|need to|have to|are to|can)) )"
+    rf"{_SEND}\b[^\n]{{0,60}}\b{_DATA}\b[^\n]{{0,60}}\b(?:to|with|into|onto|at|on|in)\b",
     re.IGNORECASE,
 )
-_QUESTION_START = frozenset(
-    "what what's which who whom whose when where why how is are am was were do does did can could would should "
-    "will shall may might have has any anything".split()
-)
-_REQUEST_START = frozenset(
-    "tell give show help write explain suggest recommend list make find summarize summarise translate describe "
-    "create draft compose generate please".split()
-)
-# In a question or a request, "I" alone is part of the frame ("how do I ..."); these say something about the user.
-_STRONG_DISCLOSURE = re.compile(
-    r"\b(?:my|our|mine|ours|i'm|i am|i've|i have|i had|i was|i were|we're|we are|we've|we have|i'd like|"
-    r"i (?:love|hate|like|prefer|can't|cannot|don't|work|live|study))\b",
+# Anything an injected instruction could send data to is a link: a scheme, www., a Markdown link or image, an
+# e-mail address, a domain with a path, a bare domain under a common top-level domain, an IP address.
+_LINK = re.compile(
+    r"\b[a-z][a-z0-9+.-]{1,15}://|\bwww\.|!?\[[^\]\n]*\]\([^)\n]*\)|"
+    r"\b[a-z0-9._%+-]+@[a-z0-9-]+(?:\.[a-z0-9-]+)+|"
+    r"\b(?:[a-z0-9](?:[a-z0-9-]*[a-z0-9])?\.)+(?!(?:js|mjs|ts|tsx|jsx|py|md|txt|json|html?|css|scss|exe|rs|rb|cpp|hpp|java|kt|php|pdf|png|jpe?g|gif|svg|csv|ya?ml|toml|lock|log|vue|xml|ini|cfg|conf|docx?|xlsx?|pptx?|zip|gz|tar|mp[34]|wav|sh|bat|ps1|go|c|h|o|so|dll|env|sql|db|ipynb)\b)[a-z]{2,24}(?::\d{1,5})?[/?#]\S*|"
+    r"\b(?:[a-z0-9](?:[a-z0-9-]*[a-z0-9])?\.)+(?:com|org|net|io|dev|app|ai|xyz|info|biz|gov|edu|ru|cn|de|fr|uk|nl|eu|ca|au|jp|br|es|pl|ch|se|ly|gg|tk|cc|tv|ws|su|ir|kr|onion|example|invalid|test|local|localhost)\b(?![.-]?\w)",
     re.IGNORECASE,
 )
-_INSTRUCTION = re.compile(
-    r"(?:ignore (?:all |any |the )?(?:previous|prior|above) (?:instructions|messages)|system prompt|"
-    r"\b(?:always|from now on|every time)\b.{0,60}"
-    r"\b(?:send|(?<!look )(?<!looking )forward|post|append|include|upload|email|share)\b|"
-    r"\b(?:send|forward|post|append|upload|email)\b.{0,80}https?://)",
-    re.IGNORECASE | re.DOTALL,
-)
-_URL = re.compile(r"https?://|\bwww\.", re.IGNORECASE)
-# A line of a dated transcript, "(8 May 2023) Ada: ...": the stamp and the speaker's label say nothing about the
-# speaker, and a date in the stamp must not pass for a date the speaker mentioned. The words after it are judged.
-_TRANSCRIPT_PREFIX = re.compile(r"^\([^()\n]{1,60}\)\s*(?:[^\s:()][^:\n]{0,40}:\s+)?")
-# Sentences of a turn: a statement followed by a question ("I just got back from Japan! Have you been?").
-_SENTENCES = re.compile(r"(?<=[.!?])\s+")
+_ADDRESS = re.compile(r"\[?[0-9a-f:.%]*[:.][0-9a-f:.%]*\]?(?::\d{1,5})?", re.IGNORECASE)
+# A URL needs no top-level domain to reach an address: dotted quads and IPv6, bracketed or not, with a port or not.
+_FOUR_NUMBERS = re.compile(r"\b\d{1,3}(?:\.\d{1,3}){3}\b")
 # Credentials do not belong in a memory that is injected into prompts sent to a model provider.
 _SECRET = re.compile(
     r"(?:\bsk-[A-Za-z0-9_-]{16,}|\bAKIA[0-9A-Z]{16}\b|\bgh[pousr]_[A-Za-z0-9]{30,}|\bxox[abprs]-[A-Za-z0-9-]{10,}|"
     r"\b(?:password|passwd|passcode|pin|api key|secret key|token)\b\s*(?:is|:|=)|\b(?:\d[ -]?){13,19}\b)",
     re.IGNORECASE,
 )
+# A line of a dated transcript, "(8 May 2023) Ada: ...": the stamp and the speaker's label say nothing about the
+# speaker, and a date in the stamp must not pass for a date the speaker mentioned. The words after it are judged.
+_TRANSCRIPT_PREFIX = re.compile(r"^\([^()\n]{1,60}\)\s*(?:[^\s:()][^:\n]{0,40}:\s+)?")
 
 
 @dataclass(frozen=True)
@@ -94,76 +83,68 @@ class GateDecision:
     explicit: bool = False
 
 
-def _is_request(text: str, tokens: list[str]) -> bool:
-    """A question or an imperative addressed to the assistant ("tell me ...", "how do I ...")."""
-    if text.rstrip().endswith("?") or tokens[0] in _REQUEST_START:
+def _has_ip_address(text: str) -> bool:
+    """An IPv4 or IPv6 address, bracketed or not, with a port or not ("203.0.113.7:8080", "[2001:db8::1]:80")."""
+    if any(_is_ip(m.group(0)) for m in _FOUR_NUMBERS.finditer(text)):
         return True
-    return tokens[0] in _QUESTION_START and "?" in text
+    for match in _ADDRESS.finditer(text):
+        candidate = match.group(0)
+        if candidate.count(":") < 2:
+            continue
+        if candidate.startswith("["):
+            candidate = candidate[1:].split("]", 1)[0]
+        if _is_ip(candidate.split("%", 1)[0]) and any(c.isalnum() for c in candidate):
+            return True
+    return False
 
 
-def _discloses(tokens: list[str], text: str) -> bool:
-    """A first-person statement with something to say: a pronoun of the user and a content signal or a verb."""
-    if not any(t in _FIRST_PERSON for t in tokens) and not _ELLIPTIC_FIRST_PERSON.search(text):
+def _is_ip(candidate: str) -> bool:
+    try:
+        ipaddress.ip_address(candidate)
+    except ValueError:
         return False
-    return bool(_SIGNALS.search(text)) or len([t for t in tokens if t not in _SMALL_TALK]) >= 3
-
-
-def _statement_before_question_discloses(text: str) -> bool:
-    """A turn that ends in a question may open with a statement worth keeping: judge the sentences that are not
-    questions on their own ("Started at the gym last week. How is your project?")."""
-    if not text.rstrip().endswith("?"):
-        return False
-    statement = " ".join(s for s in _SENTENCES.split(text) if not s.rstrip().endswith("?"))
-    return bool(statement) and decide(statement).keep
+    return True
 
 
 def refusal(text: str) -> str | None:
-    """Why ``text`` must never become a memory, whoever wrote it (the user, or the model extracting a fact): a
-    fence tag, a secret, an instruction for the assistant or a link. None when it is none of those."""
+    """Why ``text`` must never become a memory, whoever wrote it (the user, or the model extracting a fact): too
+    long, a fence tag, a secret, an instruction for the assistant or a link. None when it is none of those."""
+    if len(text.strip()) > MAX_CHARS:
+        return f"longer than {MAX_CHARS} characters: a pasted document, not a statement"
     if FENCE_TAG in text.lower() or SUMMARY_TAG in text.lower():
         return "contains a fence tag: text from a fenced block is never stored again"
     if _SECRET.search(text):
         return "looks like a secret (a key, password or card number): never stored"
-    if _INSTRUCTION.search(text):
+    if _OVERRIDE.search(text) or _EXFILTRATION.search(text):
         return "an instruction for the assistant, not a fact about the user"
-    if _URL.search(text):
-        return "carries a link: links are never stored as memory (an injected instruction needs one to send data to)"
+    if _LINK.search(text) or _has_ip_address(text):
+        return ("carries a link, an e-mail address or a network address: never stored as memory (an injected "
+                "instruction needs one to send data to)")
     return None
 
 
 def decide(text: str) -> GateDecision:
-    """Stage 1 of the gate for one user turn. Pure and fast (a few regular expressions).
+    """Stage 1 of the gate for one user turn. Pure and fast (regular expressions over the turn's clauses).
 
     A transcript line is judged by its words without its leading stamp and speaker label; what is kept is the
-    whole line."""
+    stamp and label with the sentences that disclose something (all of the line when every sentence does)."""
     stripped = text.strip()
-    body = _TRANSCRIPT_PREFIX.sub("", stripped, count=1)
-    if body != stripped and body:
-        decision = decide(body)
-        return GateDecision(decision.keep, decision.reason, stripped if decision.keep else "", decision.explicit)
     if not stripped:
         return GateDecision(False, "empty")
-    if len(stripped) > MAX_CHARS:
-        return GateDecision(False, f"longer than {MAX_CHARS} characters: a pasted document, not a statement")
     refused = refusal(stripped)
     if refused:
         return GateDecision(False, refused)
+    prefix = _TRANSCRIPT_PREFIX.match(stripped)
+    head, body = (prefix.group(0), stripped[prefix.end() :]) if prefix else ("", stripped)
 
-    explicit = _EXPLICIT.match(stripped)
-    if explicit and len(words(explicit.group("rest"))) >= 2:
-        return GateDecision(True, "explicit request to remember", text=explicit.group("rest").strip(), explicit=True)
+    explicit = _EXPLICIT.match(body)
+    if explicit and not explicit.group("rest").rstrip().endswith("?"):
+        rest = explicit.group("rest").strip()
+        if len(rest.split()) >= 2:
+            return GateDecision(True, "explicit request to remember", text=head + rest, explicit=True)
 
-    tokens = words(stripped)
-    if len(tokens) < MIN_WORDS:
-        return GateDecision(False, f"fewer than {MIN_WORDS} words")
-    if all(t in _SMALL_TALK for t in tokens):
-        return GateDecision(False, "small talk (greeting, thanks or acknowledgement)")
-    if _is_request(stripped, tokens):
-        if _STRONG_DISCLOSURE.search(stripped) or _statement_before_question_discloses(stripped):
-            return GateDecision(True, "a question or request that discloses something about the user", text=stripped)
-        return GateDecision(False, "a question or request that discloses nothing about the user")
-    if _discloses(tokens, stripped):
-        return GateDecision(True, "first-person statement (fact, preference, plan or relationship)", text=stripped)
-    if _SIGNALS.search(stripped):
-        return GateDecision(True, "statement with a date, plan, preference or relationship", text=stripped)
-    return GateDecision(False, "nothing about the user in it")
+    reading = disclosure.read(body)
+    if not reading.sentences:
+        return GateDecision(False, reading.reason)
+    kept = body if len(reading.sentences) == len(disclosure.sentences(body)) else " ".join(reading.sentences)
+    return GateDecision(True, reading.reason, text=head + kept)

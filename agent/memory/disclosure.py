@@ -1,0 +1,380 @@
+"""Whether a line of chat discloses something about the user: the grammar behind the write gate.
+
+A turn is cut into sentences and each sentence into clauses. A *statement* clause discloses when the user is its
+subject ("I'm vegan", "we live in York", "my daughter is 6"), when chat has dropped that subject ("Allergic to
+cats.", "Moving to Lisbon next month", "nurse here"), when a family member is ("Mom is in the hospital again"), or
+when it says something safety-relevant (an allergy, an intolerance, a condition, a diet), whatever its length. It
+does not when it is about the conversation ("that's wrong", "I think you misunderstood", "I'll try that"), about
+a task at the keyboard ("I'm getting a segfault when I run it"), a passing state ("I'm back") or a hypothesis
+("suppose I have 3 apples"). A *question* or *request* discloses only through what it says on the way: a clause
+that is a disclosing statement ("..., I'm diabetic?"), the user's own people, pets, body or events ("how do I get
+my daughter to sleep?"), or a first-person safety fact ("how do I tell my boss I'm pregnant"); a question that
+asks the assistant to recall ("where do I live?", "when is my exam?") discloses nothing, and neither do the
+words that frame a request ("near where I live", "order me my usual coffee").
+
+Pure and deterministic: word lists and regular expressions, no model. What is kept is the disclosing sentences in
+the user's own words (a disclosing question whole, since the question is the only form its disclosure has), so a
+statement is never rewritten and the questions and remarks around it are not stored.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+_WORD = re.compile(r"[a-z0-9][a-z0-9']*")
+# Sentences end at . ! ? or a line break; an abbreviation's dot does not end one ("Dr. Okafor", "e.g. tea").
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\s*\n+\s*")
+_ABBREVIATION = re.compile(r"\b(?:dr|mr|mrs|ms|st|prof|jr|sr|vs|etc|e\.g|i\.e|approx|no|mt|ft|lb|lbs|oz)\.$", re.I)
+# Clauses: at punctuation, at a dash, and before a conjunction that opens a new statement.
+_CLAUSE_END = re.compile(
+    r"\s*[,;:()]\s*|\s+[-–—]+\s+|\s+(?=(?:but|though|although|because|cause|cuz|bc|since|whereas|plus)\s)"
+    r"|\s+(?=and (?:i|i'm|i've|my|we|we're|our)\s)"
+)
+# Chat spells contractions without the apostrophe and shortens words; the grammar below reads one spelling.
+_SPELLINGS = {
+    "im": "i'm", "ive": "i've", "dont": "don't", "cant": "can't", "didnt": "didn't", "doesnt": "doesn't",
+    "isnt": "isn't", "wasnt": "wasn't", "thats": "that's", "whats": "what's", "hows": "how's", "wheres": "where's",
+    "its": "it's", "youre": "you're", "u": "you", "ur": "your", "pls": "please", "plz": "please", "wont": "won't",
+    "havent": "haven't", "arent": "aren't", "shouldnt": "shouldn't", "couldnt": "couldn't", "whos": "who's",
+    "lets": "let's", "theyre": "they're", "hes": "he's", "shes": "she's", "iam": "i'm", "whens": "when's",
+}
+_EXPANSIONS = {"i'm": ["i", "am"], "i've": ["i", "have"], "i'd": ["i", "would"], "i'll": ["i", "will"],
+               "we're": ["we", "are"], "we've": ["we", "have"], "we'll": ["we", "will"], "we'd": ["we", "would"]}
+
+_FIRST_PERSON = frozenset("i me my mine myself we us our ours ourselves".split())
+_POSSESSIVE = frozenset("my our".split())
+# Discourse words that open a clause without being its subject: "btw", "actually", "update:", "ok so".
+_OPENERS = frozenset(
+    """btw fyi actually also well oh ok okay so like honestly tbh anyway anyways basically lol haha hah yeah yes yep
+    no nope nah hmm ugh um uh plus update correction news big and but then now just still finally recently currently
+    really since because cause cuz bc though although hey hi hello hiya cheers thanks thank ps heh omg wow sadly
+    luckily unfortunately apparently""".split()
+)
+_SMALL_TALK = frozenset(
+    """hi hello hey hiya yo morning evening afternoon good night bye goodbye goodnight thanks thank you thx ty cheers
+    ta ok okay k sure cool great nice awesome perfect fine yes yeah yep yup no nope nah lol lmao haha hah hehe wow
+    sounds got it alright right indeed agreed exactly totally true interesting amazing wonderful excellent lovely
+    appreciate that's that is so very much a lot again there all see later soon talk to care too and oh ah hmm well
+    me mate brb np welcome please why not one more thing let think sorry omg gotcha same here also ikr""".split()
+)
+_WH = frozenset("what what's which who who's whom whose when when's where where's why why's how how's".split())
+# These open a question whatever follows ("is oatmeal a good breakfast"); the other auxiliaries only before a
+# subject, since chat drops the subject of a statement ("might move back to Ireland", "can't drive").
+_ASKING_AUX = frozenset("is are am do does did can shall has isn't aren't".split())
+_AUX = _ASKING_AUX | frozenset(
+    """was were could would should will may might have wasn't don't doesn't didn't can't couldn't wouldn't
+    shouldn't won't haven't hasn't""".split()
+)
+_SUBJECTS = frozenset(
+    "i you it he she they we there this that these those the a an my your his her their our any anyone anybody "
+    "someone something anything people dogs cats".split()
+)
+_REQUEST_VERBS = frozenset(
+    """tell give show help write explain suggest recommend list make find summarize summarise translate describe
+    create draft compose generate please rewrite rephrase check fix order pick book plan quiz teach convert compare
+    calculate name remind read play imagine act pretend continue repeat define correct edit proofread shorten expand
+    send search look try keep stop start use answer respond reply act pretend brainstorm outline""".split()
+)
+# A question that asks the assistant to recall what the user said discloses nothing new.
+_RECALL = re.compile(
+    r"^(?:(?:what|what's|when|when's|where|where's|who|who's|which|how old|how many|how much)\b[^?]{0,25}?"
+    r"\b(?:is|are|was|were|'s)\s+(?:my|our)\b"
+    r"|(?:what|where|when|who|which)\b.{0,12}\b(?:do|did|am|was|have|were)\s+i\b"
+    r"|(?:what|how old|who)\s+am\s+i\b|(?:do|did) you (?:know|remember|recall)\b|(?:did|have) i (?:tell|told|say|"
+    r"said|mention)|remind me\b|what do you know\b|tell me (?:what you know|about me|about myself))"
+)
+_FAMILY = frozenset(
+    """mom mum mommy mummy mama mother dad daddy papa father parents parent wife husband hubby partner spouse
+    boyfriend girlfriend bf gf fiance fiancee fiancé son sons daughter daughters kid kids child children baby babies
+    toddler newborn twins brother brothers sister sisters sibling siblings twin grandma grandpa granny gran nan nana
+    grandmother grandfather grandparents grandson granddaughter aunt uncle cousin niece nephew stepdaughter stepson
+    stepmom stepmum stepdad stepfather stepmother family youngest eldest oldest in-laws""".split()
+)
+# Said without "my", these still name the user's own people ("Mom is in the hospital again").
+_FAMILY_NAMES = frozenset("mom mum mommy mummy mama mother dad daddy papa father grandma grandpa granny gran nan nana "
+                          "hubby wifey".split())
+# Verbs after which "me" is not the object of a request: "kiwi gives me hives" does not open with them anyway,
+# but "call me Kate" and "everyone calls me Bex" do.
+_ABOUT_ME = frozenset("call calls".split())
+_PETS = frozenset(
+    "dog dogs puppy pup cat cats kitten kitty pet pets hamster rabbit bunny parrot horse tortoise".split()
+)
+# What a question may mention of the user's own life to disclose something: people, pets, body and health, the
+# events of their calendar, their home and their business. "My code", "my coffee", "my resume" are not in it.
+_PERSONAL = _FAMILY | _PETS | frozenset(
+    """knee knees back shoulder hip hips wrist ankle skin teeth tooth eyes ears heart stomach gut allergy allergies
+    diabetes asthma condition meds medication medications medicine prescription pills insulin inhaler therapist
+    doctor surgery pregnancy symptoms injury migraine migraines anxiety depression warfarin epipen cholesterol
+    blood diet marathon wedding exam exams interview appointment trip birthday anniversary holiday vacation
+    honeymoon graduation race finals thesis dissertation bakery shop business company startup restaurant cafe farm
+    garden flat apartment house""".split()
+)
+# Safety-relevant words (allergies, intolerances, conditions, disabilities, diets): kept whatever the length.
+_SAFETY = re.compile(
+    r"\b(?:allerg\w*|intoleran\w*|anaphyla\w*|epipen|coeliac|celiac|diabet\w*|insulin|epilep\w*|seizures?|asthma\w*|"
+    r"vegan|vegetarian|pescatarian|kosher|halal|keto|paleo|gluten|lactose|dairy|plant based|pregnan\w*|"
+    r"wheelchair|deaf|blind|colou?r ?blind|partially sighted|disabled|disabilit\w*|adhd|autis\w*|dyslex\w*|"
+    r"crohn'?s?|ibs|hives|migraines?|sober|pacemaker|blood thinners?|warfarin|cancer|chemo|dementia|alzheimer'?s?|"
+    r"arthritis|hypertension|blood pressure|cholesterol|heart condition|bipolar|depression|anxiety|ptsd|ocd|"
+    r"antidepressants?|medication|diagnosed|sulfa|penicillin|shellfish|peanuts?|nuts?|tree nuts?)\b"
+)
+# The words of a task at the keyboard: a first-person clause with one of them is about the task, not the user.
+_TECH = re.compile(
+    r"\b(?:error|errors|exception|traceback|bug|bugs|code|function|method|script|compiler?|compil\w+|install\w*|"
+    r"package|module|library|npm|pip|git|commit|branch|merge|docker|container|kubernetes|server|localhost|"
+    r"database|postgres|mysql|sql|query|regex|api|endpoint|cors|css|html|div|flexbox|javascript|js|typescript|"
+    r"node|react native|component|segfault|segmentation|repo|deploy|build|terminal|console|undefined|null|loop|"
+    r"variable|"
+    r"array|dict|dictionary|string|json|csv|ssh|port|permission denied|times out|timeout|crash\w*|syntax|import|"
+    r"directory|folder|browser|website|webpage|wordpress|python|java|rust|excel|spreadsheet|formula|pivot|wifi|printer|app)\b"
+)
+_CODE = re.compile(
+    r"[{}`\\]|</?\w+>|\w\(|\)\s*[:{;]|=>|==|!=|::|\b\w+_\w+\b|\b[a-z]{2,}[A-Z]\w*|;\s*$|"
+    r"^\s*(?:def|class|import|from \w+ import|const|let|var|function|select|print|return)\b"
+)
+# Frames that make a first-person clause about the user even with a technical word: who they are, what they use.
+_IDENTITY = re.compile(
+    r"\bi (?:am|was) (?:a|an|the)\b|\bi (?:work|worked|use|used|prefer|love|like|hate|teach|study|studied)\b|"
+    r"\bi have been (?:a|an|coding|programming|working|using|writing|doing)\b|\bi am (?:learning|studying)\b|"
+    r"\bmy (?:job|work|career)\b|\byears?\b"
+)
+# A first-person clause about the conversation itself.
+_REMARK = re.compile(
+    r"^not (?:what|quite|really|exactly|it|that|right|correct|true|helpful|the|sure|bad)\b|"
+    r"^i (?:really |totally |completely |just |still |also |kind of |kinda |sort of )*(?:"
+    r"(?:do not|don't|didn't|did not) (?:understand|get|follow|see|think so|know|care|mind|agree|like (?:that|this|it"
+    r"|your))|(?:don't|didn't|did not|do not) read|"
+    r"understand(?: now)?$|get it|see(?: now)?$|see (?:what|that|your|why|how|now)|agree|disagree|meant|mean|"
+    r"ask(?:ed)? (?:for|about|you|what|how|why|if|a|that|this)|was asking|am (?:not )?(?:asking|talking)|"
+    r"(?:never |didn't |hadn't |had not )?(?:thought|think|considered|realized|realised|knew) (?:of |about )?"
+    r"(?:it|that|this)\b|(?:was |am )?(?:hoping|expecting|looking) for (?:something|more|less|a (?:shorter|"
+    r"longer|simpler|better|different|clearer))|am (?:just )?(?:testing|messing with|playing with) you|"
+    r"(?:will |would )?(?:try|check|test|look into|have a look|take a look|think about|get back|let you know|do that|"
+    r"give it a)|tried (?:that|this|it|those|these|your|both|again|already)|"
+    r"(?:like|love|hate|appreciate|prefer|liked|loved|hated|enjoyed) (?:that|this|it|your|yours|how you|when you|the "
+    r"way you|what you|the (?:answer|reply|response|first|second|last|other))|"
+    r"hope (?:you|so|not|that|this|it)|am (?:not sure|confused|lost|not convinced|not following|asking)|"
+    r"wonder\b|was (?:just )?(?:wondering|curious|kidding|joking)|have (?:a|another|one more|some|two|a few|a quick) "
+    r"(?:question|questions|idea)|need (?:help|you to|a hand)|want you to|would like you to|read (?:that|this|it|all|"
+    r"your))"
+)
+# "I think / I said / I told you / I meant that ...": the frame says nothing, what follows may.
+_REPORTING = re.compile(
+    r"^i (?:really |honestly |just |already |also |do |don't |do not |didn't |did not )?"
+    r"(?:think|guess|suppose|believe|feel like|feel that|reckon|can't believe|cannot believe|"
+    r"said|say|told you|tell you|mentioned|mention|meant|know|mean|swear)(?: that)?(?:\s+|$)"
+)
+# A passing state is not a fact about the user: "I'm back", "I'm so confused", "I'm done for today".
+_TRANSIENT = re.compile(
+    r"^i am (?:so |very |really |a bit |kinda |kind of |just |still |not |pretty )*(?:back|here|done|ready|sorry|"
+    r"good|fine|ok|okay|great|confused|lost|stuck|curious|bored|tired|hungry|sleepy|busy|sure|kidding|joking|"
+    r"listening|waiting|glad|happy|thinking|serious|in|out|home|off|alright|well|interested|impressed|excited)"
+    r"(?: now| today| tonight| rn| right now| lol| haha| too| though| then| thanks| for now| for today)*$"
+)
+# "If it helps, I'm vegan": an aside that only opens a statement.
+_ASIDE = re.compile(r"^if (?:it|that) (?:helps|matters|is relevant|makes a difference)$|^in case (?:it|that)")
+# "Just Alex please", "Kate is fine": a name on its own, as capitalised as a name is.
+_BARE_NAME = re.compile(
+    r"^(?:[Jj]ust |[Ii]t'?s )?[A-Z][a-z]+(?: [A-Z][a-z]+)?,? (?:please|is fine|will do|works|is good)[.!]*$"
+)
+_HYPOTHETICAL = re.compile(
+    r"^(?:if|suppose|supposing|imagine|hypothetically|assuming|assume|say|let's say|lets say|what if|pretend)\b"
+)
+_DEMONSTRATIVE = frozenset(
+    "that that's this it it's you you're your yours there there's here here's which same exactly".split()
+)
+# A request in the first person: "I need a recipe for ...", "I'd like a summary of ...".
+_WANTS = re.compile(
+    r"^i (?:really )?(?:need|want|would like|would love|am looking for|could use) (?:a|an|some|the|any|more|another|"
+    r"ideas|suggestions|advice|tips|recommendations|help)\b"
+)
+# A correction of what the assistant has on record: "actually it's Kate, not Katherine".
+_CORRECTION = re.compile(
+    r"^(?:actually|correction|no)\b.{0,12}\b(?:it's|it is) \w+ (?:not|rather than|instead of) \w+$"
+)
+_STRONG_FIRST_PERSON = re.compile(r"\b(?:my|our|ours|mine)\b|\b(?:i|we) (?:am|are|have|had|was|were)\b")
+# Subject dropped: "Moved to Berlin last month", "Been a plumber for 20 yrs", "Allergic to cats".
+_ELLIPTIC = re.compile(
+    r"^(?:got (?!it\b|that\b|this\b|you\b|a (?:question|sec)\b)|went|started|finished|moved|bought|had|been|was "
+    r"(?!it\b|that\b|this\b|he\b|she\b|there\b)|ran|lost|broke|quit|joined|graduated|adopted|visited|learned|learnt|"
+    r"met|spent|signed|switched|grew|lived|worked|used to|studied|retired|flying|heading|going (?:to|back|on|home)|"
+    r"moving|starting|working|living|studying|planning|hoping|learning|training|leaving|travell?ing|staying|"
+    r"expecting|recovering|dealing|struggling|getting married|based|born|raised|originally|from [a-z]|"
+    r"work (?:as|in|at|for|from|nights|shifts)|live (?:in|with|near|alone|on)|love|hate|enjoy|prefer|"
+    r"(?:don't|never|can't|cannot|rarely|always|usually|only) (?:eat|drink|smoke|like|have|own|drive|speak|live|work|"
+    r"sleep|stand|handle|tolerate|take|do)|not a (?:big )?fan|(?:big|huge) fan|fan of|favou?rite|name's|"
+    r"(?:mom|mum|mother|dad|father) of|proud|happily|newly|single|married|divorced|engaged|widowed|retired|"
+    r"home is|home's|hometown|as an? \w+$|have (?:a|an|two|three|four|five|\d+|no|my|got) "
+    r"(?!look|great|good|nice|lovely|question|go|try|minute|sec)|"
+    r"(?:might|may|will|would|could|should|gonna|wanna|going to|want to|hope to|plan to|hoping to|need to|have to|"
+    r"got to|gotta) (?:move|go back|start|quit|retire|visit|buy|sell|switch|learn|apply|leave|travel|study|marry|"
+    r"get married|have a baby|change jobs|emigrate|relocate)|"
+    r"(?!(?:asked|answered|mentioned|explained|described|suggested|listed|mixed|confused|surprised|amazed|"
+    r"impressed|used|need|feed|speed|seed|shed|bed|red|tired)\b)[a-z]{3,}ed (?:to|from|with|in|at|on|for|into|"
+    r"back|up|out|last|this|over|a|an|the|my|our))\b"
+)
+_UPDATE = re.compile(r"\b(?:anymore|any more|no longer)\b|^(?:correction|update)\b")
+_NAME = re.compile(
+    r"\b(?:call me|my name is|my name's|my names|name's|i go by|i am called|i'm called|calls me|known as|"
+    r"address me as|pronounced|my pronouns|pronouns are|they/them|she/her|he/him)\b|^(?:it's|this is) [a-z]+ here$"
+)
+
+
+@dataclass(frozen=True)
+class Reading:
+    """What one turn discloses: the sentences that do (in the user's words), and why."""
+
+    sentences: tuple[str, ...]
+    reason: str
+
+
+def _normal(text: str) -> list[str]:
+    """Lower-cased words, apostrophes unified, chat spellings read as the usual contractions, the first person's
+    contractions expanded ("i'm" becomes "i am")."""
+    out: list[str] = []
+    for word in _WORD.findall(text.lower().replace("’", "'").replace("‘", "'")):
+        word = _SPELLINGS.get(word, word)
+        out += _EXPANSIONS.get(word, [word])
+    return out
+
+
+def sentences(text: str) -> list[str]:
+    parts = [p for p in _SENTENCE_END.split(text.strip()) if p]
+    merged: list[str] = []
+    for part in parts:
+        if merged and _ABBREVIATION.search(merged[-1]):
+            merged[-1] = f"{merged[-1]} {part}"
+        else:
+            merged.append(part)
+    return merged
+
+
+def _strip_openers(words: list[str]) -> list[str]:
+    while words and words[0] in _OPENERS and len(words) > 1:
+        words = words[1:]
+    return words
+
+
+def _clauses(sentence: str) -> list[list[str]]:
+    out = [_strip_openers(_normal(c)) for c in _CLAUSE_END.split(sentence)]
+    return [c for c in out if c]
+
+
+def _is_question(words: list[str]) -> bool:
+    """The shape of a question or a request at the start of a clause, with or without its question mark."""
+    first, second = words[0], words[1] if len(words) > 1 else ""
+    if first in _WH:
+        # "when i was a kid we had a dog" is a statement: a wh-word followed by a subject opens a clause.
+        return first.endswith("'s") or second not in {"i", "we", "my", "our"} or words[1:3] in (["do", "i"],
+                                                                                                   ["can", "i"])
+    if _WANTS.match(" ".join(words)):
+        return True
+    if first in _ASKING_AUX:
+        return True
+    if first in _AUX:
+        return second in _SUBJECTS or second in _FAMILY or second in _PETS
+    if first in {"any", "anyone", "anybody"} or words[:2] == ["i", "wonder"]:
+        return True
+    # An imperative: a verb of request, or any verb followed by "me" ("respond to me" aside, "get me a taxi").
+    return first in _REQUEST_VERBS or first in {"let's", "let"} or second in {"me", "us"} and first not in _ABOUT_ME
+
+
+def _personal_mention(words: list[str]) -> bool:
+    """``my``/``our`` followed within three words by one of the user's people, pets, body or events."""
+    for i, word in enumerate(words):
+        if word in _POSSESSIVE and any(w.removesuffix("'s") in _PERSONAL for w in words[i + 1 : i + 5]):
+            return True
+    return False
+
+
+def _statement_discloses(words: list[str], about_someone: bool, technical: bool) -> str | None:
+    """Why a statement clause discloses something about the user, or None. ``technical``: the sentence it is in
+    has the words of a task at the keyboard, so a clause without its subject is about that task."""
+    text = " ".join(words)
+    if all(w in _SMALL_TALK for w in words):
+        return None
+    if _NAME.search(text):
+        return "a name or form of address"
+    reported = _REPORTING.match(text)
+    if reported:
+        rest = _strip_openers(words[len(reported.group(0).split()) :])
+        return _statement_discloses(rest, about_someone, technical) if rest else None
+    if _REMARK.match(text) or _TRANSIENT.match(text) or _HYPOTHETICAL.match(text):
+        return None
+    if words[0] in _DEMONSTRATIVE and not _STRONG_FIRST_PERSON.search(text):
+        return None
+    if _SAFETY.search(text):
+        return "a safety-relevant fact (allergy, intolerance, condition or diet)"
+    if _TECH.search(text) and not _IDENTITY.search(text):
+        return None
+    if any(w in _FIRST_PERSON for w in words):
+        return "a first-person statement"
+    if technical:
+        return None
+    if _ELLIPTIC.match(text):
+        return "a first-person statement without its subject"
+    if words[0].removesuffix("'s") in _FAMILY_NAMES or (words[0] == "the" and len(words) > 1
+                                                         and words[1].removesuffix("'s") in _FAMILY | _PETS):
+        return "a statement about the user's family or pets"
+    if about_someone and words[0] in {"he", "she", "they", "he's", "she's", "they're", "his", "her", "their"}:
+        return "a statement about someone of the user's named just before"
+    if words[-1] == "here" and len(words) <= 5 and words[0] not in _AUX:
+        return "a self-description"
+    if _UPDATE.search(text):
+        return "an update of something said before"
+    return None
+
+
+def _question_discloses(clause: list[str]) -> str | None:
+    text = " ".join(clause)
+    if _RECALL.match(text):
+        return None
+    if _NAME.search(text) and not _RECALL.match(text):
+        return "a name or form of address"
+    if (_personal_mention(clause) or re.search(r"\blike me\b|\blike myself\b", text)) and not _TECH.search(text):
+        return "a question that mentions the user's people, pets, health or plans"
+    if _SAFETY.search(text) and re.search(r"\b(?:i|we) (?:am|are|have|had|was|were|have been)\b|\bmy\b", text):
+        return "a question that discloses a safety-relevant fact"
+    return None
+
+
+def _sentence_discloses(sentence: str, about_someone: bool) -> str | None:
+    """Why one sentence discloses something about the user, or None: through one of its clauses, read as a
+    statement or, in a question or request, as what the question says on the way."""
+    clauses = _clauses(sentence)
+    normal = " ".join(_normal(sentence))
+    if not clauses or (_CODE.search(sentence) and not _IDENTITY.search(normal)):
+        return None
+    if _HYPOTHETICAL.match(" ".join(clauses[0])) and not _ASIDE.match(" ".join(clauses[0])):
+        return None
+    if _CORRECTION.match(normal):
+        return "a correction of something said before"
+    if _BARE_NAME.match(sentence.strip()):
+        return "a name or form of address"
+    shapes = [_is_question(c) for c in clauses]
+    # A sentence that ends with a question mark but opens no clause as a question asks with all of it.
+    asked_whole = sentence.rstrip().endswith("?") and not any(shapes)
+    technical = bool(_TECH.search(normal))
+    for clause, shape in zip(clauses, shapes, strict=True):
+        why = (_question_discloses(clause) if shape or asked_whole
+               else _statement_discloses(clause, about_someone, technical))
+        if why:
+            return why
+    return None
+
+
+def read(text: str) -> Reading:
+    """The sentences of ``text`` that disclose something about the user, and the reason of the first one."""
+    kept: list[str] = []
+    reasons: list[str] = []
+    about_someone = False
+    for sentence in sentences(text):
+        why = _sentence_discloses(sentence, about_someone)
+        if why:
+            kept.append(sentence)
+            reasons.append(why)
+        about_someone = about_someone or any(_personal_mention(c) or c[0] in _FAMILY for c in _clauses(sentence))
+    if not kept:
+        return Reading((), "discloses nothing about the user (a question, request, remark or small talk)")
+    return Reading(tuple(kept), reasons[0])

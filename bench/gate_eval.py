@@ -1,0 +1,110 @@
+"""The write gate on labelled chat lines: ``python bench/gate_eval.py [--data FILE ...] [--errors] [--json]``.
+
+Each line of a data file is a JSON object ``{"text", "label", "category"}``: ``label`` is ``disclose`` when the line
+tells something about the user (a fact, preference, plan, relationship, health or diet, a name to be called by, an
+update) and ``not`` when it does not (questions and requests that disclose nothing, remarks about the conversation,
+small talk, code, pasted errors, statements about the world, injection attempts). The gate's ``keep`` is scored
+against it: recall of disclosures (kept / disclosures) and precision (disclosures among the kept), overall and per
+category, with the lines it gets wrong. Two files ship with it: ``gate_dev.jsonl``, the set the rules were tuned
+on, and ``gate_heldout.jsonl``, written separately in another style and never tuned on: its figures are the
+honest estimate of how the gate does on lines nobody has seen. The decision time per line is printed too.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from collections import defaultdict
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+if __package__ in (None, ""):  # run as a script: make ``bench`` importable from the project root
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from agent.memory.gate import decide
+from bench import machine
+
+HERE = Path(__file__).resolve().parent
+FILES = (HERE / "gate_dev.jsonl", HERE / "gate_heldout.jsonl")
+
+
+@dataclass(frozen=True)
+class Line:
+    text: str
+    disclose: bool
+    category: str
+
+
+@dataclass(frozen=True)
+class Score:
+    """The gate's figures on one file."""
+
+    name: str
+    lines: int
+    disclosures: int
+    kept: int
+    true_kept: int
+    recall: float
+    precision: float
+    us_per_line: float
+    per_category: dict[str, dict[str, int]]
+    errors: list[dict[str, str]]
+
+
+def load(path: Path) -> list[Line]:
+    rows = [json.loads(raw) for raw in path.read_text(encoding="utf-8").splitlines() if raw.strip()]
+    return [Line(r["text"], r["label"] == "disclose", r["category"]) for r in rows]
+
+
+def score(name: str, lines: list[Line]) -> Score:
+    start = time.perf_counter()
+    decisions = [decide(line.text) for line in lines]
+    elapsed = time.perf_counter() - start
+    per_category: dict[str, dict[str, int]] = defaultdict(lambda: {"lines": 0, "errors": 0})
+    errors = []
+    for line, decision in zip(lines, decisions, strict=True):
+        per_category[line.category]["lines"] += 1
+        if decision.keep != line.disclose:
+            per_category[line.category]["errors"] += 1
+            errors.append({"category": line.category, "text": line.text, "expected": "keep" if line.disclose
+                           else "drop", "reason": decision.reason, "kept": decision.text})
+    disclosures = sum(line.disclose for line in lines)
+    kept = sum(d.keep for d in decisions)
+    true_kept = sum(d.keep and line.disclose for line, d in zip(lines, decisions, strict=True))
+    return Score(name, len(lines), disclosures, kept, true_kept, true_kept / disclosures if disclosures else 1.0,
+                 true_kept / kept if kept else 1.0, elapsed / len(lines) * 1e6, dict(per_category), errors)
+
+
+def report(s: Score, show_errors: bool) -> str:
+    out = [f"{s.name}: {s.lines} lines, {s.disclosures} disclosures, kept {s.kept}: recall {s.recall:.3f}, "
+           f"precision {s.precision:.3f}, {s.us_per_line:.0f} us per line"]
+    wrong = {c: v for c, v in sorted(s.per_category.items()) if v["errors"]}
+    out.append("  errors per category: " + (", ".join(f"{c} {v['errors']}/{v['lines']}" for c, v in wrong.items())
+                                             or "none"))
+    if show_errors:
+        out += [f"  [{e['category']}] expected {e['expected']}: {e['text']!r} ({e['reason']})" for e in s.errors]
+    return "\n".join(out)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--data", type=Path, nargs="+", default=list(FILES))
+    parser.add_argument("--errors", action="store_true", help="print every line the gate gets wrong")
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args(argv)
+    scores = [score(path.name, load(path)) for path in args.data]
+    if args.json:
+        payload: dict[str, Any] = {"machine": machine.describe(), "files": [vars(s) for s in scores]}
+        print(json.dumps(payload, indent=2))
+        return 0
+    print(f"machine: {machine.line()}")
+    for s in scores:
+        print(report(s, args.errors))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
