@@ -117,9 +117,12 @@ def _agree_on_space(ledger: SqliteLedger, chroma: ChromaIndex, user: str) -> Non
         chroma.claim(kept)
 
 
-def reconcile(ledger: SqliteLedger, index: MirroredIndex, embedder: Embedder, user: str, notify: Notify) -> None:
+def reconcile(ledger: SqliteLedger, index: MirroredIndex, embedder: Embedder, user: str, notify: Notify) -> int:
     """Make ``user``'s index hold the ledger's memories and nothing else, and the ledger a copy of each vector, as
-    far as it can be done now; anything left undone is told through ``notify`` in one line."""
+    far as it can be done now; anything left undone is told through ``notify`` in one line. Returns how many
+    memories it put back into the index (the caller says so: it knows whether the index was just set aside).
+
+    The index adapter cuts every call into batches Chroma accepts, so a store of any size is restored at once."""
     chroma = index.chroma
     _agree_on_space(ledger, chroma, user)
     stored = set(ledger.ids(user))
@@ -135,7 +138,7 @@ def reconcile(ledger: SqliteLedger, index: MirroredIndex, embedder: Embedder, us
         ledger.put_vectors(user, list(found), list(found.values()))
     missing = sorted(stored - indexed)
     if not missing:
-        return
+        return 0
     copies = ledger.stored_vectors(user, missing)
     if copies:
         chroma.upsert(list(copies), list(copies.values()))
@@ -144,16 +147,18 @@ def reconcile(ledger: SqliteLedger, index: MirroredIndex, embedder: Embedder, us
     if len(unembedded) > RECONCILE_LIMIT:
         notify(f"{len(unembedded)} of {len(stored)} memories have no vector in the index, so chat cannot recall "
                "them: run `agent memories rebuild`.")
-    elif unembedded:
+        return len(copies)
+    if unembedded:
         records = ledger.get(user, unembedded)
         try:
             vectors = embedder.embed([records[mid].text for mid in unembedded])
         except EmbeddingError as exc:
             notify(f"{len(unembedded)} memories are not in the index yet and could not be embedded now ({exc}).")
-            return
+            return len(copies)
         if index.space() is None:
             index.claim(space_of(embedder))
         index.upsert(unembedded, vectors)
+    return len(missing)
 
 
 def rebuild_index(settings: Settings, embedder: str | None = None) -> tuple[int, Path | None]:

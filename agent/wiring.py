@@ -237,7 +237,8 @@ def open_memory(
             moved,
         ) from exc
     try:
-        index = MirroredIndex(_open_index(settings, paths, ledger, tell), ledger, settings.user)
+        chroma, set_aside = _open_index(settings, paths, ledger, tell)
+        index = MirroredIndex(chroma, ledger, settings.user)
         if embedder is None or isinstance(embedder, str):
             requested = embedder or (settings.embedder if settings.embedder != "auto" else None)
             recorded = index.space()
@@ -245,26 +246,33 @@ def open_memory(
         service = MemoryService(ledger, index, embedder, settings.user, memory_policy(settings), extractor)
         if check:
             service.check_space()
-            reconcile(ledger, index, service.embedder, settings.user, tell)
+            restored = reconcile(ledger, index, service.embedder, settings.user, tell)
+            if restored and not set_aside:  # a set-aside index was announced as rebuilt from the ledger already
+                tell(f"The memory index lacked {restored} of {service.count()} memories; they were restored "
+                     "from the ledger.")
     except BaseException:
         ledger.close()
         raise
     return service
 
 
-def _open_index(settings: Settings, paths: DataPaths, ledger: SqliteLedger, notify: Notify) -> ChromaIndex:
-    """The user's index on the Chroma server, or in the embedded store after a health probe; an embedded index
-    that fails the probe is moved aside and a fresh one opened (``reconcile`` then fills it from the ledger)."""
+def _open_index(
+    settings: Settings, paths: DataPaths, ledger: SqliteLedger, notify: Notify
+) -> tuple[ChromaIndex, bool]:
+    """The user's index on the Chroma server, or in the embedded store after a health probe, and whether it was
+    set aside: an embedded index that fails the probe is moved aside and a fresh one opened (``reconcile`` then
+    fills it from the ledger)."""
     from agent.adapters.chroma_index import ChromaIndex, open_client
 
     if settings.chroma_url:
         client = open_client(None, settings.chroma_url)
-        return ChromaIndex(client, settings.user, settings.chroma_url, namespace=ledger.store_id(), remote=True)
+        remote = ChromaIndex(client, settings.user, settings.chroma_url, namespace=ledger.store_id(), remote=True)
+        return remote, False
     try:
         index = ChromaIndex(open_client(paths.chroma, None), settings.user, str(paths.chroma))
         index.probe(ledger.latest_vectors(settings.user, PROBE_LATEST))
     except StoreCorrupt as exc:
         moved = set_aside_index(paths.chroma)
         notify(f"{exc} It was moved aside to {moved} and is rebuilt from the ledger.")
-        index = ChromaIndex(open_client(paths.chroma, None), settings.user, str(paths.chroma))
-    return index
+        return ChromaIndex(open_client(paths.chroma, None), settings.user, str(paths.chroma)), True
+    return index, False

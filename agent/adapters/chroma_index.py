@@ -23,6 +23,10 @@ Opening the embedded store is guarded, because chromadb 1.5.9 fails in ways that
   is caught by ``probe`` right after opening;
 - Chroma migrates a store forward and can never go back: a sidecar file records the chromadb version that last
   wrote the store; a store of a newer chromadb is refused, and one of an older version is copied aside first;
+- every write and every read of vectors by id is cut into batches of the client's own maximum
+  (``get_max_batch_size``, 5,461 for the embedded store): one ``upsert`` above it is refused whole
+  (``Batch size of 50000 is greater than max batch size of 5461``), which kept a store of 5,462 memories or more
+  from ever restoring its lost index;
 - a deleted vector is not gone: hnswlib keeps its bytes, a dropped collection's files stay on disk, and Chroma's
   SQLite keeps deleted rows in free pages. Vectors are overwritten with noise before they are deleted, and
   ``chroma.sqlite3`` is vacuumed once Chroma has let go of it, so forget leaves no copy of the vector either.
@@ -44,7 +48,7 @@ import re
 import sqlite3
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from functools import partial
 from pathlib import Path
 from typing import Any, TypeVar
@@ -67,7 +71,9 @@ CLOSE_WAIT = 2.0
 _POLL = 0.01
 _REBUILD = "run `agent memories rebuild` to rebuild it from the ledger"
 
-_BATCH = 1000
+# Used when a client cannot tell its maximum batch (a server answering -1): chromadb 1.5.9's embedded store takes
+# 5,461 records per call.
+FALLBACK_BATCH = 1000
 _random = random.Random()
 
 _clients: dict[Path, Any] = {}
@@ -292,6 +298,21 @@ class ChromaIndex:
         self._compact_mark = None if remote else Path(location) / COMPACT_MARK
         self._collection: Any = None
         self._broken: str | None = None
+        self._batch: int | None = None
+
+    def batch_size(self) -> int:
+        """The most records the client takes in one call, as it reports it (asked once: a server answers it over
+        the network)."""
+        if self._batch is None:
+            reported = self._call("report its batch size", lambda: int(self._client.get_max_batch_size()))
+            self._batch = reported if reported > 0 else FALLBACK_BATCH
+        return self._batch
+
+    def _batches(self, ids: Sequence[str]) -> Iterator[tuple[int, list[str]]]:
+        """``ids`` in slices the client accepts, each with its offset (to slice the matching vectors)."""
+        size = self.batch_size()
+        for start in range(0, len(ids), size):
+            yield start, list(ids[start : start + size])
 
     def _call(self, what: str, fn: Callable[[], T]) -> T:
         if self._broken is not None:
@@ -353,7 +374,9 @@ class ChromaIndex:
         if not ids:
             return
         collection = self._get(create=True)
-        self._call("save vectors", lambda: collection.upsert(ids=list(ids), embeddings=[list(v) for v in vectors]))
+        for start, chunk in self._batches(ids):
+            embeddings = [list(v) for v in vectors[start : start + len(chunk)]]
+            self._call("save vectors", partial(collection.upsert, ids=chunk, embeddings=embeddings))
 
     def query(self, vector: Sequence[float], k: int) -> list[IndexHit]:
         collection = self._get()
@@ -372,15 +395,25 @@ class ChromaIndex:
         collection = self._get()
         if collection is None or not ids:
             return {}
-        got = self._call("read vectors", lambda: collection.get(ids=list(ids), include=["embeddings"]))
-        return {i: [float(x) for x in v] for i, v in zip(got["ids"], got["embeddings"], strict=True)}
+        found: dict[str, list[float]] = {}
+        for _, chunk in self._batches(ids):
+            got = self._call("read vectors", partial(collection.get, ids=chunk, include=["embeddings"]))
+            found.update((i, [float(x) for x in v]) for i, v in zip(got["ids"], got["embeddings"], strict=True))
+        return found
 
     def ids(self) -> set[str]:
         """Every id in this user's collection (for reconciling the index with the ledger)."""
         collection = self._get()
         if collection is None:
             return set()
-        return set(self._call("list its ids", lambda: collection.get(include=[])["ids"]))
+        found: set[str] = set()
+        size, offset = self.batch_size(), 0
+        while True:
+            page = self._call("list its ids", partial(collection.get, include=[], limit=size, offset=offset))["ids"]
+            found.update(page)
+            offset += len(page)
+            if len(page) < size:
+                return found
 
     def delete(self, ids: Sequence[str]) -> None:
         collection = self._get()
@@ -388,7 +421,8 @@ class ChromaIndex:
             return
         self._mark_for_compaction()
         self._scramble(collection, ids)
-        self._call("delete vectors", lambda: collection.delete(ids=list(ids)))
+        for _, chunk in self._batches(ids):
+            self._call("delete vectors", partial(collection.delete, ids=chunk))
 
     def _mark_for_compaction(self) -> None:
         """Before anything is deleted, so a kill in the middle still leaves the file to compact at the next open."""
@@ -399,8 +433,8 @@ class ChromaIndex:
         """Overwrite vectors with noise before they are deleted: hnswlib only marks a deleted vector, and its bytes
         would stay in ``data_level0.bin``, where an embedding-inversion attack could read a forgotten memory back.
         (Measured: after scrambling, no byte of the forgotten vector is left in any file of the store.)"""
-        for start in range(0, len(ids), _BATCH):
-            held = self.vectors(ids[start : start + _BATCH])
+        for _, chunk in self._batches(ids):
+            held = self.vectors(chunk)
             if held:
                 self._call("overwrite vectors", partial(
                     collection.upsert, ids=list(held), embeddings=[_noise(len(vector)) for vector in held.values()]

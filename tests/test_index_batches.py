@@ -1,0 +1,178 @@
+"""Issue 9 item 2: a store above Chroma's largest batch (5,461 records in chromadb 1.5.9) restores and rebuilds its
+index like a small one.
+
+Before, reconcile sent every missing vector in one ``upsert`` and Chroma refused it whole (``Batch size of 20000 is
+greater than max batch size of 5461``) at every start, so a lost index never came back and chat ran without memory.
+The stores here are real Chroma stores on temp paths; their ledgers are written directly, vectors included, which
+is what a store whose ``chroma/`` directory is lost looks like, and costs seconds instead of minutes.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+from unittest import mock
+
+import pytest
+
+from agent import wiring
+from agent.adapters.chroma_index import forget_clients
+from agent.adapters.ledger import SqliteLedger
+from agent.adapters.local_embedder import LocalEmbedder
+from agent.config import load_settings
+from agent.domain import MemoryRecord, content_hash, memory_id
+from agent.recovery import rebuild_index
+from tests.helpers_store import ShaEmbedder, index_of, ledger_of, open_fake_memory, run_agent, text_for
+
+N = 20_000
+USER = "default"
+
+
+def seed_ledger(data: Path, texts: Sequence[str], vectors: Sequence[Sequence[float]],
+                space: tuple[str, str, int]) -> dict[str, str]:
+    """A ledger holding ``texts`` with their vectors, and no index: as after ``chroma/`` was lost. id -> text."""
+    data.mkdir(mode=0o700, parents=True, exist_ok=True)
+    now = time.time()
+    records = [
+        MemoryRecord(id=memory_id(USER, text), text=text, kind="explicit", user=USER, session="seed", turn=0,
+                     created_at=now, last_seen=now, content_hash=content_hash(text), source=text)
+        for text in texts
+    ]
+    ledger = SqliteLedger(data / "ledger.sqlite3")
+    try:
+        ledger.put(records)
+        ledger.claim_vectors(USER, space)
+        ledger.put_vectors(USER, [r.id for r in records], vectors)
+    finally:
+        ledger.close()
+    return {r.id: r.text for r in records}
+
+
+def sha_store(data: Path, n: int = N) -> dict[str, str]:
+    texts = [text_for("big", i) for i in range(n)]
+    embedder = ShaEmbedder()
+    return seed_ledger(data, texts, embedder.embed(texts), (embedder.name, embedder.model, embedder.dimension))
+
+
+def assert_found(stored: dict[str, str], sample: int = 20) -> None:
+    memory = open_fake_memory()
+    assert memory.count() == memory.index.count() == len(stored)
+    embedder = ShaEmbedder()
+    for mid, text in list(stored.items())[:: len(stored) // sample]:
+        assert memory.index.query(embedder.embed([text])[0], 1)[0].id == mid
+
+
+def test_reconcile_restores_a_lost_index_of_20000_memories_from_the_ledger(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("AGENT_MEMORY_CAPACITY", str(N))
+    stored = sha_store(tmp_path / "data")
+    embedded: list[int] = []
+    real_embed = ShaEmbedder.embed
+
+    def counted(self: ShaEmbedder, texts: Sequence[str]) -> list[list[float]]:
+        embedded.append(len(texts))
+        return real_embed(self, texts)
+
+    monkeypatch.setattr(ShaEmbedder, "embed", counted)
+
+    notices: list[str] = []
+    memory = open_fake_memory(notices.append)
+
+    assert memory.index.count() == N
+    assert notices == [f"The memory index lacked {N} of {N} memories; they were restored from the ledger."]
+    assert embedded == [], "restored from the ledger's copies, nothing embedded"
+    forget_clients()
+    assert_found(stored)
+
+
+def test_rebuild_re_embeds_20000_memories_into_a_new_index(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("AGENT_MEMORY_CAPACITY", str(N))
+    stored = sha_store(tmp_path / "data")
+    with mock.patch.object(wiring, "build_embedder", lambda kind, settings: ShaEmbedder()):
+        count, moved = rebuild_index(load_settings())
+    assert (count, moved) == (N, None)
+    forget_clients()
+    assert_found(stored)
+
+
+class _Recording:
+    """A Chroma collection whose id-taking calls are recorded with their sizes, then passed on."""
+
+    def __init__(self, collection: Any, sizes: list[tuple[str, int]]) -> None:
+        self._collection = collection
+        self._sizes = sizes
+
+    def __getattr__(self, name: str) -> Any:
+        method = getattr(self._collection, name)
+
+        def call(*args: Any, **kwargs: Any) -> Any:
+            if kwargs.get("ids") is not None:
+                self._sizes.append((name, len(kwargs["ids"])))
+            if kwargs.get("limit") is not None:
+                self._sizes.append((name, kwargs["limit"]))
+            return method(*args, **kwargs)
+
+        return call
+
+
+def test_every_call_that_takes_ids_is_cut_to_the_clients_batch_size(tmp_path: Path) -> None:
+    """Each path (save, read, list, scramble, delete, reset) against a real store whose batch is made small."""
+    memory = open_fake_memory()
+    index = index_of(memory)
+    assert index.batch_size() == index._client.get_max_batch_size() > 5000, "the client's own maximum"
+    index._batch = 7
+    sizes: list[tuple[str, int]] = []
+    index._collection = _Recording(index._get(create=True), sizes)
+    texts = [text_for("cut", i) for i in range(40)]
+    ids = [memory_id(USER, t) for t in texts]
+    embedder = ShaEmbedder()
+
+    memory.index.upsert(ids, embedder.embed(texts))
+    assert index.ids() == set(ids)
+    assert set(index.vectors(ids)) == set(ids)
+    memory.index.delete(ids[:30])
+    assert index.ids() == set(ids[30:]) and memory.index.count() == 10
+    memory.index.reset()
+
+    assert sizes and max(size for _, size in sizes) <= 7
+    assert {name for name, _ in sizes} >= {"upsert", "get", "delete"}
+    assert ledger_of(memory).count(USER) == 0
+
+
+def test_a_real_agent_on_20000_memories_whose_index_was_deleted_recalls_and_says_so(
+    tmp_path: Path, local_embedder: LocalEmbedder
+) -> None:
+    """The issue's case from outside: a store of 20,000 whose ``chroma/`` is deleted; the next command restores the
+    index from the ledger, says so in one line, and recalls."""
+    meant = ["My sister lives in Lisbon", "I grow tomatoes on my balcony", "I am allergic to penicillin"]
+    filler = [text_for("big", i) for i in range(N - len(meant))]
+    vectors = local_embedder.embed(meant) + [_unit(text, local_embedder.dimension) for text in filler]
+    space = (local_embedder.name, local_embedder.model, local_embedder.dimension)
+    data = tmp_path / "data"
+    seed_ledger(data, meant + filler, vectors, space)
+    assert not (data / "chroma").exists()
+
+    env = {"AGENT_EMBEDDER": "local", "AGENT_MEMORY_CAPACITY": str(N)}
+    found = run_agent("memories", "search", "Where does my sister live?", "--json", env=env, timeout=600)
+
+    assert found.returncode == 0, found.stderr
+    assert '"text": "My sister lives in Lisbon"' in found.stdout
+    assert found.stderr.strip().splitlines() == [
+        f"The memory index lacked {N} of {N} memories; they were restored from the ledger."
+    ]
+    again = run_agent("memories", "stats", "--json", env=env, timeout=600)
+    assert again.returncode == 0 and again.stderr == "", again.stderr
+    assert f'"indexed": {N}' in again.stdout
+
+
+def _unit(text: str, dimension: int) -> list[float]:
+    """A unit vector in a direction of its own, far from every sentence the model embeds."""
+    raw = b"".join(hashlib.sha256(f"{i}:{text}".encode()).digest() for i in range(math.ceil(dimension / 32)))
+    vec = [b - 127.5 for b in raw[:dimension]]
+    norm = math.sqrt(sum(x * x for x in vec))
+    return [x / norm for x in vec]
