@@ -24,9 +24,10 @@ from typing import TypeVar
 from agent.conversation import Conversation, Fold, Leaving, Turn, TurnStatus
 from agent.domain import Message
 from agent.errors import AgentError, ChatError, MemoryUnavailable, SessionError
+from agent.forget import Forgotten, scrub_session
 from agent.memory.service import MemoryService, Recall, WriteReport
 from agent.ports import ChatChunk, ChatModel
-from agent.sessions import Forgotten, Session, SessionStore, scrub_session
+from agent.sessions import Session, SessionStore
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")

@@ -19,7 +19,7 @@ from rich.console import Console
 
 from agent.config import Settings, load_settings
 from agent.domain import MemoryRecord, ScoredMemory
-from agent.errors import AgentError
+from agent.errors import AgentError, Interrupted
 from agent.memory.service import MemoryService
 from agent.sessions import SessionStore
 from agent.ui.render import escape_terminal, plural
@@ -100,6 +100,18 @@ def _print_version(wanted: bool) -> None:
 
 VersionOpt = Annotated[bool, typer.Option("--version", help="Print the version and exit.", is_eager=True,
                                           callback=_print_version)]
+
+
+def _warn(line: str) -> None:
+    print(f"agent: {line}", file=sys.stderr)
+
+
+def _finish_forgets() -> None:
+    """Every start finishes a forget that a kill or Ctrl-C cut short (``agent.forget``), and says so."""
+    from agent.wiring import ensure_data_dir, finish_forgets
+
+    settings = STATE.settings()
+    finish_forgets(ensure_data_dir(settings.data_dir).for_user(settings.user), _warn)
 
 
 @app.callback(invoke_without_command=True)
@@ -184,6 +196,7 @@ NameArg = Annotated[str, typer.Argument(help="The session name (as `agent sessio
 @sessions_app.callback()
 def sessions_root(data_dir: DataDirOpt = None, user: UserOpt = None, debug: DebugOpt = False) -> None:
     _apply_common(data_dir, debug, user)
+    _finish_forgets()
 
 
 def _session_store() -> SessionStore:
@@ -236,6 +249,7 @@ def sessions_rm(name: NameArg) -> None:
 @memories_app.callback()
 def memories_root(data_dir: DataDirOpt = None, user: UserOpt = None, debug: DebugOpt = False) -> None:
     _apply_common(data_dir, debug, user)
+    _finish_forgets()
 
 
 def _service(embedder: str | None = None, check: bool = True) -> MemoryService:
@@ -324,6 +338,9 @@ def memories_forget(
     """Forget memories for good: their text leaves every file of the data directory."""
     if all_ == bool(ids):
         raise typer.BadParameter("give memory ids, or --all --yes.")
+    from agent import forget
+    from agent.wiring import ensure_data_dir
+
     service = _service(embedder)
     known = service.list()
     if all_:
@@ -332,31 +349,33 @@ def memories_forget(
                 raise typer.BadParameter("--all needs --yes when not run in a terminal.", param_hint="--yes")
             typer.confirm(f"Forget all {plural(service.count(), 'memory', 'memories')} of {service.user}?",
                           abort=True)
-        typer.echo(f"forgot {plural(service.forget_all(), 'memory', 'memories')}")
-        _erase_traces(service, known)
-        return
-    resolved = []
-    for given in ids or []:
-        matches = [record for record in known if record.id.startswith(given.lower())]
-        if len(matches) != 1:
-            problem = "matches no memory" if not matches else f"matches {len(matches)} memories"
-            raise AgentError(f"{given!r} {problem}: use `agent memories list` to see the ids.")
-        resolved.append(matches[0])
-    typer.echo(f"forgot {plural(service.forget([record.id for record in resolved]), 'memory', 'memories')}")
-    _erase_traces(service, resolved)
-
-
-def _erase_traces(service: MemoryService, records: list[MemoryRecord]) -> None:
-    """The words of forgotten memories leave the other memories' reply context, the session files and the input
-    history too."""
-    from agent.ui.commands import erase_traces
-    from agent.ui.render import escape_terminal
-    from agent.wiring import ensure_data_dir
-
+        chosen = known
+    else:
+        chosen = []
+        for given in ids or []:
+            matches = [record for record in known if record.id.startswith(given.lower())]
+            if len(matches) != 1:
+                problem = "matches no memory" if not matches else f"matches {len(matches)} memories"
+                raise AgentError(f"{given!r} {problem}: use `agent memories list` to see the ids.")
+            chosen.append(matches[0])
     paths = ensure_data_dir(STATE.settings().data_dir).for_user(service.user)
-    for line in erase_traces(SessionStore(paths.sessions, service.user), paths.history, records,
-                             lambda task: task(service)):
+    places = forget.Places(SessionStore(paths.sessions, service.user), paths.history)
+    with forget.critical() as held:
+        begun = forget.begin(service, chosen, everything=all_)
+    try:
+        if held.interrupted:
+            raise KeyboardInterrupt
+        typer.echo(f"forgot {plural(begun.count, 'memory', 'memories')}")
+        index_error = forget.drop_vectors(service, begun)
+        outcome = forget.finish(begun.record, service.ledger, places)
+    except KeyboardInterrupt as exc:
+        forgotten = plural(begun.count, "memory", "memories")
+        raise Interrupted(f"Interrupted: {forgotten} forgotten, but their words may still be in session files or "
+                          "the input history; the next start of agent removes them.") from exc
+    for line in outcome.lines():
         typer.echo(escape_terminal(line))  # it names files found in the data directory
+    if index_error is not None:
+        _warn(f"the index keeps their vectors until the next start ({index_error})")
 
 
 @memories_app.command("reindex")

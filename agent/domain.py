@@ -52,6 +52,17 @@ class ScoredMemory:
     score: float
 
 
+@dataclass(frozen=True)
+class ForgetRecord:
+    """A forget under way, as the ledger keeps it until every other file is scrubbed: whose memories, their ids,
+    and the texts (each memory's text and the words it came from) still to be erased from sessions and history."""
+
+    key: int
+    user: str
+    ids: tuple[str, ...]
+    texts: tuple[str, ...]
+
+
 _SPACES = re.compile(r"\s+")
 
 

@@ -11,6 +11,7 @@ can turn any of them into one line and an exit code, and print a traceback only 
     │   ├── StoreLocked             another process holds the store
     │   └── EmbedderMismatch        the store was built by another embedder; the fix is a reindex
     ├── MemoryRefused               an explicit memory that must never be stored (a secret, a link, an instruction)
+    ├── Interrupted                 Ctrl-C stopped a command half-way; the message says what is left (exit code 130)
     ├── EmbeddingError              the embedder failed (model missing, server error)
     ├── ChatError                   the chat model failed
     │   ├── ChatRetryable           429, 5xx, timeouts: retried before it reaches the user
@@ -63,6 +64,12 @@ class EmbedderMismatch(MemoryUnavailable):
 
 class MemoryRefused(AgentError):
     """Text the user asked to remember that no memory may hold, whoever asks: the message says why."""
+
+
+class Interrupted(AgentError):
+    """Ctrl-C stopped a command whose work is half done: the message says what was done and what finishes it."""
+
+    exit_code = 130
 
 
 class EmbeddingError(AgentError):

@@ -5,11 +5,11 @@ Nothing here imports openai, chromadb or a terminal library: adapters implement 
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-from agent.domain import MemoryRecord, Message
+from agent.domain import ForgetRecord, MemoryRecord, Message
 
 
 class Embedder(Protocol):
@@ -71,7 +71,10 @@ class Ledger(Protocol):
     ``count`` with a session counts the memories that session's turns produced (explicit ones aside), created at
     ``since`` or later.
     ``keyword_search`` ranks the user's memories by a keyword score (higher is better) for the hybrid retriever.
-    ``delete`` must leave no byte of the deleted text in the ledger's files.
+    ``delete`` must leave no byte of the deleted text in the ledger's files. ``record_forget`` deletes as
+    ``delete`` does and, in the same transaction, keeps a ``ForgetRecord`` of the texts still to be erased elsewhere
+    until ``drop_forget`` (which leaves no byte of it either); ``set_contexts`` rewrites memories' keyword context
+    in place.
     """
 
     def put(self, records: Sequence[MemoryRecord]) -> None: ...
@@ -85,6 +88,14 @@ class Ledger(Protocol):
     def touch(self, user: str, ids: Sequence[str], when: float) -> None: ...
 
     def delete(self, user: str, ids: Sequence[str]) -> int: ...
+
+    def record_forget(self, user: str, ids: Sequence[str], texts: Sequence[str]) -> tuple[int, int]: ...
+
+    def pending_forgets(self) -> list[ForgetRecord]: ...
+
+    def drop_forget(self, key: int) -> None: ...
+
+    def set_contexts(self, user: str, contexts: Mapping[str, str]) -> None: ...
 
     def oldest(self, user: str, n: int) -> list[str]: ...
 

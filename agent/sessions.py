@@ -9,10 +9,7 @@ file that does not parse is an error naming its path, and it is never overwritte
 allowlist, so no name can reach outside the sessions directory. A lock file per session (``filelock``, no
 waiting) makes a second process on the same session fail with a clear message instead of interleaving turns; the
 holder of the lock deletes the temp files a killed process left, since they hold the conversation too.
-
-Forgetting a memory reaches the sessions: ``Forgotten`` finds the words of forgotten memories in the turns (whatever
-their case and spacing) and ``SessionStore.scrub`` rewrites every session file that holds them, damaged files and
-copies set aside included, with ``[forgotten]`` in their place.
+Forgetting a memory rewrites session files through this store's lock, load and save (``agent.forget``).
 """
 
 from __future__ import annotations
@@ -25,9 +22,9 @@ import re
 import secrets
 import stat
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, get_args
 
@@ -39,7 +36,6 @@ SCHEMA_VERSION = 1
 _UNWRITABLE = {errno.EROFS, errno.EACCES, errno.EPERM}
 NAME_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,63}")
 _TURN_FIELDS = {"user", "reply", "status", "at", "model", "prompt_tokens", "completion_tokens"}
-FORGOTTEN = "[forgotten]"
 
 
 def check_name(name: str) -> str:
@@ -261,112 +257,6 @@ class SessionStore:
         finally:
             lock.release()
 
-    def scrub(self, forgotten: Forgotten, skip: str | None = None) -> ScrubReport:
-        """Replace the words of forgotten memories in every session file but ``skip`` (the caller's own, which it
-        scrubs in memory). A session another process holds is left and reported; a damaged file, or one set aside,
-        is scrubbed as text."""
-        report = ScrubReport()
-        if not self.directory.is_dir():
-            return report
-        names = {p.stem for p in self.directory.glob("*.json")} | {p.name.split(".")[1] for p in
-                                                                   self.directory.glob(".*.tmp")}
-        for name in sorted(n for n in names if NAME_PATTERN.fullmatch(n) and n != skip):
-            try:
-                with self.lock(name):
-                    if os.path.lexists(self.path(name)) and self._scrub_one(name, forgotten):
-                        report.rewritten.append(name)
-            except SessionBusy:
-                report.busy.append(name)
-            except (SessionError, OSError) as exc:
-                report.failed.append(f"{name}: {exc}")
-        for copy in self.directory.glob("*.json.corrupt-*"):
-            try:
-                if scrub_file(copy, forgotten):
-                    report.rewritten.append(copy.name)
-            except OSError as exc:
-                report.failed.append(f"{copy.name}: {exc}")
-        return report
-
-    def _scrub_one(self, name: str, forgotten: Forgotten) -> bool:
-        """Scrub one session held by this process: as a session if it loads, else as text (damaged, written by
-        another version)."""
-        try:
-            session = self.load(name)
-        except SessionError:
-            return scrub_file(self.path(name), forgotten)
-        if not scrub_session(session, forgotten):
-            return False
-        self.save(session)
-        return True
-
-
-class Forgotten:
-    """The words of forgotten memories, found in any text whatever their case and spacing (the same statement typed
-    again with other capitals or line breaks is the same memory); ``scrub`` puts ``[forgotten]`` in their place."""
-
-    def __init__(self, texts: Iterable[str]) -> None:
-        self._texts = {_folded(t): t for t in texts if t.split()}
-
-    def __bool__(self) -> bool:
-        return bool(self._texts)
-
-    def within(self, text: str) -> Forgotten:
-        """Only the forgotten texts that occur in ``text``: the many pieces of one file are then scrubbed against a
-        short list (after ``forget --all`` the full one can hold thousands)."""
-        folded = _folded(text)
-        return Forgotten(t for f, t in self._texts.items() if f in folded)
-
-    def scrub(self, text: str) -> str:
-        """``text`` with every forgotten text in it replaced; the longest first, so a quote goes as a whole."""
-        folded = _folded(text)
-        present = sorted((t for f, t in self._texts.items() if f in folded), key=len, reverse=True)
-        if not present:
-            return text
-        pattern = "|".join(r"\s+".join(map(re.escape, t.split())) for t in present)
-        return re.sub(pattern, FORGOTTEN, text, flags=re.IGNORECASE)
-
-
-@dataclass
-class ScrubReport:
-    """What ``SessionStore.scrub`` did: the files it rewrote, the sessions it left because another process has
-    them open, and the files it could not read or write, each with its error."""
-
-    rewritten: list[str] = field(default_factory=list)
-    busy: list[str] = field(default_factory=list)
-    failed: list[str] = field(default_factory=list)
-
-
-def scrub_session(session: Session, forgotten: Forgotten) -> bool:
-    """Replace forgotten words in the turns and summary of ``session``; returns whether anything changed. The
-    summary goes altogether when a turn it was written from held them: it may say the same in other words."""
-    forgotten = forgotten.within("\n".join([session.summary, *(f"{t.user}\n{t.reply}" for t in session.turns)]))
-    if not forgotten:
-        return False
-    changed_before = False
-    changed = False
-    for n, turn in enumerate(session.turns):
-        user, reply = forgotten.scrub(turn.user), forgotten.scrub(turn.reply)
-        if (user, reply) != (turn.user, turn.reply):
-            session.turns[n] = replace(turn, user=user, reply=reply)
-            changed = True
-            changed_before = changed_before or n < session.context_start
-    summary = "" if changed_before else forgotten.scrub(session.summary)
-    if summary != session.summary:
-        session.summary = summary
-        changed = True
-    return changed
-
-
-def scrub_file(path: Path, forgotten: Forgotten) -> bool:
-    """Replace forgotten words in a file that is not a readable session, as text (bytes that are not UTF-8 stay as
-    they are): its JSON may be damaged, but the words must still go."""
-    text = read_regular(path).decode("utf-8", "surrogateescape")
-    scrubbed = forgotten.scrub(text)
-    if scrubbed == text:
-        return False
-    write_private(path, scrubbed.encode("utf-8", "surrogateescape"), f".{path.name}")
-    return True
-
 
 def read_regular(path: Path) -> bytes:
     """The bytes of the regular file ``path``. ``OSError`` for anything else: a symlink is not followed (ELOOP),
@@ -406,10 +296,6 @@ def _why(exc: OSError, path: Path) -> str:
     if exc.errno == errno.EINVAL:
         return "not a regular file"
     return exc.strerror or str(exc)
-
-
-def _folded(text: str) -> str:
-    return " ".join(text.split()).casefold()
 
 
 def _damaged(path: Path, name: str, reason: str) -> SessionCorrupt:

@@ -15,11 +15,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from agent.config import Settings
-from agent.errors import ConfigError, StoreCorrupt, UsageError
+from agent.errors import AgentError, ConfigError, StoreCorrupt, UsageError
+from agent.forget import Places, finish_cut_short
 from agent.memory.retriever import FusionWeights
 from agent.memory.service import Extractor, MemoryPolicy, MemoryService
 from agent.ports import Embedder
 from agent.recovery import MirroredIndex, Notify, move_aside, reconcile, set_aside_index
+from agent.sessions import SessionStore
 
 if TYPE_CHECKING:
     from agent.adapters.chroma_index import ChromaIndex
@@ -276,3 +278,31 @@ def _open_index(
         notify(f"{exc} It was moved aside to {moved} and is rebuilt from the ledger.")
         return ChromaIndex(open_client(paths.chroma, None), settings.user, str(paths.chroma)), True
     return index, False
+
+
+def finish_forgets(paths: DataPaths, notify: Notify) -> None:
+    """Finish the forgets a kill or Ctrl-C cut short (``agent.forget``): every start of the agent calls this, and
+    ``notify`` says what it did in one line. Without a ledger there is nothing to finish; a ledger that cannot be
+    opened now is left for the memory commands to report (or move aside)."""
+    from agent.adapters.ledger import SqliteLedger
+
+    if not paths.ledger.exists():
+        return
+    try:
+        ledger = SqliteLedger(paths.ledger)
+    except AgentError as exc:
+        log.debug("no forget finished: %s", exc)
+        return
+    try:
+        line = finish_cut_short(ledger, lambda user: _places(paths.for_user(user)))
+    except AgentError as exc:
+        line = f"A forget that was cut short could not be finished now ({exc}); the next start tries again."
+    finally:
+        ledger.close()
+    if line:
+        notify(line)
+
+
+def _places(paths: DataPaths) -> Places:
+    """The session files and the input history of ``paths``' user, where a forget of theirs scrubs."""
+    return Places(SessionStore(paths.sessions, paths.user), paths.history)

@@ -17,8 +17,8 @@ from typer.testing import CliRunner
 
 from agent.cli import app
 from agent.conversation import Turn
-from agent.sessions import FORGOTTEN, Forgotten, Session, SessionStore, scrub_session
-from agent.ui.history import scrub_history
+from agent.forget import FORGOTTEN, Forgotten, scrub_history, scrub_session, scrub_sessions
+from agent.sessions import Session, SessionStore
 from agent.ui.prompt import TerminalReader
 from tests.chat_fakes import ScriptedChat
 from tests.cli_harness import invoke
@@ -88,7 +88,8 @@ def test_a_session_open_in_another_process_is_named_in_one_line_and_left(tmp_pat
     finally:
         holder.kill()
         holder.wait()
-    assert ("They stay in 1 session open in another agent process, which cannot be rewritten now: held."
+    assert ("They stay in 1 session open in another agent process, which cannot be rewritten now: held; the next "
+            "start of agent removes them."
             in done.log.splitlines())
     assert (store.directory / "held.json").read_bytes() == before
 
@@ -116,7 +117,7 @@ def test_damaged_files_copies_set_aside_and_leftover_temp_files_lose_the_words_t
     target.write_text(SECRET)
     (store.directory / "linked.json").symlink_to(target)
 
-    report = store.scrub(Forgotten([SECRET]))
+    report = scrub_sessions(store, Forgotten([SECRET]))
 
     assert sorted(report.rewritten) == ["old.json.corrupt-20260101-100000", "torn"]
     assert report.busy == [] and len(report.failed) == 1 and report.failed[0].startswith("linked:")

@@ -9,7 +9,11 @@ The file's format is its ``user_version``: a format 1 file (one indexed column) 
 in one transaction; a newer format than this code reads is refused.
 
 Forget means gone: ``secure_delete`` zeroes freed pages, the FTS index is merged after a delete so no segment
-keeps the deleted terms, and the rollback journal (not WAL) leaves nothing behind once a transaction ends.
+keeps the deleted terms, and the rollback journal (not WAL) leaves nothing behind once a transaction ends. A forget
+the user asks for is also recorded here, in the same transaction that deletes the memories (``record_forget``):
+the texts still to be erased from the session files and the history stay in the ``forgets`` table until
+``agent.forget`` has scrubbed them everywhere, so a kill in the middle is finished by the next start; dropping the
+record zeroes it like any deleted row. The table is created by the first forget: older versions ignore it.
 Several processes may share the file; SQLite's own locking serialises the writes.
 
 It also keeps a float32 copy of every memory's vector: Chroma's HNSW files are torn by a kill in the middle of
@@ -28,12 +32,12 @@ import sqlite3
 import threading
 import uuid
 from array import array
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any
 
-from agent.domain import MemoryRecord
+from agent.domain import ForgetRecord, MemoryRecord
 from agent.errors import MemoryUnavailable, StoreCorrupt, StoreLocked
 from agent.memory.text import content_words
 
@@ -91,6 +95,11 @@ _SCHEMA = (
     END""",
 )
 
+# Forgets under way (``record_forget``): made by the first forget, in its transaction, so no format change.
+_FORGETS = """CREATE TABLE IF NOT EXISTS forgets (
+    key INTEGER PRIMARY KEY, user TEXT NOT NULL, ids TEXT NOT NULL, texts TEXT NOT NULL
+)"""
+
 # Format 1 indexed one column, ``search_text`` (text + "\n" + context). Its index, triggers and column go; the
 # rows stay, their context is read again from ``extra`` and the index is built anew, all in one transaction.
 _FROM_FORMAT_1 = (
@@ -125,6 +134,13 @@ def _classify(path: Path, exc: sqlite3.DatabaseError, doing: str = "opened") -> 
     if type(exc) is sqlite3.DatabaseError or "malformed" in text or "not a database" in text:
         return StoreCorrupt(f"The memory ledger {path} is damaged ({text}).", path=path)
     return MemoryUnavailable(f"The memory ledger {path} could not be {doing} ({text}).")
+
+
+def _delete(db: sqlite3.Connection, user: str, ids: Sequence[str]) -> int:
+    deleted = sum(db.execute("DELETE FROM memories WHERE user = ? AND id = ?", (user, i)).rowcount for i in ids)
+    db.executemany("DELETE FROM vectors WHERE user = ? AND id = ?", [(user, i) for i in ids])
+    db.execute("INSERT INTO memories_fts (memories_fts) VALUES ('optimize')")
+    return deleted
 
 
 def _floats(blob: bytes) -> list[float]:
@@ -306,12 +322,48 @@ class SqliteLedger:
         if not ids:
             return 0
         with self._tx() as db:
-            deleted = sum(
-                db.execute("DELETE FROM memories WHERE user = ? AND id = ?", (user, i)).rowcount for i in ids
-            )
-            db.executemany("DELETE FROM vectors WHERE user = ? AND id = ?", [(user, i) for i in ids])
+            return _delete(db, user, ids)
+
+    # -- forgets under way: the texts still to be erased elsewhere, until they are ---------------------------
+
+    def record_forget(self, user: str, ids: Sequence[str], texts: Sequence[str]) -> tuple[int, int]:
+        """Delete memories as ``delete`` does and, in the same transaction, record the forget (``ids`` and the
+        ``texts`` to erase from the other files); returns the record's key and how many memories existed."""
+        with self._tx() as db:
+            db.execute(_FORGETS)
+            key = db.execute("INSERT INTO forgets (user, ids, texts) VALUES (?, ?, ?)",
+                             (user, json.dumps(list(ids)), json.dumps(list(texts), ensure_ascii=False))).lastrowid
+            assert key is not None
+            return key, _delete(db, user, ids)
+
+    def pending_forgets(self) -> list[ForgetRecord]:
+        """Every recorded forget not yet dropped, of every user, oldest first."""
+        if not self._read("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'forgets'"):
+            return []
+        rows = self._read("SELECT key, user, ids, texts FROM forgets ORDER BY key")
+        return [ForgetRecord(int(row[0]), str(row[1]), tuple(json.loads(row[2])), tuple(json.loads(row[3])))
+                for row in rows]
+
+    def drop_forget(self, key: int) -> None:
+        """The forget ``key`` is done: its record goes, zeroed like every deleted row."""
+        with self._tx() as db:
+            db.execute(_FORGETS)
+            db.execute("DELETE FROM forgets WHERE key = ?", (key,))
+
+    def set_contexts(self, user: str, contexts: Mapping[str, str]) -> None:
+        """Replace the keyword context of memories (``extra['context']`` and its indexed column) in place: their
+        text, dates and vectors stay; the old context's bytes are zeroed and the FTS segments merged."""
+        if not contexts:
+            return
+        with self._tx() as db:
+            for memory_id, context in contexts.items():
+                row = db.execute("SELECT extra FROM memories WHERE user = ? AND id = ?", (user, memory_id)).fetchone()
+                if row is None:
+                    continue
+                extra = {**json.loads(row[0]), "context": context}
+                db.execute("UPDATE memories SET extra = ?, search_context = ? WHERE user = ? AND id = ?",
+                           (json.dumps(extra, ensure_ascii=False), context, user, memory_id))
             db.execute("INSERT INTO memories_fts (memories_fts) VALUES ('optimize')")
-        return deleted
 
     # -- the copy of each vector, from which a damaged index is rebuilt without embedding again --------------
 

@@ -4,28 +4,25 @@ A command is any line starting with ``/`` (a leading space sends it as a message
 enough (``/mem``). Numbers given to ``/forget`` refer to the last ``/memories`` listing. ``/forget QUERY`` shows
 its matches and asks before forgetting anything. Memory text is always printed escaped.
 
-Forget means gone from the whole data directory, not only from the store: ``erase_traces`` (also used by
-``agent memories forget``) takes the forgotten words out of the session files, the input history and the reply
-context other memories keep for keyword search. The memory core knows nothing of sessions; this is where both meet.
+Forget means gone from the whole data directory, not only from the store: ``agent.forget`` (also used by
+``agent memories forget``) does it, crash-safe; this module only says what it did.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
 from rich.table import Table
 from rich.text import Text
 
+from agent import forget
 from agent.chat import ChatEngine, MemoryWorker
 from agent.domain import MemoryRecord, ScoredMemory
 from agent.errors import AgentError
-from agent.memory.service import MemoryService
-from agent.sessions import Forgotten, SessionStore
-from agent.ui.history import scrub_history
 from agent.ui.output import Output
 from agent.ui.render import escape_terminal, memory_table, plural, safe
 
@@ -71,60 +68,6 @@ def resolve(word: str) -> list[str]:
 def shorten(text: str, limit: int = SHOWN_CHARS) -> str:
     flat = " ".join(text.split())
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
-
-
-def scrub_contexts(service: MemoryService, forgotten: Forgotten) -> int:
-    """Rewrite the memories whose keyword context (the end of the reply a remembered line answered) quotes forgotten
-    words: each is deleted, which zeroes its bytes, and stored again under the same id and dates without them (the
-    ledger is written before the embedding, so a failing embedder cannot lose it). Returns how many."""
-    affected = [r for r in service.list() if forgotten.within(r.extra.get("context", ""))]
-    if affected:
-        service.forget([r.id for r in affected])
-        service.write([replace(r, extra={**r.extra, "context": forgotten.scrub(r.extra["context"])})
-                       for r in affected])
-    return len(affected)
-
-
-def erase_traces(
-    store: SessionStore,
-    history: Path | None,
-    records: Sequence[MemoryRecord],
-    on_memory: Callable[[Callable[[MemoryService], int]], int],
-    engine: ChatEngine | None = None,
-) -> list[str]:
-    """After ``records`` were forgotten: take their words (text and the quote they came from) out of the other
-    memories' reply context, every session file and the input history, and return what to tell the user, one line
-    each. ``on_memory`` runs a task with the memory service (on the chat's memory thread). The chat's own session
-    is scrubbed through its ``engine``, in memory too (a command line has none). A session another process holds
-    cannot be rewritten: it is left, and named."""
-    forgotten = Forgotten(text for record in records for text in (record.text, record.source))
-    if not forgotten:
-        return []
-    places = []
-    if engine is not None and engine.scrub(forgotten, {record.id for record in records}):
-        places.append("this session")
-    report = store.scrub(forgotten, skip=None if engine is None else engine.session.name)
-    places += [f"session {name}" for name in report.rewritten]
-    try:
-        rewritten = on_memory(lambda service: scrub_contexts(service, forgotten))
-    except AgentError as exc:  # the ledger kept each memory: the next open indexes what was not re-embedded
-        report.failed.append(f"the reply context of other memories ({exc})")
-    else:
-        if rewritten:
-            places.append(f"the reply context of {plural(rewritten, 'other memory', 'other memories')}")
-    if history is not None:
-        try:
-            if scrub_history(history, forgotten):
-                places.append("the input history")
-        except OSError as exc:
-            report.failed.append(f"{history}: {exc.strerror}")
-    lines = [f"The forgotten words were also removed from {', '.join(places)}."] if places else []
-    if report.busy:
-        lines.append(f"They stay in {plural(len(report.busy), 'session', 'sessions')} open in another agent process, "
-                     f"which cannot be rewritten now: {', '.join(report.busy)}.")
-    if report.failed:
-        lines.append(f"They could not be removed from: {'; '.join(report.failed)}.")
-    return lines
 
 
 class Commands:
@@ -259,15 +202,26 @@ class Commands:
         return f"{number}o memory id starts with {token}: the id column of /memories shows the ids."
 
     def _erase(self, memory: MemoryWorker, ids: list[str]) -> None:
+        """Forget ``ids`` through ``agent.forget``, holding Ctrl-C until it is done: the chat's own session is
+        scrubbed here, in memory too, and every other file on the memory thread."""
         known = {r.id: r for r in memory.call(lambda s: s.list())}
-        count = memory.call(lambda s: s.forget(ids))
         gone = [known[memory_id] for memory_id in ids if memory_id in known]
+        engine, places = self.engine, forget.Places(self.engine.store, self.history)
+        with forget.critical() as held:
+            begun = memory.call(lambda s: forget.begin(s, gone))
+            index_error = memory.call(lambda s: forget.drop_vectors(s, begun))
+            own = engine.scrub(forget.Forgotten(begun.record.texts), set(begun.record.ids))
+            outcome = memory.call(lambda s: forget.finish(begun.record, s.ledger, places, skip=engine.session.name))
         for record in gone:
             self.out.notice(f"forgot: {shorten(record.text)}")
-        self.out.notice(f"Forgot {plural(count, 'memory', 'memories')}.")
+        self.out.notice(f"Forgot {plural(begun.count, 'memory', 'memories')}.")
         self._listing = []
-        for line in erase_traces(self.engine.store, self.history, gone, memory.call, self.engine):
+        for line in outcome.lines(this_session=own):
             self.out.notice(line)
+        if index_error is not None:
+            self.out.warn(f"memory: the index keeps their vectors until the next start ({index_error})")
+        if held.interrupted:
+            self.out.notice("(Ctrl-C waited for the forget to finish.)")
 
     def _remember(self, text: str) -> None:
         memory = self._worker()

@@ -1,8 +1,7 @@
-"""The input history file: private to the user, and cleaned of what the user asked to forget.
+"""The input history file: private to the user, and without the lines it must not keep.
 
-prompt-toolkit keeps every line typed at the prompt in ``DATA_DIR/history``, in its own format: each entry is a
-comment line (``# <time>``) followed by the entry's lines, each after a ``+``. Those lines are the user's own words,
-so forgetting a memory rewrites the file without them.
+prompt-toolkit keeps every line typed at the prompt in ``DATA_DIR/history``. Those lines are the user's own words,
+so the file is created 0600, and forgetting a memory rewrites it without them (``agent.forget.scrub_history``).
 """
 
 from __future__ import annotations
@@ -12,8 +11,6 @@ from collections.abc import Callable
 from pathlib import Path
 
 from prompt_toolkit.history import FileHistory, History, InMemoryHistory
-
-from agent.sessions import Forgotten, read_regular, write_private
 
 
 class PrivateHistory(FileHistory):
@@ -41,36 +38,3 @@ def private_history(path: Path, warn: Callable[[str], None], keep: Callable[[str
         return InMemoryHistory()
     os.close(fd)
     return PrivateHistory(path, keep)
-
-
-def scrub_history(path: Path, forgotten: Forgotten) -> bool:
-    """Rewrite the history file (atomically) with the forgotten words replaced; False when none were there. An
-    entry of several lines is scrubbed as a whole, so a memory that spans lines goes too. ``OSError`` when the file
-    cannot be read or written (a symlink is refused)."""
-    try:
-        raw = read_regular(path).decode("utf-8", "surrogateescape")
-    except FileNotFoundError:
-        return False
-    forgotten = forgotten.within(raw.replace("\n+", " "))
-    if not forgotten:
-        return False
-    out: list[str] = []
-    entry: list[str] = []
-
-    def end_entry() -> None:
-        if entry:
-            out.extend(f"+{line}" for line in forgotten.scrub("\n".join(entry)).split("\n"))
-            entry.clear()
-
-    for line in raw.split("\n"):
-        if line.startswith("+"):
-            entry.append(line[1:])
-        else:
-            end_entry()
-            out.append(line)
-    end_entry()
-    scrubbed = "\n".join(out)
-    if scrubbed == raw:
-        return False
-    write_private(path, scrubbed.encode("utf-8", "surrogateescape"), f".{path.name}")
-    return True

@@ -44,7 +44,7 @@ from agent.ui.commands import Commands, is_command, shorten
 from agent.ui.output import Mode, Output
 from agent.ui.prompt import EmptyLineInterrupt, LineReader, PipeReader, TerminalReader
 from agent.ui.render import plural
-from agent.wiring import ensure_data_dir, open_memory
+from agent.wiring import ensure_data_dir, finish_forgets, open_memory
 
 log = logging.getLogger(__name__)
 
@@ -361,10 +361,11 @@ def run_chat(settings: Settings, options: ChatOptions) -> int:
     """Open the chat for ``settings`` and ``options``; returns the exit code."""
     check_endpoint(settings)
     paths = ensure_data_dir(settings.data_dir).for_user(settings.user)
+    out = Output(Mode.detect(options.plain))
+    finish_forgets(paths, out.notice)  # before this chat holds its own session, so that one is scrubbed too
     store = SessionStore(paths.sessions, settings.user)
     name, resumed = pick_session(store, options)
     with store.lock(name):
-        out = Output(Mode.detect(options.plain))
         session, resumed = open_session(store, name, resumed, out.warn)
         repl = _build(settings, options, store, session, out, paths.history)
         if options.resume_latest and not resumed:

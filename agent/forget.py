@@ -1,0 +1,422 @@
+"""Forget: the words of a memory the user forgets leave every file of the data directory, even when the process
+is killed half-way. The chat's ``/forget`` and ``agent memories forget`` both go through here.
+
+Where the words can be: the ledger (text, quote, the vector's copy, the keyword index), the vector index (id and
+vector), every session file (damaged ones and copies set aside included), the input history, and the keyword
+context other memories keep (the end of the reply their line answered). Scrubbing the sessions of a store in use
+for months takes seconds, long enough for a kill or a Ctrl-C to land in the middle, and once the memory has left
+the ledger nothing would remember what was still to erase. So a forget goes in steps:
+
+1. ``begin``: one ledger transaction deletes the memories and records the forget (their ids and the texts to
+   erase). The caller holds Ctrl-C for this short part (``critical``). From here on the forget is finished, by this
+   process or by the next one. ``drop_vectors`` then takes their vectors out of the index.
+2. ``finish``: the texts leave the other memories' context, every session file and the input history; then the
+   record is dropped, its bytes zeroed by the ledger. A session that another process holds cannot be rewritten
+   now: the record then stays, and the next start tries again.
+3. ``finish_cut_short``: every start of the agent (the chat, ``agent memories ...``, ``agent sessions ...``)
+   finishes the forgets a kill or an interrupt left, and says so in one line.
+
+A vector left in the index by a kill between the ledger and the index is dropped by the next open of the index
+(``recovery.reconcile``), which the record does not need to remember.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import threading
+import unicodedata
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+from agent.domain import ForgetRecord, MemoryRecord, normalise_text
+from agent.errors import AgentError, MemoryUnavailable, SessionBusy, SessionError
+from agent.memory.service import MemoryService
+from agent.ports import Ledger
+from agent.sessions import NAME_PATTERN, Session, SessionStore, read_regular, write_private
+
+FORGOTTEN = "[forgotten]"
+_RUNS = re.compile(r"\s+|\S+")
+
+
+class Forgotten:
+    """The words of forgotten memories, found in any text in every form the store takes for the same memory.
+
+    A memory's id folds its text (``normalise_text``: NFKC, case-folded, spaces collapsed), so "Café Müller" typed
+    with combining accents, "HAUPTSTRASSE" for "Hauptstraße" and a fullwidth "１２" refresh one memory: the scrub
+    matches in exactly that fold, and ``scrub`` puts ``[forgotten]`` in place of every piece of the original text
+    whose fold is a forgotten text's fold."""
+
+    def __init__(self, texts: Iterable[str]) -> None:
+        self._texts = {normalise_text(t): t for t in texts if t.split()}
+
+    def __bool__(self) -> bool:
+        return bool(self._texts)
+
+    def within(self, text: str) -> Forgotten:
+        """Only the forgotten texts that occur in ``text``: the many pieces of one file are then scrubbed against a
+        short list (after ``forget --all`` the full one can hold thousands)."""
+        folded = normalise_text(text)
+        return Forgotten(t for f, t in self._texts.items() if f in folded)
+
+    def scrub(self, text: str) -> str:
+        """``text`` with every forgotten text in it replaced; the longest first, so a quote goes as a whole."""
+        folded = normalise_text(text)
+        present = sorted((f for f in self._texts if f in folded), key=len, reverse=True)
+        if not present:
+            return text
+        fold, starts, ends = _fold_with_spans(text)
+        spans: list[tuple[int, int]] = []
+        for needle in present:
+            at = fold.find(needle)
+            while at != -1:
+                span = (starts[at], ends[at + len(needle) - 1])
+                if not any(s < span[1] and span[0] < e for s, e in spans):
+                    spans.append(span)
+                at = fold.find(needle, at + len(needle))
+        for s, e in sorted(spans, reverse=True):
+            text = text[:s] + FORGOTTEN + text[e:]
+        return text
+
+
+def _fold_with_spans(text: str) -> tuple[str, list[int], list[int]]:
+    """``text`` folded as ``normalise_text`` folds it (not stripped), and for each folded character the span of
+    ``text`` it came from. NFKC and case folding change lengths ("ß" becomes "ss", a letter and its combining accent
+    become one letter), so each span covers the whole piece of the original that the character is part of."""
+    if text.isascii():  # NFKC changes nothing, case folding is lowercasing: only the runs of spaces shrink
+        return _fold_ascii(text)
+    chars: list[str] = []
+    starts: list[int] = []
+    ends: list[int] = []
+    for start, end in _pieces(text):
+        for char in unicodedata.normalize("NFKC", text[start:end]):
+            if char.isspace():  # what the \s of normalise_text matches: each run becomes one space
+                if chars and chars[-1] == " ":
+                    ends[-1] = end
+                    continue
+                folded = " "
+            else:
+                folded = char.casefold()
+            chars.extend(folded)
+            starts.extend([start] * len(folded))
+            ends.extend([end] * len(folded))
+    return "".join(chars), starts, ends
+
+
+def _fold_ascii(text: str) -> tuple[str, list[int], list[int]]:
+    chars: list[str] = []
+    starts: list[int] = []
+    ends: list[int] = []
+    for run in _RUNS.finditer(text):
+        start, end = run.span()
+        if run.group().isspace():
+            chars.append(" ")
+            starts.append(start)
+            ends.append(end)
+        else:
+            chars.append(run.group().lower())
+            starts.extend(range(start, end))
+            ends.extend(range(start + 1, end + 1))
+    return "".join(chars), starts, ends
+
+
+def _pieces(text: str) -> Iterator[tuple[int, int]]:
+    """Spans of ``text`` that NFKC normalises independently: a character with the combining marks after it, joined
+    with the next piece whenever normalising both together differs (Hangul jamo compose into one syllable)."""
+    start = 0
+    for at in range(1, len(text) + 1):
+        if at < len(text) and (unicodedata.combining(text[at]) or (
+                not (text[at].isascii() and text[at - 1].isascii()) and _composes(text, start, at))):
+            continue
+        yield start, at
+        start = at
+
+
+def _composes(text: str, start: int, at: int) -> bool:
+    """Whether the piece ``text[start:at]`` and the character at ``at`` normalise differently together."""
+    piece, char = text[start:at], text[at]
+    return unicodedata.normalize("NFKC", piece + char) != (unicodedata.normalize("NFKC", piece)
+                                                           + unicodedata.normalize("NFKC", char))
+
+
+def texts_of(records: Iterable[MemoryRecord]) -> list[str]:
+    """What must leave the other files for ``records``: each one's text and the words it came from."""
+    return list(dict.fromkeys(text for record in records for text in (record.text, record.source) if text.strip()))
+
+
+# -- the places, one by one ------------------------------------------------------------------------------------
+
+
+@dataclass
+class ScrubReport:
+    """What a scrub of the session files did: the files it rewrote, the sessions it left because another process
+    has them open, and the files it could not read or write, each with its error."""
+
+    rewritten: list[str] = field(default_factory=list)
+    busy: list[str] = field(default_factory=list)
+    failed: list[str] = field(default_factory=list)
+
+
+def scrub_session(session: Session, forgotten: Forgotten) -> bool:
+    """Replace forgotten words in the turns and summary of ``session``; returns whether anything changed. The
+    summary goes altogether when a turn it was written from held them: it may say the same in other words."""
+    forgotten = forgotten.within("\n".join([session.summary, *(f"{t.user}\n{t.reply}" for t in session.turns)]))
+    if not forgotten:
+        return False
+    changed_before = False
+    changed = False
+    for n, turn in enumerate(session.turns):
+        user, reply = forgotten.scrub(turn.user), forgotten.scrub(turn.reply)
+        if (user, reply) != (turn.user, turn.reply):
+            session.turns[n] = replace(turn, user=user, reply=reply)
+            changed = True
+            changed_before = changed_before or n < session.context_start
+    summary = "" if changed_before else forgotten.scrub(session.summary)
+    if summary != session.summary:
+        session.summary = summary
+        changed = True
+    return changed
+
+
+def scrub_file(path: Path, forgotten: Forgotten) -> bool:
+    """Replace forgotten words in a file that is not a readable session, as text (bytes that are not UTF-8 stay as
+    they are): its JSON may be damaged, but the words must still go."""
+    text = read_regular(path).decode("utf-8", "surrogateescape")
+    scrubbed = forgotten.scrub(text)
+    if scrubbed == text:
+        return False
+    write_private(path, scrubbed.encode("utf-8", "surrogateescape"), f".{path.name}")
+    return True
+
+
+def scrub_sessions(store: SessionStore, forgotten: Forgotten, skip: str | None = None) -> ScrubReport:
+    """Replace the words of forgotten memories in every session file but ``skip`` (the chat's own, which it scrubs
+    in memory), temp files a kill left included. A session another process holds is left and reported; a damaged
+    file, or one set aside, is scrubbed as text."""
+    report = ScrubReport()
+    directory = store.directory
+    if not directory.is_dir():
+        return report
+    names = {p.stem for p in directory.glob("*.json")} | {p.name.split(".")[1] for p in directory.glob(".*.tmp")}
+    for name in sorted(n for n in names if NAME_PATTERN.fullmatch(n) and n != skip):
+        try:
+            with store.lock(name):  # the lock holder also deletes the temp files a killed save left
+                if os.path.lexists(store.path(name)) and _scrub_one(store, name, forgotten):
+                    report.rewritten.append(name)
+        except SessionBusy:
+            report.busy.append(name)
+        except (SessionError, OSError) as exc:
+            report.failed.append(f"{name}: {exc}")
+    for copy in sorted(directory.glob("*.json.corrupt-*")):
+        try:
+            if scrub_file(copy, forgotten):
+                report.rewritten.append(copy.name)
+        except OSError as exc:
+            report.failed.append(f"{copy.name}: {exc}")
+    return report
+
+
+def _scrub_one(store: SessionStore, name: str, forgotten: Forgotten) -> bool:
+    """Scrub one session this process holds: as a session if it loads, else as text (damaged, or written by
+    another version)."""
+    try:
+        session = store.load(name)
+    except SessionError:
+        return scrub_file(store.path(name), forgotten)
+    if not scrub_session(session, forgotten):
+        return False
+    store.save(session)
+    return True
+
+
+def scrub_history(path: Path, forgotten: Forgotten) -> bool:
+    """Rewrite the input history file (atomically) with the forgotten words replaced; False when none were there.
+
+    prompt-toolkit's format: each entry is a comment line (``# <time>``) followed by the entry's lines, each after
+    a ``+``. An entry of several lines is scrubbed as a whole, so a memory that spans lines goes too. ``OSError``
+    when the file cannot be read or written (a symlink is refused)."""
+    try:
+        raw = read_regular(path).decode("utf-8", "surrogateescape")
+    except FileNotFoundError:
+        return False
+    forgotten = forgotten.within(raw.replace("\n+", " "))
+    if not forgotten:
+        return False
+    out: list[str] = []
+    entry: list[str] = []
+
+    def end_entry() -> None:
+        if entry:
+            out.extend(f"+{line}" for line in forgotten.scrub("\n".join(entry)).split("\n"))
+            entry.clear()
+
+    for line in raw.split("\n"):
+        if line.startswith("+"):
+            entry.append(line[1:])
+        else:
+            end_entry()
+            out.append(line)
+    end_entry()
+    scrubbed = "\n".join(out)
+    if scrubbed == raw:
+        return False
+    write_private(path, scrubbed.encode("utf-8", "surrogateescape"), f".{path.name}")
+    return True
+
+
+def scrub_contexts(ledger: Ledger, user: str, forgotten: Forgotten) -> int:
+    """Rewrite, in place, the keyword context of ``user``'s memories that quotes forgotten words (the end of the
+    reply a remembered line answered); the memories keep their text, dates and vectors. Returns how many."""
+    contexts = {record.id: forgotten.scrub(context) for record in ledger.all(user)
+                if (context := record.extra.get("context", "")) and forgotten.within(context)}
+    ledger.set_contexts(user, contexts)
+    return len(contexts)
+
+
+# -- one forget, from its record to the last file ------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Places:
+    """The files beside the ledger and the index where forgotten words can be."""
+
+    sessions: SessionStore
+    history: Path | None = None
+
+
+@dataclass
+class Held:
+    """Whether a Ctrl-C came while ``critical`` held it."""
+
+    interrupted: bool = False
+
+
+@contextmanager
+def critical() -> Iterator[Held]:
+    """Hold Ctrl-C (SIGINT) until the block is done; the caller reads ``interrupted`` afterwards and acts on it.
+    Only the main thread receives signals, so elsewhere this holds nothing."""
+    held = Held()
+    if threading.current_thread() is not threading.main_thread():
+        yield held
+        return
+
+    def note(signum: int, frame: object) -> None:
+        held.interrupted = True
+
+    previous = signal.signal(signal.SIGINT, note)
+    try:
+        yield held
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+@dataclass(frozen=True)
+class Begun:
+    """A forget whose memories have left the ledger: its record, how many memories existed, and whether it is all
+    of the user's memories (the index then drops the whole collection)."""
+
+    record: ForgetRecord
+    count: int
+    everything: bool = False
+
+
+def begin(service: MemoryService, records: Sequence[MemoryRecord], everything: bool = False) -> Begun:
+    """Delete ``records`` from the ledger and record the forget, in one transaction: the part to hold Ctrl-C for.
+    Runs where the service lives (the chat's memory thread)."""
+    ids, texts = [record.id for record in records], texts_of(records)
+    key, count = service.ledger.record_forget(service.user, ids, texts)
+    return Begun(ForgetRecord(key, service.user, tuple(ids), tuple(texts)), count, everything)
+
+
+def drop_vectors(service: MemoryService, begun: Begun) -> AgentError | None:
+    """Take the forgotten memories' vectors out of the index; the error when the index cannot be used now (the
+    next open drops the vectors whose memory is gone, so the record need not wait for it)."""
+    try:
+        if begun.everything:
+            service.index.reset()
+        else:
+            service.index.delete(begun.record.ids)
+    except MemoryUnavailable as exc:
+        return exc
+    return None
+
+
+@dataclass
+class Outcome:
+    """Where ``finish`` took the words out, where it could not, and whether the record is dropped."""
+
+    places: list[str] = field(default_factory=list)
+    busy: list[str] = field(default_factory=list)
+    failed: list[str] = field(default_factory=list)
+    done: bool = False
+
+    def lines(self, this_session: bool = False) -> list[str]:
+        """What to tell the user, one line each; ``this_session`` when the chat scrubbed its own session."""
+        places = ["this session", *self.places] if this_session else self.places
+        lines = [f"The forgotten words were also removed from {', '.join(places)}."] if places else []
+        if self.busy:
+            lines.append(f"They stay in {_plural(len(self.busy), 'session', 'sessions')} open in another agent "
+                         f"process, which cannot be rewritten now: {', '.join(self.busy)}; the next start of agent "
+                         "removes them.")
+        if self.failed:
+            lines.append(f"They could not be removed from: {'; '.join(self.failed)}.")
+        return lines
+
+
+def finish(record: ForgetRecord, ledger: Ledger, places: Places, skip: str | None = None) -> Outcome:
+    """Take the texts of ``record`` out of the other memories' context, every session file but ``skip`` (the
+    chat's own, already scrubbed) and the input history; then drop the record, unless a session was held by
+    another process. Safe to run again, and from two processes at once: each step finds only what is left."""
+    forgotten = Forgotten(record.texts)
+    outcome = Outcome()
+    report = scrub_sessions(places.sessions, forgotten, skip)
+    outcome.places += [f"session {name}" for name in report.rewritten]
+    outcome.busy, outcome.failed = report.busy, report.failed
+    try:
+        rewritten = scrub_contexts(ledger, record.user, forgotten)
+    except AgentError as exc:
+        outcome.failed.append(f"the reply context of other memories ({exc})")
+    else:
+        if rewritten:
+            outcome.places.append(f"the reply context of {_plural(rewritten, 'other memory', 'other memories')}")
+    if places.history is not None:
+        try:
+            if scrub_history(places.history, forgotten):
+                outcome.places.append("the input history")
+        except OSError as exc:
+            outcome.failed.append(f"{places.history}: {exc.strerror}")
+    if not outcome.busy:
+        try:
+            ledger.drop_forget(record.key)
+            outcome.done = True
+        except AgentError as exc:
+            outcome.failed.append(f"the record of this forget ({exc}), so the next start of agent does it again")
+    return outcome
+
+
+def finish_cut_short(ledger: Ledger, places_of: Callable[[str], Places]) -> str | None:
+    """Finish every forget a kill or an interrupt left (of any user, each in that user's own files: ``places_of``)
+    and say so in one line; None when there was none."""
+    pending = ledger.pending_forgets()
+    if not pending:
+        return None
+    outcomes = [finish(record, ledger, places_of(record.user)) for record in pending]
+    memories = _plural(sum(len(record.ids) for record in pending), "memory", "memories")
+    where = list(dict.fromkeys(place for outcome in outcomes for place in outcome.places))
+    busy = sorted({name for outcome in outcomes for name in outcome.busy})
+    failed = [problem for outcome in outcomes for problem in outcome.failed]
+    if busy:
+        return (f"A forget that was cut short ({memories}) is not finished: its words stay in "
+                f"{_plural(len(busy), 'session', 'sessions')} open in another agent process ({', '.join(busy)}); "
+                "the next start of agent tries again.")
+    said = f"their words were removed from {', '.join(where)}" if where else "no other file held their words"
+    if failed:
+        said += f", but could not be removed from: {'; '.join(failed)}"
+    return f"Finished a forget that was cut short ({memories}): {said}."
+
+
+def _plural(count: int, one: str, many: str) -> str:
+    return f"{count} {one if count == 1 else many}"

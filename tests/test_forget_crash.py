@@ -1,0 +1,119 @@
+"""A forget cut short by a kill or Ctrl-C is finished by the next start of the agent, whichever command it is.
+
+Before, ``agent memories forget`` printed ``forgot 1 memories`` and took the memory out of the ledger before it
+scrubbed the sessions: a kill during the scrub left the words in most of 300 session files, Ctrl-C left them too
+(exit 130, silently), a retry said ``matches no memory``, and nothing ever finished the job. These tests kill the
+real process at random moments of the scrub and read every file under the data directory raw afterwards."""
+
+from __future__ import annotations
+
+import random
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from agent.adapters.ledger import SqliteLedger
+from agent.conversation import Turn
+from agent.domain import MemoryRecord, content_hash, memory_id
+from agent.sessions import Session, SessionStore
+from tests.e2e_helpers import agent, agent_env
+from tests.fake_openai import FakeOpenAI
+
+SECRET = "I hide my spare key under the CANARY-Zq81x flowerpot"
+CHESS = "I play chess with my brother every week"
+NEEDLES = (b"canary", b"zq81x", b"flowerpot")
+SESSIONS = 300
+
+
+def leaks(root: Path) -> list[str]:
+    """Every file under ``root`` whose raw bytes hold a needle, whatever its case."""
+    return sorted(str(f.relative_to(root)) for f in root.rglob("*")
+                  if f.is_file() and not f.is_symlink() and any(n in f.read_bytes().lower() for n in NEEDLES))
+
+
+def record(text: str, context: str = "") -> MemoryRecord:
+    return MemoryRecord(memory_id("default", text), text, "explicit", "default", "cli", 0, 1.0, 1.0,
+                        content_hash(text), text, {"context": context} if context else {})
+
+
+def seed(data: Path) -> str:
+    """300 sessions, the input history and another memory's reply context that hold the words; the memory itself
+    in the ledger (the forgetting process embeds it when it opens the store). Returns the memory's id prefix."""
+    store = SessionStore(data / "sessions", "default")
+    for n in range(SESSIONS):
+        store.save(Session(f"s{n:03d}", 1.0, 2.0, [Turn("hello there", "Hi."), Turn(SECRET, f"Noted: {SECRET}."),
+                                                   Turn("What is the capital of Peru?", "Lima.")]))
+    (data / "history").write_text(f"\n# 2026-01-02 10:00:00.000000\n+{SECRET}\n")
+    ledger = SqliteLedger(data / "ledger.sqlite3")
+    try:
+        ledger.put([record(SECRET), record(CHESS, context=f"Got it: {SECRET}.")])
+    finally:
+        ledger.close()
+    return memory_id("default", SECRET)[:8]
+
+
+def forget_cut_short(env: dict[str, str], prefix: str, how: signal.Signals, delay: float) -> subprocess.Popen[str]:
+    """``agent memories forget PREFIX``, sent ``how`` ``delay`` seconds after it said the memory is forgotten
+    (which it says just before it scrubs the other files)."""
+    process = subprocess.Popen([sys.executable, "-m", "agent", "memories", "forget", prefix], env=env, text=True,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert process.stdout is not None
+    line = process.stdout.readline()
+    assert line == "forgot 1 memories\n", (line, process.stderr.read() if process.stderr else "")
+    time.sleep(delay)
+    process.send_signal(how)
+    process.wait(timeout=60)
+    return process
+
+
+@pytest.mark.slow
+def test_a_forget_killed_during_its_scrub_is_finished_by_the_next_start_whichever_it_is(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    rng = random.Random(9)
+    starts = [("sessions", "list"), ("memories", "list"), ("-s", "next")]  # the chat, reading an empty script
+    left_behind = []
+    with FakeOpenAI() as fake:
+        env = agent_env(fake)
+        for round_ in range(4):
+            prefix = seed(data)
+            delay = 0.0 if round_ == 0 else rng.uniform(0.0, 0.3)
+            process = forget_cut_short(env, prefix, signal.SIGKILL, delay)
+            killed = process.returncode == -signal.SIGKILL
+            left = leaks(data)
+            left_behind.append(len([f for f in left if f.startswith("sessions/")]))
+            start = agent(env, *starts[round_ % len(starts)])
+            assert start.returncode == 0, start.stderr
+            told = [line for line in start.stderr.splitlines() if "forget that was cut short" in line]
+            if killed:
+                assert len(told) == 1 and "Finished a forget that was cut short (1 memory): " in told[0], told
+                if left:
+                    assert "their words were removed from" in told[0], told
+            assert leaks(data) == [], f"round {round_}, delay {delay:.2f} s: the words are still there"
+            again = agent(env, "sessions", "list")
+            assert "cut short" not in again.stderr, "the record was dropped once the job was done"
+            assert f"'{prefix}' matches no memory" in agent(env, "memories", "forget", prefix).stderr
+    assert left_behind[0] > 0, "the first kill, right after `forgot`, must land in the middle of the scrub"
+    assert max(left_behind) <= SESSIONS
+
+
+@pytest.mark.slow
+def test_ctrl_c_during_the_scrub_says_the_next_start_finishes_it_and_it_does(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    with FakeOpenAI() as fake:
+        env = agent_env(fake)
+        prefix = seed(data)
+        process = forget_cut_short(env, prefix, signal.SIGINT, 0.0)
+        assert process.stderr is not None
+        stderr = process.stderr.read()
+        assert process.returncode == 130, stderr
+        assert stderr.splitlines() == [
+            "agent: Interrupted: 1 memory forgotten, but their words may still be in session files or the "
+            "input history; the next start of agent removes them."], stderr
+        assert leaks(data), "the interrupt landed in the middle of the scrub"
+        start = agent(env, "sessions", "list")
+        assert start.returncode == 0 and "Finished a forget that was cut short (1 memory)" in start.stderr
+        assert leaks(data) == []
