@@ -63,7 +63,7 @@ def test_forget_leaves_no_byte_of_the_text_on_disk(tmp_path: Path, local_embedde
     [canary] = [m for m in json.loads(invoke("memories", "list", "--json").stdout) if m["text"] == CANARY]
 
     result = invoke("memories", "forget", canary["id"][:10])
-    assert (result.returncode, result.stdout, result.stderr) == (0, "forgot 1 memories\n", "")
+    assert (result.returncode, result.stdout, result.stderr) == (0, "forgot 1 memory\n", "")
     leaks = [str(p) for p in data_files(root) if needle in p.read_bytes() or b"4417" in p.read_bytes()]
     assert leaks == []
     found = json.loads(invoke("memories", "search", "what is my locker code?", "--all", "--json").stdout)
@@ -75,7 +75,7 @@ def test_forget_all_needs_yes_and_erases_everything(tmp_path: Path) -> None:
     invoke("memories", "add", CANARY)
     refused = invoke("memories", "forget", "--all")
     assert refused.returncode == 2 and "--all needs --yes when not run in a terminal." in refused.stderr
-    assert invoke("memories", "forget", "--all", "--yes").stdout == "forgot 1 memories\n"
+    assert invoke("memories", "forget", "--all", "--yes").stdout == "forgot 1 memory\n"
     assert json.loads(invoke("memories", "list", "--json").stdout) == []
     assert not [p for p in data_files(tmp_path / "data") if b"CANARY-7f3a9" in p.read_bytes()]
 
@@ -137,7 +137,7 @@ def test_invalid_setting_is_a_usage_error(tmp_path: Path) -> None:
     result = invoke("memories", "list", env={"AGENT_MEMORY_K": "many"})
     assert (result.returncode, result.stdout) == (2, "")
     assert result.stderr == (
-        "agent: AGENT_MEMORY_K='many' is not valid: invalid literal for int() with base 10: 'many'\n")
+        "agent: AGENT_MEMORY_K='many' is not valid: expected a whole number from 1 to 100.\n")
 
 
 def test_control_characters_never_reach_the_terminal_raw(tmp_path: Path) -> None:
