@@ -61,7 +61,9 @@ MARKER_TEXT = ("This directory is a data directory of agent: long-term memories,
 # nothing else is a store made by a version older than the marker.
 OWN_ENTRY = re.compile(r"""\.?(?:ledger\.sqlite3|chroma|sessions|history)(?:-wal|-shm|-journal)?
                            (?:\.lock|\.corrupt-[\w.-]+|\.backup-[\w.-]+|\.[0-9a-f]+\.tmp)?""", re.VERBOSE)
-IGNORED = frozenset({".gitkeep"})  # the checkout's agent_memory_db/ is kept in git by it
+# Entries that leave a directory empty for this purpose: the checkout's agent_memory_db/ is kept in git by a
+# .gitkeep, and macOS's Finder drops a .DS_Store into any directory it shows.
+IGNORED = frozenset({".gitkeep", ".DS_Store"})
 
 
 def ensure_data_dir(root: Path) -> DataPaths:
