@@ -80,15 +80,17 @@ def user_directory(user: str) -> str:
 
 MARKER = ".agent-data-dir"
 MARKER_TEXT = ("This directory is a data directory of agent: long-term memories, chat sessions and the input history.\n"
-               "It is private (0700). agent writes this file when it creates the directory, and uses no directory\n"
-               "that holds other files; keep nothing else here.\n")
+               "It is private (0700). agent wrote this file when it made the directory its store; it never takes\n"
+               "over a directory that holds other files. Keep nothing else here.\n")
 # What the agent (or SQLite and Chroma on its behalf) makes at the top of a data directory: the ledger with its
 # journals, the index with its lock, set-aside copies (``.corrupt-<time>``) and backups, the sessions, the input
 # history, and temp files a kill left (``.history.<hex>.tmp``). Only these are tightened, and a directory holding
 # nothing else is a store made by a version older than the marker.
 OWN_ENTRY = re.compile(r"""\.?(?:ledger\.sqlite3|chroma|sessions|history)(?:-wal|-shm|-journal)?
                            (?:\.lock|\.corrupt-[\w.-]+|\.backup-[\w.-]+|\.[0-9a-f]+\.tmp)?""", re.VERBOSE)
-IGNORED = frozenset({".gitkeep"})  # the checkout's agent_memory_db/ is kept in git by it
+# Entries that leave a directory empty for this purpose: the checkout's agent_memory_db/ is kept in git by a
+# .gitkeep, and macOS's Finder drops a .DS_Store into any directory it shows.
+IGNORED = frozenset({".gitkeep", ".DS_Store"})
 
 
 def ensure_data_dir(root: Path) -> DataPaths:
@@ -155,9 +157,9 @@ def _tighten(root: Path) -> None:
     """Drop group and other permissions from ``root`` and from the agent's own entries in it, and everything under
     those; other entries and every symlink (and what it points to) are left alone."""
     _private(root)
-    for entry in os.scandir(root):
-        if not _own(entry.name) or entry.is_symlink():
-            continue
+    with os.scandir(root) as entries:
+        own = [entry for entry in entries if _own(entry.name) and not entry.is_symlink()]
+    for entry in own:
         _private(Path(entry.path))
         if entry.is_dir(follow_symlinks=False):
             for folder, dirs, files in os.walk(entry.path):  # os.walk does not descend into symlinked directories

@@ -62,10 +62,11 @@ def test_a_new_or_empty_directory_becomes_a_private_store_with_a_marker(tmp_path
         ensure_data_dir(root)  # and it opens again
 
 
-def test_the_checkouts_gitkeep_does_not_make_a_directory_foreign(tmp_path: Path) -> None:
+@pytest.mark.parametrize("name", [".gitkeep", ".DS_Store"])
+def test_the_checkouts_gitkeep_does_not_make_a_directory_foreign(tmp_path: Path, name: str) -> None:
     root = tmp_path / "agent_memory_db"
     root.mkdir()
-    (root / ".gitkeep").write_text("")
+    (root / name).write_text("")
     ensure_data_dir(root)
     assert (root / MARKER).is_file()
 
