@@ -61,7 +61,7 @@ def test_memories_pages_and_forget_takes_short_and_all_digit_ids_in_a_real_chat(
     short_id = next(i for t, i in ids.items() if t not in (texts[10], texts[-1]) and any(c.isdigit() for c in i[:4])
                     and sum(j.startswith(i[:4]) for j in seeded) == 1)
     restated = "I KEEP note number 7 in my   garden DIARY"
-    script = ["/memories", "/forget 1", "/memories --all", f"/forget {short_id[:4]}", f"/forget {digit_id}",
+    script = ["/memories", "/forget 1", "/memories --all", f"/forget {short_id[:4]}", "y", f"/forget {digit_id}",
               restated, "/session"]
     result = agent(agent_env(fake), "-s", "garden", stdin="".join(f"{line}\n" for line in script))
     assert result.returncode == 0, result.stderr
@@ -71,7 +71,8 @@ def test_memories_pages_and_forget_takes_short_and_all_digit_ids_in_a_real_chat(
     assert ids[texts[9]][:8] not in first and ids[texts[10]][:8] in first
     assert ids[texts[9]][:8] in everything and ids[texts[10]][:8] not in everything
     assert f"forgot: {texts[10]}" in err  # number 1 of the newest 50 is the 11th oldest
-    assert f"forgot: {seeded[short_id]}" in err
+    assert f"memories whose ids start with {short_id[:4]}" in out and "Forget this memory? [y/N]" in err
+    assert f"forgot: {seeded[short_id]}" in err  # a short prefix is shown and asked about, then forgotten
     assert f"forgot: {texts[-1]}" in err  # the all-digit id is an id, not a number of the listing
     assert err.count("Forgot 1 memory.") == 3 and "1 memories" not in out + err
     assert "already remembered: I keep note number 7 in my garden diary" in err  # what is stored, not the echo
@@ -195,8 +196,11 @@ def test_a_listing_without_more_says_nothing_about_older_memories(tmp_path: Path
     service = memory_service(tmp_path / "m")
     for n in range(3):
         service.add(DIARY.format(n))
+    first = service.list()[0].id
     done = run_lines(build_chat(tmp_path, ScriptedChat(), memory=lambda: service), "/memories", "/forget 12",
-                     "/forget 9999")
+                     "/forget 9999", f"/forget {first[:5]}", "no")
     assert "3 memories" in done.out and "older" not in done.log
     assert "No number 12 in the last listing: run /memories first." in done.log
     assert "No number 9999 in the last listing, and no memory id starts with 9999" in done.log
+    assert "Forget this memory? [y/N]" in done.log and "Nothing forgotten." in done.log  # "/forget 2024" may be a year
+    assert service.count() == 3
