@@ -33,7 +33,6 @@ from agent.errors import SessionBusy, SessionCorrupt, SessionError
 
 log = logging.getLogger(__name__)
 SCHEMA_VERSION = 1
-_UNWRITABLE = {errno.EROFS, errno.EACCES, errno.EPERM}
 NAME_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,63}")
 _TURN_FIELDS = {"user", "reply", "status", "at", "model", "prompt_tokens", "completion_tokens"}
 
@@ -245,9 +244,10 @@ class SessionStore:
             raise SessionBusy(f"The session {name!r} is in use by another agent process: close it there, "
                               "or pick another name with -s NAME.") from exc
         except OSError as exc:
-            if exc.errno not in _UNWRITABLE or os.path.islink(lock_path):
+            if not self._unwritable(exc) or os.path.islink(lock_path):
                 raise SessionError(f"The lock of session {name!r} cannot be taken ({_why(exc, lock_path)}).") from exc
             log.debug("session %s is not locked: %s is not writable (%s)", name, self.directory, exc.strerror)
+        if not lock.is_locked:
             yield
             return
         try:
@@ -256,6 +256,12 @@ class SessionStore:
             yield
         finally:
             lock.release()
+
+    def _unwritable(self, exc: OSError) -> bool:
+        """Whether ``exc`` says the sessions directory cannot be written at all (a lock file another user owns, in
+        a directory this process can write, is a refusal to share, not this)."""
+        return exc.errno == errno.EROFS or (exc.errno in {errno.EACCES, errno.EPERM}
+                                            and not os.access(self.directory, os.W_OK))
 
 
 def read_regular(path: Path) -> bytes:
@@ -293,8 +299,6 @@ def _why(exc: OSError, path: Path) -> str:
     """Why ``path`` could not be used, in words: a symlink is named only when there is one."""
     if os.path.islink(path):
         return f"{path} is a symlink, and a symlink there is refused"
-    if exc.errno == errno.EINVAL:
-        return "not a regular file"
     return exc.strerror or str(exc)
 
 

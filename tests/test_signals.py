@@ -81,7 +81,10 @@ def test_a_signal_or_a_closed_terminal_mid_reply_saves_the_line_and_the_partial_
 
 
 @pytest.mark.slow
-def test_sigterm_at_the_prompt_ends_the_chat_with_every_turn_saved(fake: FakeOpenAI, tmp_path: Path) -> None:
+@pytest.mark.parametrize(("how", "code"), [("SIGTERM", 143), ("closed terminal", 129)])
+def test_a_signal_or_a_closed_terminal_at_the_prompt_ends_the_chat_with_every_turn_saved(
+    fake: FakeOpenAI, tmp_path: Path, how: str, code: int
+) -> None:
     env = agent_env(fake)
     fake.add(Reply("Noted, no peanuts."))
     with Terminal(env, "-s", "idle") as terminal:
@@ -89,9 +92,14 @@ def test_sigterm_at_the_prompt_ends_the_chat_with_every_turn_saved(fake: FakeOpe
         terminal.type(f"{PEANUTS}\r")
         terminal.expect("tokens in")
         terminal.expect("›")
-        os.kill(terminal.pid, signal.SIGTERM)
-        terminal.expect("SIGTERM: the session is saved")
-        assert terminal.wait() == 143
+        if how == "closed terminal":
+            os.close(terminal.fd)
+            terminal.exit_code = wait_exit(terminal.pid)
+        else:
+            os.kill(terminal.pid, signal.SIGTERM)
+            terminal.expect("SIGTERM: the session is saved")
+            terminal.wait()
+    assert terminal.exit_code == code
     turns = session_file(tmp_path, "idle")["turns"]
     assert isinstance(turns, list) and [(t["user"], t["status"]) for t in turns] == [(PEANUTS, "complete")]
     assert PEANUTS in agent(env, "memories", "list", "--json").stdout

@@ -24,7 +24,7 @@ from agent.chat import ChatEngine, MemoryWorker
 from agent.domain import MemoryRecord, ScoredMemory
 from agent.errors import AgentError
 from agent.ui.output import Output
-from agent.ui.render import escape_terminal, memory_table, plural, safe
+from agent.ui.render import SHOWN_ID, escape_terminal, memory_table, plural, safe
 
 COMMANDS: dict[str, str] = {
     "/help": "list the commands",
@@ -157,28 +157,39 @@ class Commands:
             return
         tokens = arg.split()
         if all(token.isdigit() or _ID.fullmatch(token.lower()) for token in tokens):
-            ids = self._numbers_or_ids(memory, tokens)
-            if ids is not None:
+            named = self._numbers_or_ids(memory, tokens)
+            if named is None:
+                return
+            ids, sure = named
+            if sure:
                 self._erase(memory, ids)
+                return
+            # A short prefix may be a year or a code the user meant as a query ("/forget 2024"): show, then ask.
+            known = {r.id: r for r in memory.call(lambda s: s.list())}
+            self._ask_then_erase(memory, [known[i] for i in ids], f"memories whose ids start with {arg}")
             return
         matches = memory.call(lambda s: s.search(arg, 10, s.threshold))
         if not matches:
             self.out.notice(f"No memory matches {shorten(arg, 60)!r}.")
             return
-        self._show(matches, f"memories matching {arg}")
-        answer = self.ask(f"Forget {'this memory' if len(matches) == 1 else f'these {len(matches)} memories'}? "
-                          "[y/N] ")
+        self._ask_then_erase(memory, matches, f"memories matching {arg}")
+
+    def _ask_then_erase(self, memory: MemoryWorker, rows: Sequence[MemoryRecord | ScoredMemory], title: str) -> None:
+        self._show(rows, title)
+        answer = self.ask(f"Forget {'this memory' if len(rows) == 1 else f'these {len(rows)} memories'}? [y/N] ")
         if (answer or "").strip().lower() in {"y", "yes"}:
-            self._erase(memory, [m.record.id for m in matches])
+            self._erase(memory, [(r.record if isinstance(r, ScoredMemory) else r).id for r in rows])
         else:
             self.out.notice("Nothing forgotten.")
 
-    def _numbers_or_ids(self, memory: MemoryWorker, tokens: list[str]) -> list[str] | None:
+    def _numbers_or_ids(self, memory: MemoryWorker, tokens: list[str]) -> tuple[list[str], bool] | None:
         """The memories ``tokens`` name, each a number of the last listing or else an id prefix (as
-        ``agent memories forget`` takes them: ``05177021`` is an id unless the listing has that many rows); None,
+        ``agent memories forget`` takes them: ``05177021`` is an id unless the listing has that many rows), and
+        whether they are named for sure (listing numbers and whole shown ids) rather than by a short prefix; None,
         with one line saying which token named none or several, when any does."""
         known: list[str] | None = None
         ids = []
+        sure = True
         for token in tokens:
             if token.isdigit() and 1 <= int(token) <= len(self._listing):
                 ids.append(self._listing[int(token) - 1])
@@ -190,7 +201,8 @@ class Commands:
                 self.out.warn(self._unknown(token, len(matches)))
                 return None
             ids.append(matches[0])
-        return ids
+            sure = sure and len(token) >= SHOWN_ID  # a whole shown id; a shorter prefix is shown and asked about
+        return ids, sure
 
     @staticmethod
     def _unknown(token: str, matches: int) -> str:

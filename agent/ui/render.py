@@ -13,6 +13,7 @@ from agent.domain import MemoryRecord, ScoredMemory
 
 # C0 controls except tab and newline, DEL, C1 controls (which include the 8-bit CSI and OSC introducers).
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+SHOWN_ID = 8  # characters of a memory's id in the tables: enough to name one among millions
 
 
 def escape_terminal(text: str) -> str:
@@ -56,6 +57,6 @@ def memory_table(
         cells += [safe(record.text), record.kind, short_date(record.created_at), safe(record.session)]
         if scored:
             cells.append(f"{row.similarity:.2f}" if isinstance(row, ScoredMemory) else "")
-        cells.append(record.id[:8])
+        cells.append(record.id[:SHOWN_ID])
         table.add_row(*cells)
     return table

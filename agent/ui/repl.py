@@ -4,7 +4,7 @@ Start-up does only what can fail fast in the foreground (endpoint settings, the 
 file) and shows the prompt; the OpenAI SDK import, Chroma and the embedding model load in the background. Each
 turn: recall, stream (Ctrl-C stops the reply and keeps it, marked interrupted), save, then a usage line; the
 memory write runs in the background and reports "remembered: ..." when it lands. Leaving (Ctrl-D, /exit, end of
-input) waits for pending writes.
+input, SIGTERM, SIGHUP or a closed terminal) saves the turn in flight and waits for pending writes.
 """
 
 from __future__ import annotations
@@ -71,7 +71,7 @@ class Leave(BaseException):
         self.exit_code = 128 + signum
 
 
-LEAVING_SIGNALS = (signal.SIGTERM, signal.SIGHUP)
+HANDLED_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
 
 class HeldInterrupts:
@@ -82,17 +82,16 @@ class HeldInterrupts:
     still printed on the way out cannot fail, and the way out is the same as for SIGTERM. Only the main thread
     gets signals, so elsewhere this does nothing."""
 
-    def __init__(self, signals: tuple[signal.Signals, ...] = (signal.SIGINT, *LEAVING_SIGNALS)) -> None:
+    def __init__(self) -> None:
         self.holding = False
         self.pending: BaseException | None = None
-        self._signals = signals
         self._previous: dict[int, Any] = {}
         self._terminals: list[int] = []
 
     def __enter__(self) -> HeldInterrupts:
         if threading.current_thread() is threading.main_thread():
             self._terminals = [fd for fd in (0, 1, 2) if os.isatty(fd)]  # a hung-up terminal is no tty any more
-            self._previous = {signum: signal.signal(signum, self._handle) for signum in self._signals}
+            self._previous = {signum: signal.signal(signum, self._handle) for signum in HANDLED_SIGNALS}
         return self
 
     def __exit__(self, *exc: object) -> None:
