@@ -52,6 +52,7 @@ def invoke(
             root.handlers = handlers
             root.setLevel(level)
             for number, handler in handlers_of.items():
-                signal.signal(number, handler)
+                if signal.getsignal(number) is not handler:  # (only the main thread may set one)
+                    signal.signal(number, handler)
         out, err = stdout.getvalue().decode(), stderr.getvalue().decode("utf-8", "replace")
     return subprocess.CompletedProcess(["agent", *args], code, out, err)

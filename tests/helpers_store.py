@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import math
 import os
+import re
 import resource
 import signal
 import socket
@@ -122,9 +123,10 @@ def child_env(**extra: str) -> dict[str, str]:
     return env
 
 
-def spawn(role: str, *args: str, env: dict[str, str] | None = None) -> subprocess.Popen[str]:
+def spawn(role: str, *args: str, env: dict[str, str] | None = None, stdin: int | None = None) -> subprocess.Popen[str]:
     return subprocess.Popen(
         [sys.executable, "-m", "tests.helpers_store", role, *args],
+        stdin=stdin,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -134,16 +136,47 @@ def spawn(role: str, *args: str, env: dict[str, str] | None = None) -> subproces
 
 def wait_for_line(proc: subprocess.Popen[str], expected: str, timeout: float = 30.0) -> None:
     """Read the child's stdout until a line equal to ``expected``; fail with its stderr if it exits first."""
+    read_until(proc, re.escape(expected), timeout)
+
+
+def read_until(proc: subprocess.Popen[str], pattern: str, timeout: float = 30.0) -> re.Match[str]:
+    """Read the child's stdout until a line matching ``pattern`` whole, and return the match."""
     assert proc.stdout is not None
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         line = proc.stdout.readline()
-        if line.strip() == expected:
-            return
+        if match := re.fullmatch(pattern, line.strip()):
+            return match
         if not line and proc.poll() is not None:
             stderr = proc.stderr.read() if proc.stderr else ""
-            raise AssertionError(f"child exited with {proc.returncode} before {expected!r}: {stderr}")
-    raise AssertionError(f"child said no {expected!r} within {timeout} s")
+            raise AssertionError(f"child exited with {proc.returncode} before {pattern!r}: {stderr}")
+    raise AssertionError(f"child said no {pattern!r} within {timeout} s")
+
+
+class Forker:
+    """Children forked from one warm process (the ``forker`` role): a test that kills many short-lived writers
+    would otherwise spend a fresh interpreter's second or more of imports on each. ``start`` forks a child running
+    a role and returns its pid once the child says ``ready``; ``reaped`` waits until the forker has collected it."""
+
+    def __init__(self) -> None:
+        # One thread only, so the fork copies no thread's half-held lock: numpy's BLAS starts none with this.
+        self.proc = spawn("forker", env=child_env(OPENBLAS_NUM_THREADS="1"), stdin=subprocess.PIPE)
+        wait_for_line(self.proc, "ready")
+
+    def start(self, role: str, *args: str) -> int:
+        assert self.proc.stdin is not None
+        self.proc.stdin.write(" ".join((role, *args)) + "\n")
+        self.proc.stdin.flush()
+        pid = int(read_until(self.proc, r"child (\d+)").group(1))
+        wait_for_line(self.proc, "ready")
+        return pid
+
+    def reaped(self, pid: int) -> None:
+        wait_for_line(self.proc, f"reaped {pid}")
+
+    def close(self) -> None:
+        self.proc.kill()
+        self.proc.communicate()
 
 
 def run_agent(*args: str, env: dict[str, str] | None = None, timeout: float = 60) -> subprocess.CompletedProcess[str]:
@@ -254,6 +287,32 @@ def _add(tag: str, count: str) -> None:
         print(f"saved {memory.add(text_for(tag, n)).id}", flush=True)
 
 
+def _forker() -> None:
+    """For each line ``ROLE ARGS...`` on stdin, fork a child that prints ``child PID`` and runs the role, and print
+    ``reaped PID`` once it is gone. Everything a role imports is imported before the first fork, and a process with
+    a second thread refuses to fork at all (a lock held by that thread would stay held in the child)."""
+    import chromadb  # noqa: F401  (what the children would each import)
+
+    threads = len(os.listdir("/proc/self/task"))
+    if threads != 1:
+        raise SystemExit(f"the forker runs {threads} threads: forking it is not safe")
+    print("ready", flush=True)
+    for line in sys.stdin:
+        role, *args = line.split()
+        pid = os.fork()
+        if pid == 0:
+            print(f"child {os.getpid()}", flush=True)
+            try:
+                ROLES[role](*args)
+            finally:
+                os._exit(1)
+        os.waitpid(pid, 0)
+        print(f"reaped {pid}", flush=True)
+
+
+ROLES: dict[str, Callable[..., None]] = {
+    "writer": _writer, "hold": _hold, "fill": _fill, "add": _add, "forker": _forker,
+}
+
 if __name__ == "__main__":
-    roles = {"writer": _writer, "hold": _hold, "fill": _fill, "add": _add}
-    roles[sys.argv[1]](*sys.argv[2:])
+    ROLES[sys.argv[1]](*sys.argv[2:])

@@ -19,7 +19,10 @@ from agent.wiring import open_memory
 from tests.cli_harness import invoke
 from tests.helpers_store import run_agent
 
-CANARY = "CANARY-7f3a9 my locker code is 4417"
+# Each test that looks for leaked bytes has words of its own: the store's files are written by this process, which
+# has run other tests with other canaries.
+CANARY = "CANARY-7f3a9 my locker code is 5821"
+CANARY_ALL = "CANARY-b41c2 my bike lock code is 6093"
 PEANUTS = "I can't eat peanuts, they make my throat swell"
 
 
@@ -64,7 +67,7 @@ def test_forget_leaves_no_byte_of_the_text_on_disk(tmp_path: Path, local_embedde
 
     result = invoke("memories", "forget", canary["id"][:10])
     assert (result.returncode, result.stdout, result.stderr) == (0, "forgot 1 memory\n", "")
-    leaks = [str(p) for p in data_files(root) if needle in p.read_bytes() or b"4417" in p.read_bytes()]
+    leaks = [str(p) for p in data_files(root) if needle in p.read_bytes() or b"5821" in p.read_bytes()]
     assert leaks == []
     found = json.loads(invoke("memories", "search", "what is my locker code?", "--all", "--json").stdout)
     assert all("CANARY" not in m["text"] for m in found)
@@ -72,12 +75,12 @@ def test_forget_leaves_no_byte_of_the_text_on_disk(tmp_path: Path, local_embedde
 
 
 def test_forget_all_needs_yes_and_erases_everything(tmp_path: Path) -> None:
-    invoke("memories", "add", CANARY)
+    invoke("memories", "add", CANARY_ALL)
     refused = invoke("memories", "forget", "--all")
     assert refused.returncode == 2 and "--all needs --yes when not run in a terminal." in refused.stderr
     assert invoke("memories", "forget", "--all", "--yes").stdout == "forgot 1 memory\n"
     assert json.loads(invoke("memories", "list", "--json").stdout) == []
-    assert not [p for p in data_files(tmp_path / "data") if b"CANARY-7f3a9" in p.read_bytes()]
+    assert not [p for p in data_files(tmp_path / "data") if b"CANARY-b41c2" in p.read_bytes()]
 
 
 def test_an_embedder_switch_is_refused_with_the_fix(tmp_path: Path) -> None:

@@ -2,7 +2,9 @@
 
 The embedded store belongs to one process at a time (``agent.locking``): any other stops within a second with a
 message that says what to do, writes nothing, and nothing already stored is lost. A lock held by a process that
-hangs never makes the agent hang: every wait is bounded and ends in a message naming what holds it.
+hangs never makes the agent hang: every wait is bounded and ends in a message naming what holds it. The holders are
+processes of their own; the second agent is this test's process (``tests.cli_harness``), or agents started
+together.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
+from functools import partial
 from pathlib import Path
 
 import pytest
@@ -21,7 +24,7 @@ from agent.adapters import chroma_files, ledger
 from agent.adapters.chroma_index import forget_clients
 from agent.errors import StoreLocked
 from tests.cli_harness import invoke
-from tests.helpers_store import open_fake_memory, returns_within, run_agent, spawn, text_for, wait_for_line
+from tests.helpers_store import open_fake_memory, returns_within, spawn, text_for, wait_for_line
 
 
 @contextmanager
@@ -58,7 +61,8 @@ def test_a_second_agent_stops_at_once_with_what_to_do_and_writes_nothing(tmp_pat
     forget_clients()
     with holder() as chat:
         for args in (("memories", "add", "I was refused"), ("memories", "list")):
-            refused = run_agent(*args, timeout=60)  # the holder keeps the store until the block ends: a wait fails
+            # This process is the second agent; the holder keeps the store until the block ends, so a wait fails.
+            refused = returns_within(60, partial(invoke, *args))
             assert refused.returncode == 1
             line = refused.stderr.strip()
             assert "\n" not in line and "Traceback" not in line

@@ -7,6 +7,7 @@ write that failed was reported, left everything before it intact, and a retry st
 from __future__ import annotations
 
 import errno
+import os
 import random
 import signal
 import sqlite3
@@ -18,7 +19,7 @@ import pytest
 from agent.adapters.chroma_index import forget_clients
 from agent.errors import MemoryUnavailable
 from agent.memory.service import MemoryService
-from tests.helpers_store import ShaEmbedder, index_of, ledger_of, open_fake_memory, spawn, text_for, wait_for_line
+from tests.helpers_store import Forker, ShaEmbedder, index_of, ledger_of, open_fake_memory, spawn, text_for
 
 ROUNDS = 12
 
@@ -41,26 +42,30 @@ def test_kill_9_during_writes_loses_no_acknowledged_memory(tmp_path: Path, caplo
     rng = random.Random(seed)
     ack = tmp_path / "acks"
     acked: dict[str, str] = {}
-    for round_no in range(ROUNDS):
-        writer = spawn("writer", str(ack), f"r{round_no}")
-        wait_for_line(writer, "ready")
-        time.sleep(rng.uniform(0.0, 0.8))
-        writer.send_signal(signal.SIGKILL)
-        writer.wait()
-        assert writer.stderr is not None
-        writer.stderr.close()
-        assert writer.stdout is not None
-        writer.stdout.close()
-        for line in ack.read_text().splitlines():
-            mid, tag, n = line.split()
-            acked[mid] = text_for(tag, int(n))
-        memory = open_fake_memory()
-        assert_all_found(memory, acked)
-        forget_clients()
-        ledger_of(memory).close()
+    forker = Forker()
+    try:
+        for round_no in range(ROUNDS):
+            writer = forker.start("writer", str(ack), f"r{round_no}")
+            time.sleep(rng.uniform(0.0, 0.8))
+            os.kill(writer, signal.SIGKILL)
+            forker.reaped(writer)
+            check_round(ack, acked)
+    finally:
+        forker.close()
     assert len(acked) > ROUNDS, "the writers got some writes done between the kills"
     healed = [r.message for r in caplog.records if "is rebuilt from the ledger" in r.message]
     print(f"{len(acked)} acknowledged writes over {ROUNDS} kills; torn indexes rebuilt from the ledger: {len(healed)}")
+
+
+def check_round(ack: Path, acked: dict[str, str]) -> None:
+    """After a kill: every write acknowledged so far is stored and found; then the store is closed again."""
+    for line in ack.read_text().splitlines():
+        mid, tag, n = line.split()
+        acked[mid] = text_for(tag, int(n))
+    memory = open_fake_memory()
+    assert_all_found(memory, acked)
+    forget_clients()
+    ledger_of(memory).close()
 
 
 @pytest.mark.slow

@@ -29,7 +29,6 @@ from agent.adapters.local_embedder import LocalEmbedder
 from agent.config import load_settings
 from agent.errors import EmbeddingError
 from agent.wiring import open_memory
-from tests.cli_harness import invoke
 from tests.helpers_store import (
     ShaEmbedder,
     add_all,
@@ -124,6 +123,7 @@ def full_disk(*args: object, **kwargs: object) -> None:
     raise sqlite3.OperationalError("database or disk is full")
 
 
+@pytest.mark.slow
 def test_agent_memories_forget_and_forget_all_erase_the_text_from_every_file(
     tmp_path: Path, local_embedder: LocalEmbedder
 ) -> None:
@@ -135,14 +135,14 @@ def test_agent_memories_forget_and_forget_all_erase_the_text_from_every_file(
     root = tmp_path / "data"
     vectors = tuple(array("f", v).tobytes()[:32] for v in local_embedder.embed([CANARY, *cousins]))
 
-    forgot = invoke("memories", "forget", canary.id[:10])
+    forgot = run_agent("memories", "forget", canary.id[:10])
     assert forgot.returncode == 0 and "forgot 1" in forgot.stdout, forgot.stderr
     assert leaks(NEEDLES, root) == []
     memory = open_memory_with(local_embedder)
     memory.add("I also keep a CANARY-Zq81x in a cage")
     forget_clients()
     assert leaks(vectors[:1], root) == []
-    assert invoke("memories", "forget", "--all", "--yes").returncode == 0
+    assert run_agent("memories", "forget", "--all", "--yes").returncode == 0
     assert leaks(NEEDLES + (b"cousin",) + vectors, root) == []
 
 

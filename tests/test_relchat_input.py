@@ -1,7 +1,8 @@
-"""Bad input at the prompt and in stdin, in the real ``agent`` process: a 1 MB line, NUL bytes, bytes that are not
-UTF-8, terminal escape sequences and emoji. Each reaches the model and the session file as the user gave it (bytes
-that are not UTF-8 become U+FFFD), nothing crashes, and nothing the user typed is echoed back raw to the
-terminal."""
+"""Bad input at the prompt and in stdin: a 1 MB line, NUL bytes, bytes that are not UTF-8, terminal escape
+sequences and emoji. Each reaches the model and the session file as the user gave it (bytes that are not UTF-8
+become U+FFFD), nothing crashes, and nothing the user typed is echoed back raw to the terminal. Through a pipe the
+chat runs in this process (``tests.cli_harness``; its stdin is a text wrapper over the bytes, as a process's is);
+at the prompt it is the real process on a pty."""
 
 from __future__ import annotations
 
@@ -11,7 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e_helpers import Terminal, agent, agent_env, session_file
+from tests.cli_harness import invoke
+from tests.e2e_helpers import Terminal, agent_env, session_file
 from tests.fake_openai import FakeOpenAI, Reply
 
 BIG = ("lorem ipsum dolor sit amet " * 40_000)[:1_000_000]
@@ -33,12 +35,11 @@ def users(tmp_path: Path, name: str) -> list[str]:
     return [turn["user"] for turn in turns]
 
 
-@pytest.mark.slow
 def test_bad_lines_through_a_pipe_reach_the_model_and_the_session_and_nothing_crashes(
     fake: FakeOpenAI, tmp_path: Path
 ) -> None:
     stdin = b"\n".join([BIG.encode(), NUL.encode(), NOT_UTF8, ESCAPES.encode(), EMOJI.encode()]) + b"\n"
-    result = agent(agent_env(fake), "-s", "pipe", stdin=stdin)
+    result = invoke("-s", "pipe", stdin=stdin, env=agent_env(fake))
 
     assert result.returncode == 0, result.stderr
     assert result.stdout == "Noted.\n" * 5 and "Traceback" not in result.stderr
