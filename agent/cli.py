@@ -317,7 +317,7 @@ def memories_forget(
                 raise AgentError(f"{given!r} {problem}: use `agent memories list` to see the ids.")
             chosen.append(matches[0])
     paths = ensure_data_dir(STATE.settings().data_dir)
-    places = forget.Places(SessionStore(paths.sessions), paths.history)
+    places = forget.Places(SessionStore(paths.sessions), paths.history, paths.root)
     with forget.critical() as held:
         begun = forget.begin(service, chosen, everything=all_)
     try:

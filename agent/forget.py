@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import signal
 import threading
 import unicodedata
@@ -276,15 +277,50 @@ def scrub_contexts(ledger: Ledger, user: str, forgotten: Forgotten) -> int:
     return len(contexts)
 
 
+_ID = re.compile(rb"[0-9a-f]{32}")
+_CHUNK = 1 << 20
+
+
+def set_aside_copies(root: Path, ids: Iterable[str]) -> tuple[list[Path], list[Path]]:
+    """The copies of the index (``chroma.corrupt-*``, damaged and moved aside; ``chroma.backup-*``, kept before a
+    chromadb migration) and of the ledger (``ledger.sqlite3.corrupt-*``) in ``root`` whose files hold one of
+    ``ids``: an index copy holding an id holds its vector too, a ledger copy its text. A file that cannot be read
+    counts as holding them."""
+    wanted = {memory_id.encode() for memory_id in ids}
+    index = [c for c in [*root.glob("chroma.corrupt-*"), *root.glob("chroma.backup-*")] if c.is_dir()]
+    ledgers = [c for c in root.glob("ledger.sqlite3.corrupt-*") if not c.name.endswith(("-journal", "-wal", "-shm"))]
+    return ([c for c in sorted(index) if not c.is_symlink() and _holds(c, wanted)],
+            [c for c in sorted(ledgers) if _holds(c, wanted)])
+
+
+def _holds(path: Path, ids: set[bytes]) -> bool:
+    """Whether a file, or any file under a directory, holds one of ``ids`` in its raw bytes (read in chunks: a
+    copy of the index can be hundreds of megabytes)."""
+    files = [path] if path.is_file() else [f for f in path.rglob("*") if f.is_file() and not f.is_symlink()]
+    for file in files:
+        try:
+            with file.open("rb") as handle:
+                tail = b""
+                while chunk := handle.read(_CHUNK):
+                    if ids.intersection(_ID.findall(tail + chunk)):
+                        return True
+                    tail = chunk[-31:]
+        except OSError:
+            return True
+    return False
+
+
 # -- one forget, from its record to the last file ------------------------------------------------------------
 
 
 @dataclass(frozen=True)
 class Places:
-    """The files beside the ledger and the index where forgotten words can be."""
+    """The files beside the ledger and the index where forgotten words can be; ``root`` is the data directory,
+    where damaged files and backups of the index and the ledger are set aside."""
 
     sessions: SessionStore
     history: Path | None = None
+    root: Path | None = None
 
 
 @dataclass
@@ -351,6 +387,8 @@ class Outcome:
     places: list[str] = field(default_factory=list)
     busy: list[str] = field(default_factory=list)
     failed: list[str] = field(default_factory=list)
+    copies: list[str] = field(default_factory=list)
+    ledgers: list[str] = field(default_factory=list)
     done: bool = False
 
     def lines(self, this_session: bool = False) -> list[str]:
@@ -363,7 +401,17 @@ class Outcome:
                          "removes them.")
         if self.failed:
             lines.append(f"They could not be removed from: {'; '.join(self.failed)}.")
+        if self.copies:
+            lines.append(f"Deleted {_plural(len(self.copies), 'copy', 'copies')} of the index set aside, which held "
+                         f"their vectors ({', '.join(self.copies)}); the ledger rebuilds everything else they had.")
+        if self.ledgers:
+            lines.append(f"A {_ledger_note(self.ledgers)}.")
         return lines
+
+
+def _ledger_note(names: Sequence[str]) -> str:
+    return (f"damaged ledger set aside still holds their text ({', '.join(names)}): forget cannot rewrite a damaged "
+            "file, so delete it once you have recovered what you need from it")
 
 
 def finish(record: ForgetRecord, ledger: Ledger, places: Places, skip: str | None = None) -> Outcome:
@@ -388,6 +436,15 @@ def finish(record: ForgetRecord, ledger: Ledger, places: Places, skip: str | Non
                 outcome.places.append("the input history")
         except OSError as exc:
             outcome.failed.append(f"{places.history}: {exc.strerror}")
+    if places.root is not None:
+        copies, ledgers = set_aside_copies(places.root, record.ids)
+        for copy in copies:
+            try:
+                shutil.rmtree(copy)
+                outcome.copies.append(copy.name)
+            except OSError as exc:
+                outcome.failed.append(f"{copy}: {exc.strerror}")
+        outcome.ledgers = [copy.name for copy in ledgers]
     if not outcome.busy:
         try:
             ledger.drop_forget(record.key)
@@ -412,9 +469,14 @@ def finish_cut_short(ledger: Ledger, places: Places) -> str | None:
         return (f"A forget that was cut short ({memories}) is not finished: its words stay in "
                 f"{_plural(len(busy), 'session', 'sessions')} open in another agent process ({', '.join(busy)}); "
                 "the next start of agent tries again.")
+    copies = [copy for outcome in outcomes for copy in outcome.copies]
+    where += [f"{_plural(len(copies), 'copy', 'copies')} of the index set aside (deleted)"] if copies else []
     said = f"their words were removed from {', '.join(where)}" if where else "no other file held their words"
     if failed:
         said += f", but could not be removed from: {'; '.join(failed)}"
+    ledgers = sorted({copy for outcome in outcomes for copy in outcome.ledgers})
+    if ledgers:
+        said += f"; a {_ledger_note(ledgers)}"
     return f"Finished a forget that was cut short ({memories}): {said}."
 
 

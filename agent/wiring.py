@@ -188,7 +188,7 @@ def finish_forgets(paths: DataPaths, notify: Notify) -> None:
         log.debug("no forget finished: %s", exc)
         return
     try:
-        line = finish_cut_short(ledger, Places(SessionStore(paths.sessions), paths.history))
+        line = finish_cut_short(ledger, Places(SessionStore(paths.sessions), paths.history, paths.root))
     except AgentError as exc:
         line = f"A forget that was cut short could not be finished now ({exc}); the next start tries again."
     finally:
