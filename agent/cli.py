@@ -13,7 +13,7 @@ import sys
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.console import Console
@@ -24,6 +24,9 @@ from agent.errors import AgentError, Interrupted
 from agent.memory.service import MemoryService
 from agent.sessions import SessionStore
 from agent.ui.render import escape_terminal
+
+if TYPE_CHECKING:
+    from agent.wiring import DataPaths
 
 app = typer.Typer(
     add_completion=False,
@@ -87,11 +90,14 @@ def _warn(line: str) -> None:
     print(f"agent: {line}", file=sys.stderr)
 
 
-def _finish_forgets() -> None:
-    """Every start finishes a forget that a kill or Ctrl-C cut short (``agent.forget``), and says so."""
+def _data_dir() -> DataPaths:
+    """The data directory of every `agent memories` and `agent sessions` command. Opening it finishes first a forget
+    that a kill or Ctrl-C cut short (``agent.forget``), and says so."""
     from agent.wiring import ensure_data_dir, finish_forgets
 
-    finish_forgets(ensure_data_dir(STATE.settings().data_dir), _warn)
+    paths = ensure_data_dir(STATE.settings().data_dir)
+    finish_forgets(paths, _warn)
+    return paths
 
 
 @app.callback(invoke_without_command=True)
@@ -165,14 +171,12 @@ NameArg = Annotated[str, typer.Argument(help="The session name (as `agent sessio
 @sessions_app.callback()
 def sessions_root(data_dir: DataDirOpt = None, debug: DebugOpt = False) -> None:
     _apply_common(data_dir, debug)
-    _finish_forgets()
 
 
 def _session_store() -> SessionStore:
     from agent.sessions import SessionStore
-    from agent.wiring import ensure_data_dir
 
-    return SessionStore(ensure_data_dir(STATE.settings().data_dir).sessions)
+    return SessionStore(_data_dir().sessions)
 
 
 @sessions_app.command("list")
@@ -217,7 +221,6 @@ def sessions_rm(name: NameArg) -> None:
 @memories_app.callback()
 def memories_root(data_dir: DataDirOpt = None, user: UserOpt = None, debug: DebugOpt = False) -> None:
     _apply_common(data_dir, debug, user)
-    _finish_forgets()
 
 
 def _service(embedder: str | None = None, check: bool = True) -> MemoryService:
@@ -225,6 +228,7 @@ def _service(embedder: str | None = None, check: bool = True) -> MemoryService:
 
     if embedder is not None and embedder not in {"local", "openai"}:
         raise typer.BadParameter(f"{embedder!r} is not an embedder: use local or openai.", param_hint="--embedder")
+    _data_dir()
     return open_memory(STATE.settings(), embedder=embedder, check=check)
 
 
@@ -298,7 +302,7 @@ def memories_forget(
     if all_ == bool(ids):
         raise typer.BadParameter("give memory ids, or --all --yes.")
     from agent import forget
-    from agent.wiring import ensure_data_dir
+    from agent.wiring import DataPaths
 
     service = _service(embedder)
     known = service.list()
@@ -316,7 +320,7 @@ def memories_forget(
                 problem = "matches no memory" if not matches else f"matches {len(matches)} memories"
                 raise AgentError(f"{given!r} {problem}: use `agent memories list` to see the ids.")
             chosen.append(matches[0])
-    paths = ensure_data_dir(STATE.settings().data_dir)
+    paths = DataPaths(STATE.settings().data_dir)
     places = forget.Places(SessionStore(paths.sessions), paths.history, paths.root)
     with forget.critical() as held:
         begun = forget.begin(service, chosen, everything=all_)
@@ -327,8 +331,9 @@ def memories_forget(
         index_error = forget.drop_vectors(service, begun)
         outcome = forget.finish(begun.record, service.ledger, places)
     except KeyboardInterrupt as exc:
-        raise Interrupted(f"Interrupted: {begun.count} memories are forgotten, but their words may still be in "
-                          "session files or the input history; the next start of agent removes them.") from exc
+        forgotten = f"{begun.count} memory is" if begun.count == 1 else f"{begun.count} memories are"
+        raise Interrupted(f"Interrupted: {forgotten} forgotten, but their words may still be in session files or the "
+                          "input history; the next start of agent removes them.") from exc
     for line in outcome.lines():
         typer.echo(escape_terminal(line))  # it names files found in the data directory
     if index_error is not None:
@@ -350,6 +355,7 @@ def memories_rebuild(embedder: EmbedderOpt = None) -> None:
     """Rebuild the vector index from the ledger (after Chroma's files were lost or damaged)."""
     from agent.recovery import rebuild_index
 
+    _data_dir()
     count, moved = rebuild_index(STATE.settings(), embedder)
     if moved is not None:
         typer.echo(f"moved the damaged index aside to {moved}")
