@@ -382,14 +382,14 @@ def drop_vectors(service: MemoryService, begun: Begun) -> AgentError | None:
 
 @dataclass
 class Outcome:
-    """Where ``finish`` took the words out, where it could not, and whether the record is dropped."""
+    """Where ``finish`` took the words out, where it could not (a session held by another process keeps the
+    record), the copies of the index it deleted and the set-aside ledgers it could not rewrite."""
 
     places: list[str] = field(default_factory=list)
     busy: list[str] = field(default_factory=list)
     failed: list[str] = field(default_factory=list)
     copies: list[str] = field(default_factory=list)
     ledgers: list[str] = field(default_factory=list)
-    done: bool = False
 
     def lines(self, this_session: bool = False) -> list[str]:
         """What to tell the user, one line each; ``this_session`` when the chat scrubbed its own session."""
@@ -448,7 +448,6 @@ def finish(record: ForgetRecord, ledger: Ledger, places: Places, skip: str | Non
     if not outcome.busy:
         try:
             ledger.drop_forget(record.key)
-            outcome.done = True
         except AgentError as exc:
             outcome.failed.append(f"the record of this forget ({exc}), so the next start of agent does it again")
     return outcome
