@@ -26,6 +26,7 @@ from agent.sessions import SessionStore
 from agent.ui.render import escape_terminal
 
 if TYPE_CHECKING:
+    from agent.ports import Ledger
     from agent.wiring import DataPaths
 
 app = typer.Typer(
@@ -90,13 +91,14 @@ def _warn(line: str) -> None:
     print(f"agent: {line}", file=sys.stderr)
 
 
-def _data_dir() -> DataPaths:
+def _data_dir(ledger: Ledger | None = None) -> DataPaths:
     """The data directory of every `agent memories` and `agent sessions` command. Opening it finishes first a forget
-    that a kill or Ctrl-C cut short (``agent.forget``), and says so."""
+    that a kill or Ctrl-C cut short (``agent.forget``), with the command's ``ledger`` if it has one open, and says
+    so."""
     from agent.wiring import ensure_data_dir, finish_forgets
 
     paths = ensure_data_dir(STATE.settings().data_dir)
-    finish_forgets(paths, _warn)
+    finish_forgets(paths, _warn, ledger)
     return paths
 
 
@@ -228,8 +230,9 @@ def _service(embedder: str | None = None, check: bool = True) -> MemoryService:
 
     if embedder is not None and embedder not in {"local", "openai"}:
         raise typer.BadParameter(f"{embedder!r} is not an embedder: use local or openai.", param_hint="--embedder")
-    _data_dir()
-    return open_memory(STATE.settings(), embedder=embedder, check=check)
+    service = open_memory(STATE.settings(), embedder=embedder, check=check)
+    _data_dir(service.ledger)  # the ledger just opened: a locked one is waited for once, not twice
+    return service
 
 
 def _as_json(row: MemoryRecord | ScoredMemory) -> dict[str, Any]:
