@@ -8,6 +8,7 @@ real process at random moments of the scrub and read every file under the data d
 from __future__ import annotations
 
 import random
+import select
 import signal
 import subprocess
 import sys
@@ -61,12 +62,18 @@ def forget_cut_short(env: dict[str, str], prefix: str, how: signal.Signals, dela
     (which it says just before it scrubs the other files)."""
     process = subprocess.Popen([sys.executable, "-m", "agent", "memories", "forget", prefix], env=env, text=True,
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    assert process.stdout is not None
-    line = process.stdout.readline()
-    assert line == "forgot 1 memories\n", (line, process.stderr.read() if process.stderr else "")
-    time.sleep(delay)
-    process.send_signal(how)
-    process.wait(timeout=60)
+    assert process.stdout is not None and process.stderr is not None
+    try:
+        ready = select.select([process.stdout], [], [], 120)[0]  # generous: fails only if the agent hangs
+        line = process.stdout.readline() if ready else "(nothing in 120 s)"
+        assert line == "forgot 1 memories\n", (line, process.stderr.read() if process.poll() is not None else "")
+        time.sleep(delay)
+        process.send_signal(how)
+        process.wait(timeout=120)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
     return process
 
 
