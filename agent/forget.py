@@ -27,20 +27,18 @@ import re
 import shutil
 import signal
 import threading
-import unicodedata
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from agent.domain import ForgetRecord, MemoryRecord, normalise_text
+from agent.domain import ForgetRecord, MemoryRecord, fold_with_spans, normalise_text
 from agent.errors import AgentError, MemoryUnavailable, SessionBusy, SessionError
 from agent.memory.service import MemoryService
 from agent.ports import Ledger
 from agent.sessions import NAME_PATTERN, Session, SessionStore, read_regular, write_private
 
 FORGOTTEN = "[forgotten]"
-_RUNS = re.compile(r"\s+|\S+")
 
 
 class Forgotten:
@@ -69,7 +67,7 @@ class Forgotten:
         present = sorted((f for f in self._texts if f in folded), key=len, reverse=True)
         if not present:
             return text
-        fold, starts, ends = _fold_with_spans(text)
+        fold, starts, ends = fold_with_spans(text)
         spans: list[tuple[int, int]] = []
         for needle in present:
             at = fold.find(needle)
@@ -81,66 +79,6 @@ class Forgotten:
         for s, e in sorted(spans, reverse=True):
             text = text[:s] + FORGOTTEN + text[e:]
         return text
-
-
-def _fold_with_spans(text: str) -> tuple[str, list[int], list[int]]:
-    """``text`` folded as ``normalise_text`` folds it (not stripped), and for each folded character the span of
-    ``text`` it came from. NFKC and case folding change lengths ("ß" becomes "ss", a letter and its combining accent
-    become one letter), so each span covers the whole piece of the original that the character is part of."""
-    if text.isascii():  # NFKC changes nothing, case folding is lowercasing: only the runs of spaces shrink
-        return _fold_ascii(text)
-    chars: list[str] = []
-    starts: list[int] = []
-    ends: list[int] = []
-    for start, end in _pieces(text):
-        for char in unicodedata.normalize("NFKC", text[start:end]):
-            if char.isspace():  # what the \s of normalise_text matches: each run becomes one space
-                if chars and chars[-1] == " ":
-                    ends[-1] = end
-                    continue
-                folded = " "
-            else:
-                folded = char.casefold()
-            chars.extend(folded)
-            starts.extend([start] * len(folded))
-            ends.extend([end] * len(folded))
-    return "".join(chars), starts, ends
-
-
-def _fold_ascii(text: str) -> tuple[str, list[int], list[int]]:
-    chars: list[str] = []
-    starts: list[int] = []
-    ends: list[int] = []
-    for run in _RUNS.finditer(text):
-        start, end = run.span()
-        if run.group().isspace():
-            chars.append(" ")
-            starts.append(start)
-            ends.append(end)
-        else:
-            chars.append(run.group().lower())
-            starts.extend(range(start, end))
-            ends.extend(range(start + 1, end + 1))
-    return "".join(chars), starts, ends
-
-
-def _pieces(text: str) -> Iterator[tuple[int, int]]:
-    """Spans of ``text`` that NFKC normalises independently: a character with the combining marks after it, joined
-    with the next piece whenever normalising both together differs (Hangul jamo compose into one syllable)."""
-    start = 0
-    for at in range(1, len(text) + 1):
-        if at < len(text) and (unicodedata.combining(text[at]) or (
-                not (text[at].isascii() and text[at - 1].isascii()) and _composes(text, start, at))):
-            continue
-        yield start, at
-        start = at
-
-
-def _composes(text: str, start: int, at: int) -> bool:
-    """Whether the piece ``text[start:at]`` and the character at ``at`` normalise differently together."""
-    piece, char = text[start:at], text[at]
-    return unicodedata.normalize("NFKC", piece + char) != (unicodedata.normalize("NFKC", piece)
-                                                           + unicodedata.normalize("NFKC", char))
 
 
 def texts_of(records: Iterable[MemoryRecord]) -> list[str]:
