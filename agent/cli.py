@@ -12,7 +12,7 @@ import re
 import sys
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.console import Console
@@ -23,6 +23,11 @@ from agent.errors import AgentError, Interrupted
 from agent.memory.service import MemoryService
 from agent.sessions import SessionStore
 from agent.ui.render import escape_terminal, plural
+
+if TYPE_CHECKING:
+    from agent.ports import Ledger
+    from agent.wiring import DataPaths
+
 
 # Plain help (click's layout): typer's rich panels print a type after every flag (`--plain <bool>`), which reads
 # as if the flag took a value.
@@ -106,12 +111,16 @@ def _warn(line: str) -> None:
     print(f"agent: {line}", file=sys.stderr)
 
 
-def _finish_forgets() -> None:
-    """Every start finishes a forget that a kill or Ctrl-C cut short (``agent.forget``), and says so."""
+def _data_dir(ledger: Ledger | None = None) -> DataPaths:
+    """The data directory of every `agent memories` and `agent sessions` command. Opening it finishes first a forget
+    that a kill or Ctrl-C cut short (``agent.forget``), with the command's ``ledger`` if it has one open, and says
+    so."""
     from agent.wiring import ensure_data_dir, finish_forgets
 
     settings = STATE.settings()
-    finish_forgets(ensure_data_dir(settings.data_dir).for_user(settings.user), _warn)
+    paths = ensure_data_dir(settings.data_dir).for_user(settings.user)
+    finish_forgets(paths, _warn, ledger)
+    return paths
 
 
 @app.callback(invoke_without_command=True)
@@ -196,15 +205,11 @@ NameArg = Annotated[str, typer.Argument(help="The session name (as `agent sessio
 @sessions_app.callback()
 def sessions_root(data_dir: DataDirOpt = None, user: UserOpt = None, debug: DebugOpt = False) -> None:
     _apply_common(data_dir, debug, user)
-    _finish_forgets()
 
 
 def _session_store() -> SessionStore:
     """The sessions of this run's user (``--user``): no other user's are listed, shown or removed."""
-    from agent.wiring import ensure_data_dir
-
-    settings = STATE.settings()
-    return SessionStore(ensure_data_dir(settings.data_dir).for_user(settings.user).sessions, settings.user)
+    return SessionStore(_data_dir().sessions, STATE.settings().user)
 
 
 @sessions_app.command("list")
@@ -249,7 +254,6 @@ def sessions_rm(name: NameArg) -> None:
 @memories_app.callback()
 def memories_root(data_dir: DataDirOpt = None, user: UserOpt = None, debug: DebugOpt = False) -> None:
     _apply_common(data_dir, debug, user)
-    _finish_forgets()
 
 
 def _service(embedder: str | None = None, check: bool = True) -> MemoryService:
@@ -257,7 +261,9 @@ def _service(embedder: str | None = None, check: bool = True) -> MemoryService:
 
     if embedder is not None and embedder not in {"local", "openai"}:
         raise typer.BadParameter(f"{embedder!r} is not an embedder: use local or openai.", param_hint="--embedder")
-    return open_memory(STATE.settings(), embedder=embedder, check=check)
+    service = open_memory(STATE.settings(), embedder=embedder, check=check)
+    _data_dir(service.ledger)  # the ledger just opened: a locked one is waited for once, not twice
+    return service
 
 
 def _as_json(row: MemoryRecord | ScoredMemory) -> dict[str, Any]:
@@ -339,7 +345,7 @@ def memories_forget(
     if all_ == bool(ids):
         raise typer.BadParameter("give memory ids, or --all --yes.")
     from agent import forget
-    from agent.wiring import ensure_data_dir
+    from agent.wiring import DataPaths
 
     service = _service(embedder)
     known = service.list()
@@ -358,8 +364,8 @@ def memories_forget(
                 problem = "matches no memory" if not matches else f"matches {len(matches)} memories"
                 raise AgentError(f"{given!r} {problem}: use `agent memories list` to see the ids.")
             chosen.append(matches[0])
-    paths = ensure_data_dir(STATE.settings().data_dir).for_user(service.user)
-    places = forget.Places(SessionStore(paths.sessions, service.user), paths.history)
+    paths = DataPaths(STATE.settings().data_dir).for_user(service.user)
+    places = forget.Places(SessionStore(paths.sessions, service.user), paths.history, paths.root)
     with forget.critical() as held:
         begun = forget.begin(service, chosen, everything=all_)
     try:
@@ -369,9 +375,9 @@ def memories_forget(
         index_error = forget.drop_vectors(service, begun)
         outcome = forget.finish(begun.record, service.ledger, places)
     except KeyboardInterrupt as exc:
-        forgotten = plural(begun.count, "memory", "memories")
-        raise Interrupted(f"Interrupted: {forgotten} forgotten, but their words may still be in session files or "
-                          "the input history; the next start of agent removes them.") from exc
+        forgotten = f"{begun.count} memory is" if begun.count == 1 else f"{begun.count} memories are"
+        raise Interrupted(f"Interrupted: {forgotten} forgotten, but their words may still be in session files or the "
+                          "input history; the next start of agent removes them.") from exc
     for line in outcome.lines():
         typer.echo(escape_terminal(line))  # it names files found in the data directory
     if index_error is not None:
@@ -393,6 +399,7 @@ def memories_rebuild(embedder: EmbedderOpt = None) -> None:
     """Rebuild the vector index from the ledger (after Chroma's files were lost or damaged)."""
     from agent.recovery import rebuild_index
 
+    _data_dir()
     count, moved = rebuild_index(STATE.settings(), embedder)
     if moved is not None:
         typer.echo(f"moved the damaged index aside to {moved}")

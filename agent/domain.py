@@ -1,10 +1,12 @@
-"""Plain data shared by every layer: messages, memory records and scored memories."""
+"""Plain data shared by every layer: messages, memory records and scored memories, and the fold of text that makes
+two statements one memory."""
 
 from __future__ import annotations
 
 import hashlib
 import re
 import unicodedata
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -64,11 +66,74 @@ class ForgetRecord:
 
 
 _SPACES = re.compile(r"\s+")
+_RUNS = re.compile(r"\s+|\S+")
 
 
 def normalise_text(text: str) -> str:
     """The form two statements share when they say the same thing: NFKC, case-folded, spaces collapsed."""
     return _SPACES.sub(" ", unicodedata.normalize("NFKC", text)).strip().casefold()
+
+
+def fold_with_spans(text: str) -> tuple[str, list[int], list[int]]:
+    """``text`` folded as ``normalise_text`` folds it (not stripped), and for each folded character the span of
+    ``text`` it came from: forget finds a memory's words in any text by their fold, and replaces the original. NFKC
+    and case folding change lengths ("ß" becomes "ss", a letter and its combining accent become one letter), so
+    each span covers the whole piece of the original that the character is part of. Kept beside ``normalise_text``:
+    the two must fold alike (``tests/test_forget_fold.py`` checks it on random text)."""
+    if text.isascii():  # NFKC changes nothing, case folding is lowercasing: only the runs of spaces shrink
+        return _fold_ascii(text)
+    chars: list[str] = []
+    starts: list[int] = []
+    ends: list[int] = []
+    for start, end in _pieces(text):
+        for char in unicodedata.normalize("NFKC", text[start:end]):
+            if char.isspace():  # what the \s of normalise_text matches: each run becomes one space
+                if chars and chars[-1] == " ":
+                    ends[-1] = end
+                    continue
+                folded = " "
+            else:
+                folded = char.casefold()
+            chars.extend(folded)
+            starts.extend([start] * len(folded))
+            ends.extend([end] * len(folded))
+    return "".join(chars), starts, ends
+
+
+def _fold_ascii(text: str) -> tuple[str, list[int], list[int]]:
+    chars: list[str] = []
+    starts: list[int] = []
+    ends: list[int] = []
+    for run in _RUNS.finditer(text):
+        start, end = run.span()
+        if run.group().isspace():
+            chars.append(" ")
+            starts.append(start)
+            ends.append(end)
+        else:
+            chars.append(run.group().lower())
+            starts.extend(range(start, end))
+            ends.extend(range(start + 1, end + 1))
+    return "".join(chars), starts, ends
+
+
+def _pieces(text: str) -> Iterator[tuple[int, int]]:
+    """Spans of ``text`` that NFKC normalises independently: a character with the combining marks after it, joined
+    with the next piece whenever normalising both together differs (Hangul jamo compose into one syllable)."""
+    start = 0
+    for at in range(1, len(text) + 1):
+        if at < len(text) and (unicodedata.combining(text[at]) or (
+                not (text[at].isascii() and text[at - 1].isascii()) and _composes(text, start, at))):
+            continue
+        yield start, at
+        start = at
+
+
+def _composes(text: str, start: int, at: int) -> bool:
+    """Whether the piece ``text[start:at]`` and the character at ``at`` normalise differently together."""
+    piece, char = text[start:at], text[at]
+    return unicodedata.normalize("NFKC", piece + char) != (unicodedata.normalize("NFKC", piece)
+                                                           + unicodedata.normalize("NFKC", char))
 
 
 def content_hash(text: str) -> str:

@@ -24,22 +24,21 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import signal
 import threading
-import unicodedata
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from agent.domain import ForgetRecord, MemoryRecord, normalise_text
+from agent.domain import ForgetRecord, MemoryRecord, fold_with_spans, normalise_text
 from agent.errors import AgentError, MemoryUnavailable, SessionBusy, SessionError
 from agent.memory.service import MemoryService
 from agent.ports import Ledger
 from agent.sessions import NAME_PATTERN, Session, SessionStore, read_regular, write_private
 
 FORGOTTEN = "[forgotten]"
-_RUNS = re.compile(r"\s+|\S+")
 
 
 class Forgotten:
@@ -68,7 +67,7 @@ class Forgotten:
         present = sorted((f for f in self._texts if f in folded), key=len, reverse=True)
         if not present:
             return text
-        fold, starts, ends = _fold_with_spans(text)
+        fold, starts, ends = fold_with_spans(text)
         spans: list[tuple[int, int]] = []
         for needle in present:
             at = fold.find(needle)
@@ -80,66 +79,6 @@ class Forgotten:
         for s, e in sorted(spans, reverse=True):
             text = text[:s] + FORGOTTEN + text[e:]
         return text
-
-
-def _fold_with_spans(text: str) -> tuple[str, list[int], list[int]]:
-    """``text`` folded as ``normalise_text`` folds it (not stripped), and for each folded character the span of
-    ``text`` it came from. NFKC and case folding change lengths ("ß" becomes "ss", a letter and its combining accent
-    become one letter), so each span covers the whole piece of the original that the character is part of."""
-    if text.isascii():  # NFKC changes nothing, case folding is lowercasing: only the runs of spaces shrink
-        return _fold_ascii(text)
-    chars: list[str] = []
-    starts: list[int] = []
-    ends: list[int] = []
-    for start, end in _pieces(text):
-        for char in unicodedata.normalize("NFKC", text[start:end]):
-            if char.isspace():  # what the \s of normalise_text matches: each run becomes one space
-                if chars and chars[-1] == " ":
-                    ends[-1] = end
-                    continue
-                folded = " "
-            else:
-                folded = char.casefold()
-            chars.extend(folded)
-            starts.extend([start] * len(folded))
-            ends.extend([end] * len(folded))
-    return "".join(chars), starts, ends
-
-
-def _fold_ascii(text: str) -> tuple[str, list[int], list[int]]:
-    chars: list[str] = []
-    starts: list[int] = []
-    ends: list[int] = []
-    for run in _RUNS.finditer(text):
-        start, end = run.span()
-        if run.group().isspace():
-            chars.append(" ")
-            starts.append(start)
-            ends.append(end)
-        else:
-            chars.append(run.group().lower())
-            starts.extend(range(start, end))
-            ends.extend(range(start + 1, end + 1))
-    return "".join(chars), starts, ends
-
-
-def _pieces(text: str) -> Iterator[tuple[int, int]]:
-    """Spans of ``text`` that NFKC normalises independently: a character with the combining marks after it, joined
-    with the next piece whenever normalising both together differs (Hangul jamo compose into one syllable)."""
-    start = 0
-    for at in range(1, len(text) + 1):
-        if at < len(text) and (unicodedata.combining(text[at]) or (
-                not (text[at].isascii() and text[at - 1].isascii()) and _composes(text, start, at))):
-            continue
-        yield start, at
-        start = at
-
-
-def _composes(text: str, start: int, at: int) -> bool:
-    """Whether the piece ``text[start:at]`` and the character at ``at`` normalise differently together."""
-    piece, char = text[start:at], text[at]
-    return unicodedata.normalize("NFKC", piece + char) != (unicodedata.normalize("NFKC", piece)
-                                                           + unicodedata.normalize("NFKC", char))
 
 
 def texts_of(records: Iterable[MemoryRecord]) -> list[str]:
@@ -276,15 +215,50 @@ def scrub_contexts(ledger: Ledger, user: str, forgotten: Forgotten) -> int:
     return len(contexts)
 
 
+_ID = re.compile(rb"[0-9a-f]{32}")
+_CHUNK = 1 << 20
+
+
+def set_aside_copies(root: Path, ids: Iterable[str]) -> tuple[list[Path], list[Path]]:
+    """The copies of the index (``chroma.corrupt-*``, damaged and moved aside; ``chroma.backup-*``, kept before a
+    chromadb migration) and of the ledger (``ledger.sqlite3.corrupt-*``) in ``root`` whose files hold one of
+    ``ids``: an index copy holding an id holds its vector too, a ledger copy its text. A file that cannot be read
+    counts as holding them."""
+    wanted = {memory_id.encode() for memory_id in ids}
+    index = [c for c in [*root.glob("chroma.corrupt-*"), *root.glob("chroma.backup-*")] if c.is_dir()]
+    ledgers = [c for c in root.glob("ledger.sqlite3.corrupt-*") if not c.name.endswith(("-journal", "-wal", "-shm"))]
+    return ([c for c in sorted(index) if not c.is_symlink() and _holds(c, wanted)],
+            [c for c in sorted(ledgers) if _holds(c, wanted)])
+
+
+def _holds(path: Path, ids: set[bytes]) -> bool:
+    """Whether a file, or any file under a directory, holds one of ``ids`` in its raw bytes (read in chunks: a
+    copy of the index can be hundreds of megabytes)."""
+    files = [path] if path.is_file() else [f for f in path.rglob("*") if f.is_file() and not f.is_symlink()]
+    for file in files:
+        try:
+            with file.open("rb") as handle:
+                tail = b""
+                while chunk := handle.read(_CHUNK):
+                    if ids.intersection(_ID.findall(tail + chunk)):
+                        return True
+                    tail = chunk[-31:]
+        except OSError:
+            return True
+    return False
+
+
 # -- one forget, from its record to the last file ------------------------------------------------------------
 
 
 @dataclass(frozen=True)
 class Places:
-    """The files beside the ledger and the index where forgotten words can be."""
+    """The files beside the ledger and the index where forgotten words can be; ``root`` is the data directory,
+    where damaged files and backups of the index and the ledger are set aside."""
 
     sessions: SessionStore
     history: Path | None = None
+    root: Path | None = None
 
 
 @dataclass
@@ -346,12 +320,14 @@ def drop_vectors(service: MemoryService, begun: Begun) -> AgentError | None:
 
 @dataclass
 class Outcome:
-    """Where ``finish`` took the words out, where it could not, and whether the record is dropped."""
+    """Where ``finish`` took the words out, where it could not (a session held by another process keeps the
+    record), the copies of the index it deleted and the set-aside ledgers it could not rewrite."""
 
     places: list[str] = field(default_factory=list)
     busy: list[str] = field(default_factory=list)
     failed: list[str] = field(default_factory=list)
-    done: bool = False
+    copies: list[str] = field(default_factory=list)
+    ledgers: list[str] = field(default_factory=list)
 
     def lines(self, this_session: bool = False) -> list[str]:
         """What to tell the user, one line each; ``this_session`` when the chat scrubbed its own session."""
@@ -363,7 +339,17 @@ class Outcome:
                          "removes them.")
         if self.failed:
             lines.append(f"They could not be removed from: {'; '.join(self.failed)}.")
+        if self.copies:
+            lines.append(f"Deleted {_plural(len(self.copies), 'copy', 'copies')} of the index set aside, which held "
+                         f"their vectors ({', '.join(self.copies)}); the ledger rebuilds everything else they had.")
+        if self.ledgers:
+            lines.append(f"A {_ledger_note(self.ledgers)}.")
         return lines
+
+
+def _ledger_note(names: Sequence[str]) -> str:
+    return (f"damaged ledger set aside still holds their text ({', '.join(names)}): forget cannot rewrite a damaged "
+            "file, so delete it once you have recovered what you need from it")
 
 
 def finish(record: ForgetRecord, ledger: Ledger, places: Places, skip: str | None = None) -> Outcome:
@@ -388,10 +374,18 @@ def finish(record: ForgetRecord, ledger: Ledger, places: Places, skip: str | Non
                 outcome.places.append("the input history")
         except OSError as exc:
             outcome.failed.append(f"{places.history}: {exc.strerror}")
+    if places.root is not None:
+        copies, ledgers = set_aside_copies(places.root, record.ids)
+        for copy in copies:
+            try:
+                shutil.rmtree(copy)
+                outcome.copies.append(copy.name)
+            except OSError as exc:
+                outcome.failed.append(f"{copy}: {exc.strerror}")
+        outcome.ledgers = [copy.name for copy in ledgers]
     if not outcome.busy:
         try:
             ledger.drop_forget(record.key)
-            outcome.done = True
         except AgentError as exc:
             outcome.failed.append(f"the record of this forget ({exc}), so the next start of agent does it again")
     return outcome
@@ -412,9 +406,14 @@ def finish_cut_short(ledger: Ledger, places_of: Callable[[str], Places]) -> str 
         return (f"A forget that was cut short ({memories}) is not finished: its words stay in "
                 f"{_plural(len(busy), 'session', 'sessions')} open in another agent process ({', '.join(busy)}); "
                 "the next start of agent tries again.")
+    copies = [copy for outcome in outcomes for copy in outcome.copies]
+    where += [f"{_plural(len(copies), 'copy', 'copies')} of the index set aside (deleted)"] if copies else []
     said = f"their words were removed from {', '.join(where)}" if where else "no other file held their words"
     if failed:
         said += f", but could not be removed from: {'; '.join(failed)}"
+    ledgers = sorted({copy for outcome in outcomes for copy in outcome.ledgers})
+    if ledgers:
+        said += f"; a {_ledger_note(ledgers)}"
     return f"Finished a forget that was cut short ({memories}): {said}."
 
 

@@ -19,7 +19,7 @@ from agent.errors import AgentError, ConfigError, StoreCorrupt, UsageError
 from agent.forget import Places, finish_cut_short
 from agent.memory.retriever import FusionWeights
 from agent.memory.service import Extractor, MemoryPolicy, MemoryService
-from agent.ports import Embedder
+from agent.ports import Embedder, Ledger
 from agent.recovery import MirroredIndex, Notify, move_aside, reconcile, set_aside_index
 from agent.sessions import SessionStore
 
@@ -282,14 +282,21 @@ def _open_index(
     return index, False
 
 
-def finish_forgets(paths: DataPaths, notify: Notify) -> None:
+def finish_forgets(paths: DataPaths, notify: Notify, ledger: Ledger | None = None) -> None:
     """Finish the forgets a kill or Ctrl-C cut short (``agent.forget``): every start of the agent calls this, and
-    ``notify`` says what it did in one line. Without a ledger there is nothing to finish; a ledger that cannot be
-    opened now is left for the memory commands to report (or move aside)."""
+    ``notify`` says what it did in one line. ``ledger`` is the one the caller has open; without it the ledger is
+    opened here, if there is one, and one that cannot be opened now is left for the memory commands to report."""
     from agent.adapters.ledger import SqliteLedger
 
-    if not paths.ledger.exists():
-        return
+    own = None
+    if ledger is None:
+        if not paths.ledger.exists():
+            return
+        try:
+            ledger = own = SqliteLedger(paths.ledger)
+        except AgentError as exc:
+            log.debug("no forget finished: %s", exc)
+            return
     try:
         ledger = SqliteLedger(paths.ledger)
     except AgentError as exc:
@@ -300,11 +307,12 @@ def finish_forgets(paths: DataPaths, notify: Notify) -> None:
     except AgentError as exc:
         line = f"A forget that was cut short could not be finished now ({exc}); the next start tries again."
     finally:
-        ledger.close()
+        if own is not None:
+            own.close()
     if line:
         notify(line)
 
 
 def _places(paths: DataPaths) -> Places:
     """The session files and the input history of ``paths``' user, where a forget of theirs scrubs."""
-    return Places(SessionStore(paths.sessions, paths.user), paths.history)
+    return Places(SessionStore(paths.sessions, paths.user), paths.history, paths.root)

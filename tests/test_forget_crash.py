@@ -8,6 +8,7 @@ real process at random moments of the scrub and read every file under the data d
 from __future__ import annotations
 
 import random
+import select
 import signal
 import subprocess
 import sys
@@ -61,12 +62,18 @@ def forget_cut_short(env: dict[str, str], prefix: str, how: signal.Signals, dela
     (which it says just before it scrubs the other files)."""
     process = subprocess.Popen([sys.executable, "-m", "agent", "memories", "forget", prefix], env=env, text=True,
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    assert process.stdout is not None
-    line = process.stdout.readline()
-    assert line == "forgot 1 memory\n", (line, process.stderr.read() if process.stderr else "")
-    time.sleep(delay)
-    process.send_signal(how)
-    process.wait(timeout=60)
+    assert process.stdout is not None and process.stderr is not None
+    try:
+        ready = select.select([process.stdout], [], [], 120)[0]  # generous: fails only if the agent hangs
+        line = process.stdout.readline() if ready else "(nothing in 120 s)"
+        assert line == "forgot 1 memory\n", (line, process.stderr.read() if process.poll() is not None else "")
+        time.sleep(delay)
+        process.send_signal(how)
+        process.wait(timeout=120)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
     return process
 
 
@@ -90,14 +97,15 @@ def test_a_forget_killed_during_its_scrub_is_finished_by_the_next_start_whicheve
             told = [line for line in start.stderr.splitlines() if "forget that was cut short" in line]
             if killed:
                 assert len(told) == 1 and "Finished a forget that was cut short (1 memory): " in told[0], told
-                if left:
+                if any(not f.startswith("ledger.sqlite3") for f in left):
                     assert "their words were removed from" in told[0], told
+            else:  # it finished before the kill landed
+                assert told == []
             assert leaks(data) == [], f"round {round_}, delay {delay:.2f} s: the words are still there"
             again = agent(env, "sessions", "list")
             assert "cut short" not in again.stderr, "the record was dropped once the job was done"
-            assert f"'{prefix}' matches no memory" in agent(env, "memories", "forget", prefix).stderr
-    assert left_behind[0] > 0, "the first kill, right after `forgot`, must land in the middle of the scrub"
-    assert max(left_behind) <= SESSIONS
+    assert f"'{prefix}' matches no memory" in agent(env, "memories", "forget", prefix).stderr, "and it is gone"
+    assert any(left_behind), "at least one kill landed in the middle of the scrub"
 
 
 @pytest.mark.slow
@@ -105,14 +113,16 @@ def test_ctrl_c_during_the_scrub_says_the_next_start_finishes_it_and_it_does(tmp
     data = tmp_path / "data"
     with FakeOpenAI() as fake:
         env = agent_env(fake)
-        prefix = seed(data)
-        process = forget_cut_short(env, prefix, signal.SIGINT, 0.0)
+        for _ in range(3):  # a loaded machine may let the scrub end before the signal lands: then try again
+            process = forget_cut_short(env, seed(data), signal.SIGINT, 0.0)
+            if process.returncode != 0:
+                break
         assert process.stderr is not None
         stderr = process.stderr.read()
         assert process.returncode == 130, stderr
         assert stderr.splitlines()[-1:] == [
-            "agent: Interrupted: 1 memory forgotten, but their words may still be in session files or the "
-            "input history; the next start of agent removes them."], stderr
+            "agent: Interrupted: 1 memory is forgotten, but their words may still be in session files or the input "
+            "history; the next start of agent removes them."], stderr
         assert leaks(data), "the interrupt landed in the middle of the scrub"
         start = agent(env, "sessions", "list")
         assert start.returncode == 0 and "Finished a forget that was cut short (1 memory)" in start.stderr

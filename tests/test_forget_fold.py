@@ -15,8 +15,8 @@ import pytest
 
 from agent.adapters.ledger import SqliteLedger
 from agent.conversation import Turn
-from agent.domain import MemoryRecord, content_hash, memory_id, normalise_text
-from agent.forget import FORGOTTEN, Forgotten, _fold_with_spans
+from agent.domain import MemoryRecord, content_hash, fold_with_spans, memory_id, normalise_text
+from agent.forget import FORGOTTEN, Forgotten
 from agent.sessions import Session, SessionStore
 
 SAID = "My flat is in the Hauptstraße 12 above Café Müller"
@@ -53,7 +53,7 @@ def test_the_scrub_folds_exactly_as_the_ids_do_on_random_text() -> None:
     rng = random.Random(7)
     for _ in range(5000):
         text = "".join(rng.choice(pool) for _ in range(rng.randint(0, 14)))
-        fold, starts, ends = _fold_with_spans(text)
+        fold, starts, ends = fold_with_spans(text)
         assert fold.strip() == normalise_text(text), repr(text)
         assert len(starts) == len(ends) == len(fold)
         assert all(0 <= s < e <= len(text) for s, e in zip(starts, ends, strict=True))

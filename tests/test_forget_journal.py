@@ -10,6 +10,7 @@ import subprocess
 import sys
 import threading
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -18,7 +19,8 @@ from agent.adapters.ledger import SqliteLedger
 from agent.conversation import Turn
 from agent.forget import FORGOTTEN, Places
 from agent.sessions import Session, SessionStore
-from tests.repl_harness import memory_service
+from tests.chat_fakes import ScriptedChat
+from tests.repl_harness import build_chat, memory_service, run_lines
 
 SECRET = "I hide my spare key under the CANARY-Zq81x flowerpot"
 CHESS = "I play chess with my brother every week"
@@ -119,3 +121,25 @@ def test_critical_holds_ctrl_c_until_the_block_is_done_and_says_it_came(tmp_path
     with pytest.raises(KeyboardInterrupt):  # the usual handler is back
         os.kill(os.getpid(), signal.SIGINT)
         threading.Event().wait(5)
+
+
+def test_ctrl_c_during_a_forget_in_the_chat_waits_for_it_to_finish(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+                                                                   ) -> None:
+    where = places(tmp_path)
+    memory = memory_service(tmp_path / "mem")
+    memory.add(SECRET)
+    record_forget = memory.ledger.record_forget
+
+    def interrupted(*args: Any) -> tuple[int, int]:
+        os.kill(os.getpid(), signal.SIGINT)  # Ctrl-C while the memory thread writes the record
+        return record_forget(*args)
+
+    monkeypatch.setattr(memory.ledger, "record_forget", interrupted)
+    done = run_lines(build_chat(tmp_path, ScriptedChat(), memory=lambda: memory, session="friday",
+                                history=where.history), "/memories", "/forget 1")
+
+    assert done.log.splitlines()[-3:] == [
+        "Forgot 1 memory.",
+        "The forgotten words were also removed from session monday, the input history.",
+        "(Ctrl-C waited for the forget to finish.)"]
+    assert memory.ledger.pending_forgets() == [] and leaks(tmp_path) == []

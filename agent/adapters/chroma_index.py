@@ -64,6 +64,7 @@ T = TypeVar("T")
 
 HNSW_CONFIG = {"hnsw": {"space": "cosine", "sync_threshold": 2, "batch_size": 2}}
 COMPACT_MARK = "agent-compact"
+FLUSH_ID = "agent-flush"
 LOCK_WAIT = 0.5
 SERVER_TIMEOUT = 15.0
 PROBE_K = 10
@@ -423,6 +424,19 @@ class ChromaIndex:
         self._scramble(collection, ids)
         for _, chunk in self._batches(ids):
             self._call("delete vectors", partial(collection.delete, ids=chunk))
+        self._flush(collection)
+
+    def _flush(self, collection: Any) -> None:
+        """Write and delete a placeholder, so the HNSW segment persists the delete now. Until it does, its id map
+        (``index_metadata.pickle``) and Chroma's write log keep the deleted ids, and an id derives from the memory's
+        text: it would confirm a guessed sentence. (Measured: after this, and the vacuum at exit, no file of the
+        store holds a deleted id.)"""
+        space = self.space()
+        if space is None:
+            return
+        noise = [_noise(space[2])]
+        self._call("flush deletions", lambda: collection.upsert(ids=[FLUSH_ID], embeddings=noise))
+        self._call("flush deletions", lambda: collection.delete(ids=[FLUSH_ID]))
 
     def _mark_for_compaction(self) -> None:
         """Before anything is deleted, so a kill in the middle still leaves the file to compact at the next open."""
@@ -482,10 +496,9 @@ class ChromaIndex:
 
     def reset(self) -> None:
         """Drop this user's collection; the next write creates it afresh. Chroma leaves a dropped collection's files
-        on disk, so its vectors are scrambled first (see ``_scramble``)."""
+        on disk, so its vectors are scrambled and deleted first (see ``_scramble`` and ``_flush``)."""
         collection = self._get()
         if collection is not None:
-            self._mark_for_compaction()
-            self._scramble(collection, sorted(self.ids()))
+            self.delete(sorted(self.ids()))  # scrambled, and gone from the id map the dropped files keep
             self._call("drop its collection", lambda: self._client.delete_collection(self._name))
         self._collection = None

@@ -267,15 +267,11 @@ class MemoryService:
     # -- forget, reindex, rebuild -----------------------------------------------------------------------
 
     def forget(self, ids: Sequence[str]) -> int:
-        """Remove memories from retrieval and erase their text from the ledger; returns how many existed."""
+        """Remove memories from retrieval and erase their text from the ledger; returns how many existed. (Eviction
+        uses this; a forget the user asks for goes through ``agent.forget``, which also scrubs the other files.)"""
         if not ids:
             return 0
         self.index.delete(ids)
-        return self.ledger.delete(self.user, ids)
-
-    def forget_all(self) -> int:
-        ids = [r.id for r in self.list()]
-        self.index.reset()
         return self.ledger.delete(self.user, ids)
 
     def rebuild(self, batch: int = 256, group: int = 2048) -> int:

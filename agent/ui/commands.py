@@ -218,7 +218,9 @@ class Commands:
         scrubbed here, in memory too, and every other file on the memory thread."""
         known = {r.id: r for r in memory.call(lambda s: s.list())}
         gone = [known[memory_id] for memory_id in ids if memory_id in known]
-        engine, places = self.engine, forget.Places(self.engine.store, self.history)
+        engine = self.engine
+        # The sessions directory is in the data directory, where copies of the index and the ledger are set aside.
+        places = forget.Places(engine.store, self.history, engine.store.directory.parent)
         with forget.critical() as held:
             begun = memory.call(lambda s: forget.begin(s, gone))
             index_error = memory.call(lambda s: forget.drop_vectors(s, begun))
