@@ -1,7 +1,8 @@
 """The memory service: the one object the REPL, the CLI and the benchmark call for long-term memory.
 
 Write path: gate -> ledger (durable, the source of truth) -> embed what is new -> vector index -> evict past
-capacity. Read path: retriever ranking -> threshold -> token-budgeted block. Forget removes from both stores.
+capacity, never more than the write added plus ``EVICTION_SLACK`` (see ``MemoryService.room``). Read path:
+retriever ranking -> threshold -> token-budgeted block. Forget removes from both stores.
 It holds no terminal code and no client library: everything outside comes in through ``agent.ports``.
 """
 
@@ -13,7 +14,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from agent.domain import MemoryKind, MemoryRecord, ScoredMemory, content_hash, memory_id
-from agent.errors import EmbedderMismatch, MemoryRefused
+from agent.errors import EmbedderMismatch, MemoryRefused, OverCapacity
 from agent.memory import gate
 from agent.memory.calibration import default_grounding, default_threshold
 from agent.memory.context import MemoryBlock, build_block
@@ -24,6 +25,13 @@ from agent.tokens import TokenCounter, count_tokens
 log = logging.getLogger(__name__)
 
 Extractor = Callable[[str], list[str]]
+
+# "A handful": a write evicts the least recently seen memories it pushes past the capacity, which is as many as it
+# added, plus at most this many more: a store already this far over (two writers at once, a kill between a write
+# and its eviction) is brought back by the next write. A store further over than that (the capacity was lowered,
+# or a store was opened with a smaller one) is never shrunk by a write: new memories are refused, with the command
+# that evicts (``agent memories evict``), until the user runs it or raises the capacity.
+EVICTION_SLACK = 2
 
 
 @dataclass(frozen=True)
@@ -48,6 +56,8 @@ class WriteReport:
     decision: gate.GateDecision
     stored: tuple[MemoryRecord, ...] = ()
     skipped_reason: str = ""
+    # The least recently seen memories this write pushed past the capacity, which left the store.
+    evicted: tuple[MemoryRecord, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -143,17 +153,48 @@ class MemoryService:
             self._record(t, k, session=session, turn=turn, when=stamp, source=text.strip(), extra=extra)
             for t, k in texts
         ]
-        stored = self.write(records)
-        return WriteReport(decision, stored=tuple(stored))
+        full = self.room(records)
+        if full:
+            log.debug("gate: skip (%s)", full)
+            return WriteReport(decision, skipped_reason=full)
+        stored, evicted = self._write(records)
+        return WriteReport(decision, stored=tuple(stored), evicted=tuple(evicted))
 
-    def add(self, text: str, *, session: str = "cli", turn: int = 0, kind: MemoryKind = "explicit") -> MemoryRecord:
+    def remember(self, text: str, *, session: str = "cli", turn: int = 0, kind: MemoryKind = "explicit") -> WriteReport:
         """Store ``text`` as given (``/remember``, ``agent memories add``): the user's explicit wish, which skips
-        the judgement of what is worth keeping but not the refusals that hold for every memory."""
+        the judgement of what is worth keeping but not the refusals that hold for every memory, nor the capacity.
+        Raises ``MemoryRefused`` or ``OverCapacity``; the report says what was stored and what was evicted."""
         refused = gate.refusal(text)
         if refused:
             raise MemoryRefused(f"Not remembered: {refused}.")
         record = self._record(text.strip(), kind, session=session, turn=turn, when=self._clock(), source=text.strip())
-        return self.write([record])[0]
+        full = self.room([record])
+        if full:
+            raise OverCapacity(f"Not remembered: {full}.")
+        stored, evicted = self._write([record])
+        return WriteReport(gate.GateDecision(True, "explicit", text=record.text, explicit=True), tuple(stored),
+                           evicted=tuple(evicted))
+
+    def add(self, text: str, *, session: str = "cli", turn: int = 0, kind: MemoryKind = "explicit") -> MemoryRecord:
+        """``remember`` for a caller that wants the stored record only."""
+        return self.remember(text, session=session, turn=turn, kind=kind).stored[0]
+
+    def room(self, records: Sequence[MemoryRecord]) -> str:
+        """Why ``records`` cannot be stored without evicting in bulk, or "" when they can.
+
+        Only new memories need room (a restatement refreshes one). A store more than ``EVICTION_SLACK`` over its
+        capacity would lose everything above it to this one write: that is the user's decision, not a write's."""
+        capacity, count = self.policy.capacity, self.ledger.count(self.user)
+        over = count - capacity
+        if over <= EVICTION_SLACK:
+            return ""
+        known = self.ledger.get(self.user, [r.id for r in records])
+        if all(r.id in known for r in records):
+            return ""
+        return (f"the store holds {count:,} memories, {over:,} over its capacity of {capacity:,}, and a new memory "
+                f"never evicts more than a handful: run `agent memories evict --to {capacity}` to see the {over:,} "
+                f"least recently seen that would go (then add --yes), or raise AGENT_MEMORY_CAPACITY to {count} "
+                "or more")
 
     def _record(
         self,
@@ -196,11 +237,15 @@ class MemoryService:
         return kept
 
     def write(self, records: Sequence[MemoryRecord]) -> list[MemoryRecord]:
-        """Ledger first, then vectors for the records not already stored, then eviction past capacity.
+        """Ledger first, then vectors for the records not already stored, then eviction past capacity (at most
+        what the write added plus ``EVICTION_SLACK``; evictions are logged, ``observe`` and ``remember`` report
+        them). A statement stored before only has its ``last_seen`` refreshed: nothing is embedded twice."""
+        return self._write(records)[0]
 
-        A statement stored before only has its ``last_seen`` refreshed: nothing is embedded twice."""
+    def _write(self, records: Sequence[MemoryRecord]) -> tuple[list[MemoryRecord], list[MemoryRecord]]:
+        """``write``, returning (stored, evicted)."""
         if not records:
-            return []
+            return [], []
         self.check_space()
         self.flush_seen()
         unique = list({r.id: r for r in records}.values())
@@ -215,13 +260,29 @@ class MemoryService:
             if self.index.space() is None:
                 self.index.claim(space_of(self.embedder))
             self.index.upsert([r.id for r in fresh], vectors)
-        self._evict()
-        return unique
+        return unique, self._evict(added=len(unique) - len(known))
 
-    def _evict(self) -> None:
+    def _evict(self, added: int) -> list[MemoryRecord]:
+        """Forget the least recently seen memories past the capacity, if this write put them there: no more than
+        it ``added`` plus ``EVICTION_SLACK``. A store further over is left as it is (``room`` explains why)."""
         excess = self.ledger.count(self.user) - self.policy.capacity
-        if excess > 0:
-            self.forget(self.ledger.oldest(self.user, excess))
+        if excess <= 0:
+            return []
+        if excess > added + EVICTION_SLACK:
+            log.info("The store is %d memories over its capacity of %d: nothing evicted (`agent memories evict`).",
+                     excess, self.policy.capacity)
+            return []
+        evicted = self.least_recently_seen(excess)
+        self.forget([r.id for r in evicted])
+        for record in evicted:
+            log.info("evicted %s (least recently seen, capacity %d)", record.id, self.policy.capacity)
+        return evicted
+
+    def least_recently_seen(self, n: int) -> list[MemoryRecord]:
+        """The ``n`` memories an eviction takes first: least recently seen, then oldest written."""
+        ids = self.ledger.oldest(self.user, n) if n > 0 else []
+        found = self.ledger.get(self.user, ids)
+        return [found[mid] for mid in ids if mid in found]
 
     # -- read path --------------------------------------------------------------------------------------
 

@@ -39,7 +39,7 @@ from agent.extract import model_extractor
 from agent.sessions import Session, SessionStore, check_name, new_name
 from agent.tokens import count_tokens
 from agent.tokens import warm_up as warm_up_tokens
-from agent.ui.commands import Commands, is_command, shorten
+from agent.ui.commands import Commands, evicted_line, is_command, shorten
 from agent.ui.output import Mode, Output
 from agent.ui.prompt import EmptyLineInterrupt, LineReader, PipeReader, TerminalReader
 from agent.wiring import ensure_data_dir, open_memory
@@ -254,6 +254,8 @@ class Repl:
         elif outcome.report is not None and outcome.report.stored:
             for record in outcome.report.stored:
                 self.out.notice(f"remembered: {shorten(record.text)}", "green")
+            for record in outcome.report.evicted:
+                self.out.notice(evicted_line(record))
         elif outcome.report is not None and outcome.report.skipped_reason:
             self.out.warn(f"memory: not saved ({outcome.report.skipped_reason})")
 
