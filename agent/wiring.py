@@ -17,7 +17,7 @@ from agent.errors import ConfigError, StoreCorrupt
 from agent.memory.retriever import FusionWeights
 from agent.memory.service import Extractor, MemoryPolicy, MemoryService
 from agent.ports import Embedder
-from agent.recovery import MirroredIndex, Notify, move_aside, reconcile, set_aside_index
+from agent.recovery import MirroredIndex, Notify, drop_set_aside_indexes, move_aside, reconcile, set_aside_index
 
 if TYPE_CHECKING:
     from agent.adapters.chroma_index import ChromaIndex
@@ -148,10 +148,12 @@ def open_memory(
         )
         if check:
             service.check_space()
-            restored = reconcile(ledger, index, service.embedder, settings.user, tell)
-            if restored and not set_aside:  # a set-aside index was announced as rebuilt from the ledger already
-                tell(f"The memory index lacked {restored} of {service.count()} memories; they were restored "
+            done = reconcile(ledger, index, service.embedder, settings.user, tell)
+            if done.restored and not set_aside:  # a set-aside index was announced as rebuilt from the ledger already
+                tell(f"The memory index lacked {done.restored} of {service.count()} memories; they were restored "
                      "from the ledger.")
+            if done.whole and not settings.chroma_url:
+                drop_set_aside_indexes(paths.chroma)
     except BaseException:
         ledger.close()
         raise
@@ -175,6 +177,6 @@ def _open_index(
         index.probe(ledger.latest_vectors(settings.user, PROBE_LATEST))
     except StoreCorrupt as exc:
         moved = set_aside_index(paths.chroma)
-        notify(f"{exc} It was moved aside to {moved} and is rebuilt from the ledger.")
+        notify(f"{exc} It was moved aside to {moved} and is rebuilt from the ledger (that copy goes once it is).")
         return ChromaIndex(open_client(paths.chroma, None), settings.user, str(paths.chroma)), True
     return index, False
