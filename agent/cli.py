@@ -278,10 +278,12 @@ def memories_add(text: str, embedder: EmbedderOpt = None) -> None:
         typer.echo(f"evicted {record.id[:8]} (the least recently seen, past the capacity): {shown}")
 
 
+KeepOpt = Annotated[int | None, typer.Option("--to", min=0, help="Memories to keep (default: AGENT_MEMORY_CAPACITY).")]
+
+
 @memories_app.command("evict")
 def memories_evict(
-    to: Annotated[int | None, typer.Option("--to", min=0, help="Memories to keep (default: AGENT_MEMORY_CAPACITY).")]
-    = None,
+    to: KeepOpt = None,
     yes: Annotated[bool, typer.Option("--yes", help="Evict them (without it, only list what would go).")] = False,
     as_json: JsonOpt = False,
     embedder: EmbedderOpt = None,

@@ -133,6 +133,7 @@ def _open_embedded(chroma_dir: Path) -> Any:
             return _clients[key]
         locking.acquire(chroma_dir, LOCK_WAIT)
         fresh = not (chroma_dir / "chroma.sqlite3").exists()
+        client: Any = None
         try:
             chroma_files.check_version(chroma_dir)
             chroma_files.check_sqlite(chroma_dir)
@@ -149,6 +150,8 @@ def _open_embedded(chroma_dir: Path) -> Any:
                                                                           chroma_dir) from exc
             chroma_files.record_version(chroma_dir)
         except OSError as exc:  # the version backup or sidecar on a full or read-only disk
+            if client is not None:  # opened before its sidecar failed: not used, and ``_full`` may remove it
+                _close_quietly(client, key)
             locking.release(chroma_dir)
             what = f"The memory index at {chroma_dir} cannot be prepared"
             raise _full(exc, chroma_dir, what, fresh) or MemoryUnavailable(
@@ -210,11 +213,17 @@ def close_client(chroma_dir: Path) -> None:
     with _clients_mutex:
         client = _clients.pop(key, None)
         if client is not None:
-            try:
-                client.close()
-            except Exception as exc:  # a store that failed mid-way may not close cleanly; it is dropped anyway
-                log.debug("closing the index at %s: %s", key, exc)
+            _close_quietly(client, key)
         _discard_system(str(key))
+
+
+def _close_quietly(client: Any, key: Path) -> None:
+    """Close ``client`` and drop it from Chroma's cache; a store that failed mid-way may not close cleanly."""
+    try:
+        client.close()
+    except Exception as exc:
+        log.debug("closing the index at %s: %s", key, exc)
+    _discard_system(str(key))
 
 
 def forget_clients() -> None:
