@@ -330,8 +330,47 @@ def memories_add(text: str, embedder: EmbedderOpt = None) -> None:
     """Store TEXT as an explicit memory."""
     if not text.strip():
         raise typer.BadParameter("the memory text is empty.", param_hint="TEXT")
-    record = _service(embedder).add(text)
-    typer.echo(f"remembered {record.id[:8]}: {escape_terminal(record.text)}")
+    report = _service(embedder).remember(text)
+    for record in report.stored:
+        typer.echo(f"remembered {record.id[:8]}: {escape_terminal(record.text)}")
+    for record in report.evicted:
+        shown = escape_terminal(record.text)
+        typer.echo(f"evicted {record.id[:8]} (the least recently seen, past the capacity): {shown}")
+
+
+KeepOpt = Annotated[int | None, typer.Option("--to", min=0, help="Memories to keep (default: AGENT_MEMORY_CAPACITY).")]
+
+
+@memories_app.command("evict")
+def memories_evict(
+    to: KeepOpt = None,
+    yes: Annotated[bool, typer.Option("--yes", help="Evict them (without it, only list what would go).")] = False,
+    as_json: JsonOpt = False,
+    embedder: EmbedderOpt = None,
+) -> None:
+    """Evict the least recently seen memories down to N: lists what would go; with --yes, evicts it."""
+    service = _service(embedder)
+    keep = service.policy.capacity if to is None else to
+    count = service.count()
+    going = service.least_recently_seen(count - keep)
+    if not going:
+        typer.echo(f"Nothing to evict: {count:,} memories, {keep:,} may stay.")
+        return
+    if not yes:
+        if as_json:
+            typer.echo(_json([_as_json(r) for r in going]))
+        else:
+            for record in going:
+                seen = datetime.fromtimestamp(record.last_seen).strftime("%Y-%m-%d %H:%M")
+                typer.echo(f"{record.id[:8]}  last seen {seen}  {escape_terminal(record.text)}")
+        print(f"These {len(going):,} least recently seen of {count:,} memories would be evicted to keep {keep:,}; "
+              f"nothing was evicted: run `agent memories evict --to {keep} --yes` to evict them.", file=sys.stderr)
+        return
+    typer.echo(f"evicting {len(going):,} memories...")
+    service.forget([r.id for r in going])
+    first, last = (datetime.fromtimestamp(r.last_seen).strftime("%Y-%m-%d %H:%M") for r in (going[0], going[-1]))
+    typer.echo(f"evicted {len(going):,} memories, the least recently seen (last seen {first} to {last}); "
+               f"{service.count():,} remain")
 
 
 @memories_app.command("forget")

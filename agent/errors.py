@@ -9,9 +9,11 @@ can turn any of them into one line and an exit code, and print a traceback only 
     ├── MemoryUnavailable           the long-term store cannot be opened or used right now
     │   ├── StoreCorrupt            a file of the store is damaged; ``path`` names it
     │   ├── StoreLocked             another process holds the store
+    │   ├── DiskFull                the disk has no room for the store's writes; ``path`` names the directory
     │   └── EmbedderMismatch        the store was built by another embedder; the fix is a reindex
     ├── MemoryRefused               an explicit memory that must never be stored (a secret, a link, an instruction)
     ├── Interrupted                 Ctrl-C stopped a command half-way; the message says what is left (exit code 130)
+    ├── OverCapacity                storing a memory would evict many others: the user decides (``memories evict``)
     ├── EmbeddingError              the embedder failed (model missing, server error)
     ├── ChatError                   the chat model failed
     │   ├── ChatRetryable           429, 5xx, timeouts: retried before it reaches the user
@@ -54,6 +56,15 @@ class StoreCorrupt(MemoryUnavailable):
         self.path = path
 
 
+class DiskFull(MemoryUnavailable):
+    """A write of the memory store failed for want of room (no space, a quota, a file size limit): not damage,
+    so nothing is moved aside. ``path`` is the directory that could not be written."""
+
+    def __init__(self, message: str, path: Path) -> None:
+        super().__init__(message)
+        self.path = path
+
+
 class StoreLocked(MemoryUnavailable):
     """Another process holds the store and the wait for it ran out."""
 
@@ -70,6 +81,10 @@ class Interrupted(AgentError):
     """Ctrl-C stopped a command whose work is half done: the message says what was done and what finishes it."""
 
     exit_code = 130
+
+
+class OverCapacity(AgentError):
+    """The store is far over its capacity: a new memory would evict in bulk, which only the user may decide."""
 
 
 class EmbeddingError(AgentError):

@@ -16,8 +16,10 @@ re-embedding thousands of memories takes minutes, or API calls.
 from __future__ import annotations
 
 import logging
+import shutil
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -56,16 +58,31 @@ def move_aside(path: Path) -> Path:
 
 def set_aside_index(chroma_dir: Path) -> Path:
     """Close the embedded store of ``chroma_dir`` in this process and move it aside, holding its lock meanwhile so
-    no other process opens it half-moved."""
+    no other process opens it half-moved. At most one index is kept set aside: an older one goes first (an index is
+    derived from the ledger, and each copy can weigh hundreds of MB), and ``drop_set_aside_indexes`` removes the
+    last once the index is whole again. A damaged ledger moved aside is never removed: it holds text."""
     from agent import locking
     from agent.adapters.chroma_index import LOCK_WAIT, close_client
 
     locking.acquire(chroma_dir, LOCK_WAIT)
     try:
         close_client(chroma_dir)
+        drop_set_aside_indexes(chroma_dir)
         return move_aside(chroma_dir)
     finally:
         locking.release(chroma_dir)
+
+
+def set_aside_indexes(chroma_dir: Path) -> list[Path]:
+    return sorted(p for p in chroma_dir.parent.glob(f"{chroma_dir.name}.corrupt-*") if p.is_dir())
+
+
+def drop_set_aside_indexes(chroma_dir: Path) -> list[Path]:
+    """Remove the damaged indexes set aside beside ``chroma_dir``; returns them."""
+    dropped = set_aside_indexes(chroma_dir)
+    for path in dropped:
+        shutil.rmtree(path, ignore_errors=True)
+    return dropped
 
 
 class MirroredIndex:
@@ -117,10 +134,21 @@ def _agree_on_space(ledger: SqliteLedger, chroma: ChromaIndex, user: str) -> Non
         chroma.claim(kept)
 
 
-def reconcile(ledger: SqliteLedger, index: MirroredIndex, embedder: Embedder, user: str, notify: Notify) -> int:
+@dataclass(frozen=True)
+class Reconciled:
+    """What ``reconcile`` did: how many memories it put back into the index, and whether the index now holds
+    every memory of the ledger."""
+
+    restored: int
+    whole: bool
+
+
+def reconcile(
+    ledger: SqliteLedger, index: MirroredIndex, embedder: Embedder, user: str, notify: Notify
+) -> Reconciled:
     """Make ``user``'s index hold the ledger's memories and nothing else, and the ledger a copy of each vector, as
-    far as it can be done now; anything left undone is told through ``notify`` in one line. Returns how many
-    memories it put back into the index (the caller says so: it knows whether the index was just set aside).
+    far as it can be done now; anything left undone is told through ``notify`` in one line. The caller says what
+    was restored: it knows whether the index was just set aside.
 
     The index adapter cuts every call into batches Chroma accepts, so a store of any size is restored at once."""
     chroma = index.chroma
@@ -138,7 +166,7 @@ def reconcile(ledger: SqliteLedger, index: MirroredIndex, embedder: Embedder, us
         ledger.put_vectors(user, list(found), list(found.values()))
     missing = sorted(stored - indexed)
     if not missing:
-        return 0
+        return Reconciled(0, True)
     copies = ledger.stored_vectors(user, missing)
     if copies:
         chroma.upsert(list(copies), list(copies.values()))
@@ -147,18 +175,18 @@ def reconcile(ledger: SqliteLedger, index: MirroredIndex, embedder: Embedder, us
     if len(unembedded) > RECONCILE_LIMIT:
         notify(f"{len(unembedded)} of {len(stored)} memories have no vector in the index, so chat cannot recall "
                "them: run `agent memories rebuild`.")
-        return len(copies)
+        return Reconciled(len(copies), False)
     if unembedded:
         records = ledger.get(user, unembedded)
         try:
             vectors = embedder.embed([records[mid].text for mid in unembedded])
         except EmbeddingError as exc:
             notify(f"{len(unembedded)} memories are not in the index yet and could not be embedded now ({exc}).")
-            return len(copies)
+            return Reconciled(len(copies), False)
         if index.space() is None:
             index.claim(space_of(embedder))
         index.upsert(unembedded, vectors)
-    return len(missing)
+    return Reconciled(len(missing), True)
 
 
 def rebuild_index(settings: Settings, embedder: str | None = None) -> tuple[int, Path | None]:
@@ -172,4 +200,7 @@ def rebuild_index(settings: Settings, embedder: str | None = None) -> tuple[int,
     moved = None
     if not settings.chroma_url and written_by_newer_chromadb(paths.chroma):
         moved = set_aside_index(paths.chroma)
-    return open_memory(settings, embedder=embedder, check=False).rebuild(), moved
+    count = open_memory(settings, embedder=embedder, check=False).rebuild()
+    if not settings.chroma_url and moved is None:
+        drop_set_aside_indexes(paths.chroma)
+    return count, moved

@@ -20,7 +20,7 @@ from agent.forget import Places, finish_cut_short
 from agent.memory.retriever import FusionWeights
 from agent.memory.service import Extractor, MemoryPolicy, MemoryService
 from agent.ports import Embedder, Ledger
-from agent.recovery import MirroredIndex, Notify, move_aside, reconcile, set_aside_index
+from agent.recovery import MirroredIndex, Notify, drop_set_aside_indexes, move_aside, reconcile, set_aside_index
 from agent.sessions import SessionStore
 
 if TYPE_CHECKING:
@@ -250,10 +250,12 @@ def open_memory(
         service = MemoryService(ledger, index, embedder, settings.user, memory_policy(settings), extractor)
         if check:
             service.check_space()
-            restored = reconcile(ledger, index, service.embedder, settings.user, tell)
-            if restored and not set_aside:  # a set-aside index was announced as rebuilt from the ledger already
-                tell(f"The memory index lacked {restored} of {service.count()} memories; they were restored "
+            done = reconcile(ledger, index, service.embedder, settings.user, tell)
+            if done.restored and not set_aside:  # a set-aside index was announced as rebuilt from the ledger already
+                tell(f"The memory index lacked {done.restored} of {service.count()} memories; they were restored "
                      "from the ledger.")
+            if done.whole and not settings.chroma_url:
+                drop_set_aside_indexes(paths.chroma)
     except BaseException:
         ledger.close()
         raise
@@ -277,7 +279,7 @@ def _open_index(
         index.probe(ledger.latest_vectors(settings.user, PROBE_LATEST))
     except StoreCorrupt as exc:
         moved = set_aside_index(paths.chroma)
-        notify(f"{exc} It was moved aside to {moved} and is rebuilt from the ledger.")
+        notify(f"{exc} It was moved aside to {moved} and is rebuilt from the ledger (that copy goes once it is).")
         return ChromaIndex(open_client(paths.chroma, None), settings.user, str(paths.chroma)), True
     return index, False
 
@@ -297,11 +299,6 @@ def finish_forgets(paths: DataPaths, notify: Notify, ledger: Ledger | None = Non
         except AgentError as exc:
             log.debug("no forget finished: %s", exc)
             return
-    try:
-        ledger = SqliteLedger(paths.ledger)
-    except AgentError as exc:
-        log.debug("no forget finished: %s", exc)
-        return
     try:
         line = finish_cut_short(ledger, lambda user: _places(paths.for_user(user)))
     except AgentError as exc:

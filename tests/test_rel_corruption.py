@@ -17,11 +17,12 @@ from pathlib import Path
 
 import pytest
 
+from agent import recovery, wiring
 from agent.adapters import chroma_files
 from agent.adapters.chroma_files import VERSION_FILE, installed_chromadb
 from agent.adapters.chroma_index import forget_clients
 from agent.adapters.local_embedder import LocalEmbedder
-from agent.errors import MemoryUnavailable, StoreCorrupt
+from agent.errors import DiskFull, MemoryUnavailable, StoreCorrupt
 from tests.cli_harness import invoke
 from tests.helpers_store import ShaEmbedder, add_all, index_of, open_fake_memory, open_memory_with, text_for
 
@@ -93,14 +94,23 @@ def test_a_damaged_index_is_moved_aside_as_it_was_and_rebuilt_from_the_ledger(
 
     monkeypatch.setattr(ShaEmbedder, "embed", counted)
 
+    set_aside: dict[Path, dict[str, bytes]] = {}
+    real_drop = wiring.drop_set_aside_indexes
+
+    def drop(chroma_dir: Path) -> list[Path]:
+        set_aside.update((p, snapshot(p)) for p in recovery.set_aside_indexes(chroma_dir))
+        return real_drop(chroma_dir)
+
+    monkeypatch.setattr(wiring, "drop_set_aside_indexes", drop)
     notices: list[str] = []
     open_fake_memory(notices.append)
 
-    [moved] = list((tmp_path / "data").glob("chroma.corrupt-*"))
+    [(moved, kept)] = set_aside.items()
     if damage in FOUND_BY_SEARCHING:
-        assert set(snapshot(moved)) >= set(damaged), "Chroma itself wrote to the store before the probe found it"
+        assert set(kept) >= set(damaged), "Chroma itself wrote to the store before the probe found it"
     else:
-        assert snapshot(moved) == damaged, "the damaged store is kept byte for byte"
+        assert kept == damaged, "the damaged store was set aside byte for byte"
+    assert not moved.exists(), "and removed once the index was whole again"
     [line] = notices
     assert "\n" not in line and f"moved aside to {moved}" in line and "rebuilt from the ledger" in line
     assert embedded == [], "the index came back from the ledger's copies, without embedding"
@@ -284,7 +294,8 @@ def test_a_version_backup_that_cannot_be_written_stops_the_open_before_any_migra
         raise OSError(errno.ENOSPC, "No space left on device", str(target))
 
     monkeypatch.setattr(chroma_files.shutil, "copytree", disk_full)
-    with pytest.raises(MemoryUnavailable, match="cannot be prepared \\(No space left on device") as failed:
+    full = "cannot be prepared: the disk holding .* is full \\(No space left on device"
+    with pytest.raises(DiskFull, match=full) as failed:
         open_fake_memory()
     assert "\n" not in str(failed.value)
     assert snapshot(chroma) == before, "chromadb never opened, so never migrated, the store it could not back up"

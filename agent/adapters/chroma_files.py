@@ -23,6 +23,7 @@ from importlib.metadata import version as package_version
 from pathlib import Path
 from typing import Any
 
+from agent.adapters import disk
 from agent.errors import MemoryUnavailable, StoreCorrupt, StoreLocked
 
 log = logging.getLogger(__name__)
@@ -69,9 +70,26 @@ def check_version(chroma_dir: Path) -> None:
             f"{installed}, which could damage it: install chromadb {stored}, or run `agent memories rebuild` to set "
             "it aside and build a new index from the ledger."
         )
-    backup = chroma_dir.with_name(f"{chroma_dir.name}.backup-{stored or 'unknown'}-{time.strftime('%Y%m%d-%H%M%S')}")
-    shutil.copytree(chroma_dir, backup)
+    name = f"{chroma_dir.name}.backup-{stored or 'unknown'}-{time.strftime('%Y%m%d-%H%M%S')}"
+    backup, n = chroma_dir.with_name(name), 1
+    while backup.exists():  # two migrations within a second
+        n += 1
+        backup = chroma_dir.with_name(f"{name}-{n}")
+    try:
+        shutil.copytree(chroma_dir, backup)
+    except OSError:
+        shutil.rmtree(backup, ignore_errors=True)  # half a copy is no backup, and it filled the disk further
+        raise
+    for older in version_backups(chroma_dir):
+        if older != backup:
+            shutil.rmtree(older, ignore_errors=True)
     log.info("chromadb %s will migrate the index written by %s; copied it to %s first", installed, stored, backup)
+
+
+def version_backups(chroma_dir: Path) -> list[Path]:
+    """The copies ``check_version`` made before a migration. One is kept, the latest: each is a copy of the
+    index, which the ledger can rebuild, and every start on a store that keeps failing to migrate made one more."""
+    return sorted(chroma_dir.parent.glob(f"{chroma_dir.name}.backup-*"))
 
 
 def record_version(chroma_dir: Path) -> None:
@@ -114,6 +132,9 @@ def check_sqlite(chroma_dir: Path) -> None:
         finally:
             probe.close()
     except sqlite3.OperationalError as exc:
+        full = disk.full(exc, chroma_dir, f"The memory index file {db} cannot be checked")
+        if full is not None:
+            raise full from exc
         if "locked" in str(exc) or "busy" in str(exc):
             raise StoreLocked(
                 f"Another process has held {db} locked for over {SQLITE_WAIT:.0f} s: end it (see `fuser {db}`), "

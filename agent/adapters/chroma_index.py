@@ -45,6 +45,7 @@ import math
 import os
 import random
 import re
+import shutil
 import sqlite3
 import threading
 import time
@@ -55,8 +56,8 @@ from typing import Any, TypeVar
 from urllib.parse import urlparse
 
 from agent import locking
-from agent.adapters import chroma_files
-from agent.errors import AgentError, MemoryUnavailable, StoreCorrupt
+from agent.adapters import chroma_files, disk
+from agent.errors import AgentError, DiskFull, MemoryUnavailable, StoreCorrupt
 from agent.ports import IndexHit
 
 log = logging.getLogger(__name__)
@@ -132,6 +133,8 @@ def _open_embedded(chroma_dir: Path) -> Any:
         if key in _clients:
             return _clients[key]
         locking.acquire(chroma_dir, LOCK_WAIT)
+        fresh = not (chroma_dir / "chroma.sqlite3").exists()
+        client: Any = None
         try:
             chroma_files.check_version(chroma_dir)
             chroma_files.check_sqlite(chroma_dir)
@@ -143,20 +146,32 @@ def _open_embedded(chroma_dir: Path) -> Any:
                 if not isinstance(exc, Exception) and not _is_panic(exc):
                     raise
                 _discard_system(str(key))
-                raise StoreCorrupt(
-                    f"The memory index at {chroma_dir} cannot be opened ({_short(exc)}).", chroma_dir
-                ) from exc
+                what = f"The memory index at {chroma_dir} cannot be opened"
+                raise _full(exc, chroma_dir, what, fresh) or StoreCorrupt(f"{what} ({_short(exc)}).",
+                                                                          chroma_dir) from exc
             chroma_files.record_version(chroma_dir)
         except OSError as exc:  # the version backup or sidecar on a full or read-only disk
+            if client is not None:  # opened before its sidecar failed: not used, and ``_full`` may remove it
+                _close_quietly(client, key)
             locking.release(chroma_dir)
-            raise MemoryUnavailable(
-                f"The memory index at {chroma_dir} cannot be prepared ({exc.strerror}: {exc.filename})."
+            what = f"The memory index at {chroma_dir} cannot be prepared"
+            raise _full(exc, chroma_dir, what, fresh) or MemoryUnavailable(
+                f"{what} ({exc.strerror}: {exc.filename})."
             ) from exc
         except BaseException:
             locking.release(chroma_dir)
             raise
         _clients[key] = client
         return client
+
+
+def _full(exc: BaseException, chroma_dir: Path, what: str, fresh: bool) -> DiskFull | None:
+    """``DiskFull`` if ``exc`` came from a full disk (``disk.full``), else None. A store this open was creating is
+    removed then: it holds nothing, and left behind it would read as an empty, damaged store at the next start."""
+    error = disk.full(exc, chroma_dir if chroma_dir.is_dir() else chroma_dir.parent, what)
+    if error is not None and fresh:
+        shutil.rmtree(chroma_dir, ignore_errors=True)
+    return error
 
 
 def _open_server(url: str) -> Any:
@@ -199,11 +214,17 @@ def close_client(chroma_dir: Path) -> None:
     with _clients_mutex:
         client = _clients.pop(key, None)
         if client is not None:
-            try:
-                client.close()
-            except Exception as exc:  # a store that failed mid-way may not close cleanly; it is dropped anyway
-                log.debug("closing the index at %s: %s", key, exc)
+            _close_quietly(client, key)
         _discard_system(str(key))
+
+
+def _close_quietly(client: Any, key: Path) -> None:
+    """Close ``client`` and drop it from Chroma's cache; a store that failed mid-way may not close cleanly."""
+    try:
+        client.close()
+    except Exception as exc:
+        log.debug("closing the index at %s: %s", key, exc)
+    _discard_system(str(key))
 
 
 def forget_clients() -> None:
@@ -325,6 +346,12 @@ class ChromaIndex:
         except BaseException as exc:
             if not isinstance(exc, Exception) and not _is_panic(exc):
                 raise
+            full = None if self._remote else disk.full(
+                exc, Path(self._location), f"The memory index at {self._location} failed to {what}",
+                "Free some space: the next start indexes what the ledger holds and the index lacks.",
+            )
+            if full is not None:
+                raise full from exc
             if self._remote:
                 message = (
                     f"The Chroma server at {self._location} failed to {what} ({_short(exc)}): memory is unavailable "
@@ -487,7 +514,7 @@ class ChromaIndex:
                         f"The memory index at {self._location} lists a memory but cannot find it by its vector.",
                         Path(self._location),
                     )
-        except StoreCorrupt:
+        except (StoreCorrupt, DiskFull):
             raise
         except MemoryUnavailable as exc:
             cause = _short(exc.__cause__ or exc)

@@ -37,6 +37,7 @@ from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any
 
+from agent.adapters import disk
 from agent.domain import ForgetRecord, MemoryRecord
 from agent.errors import MemoryUnavailable, StoreCorrupt, StoreLocked
 from agent.memory.text import content_words
@@ -123,9 +124,13 @@ def search_context(record: MemoryRecord) -> str:
 
 
 def _classify(path: Path, exc: sqlite3.DatabaseError, doing: str = "opened") -> MemoryUnavailable:
-    """The agent's error for a SQLite failure: a lock held too long, damage, or anything else (disk full, no
+    """The agent's error for a SQLite failure: a lock held too long, a full disk, damage, or anything else (no
     permission), each with the ledger's path."""
     text = str(exc)
+    then = "Nothing was saved: free some space, then try again." if doing == "written" else disk.AT_OPEN
+    full = disk.full(exc, path.parent, f"The memory ledger {path} could not be {doing}", then)
+    if full is not None:
+        return full
     if "locked" in text or "busy" in text:
         return StoreLocked(
             f"The memory ledger {path} stayed locked by another process for over {BUSY_WAIT:.0f} s: "
@@ -177,7 +182,8 @@ class SqliteLedger:
                 os.close(os.open(path, os.O_CREAT | os.O_WRONLY | os.O_EXCL | os.O_NOFOLLOW, 0o600))
             self._db = sqlite3.connect(path, timeout=BUSY_WAIT, check_same_thread=False, isolation_level=None)
         except OSError as exc:
-            raise MemoryUnavailable(f"The memory ledger {path} cannot be created ({exc.strerror}).") from exc
+            what = f"The memory ledger {path} cannot be created"
+            raise disk.full(exc, path.parent, what) or MemoryUnavailable(f"{what} ({exc.strerror}).") from exc
         except sqlite3.DatabaseError as exc:
             raise _classify(path, exc) from exc
         try:
@@ -245,19 +251,21 @@ class SqliteLedger:
 
     @contextmanager
     def _tx(self) -> Iterator[sqlite3.Connection]:
+        """One write transaction. On a failure the error that caused it is the one reported: SQLite rolls back by
+        itself after some (a full disk), and the ROLLBACK that followed used to replace the cause with "cannot
+        rollback - no transaction is active"."""
         with self._lock:
             try:
                 self._db.execute("BEGIN IMMEDIATE")
                 try:
                     yield self._db
+                    self._db.execute("COMMIT")
                 except BaseException:
-                    self._db.execute("ROLLBACK")
+                    if self._db.in_transaction:
+                        with suppress(sqlite3.Error):
+                            self._db.execute("ROLLBACK")
                     raise
-                self._db.execute("COMMIT")
             except sqlite3.DatabaseError as exc:
-                if self._db.in_transaction:
-                    with suppress(sqlite3.Error):
-                        self._db.execute("ROLLBACK")
                 raise _classify(self.path, exc, "written") from exc
 
     def _read(self, sql: str, params: Sequence[Any] = ()) -> list[sqlite3.Row]:

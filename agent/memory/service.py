@@ -1,7 +1,8 @@
 """The memory service: the one object the REPL, the CLI and the benchmark call for long-term memory.
 
 Write path: gate -> ledger (durable, the source of truth) -> embed what is new -> vector index -> evict past
-capacity. Read path: retriever ranking -> threshold -> token-budgeted block. Forget removes from both stores.
+capacity, never more than the write added plus ``EVICTION_SLACK`` (see ``MemoryService.room``). Read path:
+retriever ranking -> threshold -> token-budgeted block. Forget removes from both stores.
 It holds no terminal code and no client library: everything outside comes in through ``agent.ports``.
 """
 
@@ -13,7 +14,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 
 from agent.domain import MemoryKind, MemoryRecord, ScoredMemory, content_hash, memory_id
-from agent.errors import EmbedderMismatch, MemoryRefused
+from agent.errors import EmbedderMismatch, MemoryRefused, OverCapacity
 from agent.memory import gate
 from agent.memory.calibration import default_grounding, default_threshold
 from agent.memory.context import MemoryBlock, build_block
@@ -27,6 +28,13 @@ Extractor = Callable[[str], list[str]]
 # The write cap of a session counts the new memories it wrote in the last 24 hours, in the ledger (so a restart
 # does not reset it): a drip of injected statements is held to one day's worth, a session used for months is not.
 CAP_WINDOW = 24 * 3600.0
+
+# "A handful": a write evicts the least recently seen memories it pushes past the capacity, which is as many as it
+# added, plus at most this many more: a store already this far over (two writers at once, a kill between a write
+# and its eviction) is brought back by the next write. A store further over than that (the capacity was lowered,
+# or a store was opened with a smaller one) is never shrunk by a write: new memories are refused, with the command
+# that evicts (``agent memories evict``), until the user runs it or raises the capacity.
+EVICTION_SLACK = 2
 
 
 @dataclass(frozen=True)
@@ -52,6 +60,8 @@ class WriteReport:
     stored: tuple[MemoryRecord, ...] = ()
     skipped_reason: str = ""
     refreshed: frozenset[str] = frozenset()  # the ids among ``stored`` that were remembered already
+    # The least recently seen memories this write pushed past the capacity, which left the store.
+    evicted: tuple[MemoryRecord, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -149,18 +159,50 @@ class MemoryService:
             self._record(t, k, session=session, turn=turn, when=stamp, source=text.strip(), extra=extra)
             for t, k in texts
         ]
+        full = self.room(records)
+        if full:
+            log.debug("gate: skip (%s)", full)
+            return WriteReport(decision, skipped_reason=full)
         known = self.ledger.get(self.user, [r.id for r in records])
-        stored = self.write(records)
-        return WriteReport(decision, stored=tuple(stored), refreshed=frozenset(known))
+        stored, evicted = self._write(records)
+        return WriteReport(decision, stored=tuple(stored), refreshed=frozenset(known), evicted=tuple(evicted))
 
-    def add(self, text: str, *, session: str = "cli", turn: int = 0, kind: MemoryKind = "explicit") -> MemoryRecord:
+    def remember(self, text: str, *, session: str = "cli", turn: int = 0, kind: MemoryKind = "explicit") -> WriteReport:
         """Store ``text`` as given (``/remember``, ``agent memories add``): the user's explicit wish, which skips
-        the judgement of what is worth keeping but not the refusals that hold for every memory."""
+        the judgement of what is worth keeping but not the refusals that hold for every memory, nor the capacity.
+        Raises ``MemoryRefused`` or ``OverCapacity``; the report says what was stored and what was evicted."""
         refused = gate.refusal(text)
         if refused:
             raise MemoryRefused(f"Not remembered: {refused}.")
         record = self._record(text.strip(), kind, session=session, turn=turn, when=self._clock(), source=text.strip())
-        return self.write([record])[0]
+        full = self.room([record])
+        if full:
+            raise OverCapacity(f"Not remembered: {full}.")
+        known = self.ledger.get(self.user, [record.id])
+        stored, evicted = self._write([record])
+        return WriteReport(gate.GateDecision(True, "explicit", text=record.text, explicit=True), tuple(stored),
+                           refreshed=frozenset(known), evicted=tuple(evicted))
+
+    def add(self, text: str, *, session: str = "cli", turn: int = 0, kind: MemoryKind = "explicit") -> MemoryRecord:
+        """``remember`` for a caller that wants the stored record only."""
+        return self.remember(text, session=session, turn=turn, kind=kind).stored[0]
+
+    def room(self, records: Sequence[MemoryRecord]) -> str:
+        """Why ``records`` cannot be stored without evicting in bulk, or "" when they can.
+
+        Only new memories need room (a restatement refreshes one). A store more than ``EVICTION_SLACK`` over its
+        capacity would lose everything above it to this one write: that is the user's decision, not a write's."""
+        capacity, count = self.policy.capacity, self.ledger.count(self.user)
+        over = count - capacity
+        if over <= EVICTION_SLACK:
+            return ""
+        known = self.ledger.get(self.user, [r.id for r in records])
+        if all(r.id in known for r in records):
+            return ""
+        return (f"the store holds {count:,} memories, {over:,} over its capacity of {capacity:,}, and a new memory "
+                f"never evicts more than a handful: run `agent memories evict --to {capacity}` to see the {over:,} "
+                f"least recently seen that would go (then add --yes), or raise AGENT_MEMORY_CAPACITY to {count} "
+                "or more")
 
     def _record(
         self,
@@ -203,11 +245,17 @@ class MemoryService:
         return kept
 
     def write(self, records: Sequence[MemoryRecord]) -> list[MemoryRecord]:
-        """Ledger first, then vectors for the records not already stored, then eviction past capacity. Returns the
-        records as stored: a statement stored before keeps its text and dates and only has its ``last_seen``
-        refreshed (nothing is embedded twice), so what is returned is what the store holds, not the restatement."""
+        """Ledger first, then vectors for the records not already stored, then eviction past capacity (at most
+        what the write added plus ``EVICTION_SLACK``; evictions are logged, ``observe`` and ``remember`` report
+        them). Returns the records as stored: a statement stored before keeps its text and dates and only has its
+        ``last_seen`` refreshed (nothing is embedded twice), so what is returned is what the store holds, not the
+        restatement."""
+        return self._write(records)[0]
+
+    def _write(self, records: Sequence[MemoryRecord]) -> tuple[list[MemoryRecord], list[MemoryRecord]]:
+        """``write``, returning (stored, evicted)."""
         if not records:
-            return []
+            return [], []
         self.check_space()
         self.flush_seen()
         unique = list({r.id: r for r in records}.values())
@@ -222,14 +270,32 @@ class MemoryService:
             if self.index.space() is None:
                 self.index.claim(space_of(self.embedder))
             self.index.upsert([r.id for r in fresh], vectors)
-        self._evict()
-        return [replace(known[r.id], last_seen=max(known[r.id].last_seen, r.last_seen)) if r.id in known else r
-                for r in unique]
+        evicted = self._evict(added=len(unique) - len(known))
+        stored = [replace(known[r.id], last_seen=max(known[r.id].last_seen, r.last_seen)) if r.id in known else r
+                  for r in unique]
+        return stored, evicted
 
-    def _evict(self) -> None:
+    def _evict(self, added: int) -> list[MemoryRecord]:
+        """Forget the least recently seen memories past the capacity, if this write put them there: no more than
+        it ``added`` plus ``EVICTION_SLACK``. A store further over is left as it is (``room`` explains why)."""
         excess = self.ledger.count(self.user) - self.policy.capacity
-        if excess > 0:
-            self.forget(self.ledger.oldest(self.user, excess))
+        if excess <= 0:
+            return []
+        if excess > added + EVICTION_SLACK:
+            log.info("The store is %d memories over its capacity of %d: nothing evicted (`agent memories evict`).",
+                     excess, self.policy.capacity)
+            return []
+        evicted = self.least_recently_seen(excess)
+        self.forget([r.id for r in evicted])
+        for record in evicted:
+            log.info("evicted %s (least recently seen, capacity %d)", record.id, self.policy.capacity)
+        return evicted
+
+    def least_recently_seen(self, n: int) -> list[MemoryRecord]:
+        """The ``n`` memories an eviction takes first: least recently seen, then oldest written."""
+        ids = self.ledger.oldest(self.user, n) if n > 0 else []
+        found = self.ledger.get(self.user, ids)
+        return [found[mid] for mid in ids if mid in found]
 
     # -- read path --------------------------------------------------------------------------------------
 
@@ -277,9 +343,9 @@ class MemoryService:
     def rebuild(self, batch: int = 256, group: int = 2048) -> int:
         """Re-create the vector index from the ledger with this service's embedder; returns the count.
 
-        Texts are embedded ``batch`` at a time, and their vectors written ``group`` at a time: Chroma persists its
-        index once per write, so a record costs 0.7 ms in writes of 256 and 0.3 ms in writes of 4,096 (measured
-        on a 20,000-memory store); 2,048 keeps the vectors waiting in memory under 25 MB."""
+        Texts are embedded ``batch`` at a time, and their vectors written ``group`` at a time: each write to Chroma
+        has a cost of its own, so a record took 0.7 ms in writes of 256 and 0.3 ms in writes of 4,096 (chromadb
+        1.5.9, 64-dimension vectors, an index of 11,000); 2,048 keeps the vectors waiting in memory under 25 MB."""
         records = self.list()
         self.index.reset()
         self.index.claim(space_of(self.embedder))

@@ -70,6 +70,11 @@ def shorten(text: str, limit: int = SHOWN_CHARS) -> str:
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 
+def evicted_line(record: MemoryRecord) -> str:
+    """What the chat says of a memory a write evicted past the capacity (``AGENT_MEMORY_CAPACITY``)."""
+    return f"evicted (the least recently seen, past the memory capacity): {shorten(record.text)}"
+
+
 class Commands:
     """Runs slash commands against the engine and memory; ``ask`` reads the answer to a yes/no question;
     ``history`` is the input history file, cleaned of what ``/forget`` forgets."""
@@ -245,8 +250,11 @@ class Commands:
             self.out.warn("Usage: /remember TEXT")
             return
         session, turn = self.engine.session.name, len(self.engine.session.turns)
-        record = memory.call(lambda s: s.add(text, session=session, turn=turn))
-        self.out.notice(f"remembered: {shorten(record.text)}", "green")
+        report = memory.call(lambda s: s.remember(text, session=session, turn=turn))
+        for record in report.stored:
+            self.out.notice(f"remembered: {shorten(record.text)}", "green")
+        for record in report.evicted:
+            self.out.notice(evicted_line(record))
 
     def _why(self, arg: str) -> None:
         recall = self.engine.last_recall

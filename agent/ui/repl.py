@@ -40,7 +40,7 @@ from agent.extract import model_extractor
 from agent.sessions import Session, SessionStore, check_name, new_name
 from agent.tokens import count_tokens
 from agent.tokens import warm_up as warm_up_tokens
-from agent.ui.commands import Commands, is_command, shorten
+from agent.ui.commands import Commands, evicted_line, is_command, shorten
 from agent.ui.output import Mode, Output
 from agent.ui.prompt import EmptyLineInterrupt, LineReader, PipeReader, TerminalReader
 from agent.ui.render import plural
@@ -330,6 +330,8 @@ class Repl:
             for record in outcome.report.stored:  # as stored: a restatement shows the memory it refreshed
                 already = "already " if record.id in outcome.report.refreshed else ""
                 self.out.notice(f"{already}remembered: {shorten(record.text)}", "green")
+            for record in outcome.report.evicted:
+                self.out.notice(evicted_line(record))
         elif outcome.report is not None and outcome.report.skipped_reason:
             self.out.warn(f"memory: not saved ({outcome.report.skipped_reason})")
 
