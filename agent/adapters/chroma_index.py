@@ -448,20 +448,18 @@ class ChromaIndex:
         if collection is None or not ids:
             return
         self._mark_for_compaction()
-        self._scramble(collection, ids)
+        dimension = self._scramble(collection, ids)
         for _, chunk in self._batches(ids):
             self._call("delete vectors", partial(collection.delete, ids=chunk))
-        self._flush(collection)
+        if dimension is not None:
+            self._flush(collection, dimension)
 
-    def _flush(self, collection: Any) -> None:
+    def _flush(self, collection: Any, dimension: int) -> None:
         """Write and delete a placeholder, so the HNSW segment persists the delete now. Until it does, its id map
         (``index_metadata.pickle``) and Chroma's write log keep the deleted ids, and an id derives from the memory's
         text: it would confirm a guessed sentence. (Measured: after this, and the vacuum at exit, no file of the
         store holds a deleted id.)"""
-        space = self.space()
-        if space is None:
-            return
-        noise = [_noise(space[2])]
+        noise = [_noise(dimension)]
         self._call("flush deletions", lambda: collection.upsert(ids=[FLUSH_ID], embeddings=noise))
         self._call("flush deletions", lambda: collection.delete(ids=[FLUSH_ID]))
 
@@ -470,16 +468,20 @@ class ChromaIndex:
         if self._compact_mark is not None:
             self._compact_mark.touch()
 
-    def _scramble(self, collection: Any, ids: Sequence[str]) -> None:
+    def _scramble(self, collection: Any, ids: Sequence[str]) -> int | None:
         """Overwrite vectors with noise before they are deleted: hnswlib only marks a deleted vector, and its bytes
         would stay in ``data_level0.bin``, where an embedding-inversion attack could read a forgotten memory back.
-        (Measured: after scrambling, no byte of the forgotten vector is left in any file of the store.)"""
+        (Measured: after scrambling, no byte of the forgotten vector is left in any file of the store.) Returns the
+        vectors' dimension, or None when the index held none of ``ids``."""
+        dimension = None
         for _, chunk in self._batches(ids):
             held = self.vectors(chunk)
             if held:
+                dimension = len(next(iter(held.values())))
                 self._call("overwrite vectors", partial(
                     collection.upsert, ids=list(held), embeddings=[_noise(len(vector)) for vector in held.values()]
                 ))
+        return dimension
 
     def count(self) -> int:
         collection = self._get()
