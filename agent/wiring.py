@@ -276,6 +276,7 @@ def _open_index(
         return remote, False
     try:
         index = ChromaIndex(open_client(paths.chroma, None), settings.user, str(paths.chroma))
+        index.finish_reset()
         index.probe(ledger.latest_vectors(settings.user, PROBE_LATEST))
     except StoreCorrupt as exc:
         moved = set_aside_index(paths.chroma)

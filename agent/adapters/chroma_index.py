@@ -66,6 +66,7 @@ T = TypeVar("T")
 HNSW_CONFIG = {"hnsw": {"space": "cosine", "sync_threshold": 2, "batch_size": 2}}
 COMPACT_MARK = "agent-compact"
 FLUSH_ID = "agent-flush"
+RESET_MARK = "agent-reset"
 LOCK_WAIT = 0.5
 SERVER_TIMEOUT = 15.0
 PROBE_K = 10
@@ -525,9 +526,34 @@ class ChromaIndex:
 
     def reset(self) -> None:
         """Drop this user's collection; the next write creates it afresh. Chroma leaves a dropped collection's files
-        on disk, so its vectors are scrambled and deleted first (see ``_scramble`` and ``_flush``)."""
+        on disk, so its vectors are scrambled and deleted first (see ``_scramble`` and ``_flush``). Until the drop, a
+        mark says a reset is under way: a kill in the middle (of ``agent memories rebuild``) leaves noise under ids
+        that look stored, which ``finish_reset`` clears at the next open."""
         collection = self._get()
+        mark = self._reset_mark()
         if collection is not None:
+            if mark is not None:
+                mark.touch()
             self.delete(sorted(self.ids()))  # scrambled, and gone from the id map the dropped files keep
             self._call("drop its collection", lambda: self._client.delete_collection(self._name))
+        if mark is not None:
+            mark.unlink(missing_ok=True)
         self._collection = None
+
+    def _reset_mark(self) -> Path | None:
+        return None if self._remote else Path(self._location) / f"{RESET_MARK}-{self._name}"
+
+    def finish_reset(self) -> bool:
+        """Finish a reset that a kill cut short, so reconcile refills the collection from the ledger's copies
+        instead of taking the noise left under its ids for stored vectors; True if there was one."""
+        mark = self._reset_mark()
+        if mark is None or not mark.exists():
+            return False
+        try:
+            self.reset()
+        except (StoreCorrupt, DiskFull):
+            raise
+        except MemoryUnavailable as exc:  # a store that cannot even be reset is set aside by the caller
+            raise StoreCorrupt(f"The memory index at {self._location} cannot finish a reset that was cut short "
+                               f"({_short(exc.__cause__ or exc)}).", Path(self._location)) from exc
+        return True
