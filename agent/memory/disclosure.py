@@ -118,7 +118,7 @@ _PERSONAL = _FAMILY | _PETS | frozenset(
 # Safety-relevant words (allergies, intolerances, conditions, disabilities, diets): kept whatever the length.
 _SAFETY = re.compile(
     r"\b(?:allerg\w*|intoleran\w*|anaphyla\w*|epipen|coeliac|celiac|diabet\w*|insulin|epilep\w*|seizures?|asthma\w*|"
-    r"vegan|vegetarian|pescatarian|kosher|halal|keto|paleo|gluten|lactose|dairy|plant based|pregnan\w*|"
+    r"vegan|vegetarian|pesc[ae]tarian|flexitarian|kosher|halal|keto|paleo|gluten|lactose|dairy|plant based|pregnan\w*|"
     r"wheelchair|deaf|blind|colou?r ?blind|partially sighted|disabled|disabilit\w*|adhd|autis\w*|dyslex\w*|"
     r"crohn'?s?|ibs|hives|migraines?|sober|pacemaker|blood thinners?|warfarin|cancer|chemo|dementia|alzheimer'?s?|"
     r"arthritis|hypertension|blood pressure|cholesterol|heart condition|bipolar|depression|anxiety|ptsd|ocd|"
@@ -162,8 +162,9 @@ _REMARK = re.compile(
     r"way you|what you|the (?:answer|reply|response|first|second|last|other))|"
     r"hope (?:you|so|not|that|this|it)|am (?:not sure|confused|lost|not convinced|not following|asking)|"
     r"wonder\b|was (?:just )?(?:wondering|curious|kidding|joking)|have (?:a|another|one more|some|two|a few|a quick) "
-    r"(?:question|questions|idea)|need (?:help|you to|a hand)|want you to|would like you to|read (?:that|this|it|all|"
-    r"your))"
+    r"(?:question|questions|idea)|"
+    r"(?:don't |do not )?need (?:help|you to|a hand|that|this|it|all that|all this|so much|the)|want you to|"
+    r"would like you to|read (?:that|this|it|all|your))"
 )
 # "I think / I said / I told you / I meant that ...": the frame says nothing, what follows may.
 _REPORTING = re.compile(
@@ -225,8 +226,9 @@ _ELLIPTIC = re.compile(
     r"(?:never|always|already|once) (?:been|had|tried|done|seen|visited|met|liked|eaten|owned|lived|worked|played|"
     r"learned|wanted)|(?!(?:something|nothing|anything|everything|thing|morning|evening|during|spring|string|bring|"
     r"king|ring|sing|wing|ceiling|building|meaning|feeling|wedding|pudding|darling|being|sibling|thanksgiving|"
-    r"according|interesting|amazing|boring|exciting|loving|caring)\b)[a-z]{3,}ing (?!is\b|are\b|was\b|were\b|"
-    r"can\b|will\b|would\b|makes?\b|sounds?\b|seems?\b)|(?:new|first|my first) (?:job|role|position|house|home|flat|"
+    r"according|interesting|amazing|boring|exciting|loving|caring)\b)[a-z]{3,}ing (?!.*\b(?:is|are|was|were|"
+    r"can|will|would|makes?|sounds?|seems?|helps?|brings?|gives?)\b)|"
+    r"(?:new|first|my first) (?:job|role|position|house|home|flat|"
     r"apartment|car|baby|puppy|kitten|day at)|(?:\w+ ){0,2}(?:assistant|nurse|teacher|engineer|developer|manager|"
     r"designer|doctor|lawyer|student|intern|analyst|consultant|chef|driver|cleaner|carer|officer|technician|worker|"
     r"scientist|researcher|accountant|director|owner|founder)s? (?:at|in|for|with)\b|as an? \w+$|"
@@ -237,7 +239,8 @@ _ELLIPTIC = re.compile(
     r"get married|have a baby|change jobs|emigrate|relocate)|"
     r"(?!(?:asked|answered|mentioned|explained|described|suggested|listed|mixed|confused|surprised|amazed|"
     r"impressed|used|need|feed|speed|seed|shed|bed|red|tired)\b)[a-z]{3,}ed (?:to|from|with|in|at|on|for|into|"
-    r"back|up|out|last|this|over|a|an|the|my|our))\b"
+    r"back|up|out|last|this|over|a|an|the|my|our)|[a-z]{3,}ed\b.*\b(?:yesterday|last|ago|this morning|in \d{4})|"
+    r"(?:freelance|self employed|part time|full time|former|ex) [a-z]+)\b"
 )
 _UPDATE = re.compile(r"\b(?:anymore|any more|no longer)\b|^(?:correction|update)\b")
 _NAME = re.compile(
@@ -277,7 +280,7 @@ def sentences(text: str) -> list[str]:
 
 
 def _strip_openers(words: list[str]) -> list[str]:
-    while words and words[0] in _OPENERS and len(words) > 1:
+    while words and words[0] in _OPENERS and len(words) > 1 and words[:2] != ["no", "longer"]:
         words = words[1:]
     return words
 

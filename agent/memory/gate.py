@@ -147,5 +147,5 @@ def decide(text: str) -> GateDecision:
     reading = disclosure.read(body, transcript=bool(prefix))
     if not reading.sentences:
         return GateDecision(False, reading.reason)
-    kept = body if len(reading.sentences) == len(disclosure.sentences(body)) else " ".join(reading.sentences)
-    return GateDecision(True, reading.reason, text=head + kept)
+    whole = prefix or len(reading.sentences) == len(disclosure.sentences(body))
+    return GateDecision(True, reading.reason, text=stripped if whole else " ".join(reading.sentences))
