@@ -82,7 +82,7 @@ _REQUEST_VERBS = frozenset(
 # A question that asks the assistant to recall what the user said discloses nothing new.
 _RECALL = re.compile(
     r"^(?:(?:what|what's|when|when's|where|where's|who|who's|which|how old|how many|how much)\b[^?]{0,25}?"
-    r"\b(?:is|are|was|were|'s|does|do|did)\s+(?:my|our)\b"
+    r"\b(?:is|are|was|were|'s|does|do|did)\s+(?:the\s+\w+\s+of\s+)?(?:my|our)\b"
     r"|(?:what|where|when|who|which)\b.{0,12}\b(?:do|did|am|was|have|were)\s+i\b"
     r"|(?:what|how old|who)\s+am\s+i\b|(?:do|did) you (?:know|remember|recall)\b|(?:did|have) i (?:tell|told|say|"
     r"said|mention)|remind me\b|what do you know\b|tell me (?:what you know|about me|about myself)"
@@ -113,7 +113,8 @@ _PERSONAL = _FAMILY | _PETS | frozenset(
     doctor surgery pregnancy symptoms injury migraine migraines anxiety depression warfarin epipen cholesterol
     blood diet marathon wedding exam exams interview appointment trip birthday anniversary holiday vacation
     honeymoon graduation race finals thesis dissertation bakery shop business company startup restaurant cafe farm
-    garden flat apartment house studio painting paintings artwork band novel album gig recital exhibition""".split()
+    garden flat apartment house job first studio painting paintings artwork band novel album gig recital
+    exhibition""".split()
 )
 # Safety-relevant words (allergies, intolerances, conditions, disabilities, diets): kept whatever the length.
 _SAFETY = re.compile(
@@ -151,7 +152,7 @@ _REMARK = re.compile(
     r"(?:do not|don't|didn't|did not) (?:understand|get|follow|see|think so|know|care|mind|agree|like (?:that|this|it"
     r"|your))|(?:don't|didn't|did not|do not) read|"
     r"understand(?: now)?$|get it|see(?: now)?$|see (?:what|that|your|why|how|now)|agree|disagree|meant|mean|"
-    r"ask(?:ed)? (?:for|about|you|what|how|why|if|a|that|this)|was asking|am (?:not )?(?:asking|talking)|"
+    r"ask(?:ed)? (?:for|about|you|what|how|why|if|a|that|this)|(?:was|am|wasn't|was not) (?:not )?(?:asking|talking)|"
     r"(?:never |didn't |hadn't |had not )?(?:thought|think|considered|realized|realised|knew) (?:of |about )?"
     r"(?:it|that|this)\b|(?:was |am )?(?:hoping|expecting|looking) for (?:something|more|less|a (?:shorter|"
     r"longer|simpler|better|different|clearer))|am (?:just )?(?:testing|messing with|playing with) you|"
@@ -210,7 +211,11 @@ _SPEAKER_VERB = re.compile(
     r"was asking|am asking|am looking|was expecting|was after|was going for|had in mind|know|knew|see|get|would|"
     r"will|can|could|should|do|did|don't|didn't)\b)[a-z']+"
 )
-_STRONG_FIRST_PERSON = re.compile(r"\b(?:my|our|ours|mine)\b|\b(?:i|we) (?:am|are|have|had|was|were)\b")
+# "My" of the conversation ("you misread my question") says nothing about the user.
+_STRONG_FIRST_PERSON = re.compile(
+    r"\b(?:my|our)\b(?! (?:question|questions|message|point|request|prompt|answer|reply|comment|last|previous|"
+    r"words|typo)\b)|\b(?:ours|mine)\b|\b(?:i|we) (?:am|are|have|had|was|were)\b"
+)
 # Subject dropped: "Moved to Berlin last month", "Been a plumber for 20 yrs", "Allergic to cats".
 _ELLIPTIC = re.compile(
     r"^(?:got (?!it\b|that\b|this\b|you\b|a (?:question|sec)\b)|went|started|finished|moved|bought|had|been|was "
@@ -229,7 +234,8 @@ _ELLIPTIC = re.compile(
     r"according|interesting|amazing|boring|exciting|loving|caring)\b)[a-z]{3,}ing (?!.*\b(?:is|are|was|were|"
     r"can|will|would|makes?|sounds?|seems?|helps?|brings?|gives?)\b)|"
     r"(?:new|first|my first) (?:job|role|position|house|home|flat|"
-    r"apartment|car|baby|puppy|kitten|day at)|(?:\w+ ){0,2}(?:assistant|nurse|teacher|engineer|developer|manager|"
+    r"apartment|car|baby|puppy|kitten|day at)|(?:really |totally |so |not |not really |not much )?(?:into|keen on|"
+    r"big on|fond of) [a-z]+|(?:\w+ ){0,2}(?:assistant|nurse|teacher|engineer|developer|manager|"
     r"designer|doctor|lawyer|student|intern|analyst|consultant|chef|driver|cleaner|carer|officer|technician|worker|"
     r"scientist|researcher|accountant|director|owner|founder)s? (?:at|in|for|with)\b|as an? \w+$|"
     r"have (?:a|an|two|three|four|five|\d+|no|my|got) "
@@ -309,12 +315,16 @@ def _is_question(words: list[str]) -> bool:
     return first in _REQUEST_VERBS or first in {"let's", "let"} or second in {"me", "us"} and first not in _ABOUT_ME
 
 
+_CHILD_BY_AGE = re.compile(r"\b(?:my|our) (?:\d+|one|two|three|four|five|six|seven|eight|nine|ten) (?:year|month|"
+                           r"week)s? old\b")
+
+
 def _personal_mention(words: list[str]) -> bool:
     """``my``/``our`` followed within three words by one of the user's people, pets, body or events."""
     for i, word in enumerate(words):
         if word in _POSSESSIVE and any(w.removesuffix("'s") in _PERSONAL for w in words[i + 1 : i + 5]):
             return True
-    return False
+    return bool(_CHILD_BY_AGE.search(" ".join(words)))
 
 
 def _statement_discloses(words: list[str], about_someone: bool, technical: bool) -> str | None:
