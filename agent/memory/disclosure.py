@@ -77,7 +77,9 @@ _REQUEST_VERBS = frozenset(
     """tell give show help write explain suggest recommend list make find summarize summarise translate describe
     create draft compose generate please rewrite rephrase check fix order pick book plan quiz teach convert compare
     calculate name remind read play imagine act pretend continue repeat define correct edit proofread shorten expand
-    send search look try keep stop start use answer respond reply act pretend brainstorm outline""".split()
+    send search look try keep stop start use answer respond reply act pretend brainstorm outline review improve
+    polish format critique evaluate assess analyse analyze debug optimise optimize refactor simplify clarify grade
+    rate""".split()
 )
 # A question that asks the assistant to recall what the user said discloses nothing new.
 _RECALL = re.compile(
@@ -148,7 +150,8 @@ _IDENTITY = re.compile(
 # A first-person clause about the conversation itself.
 _REMARK = re.compile(
     r"^not (?:what|quite|really|exactly|it|that|right|correct|true|helpful|the|sure|bad)\b|"
-    r"^i (?:really |totally |completely |just |still |also |kind of |kinda |sort of )*(?:"
+    r"^i (?:really |totally |completely |just |still |also |already |actually |even |kind of |kinda |sort of )*(?:"
+    r"will be (?:right )?back|"
     r"(?:do not|don't|didn't|did not) (?:understand|get|follow|see|think so|know|care|mind|agree|like (?:that|this|it"
     r"|your))|(?:don't|didn't|did not|do not) read|"
     r"understand(?: now)?$|get it|see(?: now)?$|see (?:what|that|your|why|how|now)|agree|disagree|meant|mean|"
