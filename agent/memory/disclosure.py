@@ -22,8 +22,6 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from agent.memory.text import STOPWORDS
-
 _WORD = re.compile(r"[a-z0-9][a-z0-9']*")
 # Sentences end at . ! ? or a line break; an abbreviation's dot does not end one ("Dr. Okafor", "e.g. tea").
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\s*\n+\s*")
@@ -382,8 +380,8 @@ def _question_discloses(clause: list[str]) -> str | None:
 
 
 def _says_something(clause: list[str]) -> bool:
-    """More than a greeting or an exclamation ("Hi Bo!", "That's so cool!"): three words of content."""
-    return clause[0] not in _GREETINGS and sum(w not in STOPWORDS and w not in _SMALL_TALK for w in clause) >= 3
+    """More than a greeting or an exclamation ("Hi Bo!", "That's so cool!"): two words that are not small talk."""
+    return clause[0] not in _GREETINGS and sum(w not in _SMALL_TALK for w in clause) >= 2
 
 
 def _sentence_discloses(sentence: str, about_someone: bool, transcript: bool) -> str | None:
