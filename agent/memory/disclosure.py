@@ -58,6 +58,7 @@ _SMALL_TALK = frozenset(
     appreciate that's that is so very much a lot again there all see later soon talk to care too and oh ah hmm well
     me mate brb np welcome please why not one more thing let think sorry omg gotcha same here also ikr""".split()
 )
+_GREETINGS = frozenset("hi hello hey hiya thanks thank bye goodbye wow congrats congratulations aww omg yay".split())
 _WH = frozenset("what what's which who who's whom whose when when's where where's why why's how how's".split())
 # These open a question whatever follows ("is oatmeal a good breakfast"); the other auxiliaries only before a
 # subject, since chat drops the subject of a statement ("might move back to Ireland", "can't drive").
@@ -74,15 +75,19 @@ _REQUEST_VERBS = frozenset(
     """tell give show help write explain suggest recommend list make find summarize summarise translate describe
     create draft compose generate please rewrite rephrase check fix order pick book plan quiz teach convert compare
     calculate name remind read play imagine act pretend continue repeat define correct edit proofread shorten expand
-    send search look try keep stop start use answer respond reply act pretend brainstorm outline""".split()
+    send search look try keep stop start use answer respond reply act pretend brainstorm outline review improve
+    polish format critique evaluate assess analyse analyze debug optimise optimize refactor simplify clarify grade
+    rate""".split()
 )
 # A question that asks the assistant to recall what the user said discloses nothing new.
 _RECALL = re.compile(
     r"^(?:(?:what|what's|when|when's|where|where's|who|who's|which|how old|how many|how much)\b[^?]{0,25}?"
-    r"\b(?:is|are|was|were|'s)\s+(?:my|our)\b"
+    r"\b(?:is|are|was|were|'s|does|do|did)\s+(?:the\s+\w+\s+of\s+)?(?:my|our)\b"
     r"|(?:what|where|when|who|which)\b.{0,12}\b(?:do|did|am|was|have|were)\s+i\b"
     r"|(?:what|how old|who)\s+am\s+i\b|(?:do|did) you (?:know|remember|recall)\b|(?:did|have) i (?:tell|told|say|"
-    r"said|mention)|remind me\b|what do you know\b|tell me (?:what you know|about me|about myself))"
+    r"said|mention)|remind me\b|what do you know\b|tell me (?:what you know|about me|about myself)"
+    r"|(?:what|how much) (?:else )?(?:do|did) you (?:know|remember|recall)(?: about)? (?:me|my|what|where|when|who)\b"
+    r"|am i\b|(?:do|did|have) i (?:have|own|like|live|work|tell|say|mention|study|go by)\b)"
 )
 _FAMILY = frozenset(
     """mom mum mommy mummy mama mother dad daddy papa father parents parent wife husband hubby partner spouse
@@ -108,12 +113,13 @@ _PERSONAL = _FAMILY | _PETS | frozenset(
     doctor surgery pregnancy symptoms injury migraine migraines anxiety depression warfarin epipen cholesterol
     blood diet marathon wedding exam exams interview appointment trip birthday anniversary holiday vacation
     honeymoon graduation race finals thesis dissertation bakery shop business company startup restaurant cafe farm
-    garden flat apartment house""".split()
+    garden flat apartment house job first studio painting paintings artwork band novel album gig recital
+    exhibition""".split()
 )
 # Safety-relevant words (allergies, intolerances, conditions, disabilities, diets): kept whatever the length.
 _SAFETY = re.compile(
     r"\b(?:allerg\w*|intoleran\w*|anaphyla\w*|epipen|coeliac|celiac|diabet\w*|insulin|epilep\w*|seizures?|asthma\w*|"
-    r"vegan|vegetarian|pescatarian|kosher|halal|keto|paleo|gluten|lactose|dairy|plant based|pregnan\w*|"
+    r"vegan|vegetarian|pesc[ae]tarian|flexitarian|kosher|halal|keto|paleo|gluten|lactose|dairy|plant based|pregnan\w*|"
     r"wheelchair|deaf|blind|colou?r ?blind|partially sighted|disabled|disabilit\w*|adhd|autis\w*|dyslex\w*|"
     r"crohn'?s?|ibs|hives|migraines?|sober|pacemaker|blood thinners?|warfarin|cancer|chemo|dementia|alzheimer'?s?|"
     r"arthritis|hypertension|blood pressure|cholesterol|heart condition|bipolar|depression|anxiety|ptsd|ocd|"
@@ -127,7 +133,7 @@ _TECH = re.compile(
     r"node|react native|component|segfault|segmentation|repo|deploy|build|terminal|console|undefined|null|loop|"
     r"variable|"
     r"array|dict|dictionary|string|json|csv|ssh|port|permission denied|times out|timeout|crash\w*|syntax|import|"
-    r"directory|folder|browser|website|webpage|wordpress|python|java|rust|excel|spreadsheet|formula|pivot|wifi|printer|app)\b"
+    r"directory|folder|browser|website|webpage|wordpress|python|java|rust|excel|spreadsheet|formula|pivot|wifi|printer)\b"
 )
 _CODE = re.compile(
     r"[{}`\\]|</?\w+>|\w\(|\)\s*[:{;]|=>|==|!=|::|\b\w+_\w+\b|\b[a-z]{2,}[A-Z]\w*|;\s*$|"
@@ -142,31 +148,36 @@ _IDENTITY = re.compile(
 # A first-person clause about the conversation itself.
 _REMARK = re.compile(
     r"^not (?:what|quite|really|exactly|it|that|right|correct|true|helpful|the|sure|bad)\b|"
-    r"^i (?:really |totally |completely |just |still |also |kind of |kinda |sort of )*(?:"
+    r"^i (?:really |totally |completely |just |still |also |already |actually |even |kind of |kinda |sort of )*(?:"
+    r"will be (?:right )?back|"
     r"(?:do not|don't|didn't|did not) (?:understand|get|follow|see|think so|know|care|mind|agree|like (?:that|this|it"
     r"|your))|(?:don't|didn't|did not|do not) read|"
     r"understand(?: now)?$|get it|see(?: now)?$|see (?:what|that|your|why|how|now)|agree|disagree|meant|mean|"
-    r"ask(?:ed)? (?:for|about|you|what|how|why|if|a|that|this)|was asking|am (?:not )?(?:asking|talking)|"
+    r"ask(?:ed)? (?:for|about|you|what|how|why|if|a|that|this)|(?:was|am|wasn't|was not) (?:not )?(?:asking|talking)|"
     r"(?:never |didn't |hadn't |had not )?(?:thought|think|considered|realized|realised|knew) (?:of |about )?"
     r"(?:it|that|this)\b|(?:was |am )?(?:hoping|expecting|looking) for (?:something|more|less|a (?:shorter|"
     r"longer|simpler|better|different|clearer))|am (?:just )?(?:testing|messing with|playing with) you|"
     r"(?:will |would )?(?:try|check|test|look into|have a look|take a look|think about|get back|let you know|do that|"
     r"give it a)|tried (?:that|this|it|those|these|your|both|again|already)|"
-    r"(?:like|love|hate|appreciate|prefer|liked|loved|hated|enjoyed) (?:that|this|it|your|yours|how you|when you|the "
+    r"(?:expected|wanted|needed|was expecting|was hoping for)(?! to\b)|"
+    r"(?:like|love|hate|appreciate|prefer|liked|loved|hated|enjoyed) (?:that|this|it|your|yours|how|when you|the "
     r"way you|what you|the (?:answer|reply|response|first|second|last|other))|"
     r"hope (?:you|so|not|that|this|it)|am (?:not sure|confused|lost|not convinced|not following|asking)|"
     r"wonder\b|was (?:just )?(?:wondering|curious|kidding|joking)|have (?:a|another|one more|some|two|a few|a quick) "
-    r"(?:question|questions|idea)|need (?:help|you to|a hand)|want you to|would like you to|read (?:that|this|it|all|"
-    r"your))"
+    r"(?:question|questions|idea)|"
+    r"(?:don't |do not )?need (?:help|you to|a hand|that|this|it|all that|all this|so much|the)|want you to|"
+    r"would like you to|read (?:that|this|it|all|your))"
 )
 # "I think / I said / I told you / I meant that ...": the frame says nothing, what follows may.
 _REPORTING = re.compile(
-    r"^i (?:really |honestly |just |already |also |do |don't |do not |didn't |did not )?"
+    r"^i (?:really |honestly |just |already |also |do |don't |do not |didn't |did not |never )?"
     r"(?:think|guess|suppose|believe|feel like|feel that|reckon|can't believe|cannot believe|"
     r"said|say|told you|tell you|mentioned|mention|meant|know|mean|swear)(?: that)?(?:\s+|$)"
 )
 # A passing state is not a fact about the user: "I'm back", "I'm so confused", "I'm done for today".
 _TRANSIENT = re.compile(
+    r"^i am (?:so |very |really |a bit |kinda |kind of |just |still |not |pretty |a little )*(?:confused|lost|stuck|"
+    r"unsure|not sure)\b|"
     r"^i am (?:so |very |really |a bit |kinda |kind of |just |still |not |pretty )*(?:back|here|done|ready|sorry|"
     r"good|fine|ok|okay|great|confused|lost|stuck|curious|bored|tired|hungry|sleepy|busy|sure|kidding|joking|"
     r"listening|waiting|glad|happy|thinking|serious|in|out|home|off|alright|well|interested|impressed|excited)"
@@ -191,9 +202,21 @@ _WANTS = re.compile(
 )
 # A correction of what the assistant has on record: "actually it's Kate, not Katherine".
 _CORRECTION = re.compile(
-    r"^(?:actually|correction|no)\b.{0,12}\b(?:it's|it is) \w+ (?:not|rather than|instead of) \w+$"
+    r"^(?:actually|correction|no|scratch that|sorry|oops|wait|i mean|my bad|my mistake)\b.*\b\w+,? (?:not|rather than|"
+    r"instead of) (?!it$|that$|this$|right$|correct$|true$|what\b|quite\b|really\b|exactly\b|helpful$)(?:the )?\w+$"
 )
-_STRONG_FIRST_PERSON = re.compile(r"\b(?:my|our|ours|mine)\b|\b(?:i|we) (?:am|are|have|had|was|were)\b")
+# "It reminds me why I love being a mom": in a clause about "it", the user is still the subject of a verb; in
+# "that's what I needed" or "this is what I meant" the verb is about the reply.
+_SPEAKER_VERB = re.compile(
+    r"\b(?:i|we) (?!(?:needed|wanted|meant|mean|asked|said|expected|think|thought|guess|was looking|was hoping|"
+    r"was asking|am asking|am looking|was expecting|was after|was going for|had in mind|know|knew|see|get|would|"
+    r"will|can|could|should|do|did|don't|didn't)\b)[a-z']+"
+)
+# "My" of the conversation ("you misread my question") says nothing about the user.
+_STRONG_FIRST_PERSON = re.compile(
+    r"\b(?:my|our)\b(?! (?:question|questions|message|point|request|prompt|answer|reply|comment|last|previous|"
+    r"words|typo)\b)|\b(?:ours|mine)\b|\b(?:i|we) (?:am|are|have|had|was|were)\b"
+)
 # Subject dropped: "Moved to Berlin last month", "Been a plumber for 20 yrs", "Allergic to cats".
 _ELLIPTIC = re.compile(
     r"^(?:got (?!it\b|that\b|this\b|you\b|a (?:question|sec)\b)|went|started|finished|moved|bought|had|been|was "
@@ -205,19 +228,32 @@ _ELLIPTIC = re.compile(
     r"(?:don't|never|can't|cannot|rarely|always|usually|only) (?:eat|drink|smoke|like|have|own|drive|speak|live|work|"
     r"sleep|stand|handle|tolerate|take|do)|not a (?:big )?fan|(?:big|huge) fan|fan of|favou?rite|name's|"
     r"(?:mom|mum|mother|dad|father) of|proud|happily|newly|single|married|divorced|engaged|widowed|retired|"
-    r"home is|home's|hometown|as an? \w+$|have (?:a|an|two|three|four|five|\d+|no|my|got) "
+    r"home is|home's|hometown|going \w+ing|(?:can't|cannot|can not) wait|looking forward|"
+    r"(?:never|always|already|once) (?:been|had|tried|done|seen|visited|met|liked|eaten|owned|lived|worked|played|"
+    r"learned|wanted)|(?!(?:something|nothing|anything|everything|thing|morning|evening|during|spring|string|bring|"
+    r"king|ring|sing|wing|ceiling|building|meaning|feeling|wedding|pudding|darling|being|sibling|thanksgiving|"
+    r"according|interesting|amazing|boring|exciting|loving|caring)\b)[a-z]{3,}ing (?!.*\b(?:is|are|was|were|"
+    r"can|will|would|makes?|sounds?|seems?|helps?|brings?|gives?)\b)|"
+    r"(?:new|first|my first) (?:job|role|position|house|home|flat|"
+    r"apartment|car|baby|puppy|kitten|day at)|(?:really |totally |so |not |not really |not much )?(?:into|keen on|"
+    r"big on|fond of) [a-z]+|(?:\w+ ){0,2}(?:assistant|nurse|teacher|engineer|developer|manager|"
+    r"designer|doctor|lawyer|student|intern|analyst|consultant|chef|driver|cleaner|carer|officer|technician|worker|"
+    r"scientist|researcher|accountant|director|owner|founder)s? (?:at|in|for|with)\b|as an? \w+$|"
+    r"have (?:a|an|two|three|four|five|\d+|no|my|got) "
     r"(?!look|great|good|nice|lovely|question|go|try|minute|sec)|"
     r"(?:might|may|will|would|could|should|gonna|wanna|going to|want to|hope to|plan to|hoping to|need to|have to|"
     r"got to|gotta) (?:move|go back|start|quit|retire|visit|buy|sell|switch|learn|apply|leave|travel|study|marry|"
     r"get married|have a baby|change jobs|emigrate|relocate)|"
     r"(?!(?:asked|answered|mentioned|explained|described|suggested|listed|mixed|confused|surprised|amazed|"
     r"impressed|used|need|feed|speed|seed|shed|bed|red|tired)\b)[a-z]{3,}ed (?:to|from|with|in|at|on|for|into|"
-    r"back|up|out|last|this|over|a|an|the|my|our))\b"
+    r"back|up|out|last|this|over|a|an|the|my|our)|[a-z]{3,}ed\b.*\b(?:yesterday|last|ago|this morning|in \d{4})|"
+    r"(?:freelance|self employed|part time|full time|former|ex) [a-z]+)\b"
 )
 _UPDATE = re.compile(r"\b(?:anymore|any more|no longer)\b|^(?:correction|update)\b")
 _NAME = re.compile(
     r"\b(?:call me|my name is|my name's|my names|name's|i go by|i am called|i'm called|calls me|known as|"
-    r"address me as|pronounced|my pronouns|pronouns are|they/them|she/her|he/him)\b|^(?:it's|this is) [a-z]+ here$"
+    r"address me as|pronounced|spelled|spelt|with (?:one|two|a double|an?) [a-z]$|my pronouns|"
+    r"pronouns are|they/them|she/her|he/him)\b|^(?:it's|this is) [a-z]+ here$"
 )
 
 
@@ -251,7 +287,7 @@ def sentences(text: str) -> list[str]:
 
 
 def _strip_openers(words: list[str]) -> list[str]:
-    while words and words[0] in _OPENERS and len(words) > 1:
+    while words and words[0] in _OPENERS and len(words) > 1 and words[:2] != ["no", "longer"]:
         words = words[1:]
     return words
 
@@ -280,12 +316,16 @@ def _is_question(words: list[str]) -> bool:
     return first in _REQUEST_VERBS or first in {"let's", "let"} or second in {"me", "us"} and first not in _ABOUT_ME
 
 
+_CHILD_BY_AGE = re.compile(r"\b(?:my|our) (?:\d+|one|two|three|four|five|six|seven|eight|nine|ten) (?:year|month|"
+                           r"week)s? old\b")
+
+
 def _personal_mention(words: list[str]) -> bool:
     """``my``/``our`` followed within three words by one of the user's people, pets, body or events."""
     for i, word in enumerate(words):
         if word in _POSSESSIVE and any(w.removesuffix("'s") in _PERSONAL for w in words[i + 1 : i + 5]):
             return True
-    return False
+    return bool(_CHILD_BY_AGE.search(" ".join(words)))
 
 
 def _statement_discloses(words: list[str], about_someone: bool, technical: bool) -> str | None:
@@ -302,7 +342,7 @@ def _statement_discloses(words: list[str], about_someone: bool, technical: bool)
         return _statement_discloses(rest, about_someone, technical) if rest else None
     if _REMARK.match(text) or _TRANSIENT.match(text) or _HYPOTHETICAL.match(text):
         return None
-    if words[0] in _DEMONSTRATIVE and not _STRONG_FIRST_PERSON.search(text):
+    if words[0] in _DEMONSTRATIVE and not _STRONG_FIRST_PERSON.search(text) and not _SPEAKER_VERB.search(text):
         return None
     if _SAFETY.search(text):
         return "a safety-relevant fact (allergy, intolerance, condition or diet)"
@@ -339,9 +379,16 @@ def _question_discloses(clause: list[str]) -> str | None:
     return None
 
 
-def _sentence_discloses(sentence: str, about_someone: bool) -> str | None:
+def _says_something(clause: list[str]) -> bool:
+    """More than a greeting or an exclamation ("Hi Bo!", "That's so cool!"): two words that are not small talk."""
+    return clause[0] not in _GREETINGS and sum(w not in _SMALL_TALK for w in clause) >= 2
+
+
+def _sentence_discloses(sentence: str, about_someone: bool, transcript: bool) -> str | None:
     """Why one sentence discloses something about the user, or None: through one of its clauses, read as a
-    statement or, in a question or request, as what the question says on the way."""
+    statement or, in a question or request, as what the question says on the way. In a ``transcript`` (a record of
+    people talking to each other) every statement clause that is not small talk counts: what one speaker says of
+    the other is a fact about a person there, not a remark about an assistant's reply."""
     clauses = _clauses(sentence)
     normal = " ".join(_normal(sentence))
     if not clauses or (_CODE.search(sentence) and not _IDENTITY.search(normal)):
@@ -357,20 +404,25 @@ def _sentence_discloses(sentence: str, about_someone: bool) -> str | None:
     asked_whole = sentence.rstrip().endswith("?") and not any(shapes)
     technical = bool(_TECH.search(normal))
     for clause, shape in zip(clauses, shapes, strict=True):
-        why = (_question_discloses(clause) if shape or asked_whole
-               else _statement_discloses(clause, about_someone, technical))
+        if shape or asked_whole:
+            why = _question_discloses(clause)
+        else:
+            why = _statement_discloses(clause, about_someone, technical)
+            if not why and transcript and not technical and _says_something(clause):
+                why = "a statement in a transcript of people talking to each other"
         if why:
             return why
     return None
 
 
-def read(text: str) -> Reading:
-    """The sentences of ``text`` that disclose something about the user, and the reason of the first one."""
+def read(text: str, *, transcript: bool = False) -> Reading:
+    """The sentences of ``text`` that disclose something about the user, and the reason of the first one.
+    ``transcript``: ``text`` is a line of a record of people talking to each other (see ``_sentence_discloses``)."""
     kept: list[str] = []
     reasons: list[str] = []
     about_someone = False
     for sentence in sentences(text):
-        why = _sentence_discloses(sentence, about_someone)
+        why = _sentence_discloses(sentence, about_someone, transcript)
         if why:
             kept.append(sentence)
             reasons.append(why)

@@ -59,8 +59,9 @@ _LINK = re.compile(
     r"\b(?:[a-z0-9](?:[a-z0-9-]*[a-z0-9])?\.)+(?:com|org|net|io|dev|app|ai|xyz|info|biz|gov|edu|ru|cn|de|fr|uk|nl|eu|ca|au|jp|br|es|pl|ch|se|ly|gg|tk|cc|tv|ws|su|ir|kr|onion|example|invalid|test|local|localhost)\b(?![.-]?\w)",
     re.IGNORECASE,
 )
-_ADDRESS = re.compile(r"\[?[0-9a-f:.%]*[:.][0-9a-f:.%]*\]?(?::\d{1,5})?", re.IGNORECASE)
 # A URL needs no top-level domain to reach an address: dotted quads and IPv6, bracketed or not, with a port or not.
+# A candidate stands on its own ("std::vector" holds none).
+_ADDRESS = re.compile(r"(?<![\w:.%])\[?[0-9a-f:.%]*[:.][0-9a-f:.%]*\]?(?::\d{1,5})?(?![\w:])", re.IGNORECASE)
 _FOUR_NUMBERS = re.compile(r"\b\d{1,3}(?:\.\d{1,3}){3}\b")
 # Credentials do not belong in a memory that is injected into prompts sent to a model provider.
 _SECRET = re.compile(
@@ -143,8 +144,8 @@ def decide(text: str) -> GateDecision:
         if len(rest.split()) >= 2:
             return GateDecision(True, "explicit request to remember", text=head + rest, explicit=True)
 
-    reading = disclosure.read(body)
+    reading = disclosure.read(body, transcript=bool(prefix))
     if not reading.sentences:
         return GateDecision(False, reading.reason)
-    kept = body if len(reading.sentences) == len(disclosure.sentences(body)) else " ".join(reading.sentences)
-    return GateDecision(True, reading.reason, text=head + kept)
+    whole = prefix or len(reading.sentences) == len(disclosure.sentences(body))
+    return GateDecision(True, reading.reason, text=stripped if whole else " ".join(reading.sentences))
