@@ -5,7 +5,8 @@ Where the words can be: the ledger (text, quote, the vector's copy, the keyword 
 vector), every session file (damaged ones and copies set aside included), the input history, and the keyword
 context other memories keep (the end of the reply their line answered). Scrubbing the sessions of a store in use
 for months takes seconds, long enough for a kill or a Ctrl-C to land in the middle, and once the memory has left
-the ledger nothing would remember what was still to erase. So a forget goes in steps:
+the ledger nothing would remember what was still to erase. So a forget (``forget``, the one entry point of the chat
+and the command line, which only say what it did) goes in steps:
 
 1. ``begin``: one ledger transaction deletes the memories and records the forget (their ids and the texts to
    erase). The caller holds Ctrl-C for this short part (``critical``). From here on the forget is finished, by this
@@ -27,18 +28,20 @@ import re
 import shutil
 import signal
 import threading
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Protocol, TypeVar
 
 from agent.domain import ForgetRecord, MemoryRecord, fold_with_spans, normalise_text
-from agent.errors import AgentError, MemoryUnavailable, SessionBusy, SessionError
+from agent.errors import AgentError, Interrupted, MemoryUnavailable, SessionBusy, SessionError
 from agent.memory.service import MemoryService
 from agent.ports import Ledger
 from agent.sessions import NAME_PATTERN, Session, SessionStore, read_regular, write_private
 
 FORGOTTEN = "[forgotten]"
+T = TypeVar("T")
 
 
 class Forgotten:
@@ -389,6 +392,91 @@ def finish(record: ForgetRecord, ledger: Ledger, places: Places, skip: str | Non
         except AgentError as exc:
             outcome.failed.append(f"the record of this forget ({exc}), so the next start of agent does it again")
     return outcome
+
+
+class OnService(Protocol):
+    """Runs a task with the memory service where the service lives (the chat's memory thread: ``MemoryWorker.call``;
+    a command: ``inline``) and returns its result."""
+
+    def __call__(self, task: Callable[[MemoryService], T], /) -> T: ...
+
+
+class _Inline:
+    def __init__(self, service: MemoryService) -> None:
+        self._service = service
+
+    def __call__(self, task: Callable[[MemoryService], T], /) -> T:
+        return task(self._service)
+
+
+def inline(service: MemoryService) -> OnService:
+    """Tasks run with ``service`` right here: a command has no memory thread."""
+    return _Inline(service)
+
+
+class OwnSession(Protocol):
+    """The chat's own session (``ChatEngine``): it scrubs itself, in memory too, and saves itself."""
+
+    session: Session
+
+    def scrub(self, forgotten: Forgotten, ids: set[str]) -> bool: ...
+
+
+@dataclass(frozen=True)
+class Result:
+    """What a forget did: how many memories existed, where their words went, whether the chat's own session held
+    them, why the index keeps their vectors until the next start (if it does), and whether a Ctrl-C was held."""
+
+    count: int
+    outcome: Outcome
+    this_session: bool = False
+    index_error: AgentError | None = None
+    interrupted: bool = False
+
+    def lines(self) -> list[str]:
+        return self.outcome.lines(self.this_session)
+
+
+def forget(
+    on_service: OnService,
+    records: Sequence[MemoryRecord],
+    places: Places,
+    *,
+    everything: bool = False,
+    own: OwnSession | None = None,
+    interruptible: bool = False,
+    on_begun: Callable[[int], None] | None = None,
+) -> Result:
+    """Forget ``records`` (``everything``: all of the user's memories) the whole way, for the chat and the command
+    line alike: ``begin``, then the vectors, the chat's ``own`` session, and ``finish``. ``on_begun`` hears how many
+    memories left the ledger as soon as they have.
+
+    Ctrl-C is held for the ledger transaction. Not ``interruptible`` (the chat), it is held to the end and the forget
+    runs to its end (``Result.interrupted`` says one came); ``interruptible`` (a command), a Ctrl-C after the
+    transaction stops the scrub with ``Interrupted``, whose message says that the next start finishes it."""
+    with critical() as held:
+        begun = on_service(lambda service: begin(service, records, everything))
+        if not interruptible:
+            return replace(_complete(on_service, begun, places, own), interrupted=held.interrupted)
+    try:
+        if held.interrupted:
+            raise KeyboardInterrupt
+        if on_begun is not None:
+            on_begun(begun.count)
+        return _complete(on_service, begun, places, own)
+    except KeyboardInterrupt as exc:
+        memories = f"{begun.count} memory is" if begun.count == 1 else f"{begun.count} memories are"
+        raise Interrupted(f"Interrupted: {memories} forgotten, but their words may still be in session files or the "
+                          "input history; the next start of agent removes them.") from exc
+
+
+def _complete(on_service: OnService, begun: Begun, places: Places, own: OwnSession | None) -> Result:
+    index_error = on_service(lambda service: drop_vectors(service, begun))
+    record = begun.record
+    this_session = own is not None and own.scrub(Forgotten(record.texts), set(record.ids))
+    skip = None if own is None else own.session.name
+    outcome = on_service(lambda service: finish(record, service.ledger, places, skip))
+    return Result(begun.count, outcome, this_session, index_error)
 
 
 def finish_cut_short(ledger: Ledger, places: Places) -> str | None:
