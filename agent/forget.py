@@ -10,7 +10,7 @@ and the command line, which only say what it did) goes in steps:
 
 1. ``begin``: one ledger transaction deletes the memories and records the forget (their ids and the texts to
    erase). The caller holds Ctrl-C for this short part (``critical``). From here on the forget is finished, by this
-   process or by the next one. ``drop_vectors`` then takes their vectors out of the index.
+   process or by the next one. Then their vectors leave the index.
 2. ``finish``: the texts leave the other memories' context, every session file and the input history; then the
    record is dropped, its bytes zeroed by the ledger. A session that another process holds cannot be rewritten
    now: the record then stays, and the next start tries again.
@@ -308,7 +308,7 @@ def begin(service: MemoryService, records: Sequence[MemoryRecord], everything: b
     return Begun(ForgetRecord(key, service.user, tuple(ids), tuple(texts)), count, everything)
 
 
-def drop_vectors(service: MemoryService, begun: Begun) -> AgentError | None:
+def _drop_vectors(service: MemoryService, begun: Begun) -> AgentError | None:
     """Take the forgotten memories' vectors out of the index; the error when the index cannot be used now (the
     next open drops the vectors whose memory is gone, so the record need not wait for it)."""
     try:
@@ -471,7 +471,7 @@ def forget(
 
 
 def _complete(on_service: OnService, begun: Begun, places: Places, own: OwnSession | None) -> Result:
-    index_error = on_service(lambda service: drop_vectors(service, begun))
+    index_error = on_service(lambda service: _drop_vectors(service, begun))
     record = begun.record
     this_session = own is not None and own.scrub(Forgotten(record.texts), set(record.ids))
     skip = None if own is None else own.session.name
