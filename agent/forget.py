@@ -13,7 +13,7 @@ and the command line, which only say what it did) goes in steps:
    process or by the next one. Then their vectors leave the index.
 2. ``finish``: the texts leave the other memories' context, every session file and the input history; then the
    record is dropped, its bytes zeroed by the ledger. A session that another process holds cannot be rewritten
-   now: the record then stays, and the next start tries again.
+   now, and a file may fail to be (a full disk): the record then stays, and the next start tries again.
 3. ``finish_cut_short``: every start of the agent (the chat, ``agent memories ...``, ``agent sessions ...``)
    finishes the forgets a kill or an interrupt left, and says so in one line.
 
@@ -341,7 +341,8 @@ class Outcome:
                          f"process, which cannot be rewritten now: {', '.join(self.busy)}; the next start of agent "
                          "removes them.")
         if self.failed:
-            lines.append(f"They could not be removed from: {'; '.join(self.failed)}.")
+            lines.append(f"They could not be removed from: {'; '.join(self.failed)}; the next start of agent tries "
+                         "again.")
         if self.copies:
             lines.append(f"Deleted {_plural(len(self.copies), 'copy', 'copies')} of the index set aside, which held "
                          f"their vectors ({', '.join(self.copies)}); the ledger rebuilds everything else they had.")
@@ -358,7 +359,8 @@ def _ledger_note(names: Sequence[str]) -> str:
 def finish(record: ForgetRecord, ledger: Ledger, places: Places, skip: str | None = None) -> Outcome:
     """Take the texts of ``record`` out of the other memories' context, every session file but ``skip`` (the
     chat's own, already scrubbed) and the input history; then drop the record, unless a session was held by
-    another process. Safe to run again, and from two processes at once: each step finds only what is left."""
+    another process or a place could not be scrubbed. Safe to run again, and from two processes at once: each step
+    finds only what is left."""
     forgotten = Forgotten(record.texts)
     outcome = Outcome()
     report = scrub_sessions(places.sessions, forgotten, skip)
@@ -386,11 +388,11 @@ def finish(record: ForgetRecord, ledger: Ledger, places: Places, skip: str | Non
             except OSError as exc:
                 outcome.failed.append(f"{copy}: {exc.strerror}")
         outcome.ledgers = [copy.name for copy in ledgers]
-    if not outcome.busy:
+    if not outcome.busy and not outcome.failed:
         try:
             ledger.drop_forget(record.key)
         except AgentError as exc:
-            outcome.failed.append(f"the record of this forget ({exc}), so the next start of agent does it again")
+            outcome.failed.append(f"the record of this forget ({exc})")
     return outcome
 
 
@@ -490,15 +492,14 @@ def finish_cut_short(ledger: Ledger, places: Places) -> str | None:
     where = list(dict.fromkeys(place for outcome in outcomes for place in outcome.places))
     busy = sorted({name for outcome in outcomes for name in outcome.busy})
     failed = [problem for outcome in outcomes for problem in outcome.failed]
-    if busy:
-        return (f"A forget that was cut short ({memories}) is not finished: its words stay in "
-                f"{_plural(len(busy), 'session', 'sessions')} open in another agent process ({', '.join(busy)}); "
-                "the next start of agent tries again.")
+    if busy or failed:
+        held = f"{_plural(len(busy), 'session', 'sessions')} open in another agent process ({', '.join(busy)})"
+        where_left = "; ".join([*([held] if busy else []), *failed])
+        return (f"A forget that was cut short ({memories}) is not finished: its words stay in {where_left}; the next "
+                "start of agent tries again.")
     copies = [copy for outcome in outcomes for copy in outcome.copies]
     where += [f"{_plural(len(copies), 'copy', 'copies')} of the index set aside (deleted)"] if copies else []
     said = f"their words were removed from {', '.join(where)}" if where else "no other file held their words"
-    if failed:
-        said += f", but could not be removed from: {'; '.join(failed)}"
     ledgers = sorted({copy for outcome in outcomes for copy in outcome.ledgers})
     if ledgers:
         said += f"; a {_ledger_note(ledgers)}"
