@@ -19,7 +19,7 @@ from rich.console import Console
 
 from agent.config import Settings, load_settings
 from agent.domain import MemoryRecord, ScoredMemory
-from agent.errors import AgentError, Interrupted
+from agent.errors import AgentError
 from agent.memory.service import MemoryService
 from agent.sessions import SessionStore
 from agent.ui.render import escape_terminal, plural
@@ -405,22 +405,12 @@ def memories_forget(
             chosen.append(matches[0])
     paths = DataPaths(STATE.settings().data_dir).for_user(service.user)
     places = forget.Places(SessionStore(paths.sessions, service.user), paths.history, paths.root)
-    with forget.critical() as held:
-        begun = forget.begin(service, chosen, everything=all_)
-    try:
-        if held.interrupted:
-            raise KeyboardInterrupt
-        typer.echo(f"forgot {plural(begun.count, 'memory', 'memories')}")
-        index_error = forget.drop_vectors(service, begun)
-        outcome = forget.finish(begun.record, service.ledger, places)
-    except KeyboardInterrupt as exc:
-        forgotten = f"{begun.count} memory is" if begun.count == 1 else f"{begun.count} memories are"
-        raise Interrupted(f"Interrupted: {forgotten} forgotten, but their words may still be in session files or the "
-                          "input history; the next start of agent removes them.") from exc
-    for line in outcome.lines():
+    result = forget.forget(forget.inline(service), chosen, places, everything=all_, interruptible=True,
+                           on_begun=lambda count: typer.echo(f"forgot {plural(count, 'memory', 'memories')}"))
+    for line in result.lines():
         typer.echo(escape_terminal(line))  # it names files found in the data directory
-    if index_error is not None:
-        _warn(f"the index keeps their vectors until the next start ({index_error})")
+    if result.index_error is not None:
+        _warn(f"the index keeps their vectors until the next start ({result.index_error})")
 
 
 @memories_app.command("reindex")

@@ -5,14 +5,15 @@ Where the words can be: the ledger (text, quote, the vector's copy, the keyword 
 vector), every session file (damaged ones and copies set aside included), the input history, and the keyword
 context other memories keep (the end of the reply their line answered). Scrubbing the sessions of a store in use
 for months takes seconds, long enough for a kill or a Ctrl-C to land in the middle, and once the memory has left
-the ledger nothing would remember what was still to erase. So a forget goes in steps:
+the ledger nothing would remember what was still to erase. So a forget (``forget``, the one entry point of the chat
+and the command line, which only say what it did) goes in steps:
 
 1. ``begin``: one ledger transaction deletes the memories and records the forget (their ids and the texts to
    erase). The caller holds Ctrl-C for this short part (``critical``). From here on the forget is finished, by this
-   process or by the next one. ``drop_vectors`` then takes their vectors out of the index.
+   process or by the next one. Then their vectors leave the index.
 2. ``finish``: the texts leave the other memories' context, every session file and the input history; then the
    record is dropped, its bytes zeroed by the ledger. A session that another process holds cannot be rewritten
-   now: the record then stays, and the next start tries again.
+   now, and a file may fail to be (a full disk): the record then stays, and the next start tries again.
 3. ``finish_cut_short``: every start of the agent (the chat, ``agent memories ...``, ``agent sessions ...``)
    finishes the forgets a kill or an interrupt left, and says so in one line.
 
@@ -31,14 +32,16 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Protocol, TypeVar
 
 from agent.domain import ForgetRecord, MemoryRecord, fold_with_spans, normalise_text
-from agent.errors import AgentError, MemoryUnavailable, SessionBusy, SessionError
+from agent.errors import AgentError, Interrupted, MemoryUnavailable, SessionBusy, SessionError
 from agent.memory.service import MemoryService
 from agent.ports import Ledger
 from agent.sessions import NAME_PATTERN, Session, SessionStore, read_regular, write_private
 
 FORGOTTEN = "[forgotten]"
+T = TypeVar("T")
 
 
 class Forgotten:
@@ -305,7 +308,7 @@ def begin(service: MemoryService, records: Sequence[MemoryRecord], everything: b
     return Begun(ForgetRecord(key, service.user, tuple(ids), tuple(texts)), count, everything)
 
 
-def drop_vectors(service: MemoryService, begun: Begun) -> AgentError | None:
+def _drop_vectors(service: MemoryService, begun: Begun) -> AgentError | None:
     """Take the forgotten memories' vectors out of the index; the error when the index cannot be used now (the
     next open drops the vectors whose memory is gone, so the record need not wait for it)."""
     try:
@@ -338,7 +341,8 @@ class Outcome:
                          f"process, which cannot be rewritten now: {', '.join(self.busy)}; the next start of agent "
                          "removes them.")
         if self.failed:
-            lines.append(f"They could not be removed from: {'; '.join(self.failed)}.")
+            lines.append(f"They could not be removed from: {'; '.join(self.failed)}; the next start of agent tries "
+                         "again.")
         if self.copies:
             lines.append(f"Deleted {_plural(len(self.copies), 'copy', 'copies')} of the index set aside, which held "
                          f"their vectors ({', '.join(self.copies)}); the ledger rebuilds everything else they had.")
@@ -355,7 +359,8 @@ def _ledger_note(names: Sequence[str]) -> str:
 def finish(record: ForgetRecord, ledger: Ledger, places: Places, skip: str | None = None) -> Outcome:
     """Take the texts of ``record`` out of the other memories' context, every session file but ``skip`` (the
     chat's own, already scrubbed) and the input history; then drop the record, unless a session was held by
-    another process. Safe to run again, and from two processes at once: each step finds only what is left."""
+    another process or a place could not be scrubbed. Safe to run again, and from two processes at once: each step
+    finds only what is left."""
     forgotten = Forgotten(record.texts)
     outcome = Outcome()
     report = scrub_sessions(places.sessions, forgotten, skip)
@@ -383,12 +388,97 @@ def finish(record: ForgetRecord, ledger: Ledger, places: Places, skip: str | Non
             except OSError as exc:
                 outcome.failed.append(f"{copy}: {exc.strerror}")
         outcome.ledgers = [copy.name for copy in ledgers]
-    if not outcome.busy:
+    if not outcome.busy and not outcome.failed:
         try:
             ledger.drop_forget(record.key)
         except AgentError as exc:
-            outcome.failed.append(f"the record of this forget ({exc}), so the next start of agent does it again")
+            outcome.failed.append(f"the record of this forget ({exc})")
     return outcome
+
+
+class OnService(Protocol):
+    """Runs a task with the memory service where the service lives (the chat's memory thread: ``MemoryWorker.call``;
+    a command: ``inline``) and returns its result."""
+
+    def __call__(self, task: Callable[[MemoryService], T], /) -> T: ...
+
+
+class _Inline:
+    def __init__(self, service: MemoryService) -> None:
+        self._service = service
+
+    def __call__(self, task: Callable[[MemoryService], T], /) -> T:
+        return task(self._service)
+
+
+def inline(service: MemoryService) -> OnService:
+    """Tasks run with ``service`` right here: a command has no memory thread."""
+    return _Inline(service)
+
+
+class OwnSession(Protocol):
+    """The chat's own session (``ChatEngine``): it scrubs itself, in memory too, and saves itself."""
+
+    session: Session
+
+    def scrub(self, forgotten: Forgotten, ids: set[str]) -> bool: ...
+
+
+@dataclass(frozen=True)
+class Result:
+    """What a forget did: how many memories existed, where their words went, whether the chat's own session held
+    them, why the index keeps their vectors until the next start (if it does), and whether a Ctrl-C was held."""
+
+    count: int
+    outcome: Outcome
+    this_session: bool = False
+    index_error: AgentError | None = None
+    interrupted: bool = False
+
+    def lines(self) -> list[str]:
+        return self.outcome.lines(self.this_session)
+
+
+def forget(
+    on_service: OnService,
+    records: Sequence[MemoryRecord],
+    places: Places,
+    *,
+    everything: bool = False,
+    own: OwnSession | None = None,
+    interruptible: bool = False,
+    on_begun: Callable[[int], None] | None = None,
+) -> Result:
+    """Forget ``records`` (``everything``: all of the user's memories) the whole way, for the chat and the command
+    line alike: ``begin``, then the vectors, the chat's ``own`` session, and ``finish``. ``on_begun`` hears how many
+    memories left the ledger as soon as they have.
+
+    Ctrl-C is held for the ledger transaction. Not ``interruptible`` (the chat), it is held to the end and the forget
+    runs to its end (``Result.interrupted`` says one came); ``interruptible`` (a command), a Ctrl-C after the
+    transaction stops the scrub with ``Interrupted``, whose message says that the next start finishes it."""
+    with critical() as held:
+        begun = on_service(lambda service: begin(service, records, everything))
+        if not interruptible:
+            return replace(_complete(on_service, begun, places, own), interrupted=held.interrupted)
+    try:
+        if held.interrupted:
+            raise KeyboardInterrupt
+        if on_begun is not None:
+            on_begun(begun.count)
+        return _complete(on_service, begun, places, own)
+    except KeyboardInterrupt as exc:
+        memories = f"{begun.count} memory is" if begun.count == 1 else f"{begun.count} memories are"
+        raise Interrupted(f"Interrupted: {memories} forgotten, but their words may still be in session files or the "
+                          "input history; the next start of agent removes them.") from exc
+
+
+def _complete(on_service: OnService, begun: Begun, places: Places, own: OwnSession | None) -> Result:
+    index_error = on_service(lambda service: _drop_vectors(service, begun))
+    record = begun.record
+    this_session = own is not None and own.scrub(Forgotten(record.texts), set(record.ids))
+    skip = None if own is None else own.session.name
+    outcome = on_service(lambda service: finish(record, service.ledger, places, skip))
+    return Result(begun.count, outcome, this_session, index_error)
 
 
 def finish_cut_short(ledger: Ledger, places_of: Callable[[str], Places]) -> str | None:
@@ -402,15 +492,14 @@ def finish_cut_short(ledger: Ledger, places_of: Callable[[str], Places]) -> str 
     where = list(dict.fromkeys(place for outcome in outcomes for place in outcome.places))
     busy = sorted({name for outcome in outcomes for name in outcome.busy})
     failed = [problem for outcome in outcomes for problem in outcome.failed]
-    if busy:
-        return (f"A forget that was cut short ({memories}) is not finished: its words stay in "
-                f"{_plural(len(busy), 'session', 'sessions')} open in another agent process ({', '.join(busy)}); "
-                "the next start of agent tries again.")
+    if busy or failed:
+        held = f"{_plural(len(busy), 'session', 'sessions')} open in another agent process ({', '.join(busy)})"
+        where_left = "; ".join([*([held] if busy else []), *failed])
+        return (f"A forget that was cut short ({memories}) is not finished: its words stay in {where_left}; the next "
+                "start of agent tries again.")
     copies = [copy for outcome in outcomes for copy in outcome.copies]
     where += [f"{_plural(len(copies), 'copy', 'copies')} of the index set aside (deleted)"] if copies else []
     said = f"their words were removed from {', '.join(where)}" if where else "no other file held their words"
-    if failed:
-        said += f", but could not be removed from: {'; '.join(failed)}"
     ledgers = sorted({copy for outcome in outcomes for copy in outcome.ledgers})
     if ledgers:
         said += f"; a {_ledger_note(ledgers)}"

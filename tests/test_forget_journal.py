@@ -143,3 +143,25 @@ def test_ctrl_c_during_a_forget_in_the_chat_waits_for_it_to_finish(tmp_path: Pat
         "The forgotten words were also removed from session monday, the input history.",
         "(Ctrl-C waited for the forget to finish.)"]
     assert memory.ledger.pending_forgets() == [] and leaks(tmp_path) == []
+
+
+def test_a_place_that_cannot_be_scrubbed_keeps_the_record_and_is_named_until_it_can(tmp_path: Path) -> None:
+    where = places(tmp_path)
+    assert where.history is not None
+    target = tmp_path / "elsewhere"
+    where.history.rename(target)
+    where.history.symlink_to(target)  # refused: a scrub never follows a link
+    memory = memory_service(tmp_path / "mem")
+    forget.begin(memory, [memory.add(SECRET)])
+
+    told = forget.finish_cut_short(memory.ledger, where)
+
+    assert told is not None and told.startswith(
+        "A forget that was cut short (1 memory) is not finished: its words stay in ")
+    assert f"{where.history}: Too many levels of symbolic links; the next start of agent tries again." in told
+    assert len(memory.ledger.pending_forgets()) == 1 and SECRET in target.read_text()
+    where.history.unlink()
+    target.rename(where.history)
+    assert forget.finish_cut_short(memory.ledger, where) == (
+        "Finished a forget that was cut short (1 memory): their words were removed from the input history.")
+    assert memory.ledger.pending_forgets() == [] and leaks(tmp_path) == []

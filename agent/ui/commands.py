@@ -77,15 +77,22 @@ def evicted_line(record: MemoryRecord) -> str:
 
 class Commands:
     """Runs slash commands against the engine and memory; ``ask`` reads the answer to a yes/no question;
-    ``history`` is the input history file, cleaned of what ``/forget`` forgets."""
+    ``history`` is the input history file, cleaned of what ``/forget`` forgets; ``data_root`` the data directory,
+    where copies of the index set aside are (by default the one the session files are in)."""
 
     def __init__(
-        self, engine: ChatEngine, out: Output, ask: Callable[[str], str | None], history: Path | None = None
+        self,
+        engine: ChatEngine,
+        out: Output,
+        ask: Callable[[str], str | None],
+        history: Path | None = None,
+        data_root: Path | None = None,
     ) -> None:
         self.engine = engine
         self.out = out
         self.ask = ask
         self.history = history
+        self.data_root = data_root or engine.store.directory.parent
         self._listing: list[str] = []
 
     def handle(self, line: str) -> Action:
@@ -219,27 +226,21 @@ class Commands:
         return f"{number}o memory id starts with {token}: the id column of /memories shows the ids."
 
     def _erase(self, memory: MemoryWorker, ids: list[str]) -> None:
-        """Forget ``ids`` through ``agent.forget``, holding Ctrl-C until it is done: the chat's own session is
-        scrubbed here, in memory too, and every other file on the memory thread."""
+        """Forget ``ids`` (``agent.forget``, which also scrubs this session, in memory too) and say what it did."""
         known = {r.id: r for r in memory.call(lambda s: s.list())}
         gone = [known[memory_id] for memory_id in ids if memory_id in known]
-        engine = self.engine
         # The sessions directory is in the data directory, where copies of the index and the ledger are set aside.
-        places = forget.Places(engine.store, self.history, engine.store.directory.parent)
-        with forget.critical() as held:
-            begun = memory.call(lambda s: forget.begin(s, gone))
-            index_error = memory.call(lambda s: forget.drop_vectors(s, begun))
-            own = engine.scrub(forget.Forgotten(begun.record.texts), set(begun.record.ids))
-            outcome = memory.call(lambda s: forget.finish(begun.record, s.ledger, places, skip=engine.session.name))
+        places = forget.Places(self.engine.store, self.history, self.data_root)
+        result = forget.forget(memory.call, gone, places, own=self.engine)
         for record in gone:
             self.out.notice(f"forgot: {shorten(record.text)}")
-        self.out.notice(f"Forgot {plural(begun.count, 'memory', 'memories')}.")
+        self.out.notice(f"Forgot {plural(result.count, 'memory', 'memories')}.")
         self._listing = []
-        for line in outcome.lines(this_session=own):
+        for line in result.lines():
             self.out.notice(line)
-        if index_error is not None:
-            self.out.warn(f"memory: the index keeps their vectors until the next start ({index_error})")
-        if held.interrupted:
+        if result.index_error is not None:
+            self.out.warn(f"memory: the index keeps their vectors until the next start ({result.index_error})")
+        if result.interrupted:
             self.out.notice("(Ctrl-C waited for the forget to finish.)")
 
     def _remember(self, text: str) -> None:

@@ -146,6 +146,7 @@ class Repl:
         worker: MemoryWorker | None,
         debug: bool = False,
         history: Path | None = None,
+        data_root: Path | None = None,
     ) -> None:
         self.engine = engine
         self.out = out
@@ -153,7 +154,7 @@ class Repl:
         self.debug = debug
         self.context_tokens = engine.conversation.tokens()
         self.reader: LineReader = PipeReader(out.notice)
-        self.commands = Commands(engine, out, self.reader.ask, history)
+        self.commands = Commands(engine, out, self.reader.ask, history, data_root)
         self.signals = HeldInterrupts()
         self._unsaved_told = False
 
@@ -408,7 +409,7 @@ def _build(
                                                                                    f"({exc})"))
         worker = MemoryWorker(lambda: open_memory(settings, extractor=extractor), lambda o: hooks[0].on_write(o))
     engine = ChatEngine(chat, settings.model, conversation, store, session, worker)
-    repl = Repl(engine, out, worker, options.debug, history)
+    repl = Repl(engine, out, worker, options.debug, history, settings.data_dir)
     hooks.append(repl)
     return repl
 
