@@ -154,7 +154,7 @@ def test_a_place_that_cannot_be_scrubbed_keeps_the_record_and_is_named_until_it_
     memory = memory_service(tmp_path / "mem")
     forget.begin(memory, [memory.add(SECRET)])
 
-    told = forget.finish_cut_short(memory.ledger, where)
+    told = forget.finish_cut_short(memory.ledger, lambda user: where)
 
     assert told is not None and told.startswith(
         "A forget that was cut short (1 memory) is not finished: its words stay in ")
@@ -162,6 +162,6 @@ def test_a_place_that_cannot_be_scrubbed_keeps_the_record_and_is_named_until_it_
     assert len(memory.ledger.pending_forgets()) == 1 and SECRET in target.read_text()
     where.history.unlink()
     target.rename(where.history)
-    assert forget.finish_cut_short(memory.ledger, where) == (
+    assert forget.finish_cut_short(memory.ledger, lambda user: where) == (
         "Finished a forget that was cut short (1 memory): their words were removed from the input history.")
     assert memory.ledger.pending_forgets() == [] and leaks(tmp_path) == []
