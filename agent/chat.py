@@ -26,12 +26,15 @@ from agent.domain import Message
 from agent.errors import AgentError, ChatError, MemoryUnavailable, SessionError
 from agent.memory.service import MemoryService, Recall, WriteReport
 from agent.ports import ChatChunk, ChatModel
+from agent.server import ServerProfile
 from agent.sessions import Forgotten, Session, SessionStore, scrub_session
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
 # How much of the previous reply is indexed as the context of the next line: its end holds the question.
 CONTEXT_CHARS = 400
+# How long the first turn waits for the probe of the server (``agent.server``) before going ahead without it.
+PROBE_WAIT = 4.0
 
 
 def in_background(build: Callable[[], T], name: str) -> Future[T]:
@@ -213,9 +216,11 @@ class ChatEngine:
         session: Session,
         memory: MemoryWorker | None,
         clock: Callable[[], float] = time.time,
+        server: Future[ServerProfile] | None = None,
     ) -> None:
         self.chat = chat
         self.model = model
+        self.server: ServerProfile | None = None  # adopted from ``server`` once the probe has answered
         self.conversation = conversation
         self.store = store
         self.session = session
@@ -228,11 +233,33 @@ class ChatEngine:
         self._clock = clock
         self._folding: Future[Fold] | None = None
         self._saving = threading.Lock()  # the summary thread saves too
+        self._probe = server
+
+    def adopt_server(self, wait: float = 0.0) -> ServerProfile | None:
+        """Take what the probe of the server found (waiting at most ``wait`` seconds for it): where the system
+        prompt goes. A probe that has not answered is asked again at the next turn."""
+        if self.server is None and self._probe is not None:
+            try:
+                self.server = self._probe.result(timeout=wait)
+            except TimeoutError:
+                return None
+            except Exception:  # a bug in the probe costs what it would have told, never the chat
+                log.debug("the probe of the server failed", exc_info=True)
+                self._probe = None
+                return None
+            self.conversation.placement = self.server.placement
+        return self.server
+
+    @property
+    def shown_model(self) -> str:
+        """The model the server says it serves, else the configured name."""
+        return self.model if self.server is None else self.server.model
 
     def begin(self, line: str) -> PendingTurn:
         """Recall memories for this line and assemble the request. A memory failure means no memories, noted
         in ``memory_error``, never a failed turn."""
         fold = self.settle()
+        self.adopt_server(PROBE_WAIT)
         recall = None
         self.memory_error = None
         if self.memory is not None:

@@ -50,6 +50,13 @@ def _embedder(raw: str) -> str:
     return value
 
 
+def _placement(raw: str) -> str:
+    value = raw.strip().lower()
+    if value not in {"auto", "system", "user"}:
+        raise ValueError(f"expected auto, system or user, got {raw!r}")
+    return value
+
+
 @dataclass(frozen=True)
 class Spec:
     """One setting: its field name, environment variable(s), parser, default and one line of help."""
@@ -91,6 +98,11 @@ SPECS: tuple[Spec, ...] = (
          "Minimum similarity of an extracted fact to its source turn (empty: the embedder's default)."),
     Spec("context_tokens", ("AGENT_CONTEXT_TOKENS",), int, 6_000,
          "Token budget of the short-term message list; older turns fold into a summary."),
+    Spec("max_tokens", ("AGENT_MAX_TOKENS",), int, 1024,
+         "Longest reply, in tokens (sent as max_tokens; 0 sends none and lets the server decide)."),
+    Spec("system_prompt", ("AGENT_SYSTEM_PROMPT",), _placement, "auto",
+         "Where the system prompt, memory and summary go: system (a system message), user (folded into the first "
+         "user message, for chat templates without a system role) or auto (from the server's template or model)."),
     Spec("chroma_url", ("AGENT_CHROMA_URL",), _optional_str, None,
          "Use a Chroma server (e.g. http://127.0.0.1:8000) instead of the embedded store."),
     Spec("timeout", ("AGENT_TIMEOUT",), float, 60.0, "Seconds before a model request times out."),
@@ -118,6 +130,8 @@ class Settings:
     llm_extract: bool = False
     grounding_threshold: float | None = None
     context_tokens: int = 6_000
+    max_tokens: int = 1024
+    system_prompt: str = "auto"
     chroma_url: str | None = None
     timeout: float = 60.0
     max_retries: int = 3

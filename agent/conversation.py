@@ -9,6 +9,9 @@ prompt's path.
 
 Message assembly for one request: system prompt (``prompts/system.md``, today's date, the memory block of this
 turn) + summary + recent turns + the user's line. Nothing here does I/O; the summariser comes in as a function.
+Where the chat template has no system role (``placement`` is ``user``: see ``agent.server``), the system prompt
+and the summary are folded into the first user message of the request instead, as Ollama does for such templates:
+a template that drops system messages would otherwise drop the memory with them.
 
 The summary is fenced like the memory block: a model wrote it from whatever the conversation held, pasted
 documents included, and a system message would otherwise lend those words the authority of instructions.
@@ -28,6 +31,7 @@ from agent.memory.context import inert
 from agent.memory.gate import SUMMARY_TAG
 from agent.ports import ChatModel
 from agent.prompts import prompt
+from agent.server import Placement
 from agent.tokens import TokenCounter, count_tokens
 
 TurnStatus = Literal["complete", "interrupted", "truncated", "failed"]
@@ -130,6 +134,7 @@ class Conversation:
         self.summary = ""
         self.start = 0
         self.turns = 0
+        self.placement = Placement("system", "the default")
         self._window = ShortTermMemory(max_messages)
         self._max_messages = max_messages
         self._summarize = summarizer
@@ -145,14 +150,17 @@ class Conversation:
         self.turns, self.start, self.summary = len(turns), min(start, len(turns)), summary
 
     def messages(self, user_line: str, memory_block: str = "") -> list[Message]:
-        """Everything one request sends: system prompt with date and memory block, summary, window, the line."""
+        """Everything one request sends: system prompt with date and memory block, summary, window, the line; the
+        first two as system messages, or ahead of the first user message's text (``placement``)."""
         system = f"{prompt('system')}\n\nToday is {time.strftime('%A %Y-%m-%d', time.localtime(self._clock()))}."
         if memory_block:
             system = f"{system}\n\n{memory_block}"
-        out = [Message("system", system)]
-        if self.summary:
-            out.append(Message("system", summary_block(self.summary)))
-        return [*out, *self._window.messages, Message("user", user_line)]
+        heads = [system, summary_block(self.summary)] if self.summary else [system]
+        chat = [*self._window.messages, Message("user", user_line)]
+        if self.placement.where == "system":
+            return [*(Message("system", head) for head in heads), *chat]
+        first, *rest = chat  # a window starts with a user line (``_drop_orphans``)
+        return [Message("user", "\n\n".join([*heads, first.content])), *rest]
 
     def tokens(self) -> int:
         """Tokens of the short-term part (summary and window): what the budget limits."""

@@ -79,6 +79,7 @@ class OpenAIChat:
         on_retry: Callable[[RetryNotice], None] | None = None,
         sleep: Callable[[float], None] = time.sleep,
         max_wait: float = MAX_WAIT,
+        max_tokens: int = 0,
     ) -> None:
         self._client = client.with_options(max_retries=0)
         self._secret = str(client.api_key or "")
@@ -88,6 +89,7 @@ class OpenAIChat:
         self._sleep = sleep
         self._max_wait = max_wait
         self._usage_option = True
+        self._max_tokens = max_tokens
 
     def stream(self, messages: Sequence[Message], model: str) -> Iterator[ChatChunk]:
         import openai
@@ -116,7 +118,9 @@ class OpenAIChat:
         payload = [{"role": m.role, "content": m.content} for m in messages]
         attempt = 0
         while True:
-            extra = {"stream_options": {"include_usage": True}} if self._usage_option else {}
+            extra: dict[str, Any] = {"stream_options": {"include_usage": True}} if self._usage_option else {}
+            if self._max_tokens:
+                extra["max_tokens"] = self._max_tokens  # without it a local server writes until its context is full
             try:
                 return self._client.chat.completions.create(
                     model=model,
@@ -195,7 +199,8 @@ def chat_model(settings: Settings, on_retry: Callable[[RetryNotice], None] | Non
     """The chat model of ``settings``: its endpoint, key, timeout and retry budget."""
     from agent.adapters.openai_client import make_client
 
-    return OpenAIChat(make_client(settings), max_retries=settings.max_retries, on_retry=on_retry)
+    return OpenAIChat(make_client(settings), max_retries=settings.max_retries, on_retry=on_retry,
+                      max_tokens=settings.max_tokens)
 
 
 def _reason(exc: Exception) -> str:

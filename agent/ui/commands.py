@@ -263,6 +263,7 @@ class Commands:
                             "message: none was injected.")
             return
         self._show(list(recall.block.memories), f"injected into the last reply (threshold {recall.threshold:.2f})")
+        self.out.notice(f"The memory went into {self.engine.conversation.placement.describe()}.")
 
     def _session(self, arg: str) -> None:
         engine = self.engine
@@ -275,7 +276,8 @@ class Commands:
             ("turns", f"{len(session.turns)} ({conversation.turns - conversation.start} in the context window)"),
             ("context", f"{conversation.tokens():,} of {conversation.budget_tokens:,} tokens"
                         + (", with a summary of earlier turns" if conversation.summary else "")),
-            ("model", engine.model),
+            ("model", engine.shown_model if engine.shown_model == engine.model else
+                      f"{engine.shown_model} (served; asked for {engine.model})"),
             ("memory", "off" if engine.memory is None else plural(engine.memory.count or 0, "memory", "memories")),
         ]
         table = Table.grid(padding=(0, 2))

@@ -23,6 +23,7 @@ from rich.traceback import Traceback
 
 from agent.adapters.openai_chat import RetryNotice, chat_model
 from agent.adapters.openai_client import check_endpoint
+from agent.adapters.server_probe import probe
 from agent.chat import (
     ChatEngine,
     DeferredChatModel,
@@ -36,6 +37,7 @@ from agent.config import Settings
 from agent.conversation import Conversation, Fold, model_summarizer
 from agent.errors import SessionCorrupt, UsageError
 from agent.extract import model_extractor
+from agent.server import server_profile
 from agent.sessions import Session, SessionStore, check_name, new_name
 from agent.tokens import count_tokens
 from agent.tokens import warm_up as warm_up_tokens
@@ -45,6 +47,7 @@ from agent.ui.prompt import EmptyLineInterrupt, LineReader, PipeReader, Terminal
 from agent.wiring import ensure_data_dir, open_memory
 
 log = logging.getLogger(__name__)
+BANNER_WAIT = 1.5  # how long the banner waits for the server to say which model it serves
 
 
 @dataclass(frozen=True)
@@ -122,7 +125,7 @@ class Repl:
     def toolbar(self) -> str:
         count = None if self.engine.memory is None else self.engine.memory.count
         memories = "off" if self.engine.memory is None else "…" if count is None else str(count)
-        return (f" session {self.engine.session.name} │ model {self.engine.model} │ memories {memories} │ "
+        return (f" session {self.engine.session.name} │ model {self.engine.shown_model} │ memories {memories} │ "
                 f"context {self.context_tokens:,} tokens ")
 
     def run(self) -> int:
@@ -328,7 +331,10 @@ def _build(
             extractor = model_extractor(chat, settings.model, lambda exc: out.warn(f"memory: extraction failed "
                                                                                    f"({exc})"))
         worker = MemoryWorker(lambda: open_memory(settings, extractor=extractor), lambda o: hooks[0].on_write(o))
-    engine = ChatEngine(chat, settings.model, conversation, store, session, worker)
+    server = in_background(lambda: server_profile(probe(settings), model=settings.model,
+                                                  system_prompt=settings.system_prompt,
+                                                  max_tokens=settings.max_tokens), "server-probe")
+    engine = ChatEngine(chat, settings.model, conversation, store, session, worker, server=server)
     repl = Repl(engine, out, worker, options.debug, history)
     hooks.append(repl)
     return repl
@@ -338,7 +344,9 @@ def _banner(repl: Repl, resumed: bool, options: ChatOptions) -> None:
     session = repl.engine.session
     state = f"resumed, {len(session.turns)} turns" if resumed else "new"
     memory = "off" if options.no_memory else "on"
-    repl.out.notice(f"agent · session {session.name} ({state}) · model {repl.engine.model} · memory {memory}", "bold")
+    repl.engine.adopt_server(BANNER_WAIT)
+    repl.out.notice(f"agent · session {session.name} ({state}) · model {repl.engine.shown_model} · memory {memory}",
+                    "bold")
     repl.out.notice("/help lists the commands · Alt-Enter adds a line · Ctrl-C stops a reply · Ctrl-D leaves")
     if resumed and session.turns:
         last = session.turns[-1]
