@@ -23,11 +23,12 @@ from typing import TypeVar
 
 from agent.conversation import Conversation, Fold, Leaving, Turn, TurnStatus
 from agent.domain import Message
-from agent.errors import AgentError, ChatError, MemoryUnavailable, SessionError
+from agent.errors import AgentError, ChatError, ContextOverflow, MemoryUnavailable, SessionError
 from agent.memory.service import MemoryService, Recall, WriteReport
 from agent.ports import ChatChunk, ChatModel
-from agent.server import ServerProfile
+from agent.server import ServerProfile, request_limit
 from agent.sessions import Forgotten, Session, SessionStore, scrub_session
+from agent.tokens import count_tokens
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -35,6 +36,8 @@ T = TypeVar("T")
 CONTEXT_CHARS = 400
 # How long the first turn waits for the probe of the server (``agent.server``) before going ahead without it.
 PROBE_WAIT = 4.0
+# How many times a request refused as too long for the server is trimmed and sent again.
+OVERFLOW_RETRIES = 2
 
 
 def in_background(build: Callable[[], T], name: str) -> Future[T]:
@@ -173,6 +176,7 @@ class PendingTurn:
         self.line = line
         self.messages = messages
         self.recall = recall
+        self.notes: list[str] = []  # what happened to the request on its way (trimmed to fit the server), to tell
         self.pieces: list[str] = []
         self.finish_reason: str | None = None
         self.prompt_tokens: int | None = None
@@ -217,6 +221,7 @@ class ChatEngine:
         memory: MemoryWorker | None,
         clock: Callable[[], float] = time.time,
         server: Future[ServerProfile] | None = None,
+        max_tokens: int = 0,
     ) -> None:
         self.chat = chat
         self.model = model
@@ -234,6 +239,9 @@ class ChatEngine:
         self._folding: Future[Fold] | None = None
         self._saving = threading.Lock()  # the summary thread saves too
         self._probe = server
+        self._max_tokens = max_tokens
+        self._limit: int | None = None  # tokens a request may hold on this server, once known
+        self._leaving: Leaving | None = None  # turns trimmed to fit the server, folded with the turn's own
 
     def adopt_server(self, wait: float = 0.0) -> ServerProfile | None:
         """Take what the probe of the server found (waiting at most ``wait`` seconds for it): where the system
@@ -248,7 +256,14 @@ class ChatEngine:
                 self._probe = None
                 return None
             self.conversation.placement = self.server.placement
+            if self.server.limit is not None:
+                self._fit_budget(self.server.limit)
         return self.server
+
+    def _fit_budget(self, limit: int) -> None:
+        """A server with a small context: requests stay under ``limit``, and the window folds well before it."""
+        self._limit = limit if self._limit is None else min(self._limit, limit)
+        self.conversation.budget_tokens = min(self.conversation.budget_tokens, max(self._limit // 2, 1))
 
     @property
     def shown_model(self) -> str:
@@ -270,28 +285,68 @@ class ChatEngine:
         block = recall.block.text if recall is not None else ""
         if block:
             log.debug("memory block for this turn:\n%s", block)  # user content: only with --debug
+        if self._limit is not None:
+            self._trimmed(self.conversation.fit(self._limit, line, block))
         pending = PendingTurn(line, self.conversation.messages(line, block), recall)
         pending.fold = fold
         return pending
 
+    def _trimmed(self, leaving: Leaving | None) -> int:
+        """Keep turns trimmed to fit the server for the fold after the turn; how many there were."""
+        if leaving is None:
+            return 0
+        self._leaving = leaving if self._leaving is None else self._leaving.then(leaving)
+        return leaving.turns
+
+    def _refit(self, pending: PendingTurn, exc: ContextOverflow) -> bool:
+        """After the server refused ``pending`` as too long: trim the window to fit and rebuild the request (True),
+        or keep in ``pending.error`` why it cannot fit, whatever is trimmed (False)."""
+        context = exc.context or (self.server.info.context if self.server else None)
+        sent = sum(count_tokens(m.content) for m in pending.messages)
+        limit = request_limit(context, self._max_tokens) if context else sent // 2
+        assert limit is not None
+        limit = min(limit, sent - 1)
+        block = pending.recall.block.text if pending.recall is not None else ""
+        size = f" of {context:,} tokens" if context else ""
+        turns = self._trimmed(self.conversation.fit(limit, pending.line, block))
+        if not turns:
+            pending.error = ContextOverflow(
+                f"The request exceeds the server's context{size} even without earlier turns: shorten the message, "
+                f"lower AGENT_MAX_TOKENS ({self._max_tokens or 'not set'}) or AGENT_MEMORY_TOKENS, or give the "
+                "server a larger context (llama.cpp --n_ctx, Ollama num_ctx).", context)
+            return False
+        self._fit_budget(limit)
+        pending.messages = self.conversation.messages(pending.line, block)
+        oldest = "the oldest turn" if turns == 1 else f"the {turns} oldest turns"
+        pending.notes.append(f"The request exceeds the server's context{size}: trimmed {oldest} from the context "
+                             "and sent it again.")
+        return True
+
     def stream(self, pending: PendingTurn) -> Generator[str, None, None]:
         """The reply's text as it arrives. A ``ChatError`` ends the stream and is kept in ``pending.error``;
         Ctrl-C (``KeyboardInterrupt``) propagates to the caller, which marks the turn interrupted."""
-        chunks = self.chat.stream(pending.messages, self.model)
-        try:
-            for chunk in chunks:
-                pending.finish_reason = chunk.finish_reason or pending.finish_reason
-                if chunk.prompt_tokens is not None:
-                    pending.prompt_tokens, pending.completion_tokens = chunk.prompt_tokens, chunk.completion_tokens
-                if chunk.text:
-                    pending.pieces.append(chunk.text)
-                    yield chunk.text
-        except ChatError as exc:
-            pending.error = exc
-        finally:
-            close = getattr(chunks, "close", None)  # a generator: closing it closes the HTTP response
-            if callable(close):
-                close()
+        for attempt in range(OVERFLOW_RETRIES + 1):
+            chunks = self.chat.stream(pending.messages, self.model)
+            try:
+                for chunk in chunks:
+                    pending.finish_reason = chunk.finish_reason or pending.finish_reason
+                    if chunk.prompt_tokens is not None:
+                        pending.prompt_tokens, pending.completion_tokens = chunk.prompt_tokens, chunk.completion_tokens
+                    if chunk.text:
+                        pending.pieces.append(chunk.text)
+                        yield chunk.text
+                return
+            except ContextOverflow as exc:
+                if pending.pieces or attempt == OVERFLOW_RETRIES or not self._refit(pending, exc):
+                    pending.error = pending.error or exc
+                    return
+            except ChatError as exc:
+                pending.error = exc
+                return
+            finally:
+                close = getattr(chunks, "close", None)  # a generator: closing it closes the HTTP response
+                if callable(close):
+                    close()
 
     def finish(self, pending: PendingTurn) -> TurnResult:
         """Record the turn: the session file is durable before this returns (or ``unsaved`` says why not); then
@@ -309,6 +364,8 @@ class ChatEngine:
         self.session.turns.append(turn)
         self._save()  # durable before anything slow
         leaving = self.conversation.add(turn)
+        if self._leaving is not None:  # turns trimmed to fit the server are older than those ``add`` let go
+            leaving, self._leaving = self._leaving.then(leaving), None
         if leaving is not None:  # the summary is a model call: made while the user types, awaited by ``settle``
             self._folding = in_background(lambda: self._fold(leaving), "summary")
         number = len(self.session.turns)

@@ -110,6 +110,10 @@ class Leaving:
     messages: tuple[Message, ...]
     turns: int
 
+    def then(self, later: Leaving | None) -> Leaving:
+        """These turns and the ones that left after them, folded in one call."""
+        return self if later is None else Leaving(self.messages + later.messages, self.turns + later.turns)
+
 
 @dataclass(frozen=True)
 class Fold:
@@ -152,15 +156,32 @@ class Conversation:
     def messages(self, user_line: str, memory_block: str = "") -> list[Message]:
         """Everything one request sends: system prompt with date and memory block, summary, window, the line; the
         first two as system messages, or ahead of the first user message's text (``placement``)."""
+        return self._assemble(user_line, memory_block, self._window.messages)
+
+    def _assemble(self, user_line: str, memory_block: str, window: list[Message]) -> list[Message]:
         system = f"{prompt('system')}\n\nToday is {time.strftime('%A %Y-%m-%d', time.localtime(self._clock()))}."
         if memory_block:
             system = f"{system}\n\n{memory_block}"
         heads = [system, summary_block(self.summary)] if self.summary else [system]
-        chat = [*self._window.messages, Message("user", user_line)]
+        chat = [*window, Message("user", user_line)]
         if self.placement.where == "system":
             return [*(Message("system", head) for head in heads), *chat]
         first, *rest = chat  # a window starts with a user line (``_drop_orphans``)
         return [Message("user", "\n\n".join([*heads, first.content])), *rest]
+
+    def fit(self, limit: int, user_line: str, memory_block: str = "") -> Leaving | None:
+        """Make the request for ``user_line`` hold at most ``limit`` tokens (the server's context, less the reply):
+        the oldest turns leave the window, to be folded like those ``add`` lets go. Nothing leaves when even an
+        empty window would not fit (the line or the memory block is too long for the server on its own): None."""
+        def size(window: list[Message]) -> int:
+            return sum(self._count(m.content) for m in self._assemble(user_line, memory_block, window))
+
+        if size(self._window.messages) <= limit or size([]) > limit:
+            return None
+        dropped: list[Message] = []
+        while self._window and size(self._window.messages) > limit:
+            dropped += self._pop_oldest_turn()
+        return Leaving(tuple(dropped), sum(1 for m in dropped if m.role == "user"))
 
     def tokens(self) -> int:
         """Tokens of the short-term part (summary and window): what the budget limits."""

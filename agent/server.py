@@ -79,9 +79,8 @@ def request_limit(context: int | None, max_tokens: int) -> int | None:
     return max(int((context - max_tokens) / TOKENIZER_SLACK), 0)
 
 
-_CONTEXT_NUMBER = re.compile(
-    r"(?:context(?: length| window| size)?(?: is| of)?|n_ctx[\"':= ]*)\D{0,20}?(\d{3,7})", re.IGNORECASE
-)
+_CONTEXT_NUMBER = re.compile(r"(?:context(?: length| window| size)?(?: is| of)?|n_ctx\W{0,4})\D{0,20}?(\d+)",
+                             re.IGNORECASE)
 
 
 def context_from_error(text: str) -> int | None:

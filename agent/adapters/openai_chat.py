@@ -18,6 +18,7 @@ from __future__ import annotations
 import email.utils
 import logging
 import random
+import re
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -27,8 +28,9 @@ from urllib.parse import urlparse
 from agent.adapters.openai_client import redact
 from agent.config import Settings
 from agent.domain import Message
-from agent.errors import ChatError, ChatFatal, ChatRetryable
+from agent.errors import ChatError, ChatFatal, ChatRetryable, ContextOverflow
 from agent.ports import ChatChunk
+from agent.server import context_from_error
 
 log = logging.getLogger(__name__)
 MAX_WAIT = 60.0
@@ -95,11 +97,13 @@ class OpenAIChat:
         import openai
 
         response = self._open(messages, model)
+        answered = False
         try:
             for event in response:
                 for choice in event.choices[:1]:
                     text = (choice.delta.content or "") if choice.delta else ""
                     if text or choice.finish_reason:
+                        answered = True
                         yield ChatChunk(text=text, finish_reason=choice.finish_reason)
                 if event.usage is not None:
                     yield ChatChunk(
@@ -111,6 +115,9 @@ class OpenAIChat:
                                 "/retry asks again.") from None
         finally:
             response.close()
+        if not answered:  # llama-cpp-python answers a prompt longer than its context so, without an error
+            raise ContextOverflow(f"The model server at {self._base_url} answered with an empty stream (no text, no "
+                                  "finish reason): the request is probably longer than its context.")
 
     def _open(self, messages: Sequence[Message], model: str) -> Any:
         import openai
@@ -178,8 +185,11 @@ class OpenAIChat:
                                  "(OPENAI_BASE_URL)?")
             return ChatFatal(f"Not found (404: {detail}): is the model name {model!r} right? "
                              "Set it with -m or AGENT_MODEL.")
-        hint = " The conversation may be too long: /clear starts afresh." if "context" in detail.lower() else ""
-        return ChatFatal(f"The model server refused the request ({status}: {detail}).{hint}")
+        if status == 400 and re.search(r"context|too long|exceed", detail, re.IGNORECASE):
+            context = context_from_error(detail)
+            size = f" of {context:,} tokens" if context else ""
+            return ContextOverflow(f"The request exceeds the server's context{size} ({status}: {detail}).", context)
+        return ChatFatal(f"The model server refused the request ({status}: {detail}).")
 
     def _detail(self, exc: Any) -> str:
         """The server's own error message, short and with the key removed if a server echoed it."""

@@ -217,6 +217,8 @@ class Repl:
 
     def _report(self, pending: PendingTurn, result: TurnResult) -> None:
         status = result.turn.status
+        for note in pending.notes:
+            self.out.warn(note)
         if status == "interrupted":
             self.out.warn("[interrupted: the partial reply is kept in the session; /retry asks again]")
         elif status == "failed" and result.error is not None:
@@ -334,7 +336,8 @@ def _build(
     server = in_background(lambda: server_profile(probe(settings), model=settings.model,
                                                   system_prompt=settings.system_prompt,
                                                   max_tokens=settings.max_tokens), "server-probe")
-    engine = ChatEngine(chat, settings.model, conversation, store, session, worker, server=server)
+    engine = ChatEngine(chat, settings.model, conversation, store, session, worker, server=server,
+                        max_tokens=settings.max_tokens)
     repl = Repl(engine, out, worker, options.debug, history)
     hooks.append(repl)
     return repl
