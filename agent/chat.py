@@ -4,7 +4,8 @@
 
 The REPL drives a turn in three steps (``begin``, ``stream``, ``finish``) so it can render the stream and catch
 Ctrl-C between them; whatever happens, ``finish`` records the turn with its true status: complete, interrupted,
-truncated (no finish reason, or "length") or failed. Only complete turns go through the write gate.
+truncated (no finish reason, or "length") or failed. Every turn's line goes through the write gate: what is
+remembered is what the user said, which a reply that broke off does not change.
 
 Long-term memory lives on one background thread (``MemoryWorker``): opening Chroma and loading the embedding
 model take about a second, so they happen while the user types, and the write after each reply does not hold up
@@ -132,15 +133,21 @@ class MemoryWorker:
 
         return self._pool.submit(run).result()
 
-    def observe(self, text: str, *, session: str, turn: int, context: str = "") -> None:
+    def observe(self, text: str, *, session: str, turn: int, context: str = "", finished: bool = True,
+                again: bool = False) -> None:
         """Queue the user's words of one turn for the write gate; the outcome goes to ``on_write``. ``context`` is
-        the reply those words answer: indexed for keyword search beside the memory, never stored as one."""
+        the reply those words answer: indexed for keyword search beside the memory, never stored as one. For a
+        turn whose reply did not finish (``finished`` False) the model's extraction is held back; ``again`` says
+        the same words were observed before, unfinished, and only that extraction is still to do."""
 
         def write() -> None:
             try:
                 service = self._service.result()
+                if again and not service.extracts:
+                    return
                 report = service.observe(
-                    text, session=session, turn=turn, extra={"context": context} if context else None
+                    text, session=session, turn=turn, extra={"context": context} if context else None,
+                    extract=finished,
                 )
                 self.count = service.count()
             except Exception as exc:  # reported like any failed write, never lost in the worker thread
@@ -239,9 +246,10 @@ class ChatEngine:
         self._folding: Future[Fold] | None = None
         self._saving = threading.Lock()  # the summary thread saves too
         self._probe = server
-        self._max_tokens = max_tokens
+        self.max_tokens = max_tokens
         self._limit: int | None = None  # tokens a request may hold on this server, once known
         self._leaving: Leaving | None = None  # turns trimmed to fit the server, folded with the turn's own
+        self._observed: dict[tuple[int, str], bool] = {}  # (turn, line) given to the gate: was its reply finished
 
     def adopt_server(self, wait: float = 0.0) -> ServerProfile | None:
         """Take what the probe of the server found (waiting at most ``wait`` seconds for it): where the system
@@ -303,7 +311,7 @@ class ChatEngine:
         or keep in ``pending.error`` why it cannot fit, whatever is trimmed (False)."""
         context = exc.context or (self.server.info.context if self.server else None)
         sent = sum(count_tokens(m.content) for m in pending.messages)
-        limit = request_limit(context, self._max_tokens) if context else sent // 2
+        limit = request_limit(context, self.max_tokens) if context else sent // 2
         assert limit is not None
         limit = min(limit, sent - 1)
         block = pending.recall.block.text if pending.recall is not None else ""
@@ -312,7 +320,7 @@ class ChatEngine:
         if not turns:
             pending.error = ContextOverflow(
                 f"The request exceeds the server's context{size} even without earlier turns: shorten the message, "
-                f"lower AGENT_MAX_TOKENS ({self._max_tokens or 'not set'}) or AGENT_MEMORY_TOKENS, or give the "
+                f"lower AGENT_MAX_TOKENS ({self.max_tokens or 'not set'}) or AGENT_MEMORY_TOKENS, or give the "
                 "server a larger context (llama.cpp --n_ctx, Ollama num_ctx).", context)
             return False
         self._fit_budget(limit)
@@ -350,7 +358,8 @@ class ChatEngine:
 
     def finish(self, pending: PendingTurn) -> TurnResult:
         """Record the turn: the session file is durable before this returns (or ``unsaved`` says why not); then
-        the write gate runs in the background, for complete turns only (a cut-off reply is not mined for memory)."""
+        the write gate runs in the background on the user's words, whatever became of the reply (memory comes
+        from what the user said); only the model's extraction waits for a reply that finished."""
         turn = Turn(
             user=pending.line,
             reply=pending.text,
@@ -369,11 +378,15 @@ class ChatEngine:
         if leaving is not None:  # the summary is a model call: made while the user types, awaited by ``settle``
             self._folding = in_background(lambda: self._fold(leaving), "summary")
         number = len(self.session.turns)
-        if self.memory is not None and turn.status == "complete":
+        finished = turn.status == "complete"
+        seen = self._observed.get((number, pending.line))  # a /retry sends the same line as the same turn
+        if self.memory is not None and (seen is None or (finished and not seen)):
             # The end of the previous reply is what this line answers ("Which city?" -> "Lisbon"): +10 points of
-            # recall@5 on LoCoMo (bench/RESULTS.md, E5).
+            # recall@5 on LoCoMo (bench/RESULTS.md, E5); partial if that reply was.
             answered = self.session.turns[-2].reply[-CONTEXT_CHARS:] if number > 1 else ""
-            self.memory.observe(pending.line, session=self.session.name, turn=number, context=answered)
+            self.memory.observe(pending.line, session=self.session.name, turn=number, context=answered,
+                                finished=finished, again=seen is not None)
+            self._observed[(number, pending.line)] = finished
         return TurnResult(turn, number, leaving.turns if leaving else 0, pending.error)
 
     def _fold(self, leaving: Leaving) -> Fold:

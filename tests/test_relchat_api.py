@@ -34,7 +34,7 @@ def statuses(tmp_path: Path, name: str) -> list[str]:
     return [turn["status"] for turn in turns]
 
 
-def test_each_api_fault_is_one_line_the_turn_is_kept_and_nothing_unfinished_is_remembered(
+def test_each_api_fault_is_one_line_the_turn_is_kept_and_the_users_words_are_remembered(
     fake: FakeOpenAI, tmp_path: Path
 ) -> None:
     script = [
@@ -71,7 +71,7 @@ def test_each_api_fault_is_one_line_the_turn_is_kept_and_nothing_unfinished_is_r
     assert statuses(tmp_path, "faults") == ["failed"] * 6 + ["complete", "failed", "truncated", "truncated",
                                                              "complete", "complete"]
     assert [line for line in result.stderr.splitlines() if line.startswith("remembered:")] == [
-        "remembered: I like quiet trains"]
+        f"remembered: {line}" for line in (HIKING, CHESS, TEA, "I like quiet trains")]
     assert "Traceback" not in result.stderr
     assert fake.exhausted == 0 and len(fake.chat_requests) == len(script)
 

@@ -47,14 +47,14 @@ def test_without_memory_nothing_is_recalled_or_written(tmp_path: Path) -> None:
     assert all(FENCE_TAG not in request[0].content for request in chat.requests)
 
 
-def test_a_reply_without_finish_reason_is_kept_as_truncated_and_not_remembered(tmp_path: Path) -> None:
+def test_a_reply_without_finish_reason_is_kept_as_truncated_and_the_users_words_remembered(tmp_path: Path) -> None:
     chat = ScriptedChat(say("Half a rep", finish_reason=None), say("All", finish_reason="length"))
     done = run_lines(build_chat(tmp_path, chat, memory=lambda: memory_service(tmp_path / "mem")),
                      PEANUTS, "My favourite colour is green and I love it")
     assert [t.status for t in done.session.turns] == ["truncated", "truncated"]
     assert "cut off (no finish reason)" in done.log and "cut off (length)" in done.log
-    assert "remembered" not in done.log
-    assert memory_service(tmp_path / "mem").count() == 0
+    assert f"remembered: {PEANUTS}" in done.log  # what the user said, whatever became of the reply
+    assert memory_service(tmp_path / "mem").count() == 2
 
 
 def test_a_broken_stream_keeps_the_partial_reply_and_retry_replaces_it(tmp_path: Path) -> None:
@@ -108,7 +108,7 @@ def test_ctrl_c_during_a_reply_keeps_the_partial_reply_and_the_chat_goes_on(tmp_
     assert "[interrupted: the partial reply is kept in the session; /retry asks again]" in done.log
     assert [(t.reply, t.status) for t in done.session.turns] == [("Once upon a time", "interrupted"),
                                                                  ("Back again.", "complete")]
-    assert "remembered" not in done.log
+    assert "remembered: I love long stories about dragons" in done.log
     assert chat.requests[1][2] == Message("assistant", "Once upon a time\n\n[reply interrupted by the user]")
 
 

@@ -229,7 +229,9 @@ class Repl:
                 self.out.warn("[the partial reply is kept, marked incomplete; /retry asks again]")
         elif status == "truncated":
             reason = pending.finish_reason or "no finish reason"
-            self.out.warn(f"[the reply was cut off ({reason}); it is kept, and not used for memory]")
+            limit = (f": it reached AGENT_MAX_TOKENS ({self.engine.max_tokens:,})"
+                     if reason == "length" and self.engine.max_tokens else "")
+            self.out.warn(f"[the reply was cut off ({reason}){limit}; it is kept, marked cut off]")
         self._fold_problem(pending.fold)
         if result.left:
             left = "the oldest turn" if result.left == 1 else f"the {result.left} oldest turns"
