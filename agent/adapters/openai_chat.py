@@ -3,7 +3,8 @@
 Why a retry loop of our own: the SDK retries 429, 5xx and timeouts silently, so a user would stare at a frozen
 prompt for up to two minutes. Here the client runs with ``max_retries=0`` and each retry is announced through
 ``on_retry`` (with its reason and delay) before the wait. A ``Retry-After`` longer than ``max_wait`` fails at
-once: that is a quota, not a hiccup. 400, 401, 403 and 404 are never retried and name the setting to fix.
+once: that is a quota, not a hiccup. 400, 401, 403, 404, 405 and 501 are never retried and name the setting to
+fix (405 and 501 come from a web server that is not a model server: the base URL is wrong).
 
 Only the opening of a stream is retried. Once text has arrived, a broken connection raises ``ChatRetryable``
 and the caller keeps the partial reply; the user decides whether to ``/retry``.
@@ -172,6 +173,10 @@ class OpenAIChat:
         if status == 429 and exc.code == "insufficient_quota":
             return ChatFatal("The API quota is exhausted (429 insufficient_quota): check the plan and billing "
                              "of the account behind OPENAI_API_KEY.")
+        if status in (405, 501) or (status == 404 and not self._ends_in_v1()):
+            what = "is /v1 missing from the base URL" if status == 404 else "is this an OpenAI-compatible server"
+            return ChatFatal(f"The server at {self._base_url} answered {status} ({detail}) to a chat request: {what}? "
+                             "The base URL usually ends in /v1 (OPENAI_BASE_URL).")
         if status in (408, 409, 429) or status >= 500:
             return ChatRetryable(f"The model server kept failing ({status}: {detail}); try again later.")
         if status == 401:
@@ -180,9 +185,6 @@ class OpenAIChat:
         if status == 403:
             return ChatFatal(f"Access denied (403: {detail}): the key may have no access to model {model!r}.")
         if status == 404:
-            if not urlparse(self._base_url).path.rstrip("/").endswith("/v1"):
-                return ChatFatal(f"Not found (404) at {self._base_url}: is /v1 missing from the base URL "
-                                 "(OPENAI_BASE_URL)?")
             return ChatFatal(f"Not found (404: {detail}): is the model name {model!r} right? "
                              "Set it with -m or AGENT_MODEL.")
         if status == 400 and re.search(r"context|too long|exceed", detail, re.IGNORECASE):
@@ -191,11 +193,17 @@ class OpenAIChat:
             return ContextOverflow(f"The request exceeds the server's context{size} ({status}: {detail}).", context)
         return ChatFatal(f"The model server refused the request ({status}: {detail}).")
 
+    def _ends_in_v1(self) -> bool:
+        return urlparse(self._base_url).path.rstrip("/").endswith("/v1")
+
     def _detail(self, exc: Any) -> str:
-        """The server's own error message, short and with the key removed if a server echoed it."""
+        """The server's own error message, short and with the key removed if a server echoed it; an HTML page or
+        an empty body (a web server that is not a model server) by its status line."""
         body = exc.body  # the SDK hands over the inner ``error`` object of the response
-        message = body.get("message") if isinstance(body, dict) else None
-        return self._redact(str(message or exc.message))[:300]
+        message = str((body.get("message") if isinstance(body, dict) else None) or exc.message)
+        if re.search(r"<(!doctype|html|head|body)\b|^Error code: \d+$", message, re.IGNORECASE):
+            message = str(exc.response.reason_phrase or message)
+        return self._redact(message)[:300]
 
     def _redact(self, text: str) -> str:
         return redact(text, self._secret)
