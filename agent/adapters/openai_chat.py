@@ -120,6 +120,25 @@ class OpenAIChat:
             raise ContextOverflow(f"The model server at {self._base_url} answered with an empty stream (no text, no "
                                   "finish reason): the request is probably longer than its context.")
 
+    def prompt_tokens(self, messages: Sequence[Message], model: str) -> int | None:
+        """The prompt tokens the server counts for ``messages``, from a one-token reply that is not streamed (the
+        doctor compares two counts to learn whether the chat template keeps system messages); None when the
+        server reports no usage. Not retried."""
+        import openai
+
+        try:
+            response = self._client.chat.completions.create(
+                model=model, messages=[{"role": m.role, "content": m.content} for m in messages], max_tokens=1)
+        except openai.APIStatusError as exc:
+            self._log(exc)
+            raise self._status_error(exc, model) from None
+        except openai.APIError as exc:
+            self._log(exc)
+            raise ChatRetryable(f"The model server at {self._base_url} did not answer "
+                                f"({self._redact(str(exc.__cause__ or exc))}).") from None
+        usage = getattr(response, "usage", None)
+        return None if usage is None else int(usage.prompt_tokens)
+
     def _open(self, messages: Sequence[Message], model: str) -> Any:
         import openai
 
@@ -213,12 +232,16 @@ class OpenAIChat:
         log.debug("chat request failed: %s", self._redact(f"{type(exc).__name__}: {exc}"))
 
 
-def chat_model(settings: Settings, on_retry: Callable[[RetryNotice], None] | None = None) -> OpenAIChat:
-    """The chat model of ``settings``: its endpoint, key, timeout and retry budget."""
+def chat_model(
+    settings: Settings, on_retry: Callable[[RetryNotice], None] | None = None, *, max_tokens: int | None = None,
+    max_retries: int | None = None,
+) -> OpenAIChat:
+    """The chat model of ``settings``: its endpoint, key, timeout, retry budget and reply limit (the doctor asks
+    for less of both)."""
     from agent.adapters.openai_client import make_client
 
-    return OpenAIChat(make_client(settings), max_retries=settings.max_retries, on_retry=on_retry,
-                      max_tokens=settings.max_tokens)
+    return OpenAIChat(make_client(settings), max_retries=settings.max_retries if max_retries is None else max_retries,
+                      on_retry=on_retry, max_tokens=settings.max_tokens if max_tokens is None else max_tokens)
 
 
 def _reason(exc: Exception) -> str:
