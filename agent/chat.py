@@ -249,6 +249,7 @@ class ChatEngine:
         self.max_tokens = max_tokens
         self._limit: int | None = None  # tokens a request may hold on this server, once known
         self._leaving: Leaving | None = None  # turns trimmed to fit the server, folded with the turn's own
+        self._answered: list[Message] = []  # the last request the server answered: it fits the server's context
         self._observed: dict[tuple[int, str], bool] = {}  # (turn, line) given to the gate: was its reply finished
 
     def adopt_server(self, wait: float = 0.0) -> ServerProfile | None:
@@ -311,9 +312,10 @@ class ChatEngine:
         or keep in ``pending.error`` why it cannot fit, whatever is trimmed (False)."""
         context = exc.context or (self.server.info.context if self.server else None)
         sent = sum(count_tokens(m.content) for m in pending.messages)
-        limit = request_limit(context, self.max_tokens) if context else sent // 2
-        assert limit is not None
-        limit = min(limit, sent - 1)
+        # Without the server's size, the last request it answered is known to fit (else: half of this one).
+        answered = sum(count_tokens(m.content) for m in self._answered) if self._answered else sent // 2
+        known = request_limit(context, self.max_tokens)
+        limit = min(answered if known is None else known, sent - 1)
         block = pending.recall.block.text if pending.recall is not None else ""
         size = f" of {context:,} tokens" if context else ""
         turns = self._trimmed(self.conversation.fit(limit, pending.line, block))
@@ -343,6 +345,7 @@ class ChatEngine:
                     if chunk.text:
                         pending.pieces.append(chunk.text)
                         yield chunk.text
+                self._answered = pending.messages
                 return
             except ContextOverflow as exc:
                 if pending.pieces or attempt == OVERFLOW_RETRIES or not self._refit(pending, exc):

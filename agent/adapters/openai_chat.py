@@ -117,8 +117,8 @@ class OpenAIChat:
         finally:
             response.close()
         if not answered:  # llama-cpp-python answers a prompt longer than its context so, without an error
-            raise ContextOverflow(f"The model server at {self._base_url} answered with an empty stream (no text, no "
-                                  "finish reason): the request is probably longer than its context.")
+            raise ContextOverflow(f"The model server at {self._base_url} answered with an empty stream (no text at "
+                                  "all): the request is probably longer than its context.")
 
     def prompt_tokens(self, messages: Sequence[Message], model: str) -> int | None:
         """The prompt tokens the server counts for ``messages``, from a one-token reply that is not streamed (the
