@@ -84,7 +84,7 @@ class FakeOpenAI:
         self.exhausted = 0
         # Embedding requests with a text containing this word answer 500 (an embedding server that fails).
         self.failing_word: str | None = None
-        # JSON answers to GET requests by path (``/v1/models``, llama.cpp's ``/props``); other paths answer 404.
+        # JSON answers by path (``/v1/models``, llama.cpp's ``/props``, Ollama's ``/api/show``); others answer 404.
         self.routes: dict[str, dict[str, Any]] = {}
         self._lock = threading.Lock()
         self._server = _QuietServer(("127.0.0.1", 0), _handler_for(self))
@@ -177,6 +177,8 @@ def _handler_for(fake: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
                 self._embeddings(body)
             elif self.path == "/v1/chat/completions":
                 self._chat(body)
+            elif self.path in fake.routes:
+                self._json(200, fake.routes[self.path])
             else:
                 self._json(404, {"error": {"message": f"no route {self.path}", "type": "invalid_request_error"}})
 

@@ -8,8 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from agent.conversation import Conversation, Turn
+from agent.adapters.server_probe import probe
+from agent.config import load_settings
+from agent.conversation import Conversation, Turn, model_summarizer, placed
+from agent.domain import Message
 from agent.server import Placement, ServerInfo, choose_placement, context_from_error, served_name
+from tests.chat_fakes import ScriptedChat
 from tests.e2e_helpers import agent, agent_env
 from tests.fake_openai import FakeOpenAI, Reply
 
@@ -45,6 +49,19 @@ def test_with_an_empty_window_the_fold_goes_into_the_line_itself() -> None:
 def test_as_a_system_message_nothing_changes() -> None:
     messages = conversation("system").messages("Any snack ideas?", BLOCK)
     assert [m.role for m in messages] == ["system", "user"] and BLOCK in messages[0].content
+
+
+def test_the_summary_call_is_placed_like_the_chat_s_requests() -> None:
+    chat = ScriptedChat("The user said hello.")
+    model_summarizer(chat, "m", lambda: Placement("user", "test"))("", [Message("user", "hello there")])
+    (request,) = chat.requests
+    assert [m.role for m in request] == ["user"]
+    assert request[0].content.startswith("You ") and request[0].content.endswith("user: hello there")
+
+
+def test_placed_leaves_a_request_without_a_user_message_as_it_is() -> None:
+    only_system = [Message("system", "be brief")]
+    assert placed(only_system, Placement("user", "test")) == only_system
 
 
 @pytest.mark.parametrize(
@@ -84,6 +101,18 @@ def test_the_served_model_is_named_by_its_file_name_unless_the_configured_one_is
 )
 def test_the_context_size_is_read_from_a_servers_too_long_error(message: str, context: int | None) -> None:
     assert context_from_error(message) == context
+
+
+def test_the_probe_reads_llama_cpp_props_and_ollama_show(monkeypatch: pytest.MonkeyPatch) -> None:
+    with FakeOpenAI() as server:
+        monkeypatch.setenv("OPENAI_BASE_URL", server.url)
+        assert probe(load_settings()) == ServerInfo(error="404 Not Found")
+        server.routes["/api/show"] = {"template": "{{ .Prompt }}", "parameters": "stop <eot>\nnum_ctx 8192"}
+        assert probe(load_settings()) == ServerInfo("ollama", (), 8192, "{{ .Prompt }}", "404 Not Found")
+        server.routes["/v1/models"] = {"data": [{"id": "gemma3"}]}
+        server.routes["/props"] = {"default_generation_settings": {"n_ctx": 4096}, "chat_template": "{{ x }}"}
+        assert probe(load_settings()) == ServerInfo("llama.cpp", ("gemma3",), 4096, "{{ x }}")
+    assert choose_placement("auto", ServerInfo("ollama", template="{{ .Prompt }}"), "llama3.2").where == "user"
 
 
 @pytest.fixture

@@ -326,14 +326,17 @@ def _build(
     hooks: list[Repl] = []
     in_background(warm_up_tokens, "tokens")
     chat = DeferredChatModel(lambda: chat_model(settings, on_retry=lambda n: hooks[0].on_retry(n)))
-    conversation = Conversation(settings.context_tokens, model_summarizer(chat, settings.model))
+    # The summary and extraction calls go where the chat's requests go (``placement``, once the server is probed).
+    conversation = Conversation(settings.context_tokens,
+                                model_summarizer(chat, settings.model, lambda: conversation.placement))
     conversation.resume(session.turns, session.context_start, session.summary)
     worker = None
     if not options.no_memory:
         extractor = None
         if settings.llm_extract:
-            extractor = model_extractor(chat, settings.model, lambda exc: out.warn(f"memory: extraction failed "
-                                                                                   f"({exc})"))
+            extractor = model_extractor(chat, settings.model,
+                                        lambda exc: out.warn(f"memory: extraction failed ({exc})"),
+                                        lambda: conversation.placement)
         worker = MemoryWorker(lambda: open_memory(settings, extractor=extractor), lambda o: hooks[0].on_write(o))
     server = in_background(lambda: server_profile(probe(settings), model=settings.model,
                                                   system_prompt=settings.system_prompt,
