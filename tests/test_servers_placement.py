@@ -139,3 +139,5 @@ def test_a_gemma_server_gets_the_memory_in_the_user_message_and_why_and_session_
     assert "The memory went into the first user message (gemma-3-270m-q4_k_m.gguf: its chat template has no " \
            "system role)." in friday.stderr + friday.stdout
     assert "gemma-3-270m-q4_k_m.gguf (served; asked for gpt-4o-mini)" in friday.stdout
+    assert "server openai-compatible, publishes no context size; the system prompt goes into the first user " \
+           "message" in " ".join(friday.stdout.split())

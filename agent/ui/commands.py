@@ -280,6 +280,11 @@ class Commands:
                       f"{engine.shown_model} (served; asked for {engine.model})"),
             ("memory", "off" if engine.memory is None else plural(engine.memory.count or 0, "memory", "memories")),
         ]
+        if engine.server is not None:
+            info = engine.server.info
+            context = f"context {info.context:,} tokens" if info.context else "publishes no context size"
+            rows.append(("server", f"{info.kind}, {context}; the system prompt goes into "
+                                   f"{engine.server.placement.describe()}"))
         table = Table.grid(padding=(0, 2))
         for key, value in rows:
             table.add_row(Text(key), Text(escape_terminal(value)))
