@@ -26,7 +26,7 @@ TOKENIZER_SLACK = 1.25
 
 @dataclass(frozen=True)
 class ServerInfo:
-    """What a probe of the server found. ``kind`` is ``llama.cpp``, ``ollama`` or ``openai-compatible``;
+    """What a probe of the server found. ``kind`` is ``llama.cpp``, ``ollama``, ``vllm`` or ``openai-compatible``;
     ``context`` the tokens one request may hold (prompt and reply), where the server publishes it; ``template``
     its chat template, where it publishes one; ``error`` why ``/v1/models`` could not be read."""
 

@@ -1,5 +1,6 @@
 """Asks an OpenAI-compatible server what it is: the models it lists, and where it publishes them, its context size
-and chat template (llama.cpp's ``GET /props``, Ollama's ``POST /api/show``).
+and chat template (vLLM's ``max_model_len`` in ``/v1/models``, llama.cpp's ``GET /props``, Ollama's
+``POST /api/show``).
 
 Plain ``urllib`` with a short timeout rather than the OpenAI SDK: the probe runs while the chat starts, before the
 SDK is imported, and these routes are not OpenAI's. Every failure is an answer (``ServerInfo.error``), never an
@@ -53,12 +54,18 @@ def probe(settings: Settings, timeout: float = PROBE_TIMEOUT) -> ServerInfo:
     not OpenAI's own."""
     base = (settings.base_url or OPENAI_BASE).rstrip("/")
     key = settings.api_key
+    listed: list[dict[str, Any]] = []
     try:
-        listed = _fetch(f"{base}/models", key, timeout)
-        models = tuple(str(m["id"]) for m in listed.get("data", []) if isinstance(m, dict) and "id" in m)
+        data = _fetch(f"{base}/models", key, timeout).get("data", [])
+        listed = [m for m in data if isinstance(m, dict) and "id" in m]
         error = None
     except (OSError, ValueError, AttributeError) as exc:
-        models, error = (), _why(exc, key)
+        error = _why(exc, key)
+    models = tuple(str(m["id"]) for m in listed)
+    # vLLM lists each model with the context it was started with.
+    served = [m for m in listed if m["id"] == settings.model] or (listed if len(listed) == 1 else [])
+    if served and isinstance(served[0].get("max_model_len"), int):
+        return ServerInfo("vllm", models, served[0]["max_model_len"])
     if base == OPENAI_BASE or (error is not None and "Connection refused" in error):
         return ServerInfo(models=models, error=error)
     root = root_of(base)
