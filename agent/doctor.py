@@ -73,11 +73,11 @@ def server_checks(settings: Settings) -> Iterator[Check]:
         return
     where = settings.base_url or "OpenAI"
     info = probe(settings)
+    if info.unreachable:
+        yield Check(area, "reachable", "fail", f"{where}: {info.error}",
+                    "start the server, or set OPENAI_BASE_URL to where it listens")
+        return
     if info.error is not None and not info.models:
-        if "refused" in info.error.lower() or "timed out" in info.error.lower():
-            yield Check(area, "reachable", "fail", f"{where}: {info.error}",
-                        "start the server, or set OPENAI_BASE_URL to where it listens")
-            return
         yield Check(area, "reachable", "warn", f"{where} answers, but /models gave {info.error}",
                     "is this an OpenAI-compatible server? The base URL usually ends in /v1")
     else:

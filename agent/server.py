@@ -28,13 +28,15 @@ TOKENIZER_SLACK = 1.25
 class ServerInfo:
     """What a probe of the server found. ``kind`` is ``llama.cpp``, ``ollama``, ``vllm`` or ``openai-compatible``;
     ``context`` the tokens one request may hold (prompt and reply), where the server publishes it; ``template``
-    its chat template, where it publishes one; ``error`` why ``/v1/models`` could not be read."""
+    its chat template, where it publishes one; ``error`` why ``/v1/models`` could not be read, and ``unreachable``
+    whether that was because nothing answered at all."""
 
     kind: str = "openai-compatible"
     models: tuple[str, ...] = ()
     context: int | None = None
     template: str | None = None
     error: str | None = None
+    unreachable: bool = False
 
 
 @dataclass(frozen=True)

@@ -55,19 +55,19 @@ def probe(settings: Settings, timeout: float = PROBE_TIMEOUT) -> ServerInfo:
     base = (settings.base_url or OPENAI_BASE).rstrip("/")
     key = settings.api_key
     listed: list[dict[str, Any]] = []
+    error, unreachable = None, False
     try:
         data = _fetch(f"{base}/models", key, timeout).get("data", [])
         listed = [m for m in data if isinstance(m, dict) and "id" in m]
-        error = None
     except (OSError, ValueError, AttributeError) as exc:
-        error = _why(exc, key)
+        error, unreachable = _why(exc, key), isinstance(exc, OSError) and not isinstance(exc, urllib.error.HTTPError)
     models = tuple(str(m["id"]) for m in listed)
     # vLLM lists each model with the context it was started with.
     served = [m for m in listed if m["id"] == settings.model] or (listed if len(listed) == 1 else [])
     if served and isinstance(served[0].get("max_model_len"), int):
         return ServerInfo("vllm", models, served[0]["max_model_len"])
-    if base == OPENAI_BASE or (error is not None and "Connection refused" in error):
-        return ServerInfo(models=models, error=error)
+    if base == OPENAI_BASE or unreachable:
+        return ServerInfo(models=models, error=error, unreachable=unreachable)
     root = root_of(base)
     try:
         props = _fetch(f"{root}/props", key, timeout)
