@@ -71,8 +71,8 @@ def probe(settings: Settings, timeout: float = PROBE_TIMEOUT) -> ServerInfo:
     root = root_of(base)
     try:
         props = _fetch(f"{root}/props", key, timeout)
-        settings_ = props.get("default_generation_settings") or {}
-        context = settings_.get("n_ctx") or props.get("n_ctx")
+        defaults = props.get("default_generation_settings") or {}
+        context = defaults.get("n_ctx") or props.get("n_ctx")
         template = props.get("chat_template")
         return ServerInfo("llama.cpp", models, int(context) if context else None,
                           template if isinstance(template, str) and template else None, error)
@@ -81,8 +81,12 @@ def probe(settings: Settings, timeout: float = PROBE_TIMEOUT) -> ServerInfo:
     try:
         shown = _fetch(f"{root}/api/show", key, timeout, {"model": settings.model})
     except (OSError, ValueError):
+        shown = None
+    if not isinstance(shown, dict):
         return ServerInfo(models=models, error=error)
-    return ServerInfo("ollama", models, _ollama_context(shown), shown.get("template") or None, error)
+    template = shown.get("template")
+    return ServerInfo("ollama", models, _ollama_context(shown), template if isinstance(template, str) and template
+                      else None, error)
 
 
 def _ollama_context(shown: dict[str, Any]) -> int | None:
