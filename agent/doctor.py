@@ -48,9 +48,20 @@ class Check:
 
 
 def run(settings: Settings) -> list[Check]:
-    """Every check, in order."""
-    return [*server_checks(settings), *embedder_checks(settings), *data_dir_checks(settings.data_dir),
-            *store_checks(settings)]
+    """Every check, in order; an unexpected error in one area is that area's failure, and the others still run."""
+    areas: list[tuple[str, Callable[[], Iterator[Check]]]] = [
+        ("model server", lambda: server_checks(settings)),
+        ("embedder", lambda: embedder_checks(settings)),
+        ("data directory", lambda: data_dir_checks(settings.data_dir)),
+        ("store", lambda: store_checks(settings)),
+    ]
+    checks: list[Check] = []
+    for area, area_checks in areas:
+        try:
+            checks.extend(area_checks())
+        except Exception as exc:  # a check that breaks is a finding, not the end of the doctor
+            checks.append(Check(area, "check", "fail", f"{type(exc).__name__}: {exc}"))
+    return checks
 
 
 def failed(checks: list[Check]) -> bool:

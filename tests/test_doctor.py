@@ -125,3 +125,16 @@ def test_the_system_role_is_told_by_the_prompt_tokens_with_and_without_a_system_
     check = system_role_check(lambda messages: next(answers), profile)
     assert check.status == status and says in check.detail
     assert (check.fix == "set AGENT_SYSTEM_PROMPT=user") == (status == "fail")
+
+
+def test_a_check_that_breaks_is_a_failure_of_its_area_and_the_others_still_run(
+    llama_like: FakeOpenAI, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def broken(kind: str, settings: object) -> object:
+        raise RuntimeError("the ONNX runtime is missing a symbol")
+
+    monkeypatch.setattr("agent.wiring.build_embedder", broken)
+    code, lines = doctor(monkeypatch, llama_like.url)
+    assert code == 1
+    assert "fail  embedder: check: RuntimeError: the ONNX runtime is missing a symbol" in lines
+    assert any(line.startswith("ok    data directory: permissions") for line in lines)
