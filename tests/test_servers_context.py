@@ -44,8 +44,25 @@ def test_max_tokens_is_sent_when_set_and_left_out_at_zero(fake: FakeOpenAI) -> N
     assert first["max_tokens"] == 64 and "max_tokens" not in second
 
 
-def test_an_empty_stream_is_a_context_overflow_not_a_reply(fake: FakeOpenAI) -> None:
-    fake.add(Reply("", finish_reason=None))
+def test_an_empty_stream_is_asked_again_whole_and_the_refusal_names_the_servers_context(fake: FakeOpenAI) -> None:
+    """llama-cpp-python's way: an empty stream, and a 400 naming its context when asked without streaming."""
+    fake.add(Reply("", finish_reason=None), Reply(status=400, error={
+        "message": "This model's maximum context length is 2048 tokens. However, you requested 3020 tokens"}))
+    with pytest.raises(ContextOverflow, match="exceeds the server's context of 2,048 tokens") as caught:
+        list(adapter(fake, 64).stream(HELLO, "m"))
+    assert caught.value.context == 2048
+    streamed, whole = (r.body for r in fake.chat_requests)
+    assert streamed["stream"] and not whole.get("stream") and whole["max_tokens"] == 64
+
+
+def test_an_empty_stream_answered_whole_is_the_reply(fake: FakeOpenAI) -> None:
+    fake.add(Reply("", finish_reason=None), Reply("Hello there."))
+    chunks = list(adapter(fake).stream(HELLO, "m"))
+    assert "".join(c.text for c in chunks) == "Hello there." and chunks[0].finish_reason == "stop"
+
+
+def test_an_empty_stream_and_an_empty_answer_are_a_context_overflow_of_unknown_size(fake: FakeOpenAI) -> None:
+    fake.add(Reply("", finish_reason=None), Reply(""))
     with pytest.raises(ContextOverflow, match="empty stream.*longer than its context") as caught:
         list(adapter(fake).stream(HELLO, "m"))
     assert caught.value.context is None
@@ -121,11 +138,13 @@ def test_a_published_context_trims_the_window_before_the_request(tmp_path: Path)
 def test_an_agent_on_a_server_that_answers_long_requests_with_an_empty_stream_recovers(
     fake: FakeOpenAI, tmp_path: Path
 ) -> None:
-    fake.add(Reply(ESSAY), Reply("", finish_reason=None), Reply("Apples."))
+    fake.add(Reply(ESSAY), Reply("", finish_reason=None),
+             Reply(status=400, error={"message": "This model's maximum context length is 2048 tokens."}),
+             Reply("Apples."))
     result = agent(agent_env(fake), "-s", "long", stdin="Write me an essay\nAny snack ideas?\n")
     assert result.returncode == 0, result.stderr
-    assert "The request exceeds the server's context: trimmed the oldest turn from the context and sent it " \
-           "again." in result.stderr
+    assert "The request exceeds the server's context of 2,048 tokens: trimmed the oldest turn from the context and " \
+           "sent it again." in result.stderr
     assert "cut off" not in result.stderr and "~0 out" not in result.stderr
     assert result.stdout.endswith("Apples.\n")
     assert all(r.body["max_tokens"] == 1024 for r in fake.chat_requests)

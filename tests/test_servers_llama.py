@@ -125,15 +125,18 @@ def test_a_session_whose_long_reply_fills_the_servers_context_is_trimmed_and_ans
     """The issue's case: one runaway reply earlier in the session, and every request after it too long."""
     SessionStore(tmp_path / "data" / "sessions").save(
         Session("long", 1.0, 2.0, [Turn("Tell me a story", STORY, status="truncated")]))
+    before = len(gemma.chat_requests)
     result = run_agent(env(gemma, tmp_path), "--no-memory", "-s", "long", stdin="Any snack ideas?\n")
     assert result.returncode == 0, result.stderr
-    assert "The request exceeds the server's context: trimmed the oldest turn from the context and sent it " \
-           "again." in result.stderr
+    assert "The request exceeds the server's context of 2,048 tokens: trimmed the oldest turn from the context and " \
+           "sent it again." in result.stderr
     assert_stopped_at_the_limit_at_latest(result.stderr)
     assert "error" not in result.stderr
     assert statuses(tmp_path, "long")[1] in {"complete", "truncated"}
-    refused, answered = (r.body["messages"] for r in gemma.chat_requests[-3:-1])
-    assert STORY in json.dumps(refused) and STORY not in json.dumps(answered)
+    # Streamed: an empty stream; asked again whole: a 400 naming the context; trimmed and streamed: the reply.
+    streamed, whole, trimmed = (r.body for r in gemma.chat_requests[before:before + 3])
+    assert streamed["stream"] and not whole.get("stream") and trimmed["stream"]
+    assert STORY in json.dumps(streamed) and STORY not in json.dumps(trimmed)
 
 
 def test_doctor_tells_that_the_template_drops_system_messages_and_the_memory_is_folded(

@@ -116,19 +116,38 @@ class OpenAIChat:
                                 "/retry asks again.") from None
         finally:
             response.close()
-        if not answered:  # llama-cpp-python answers a prompt longer than its context so, without an error
+        if not answered:
+            yield from self._answered_whole(messages, model)
+
+    def _answered_whole(self, messages: Sequence[Message], model: str) -> Iterator[ChatChunk]:
+        """After an empty stream: llama-cpp-python answers a prompt longer than its context so, without an error.
+        Asked again without streaming, it says so with its context size (at once: it counts before it computes),
+        and a server whose stream broke for another reason answers whole."""
+        whole = self._unstreamed(messages, model, self._max_tokens)
+        choice = whole.choices[0] if whole.choices else None
+        text = (choice.message.content or "") if choice is not None and choice.message else ""
+        if choice is None or not text:
             raise ContextOverflow(f"The model server at {self._base_url} answered with an empty stream (no text at "
                                   "all): the request is probably longer than its context.")
+        yield ChatChunk(text=text, finish_reason=choice.finish_reason)
+        if whole.usage is not None:
+            yield ChatChunk(prompt_tokens=whole.usage.prompt_tokens, completion_tokens=whole.usage.completion_tokens)
 
     def prompt_tokens(self, messages: Sequence[Message], model: str) -> int | None:
         """The prompt tokens the server counts for ``messages``, from a one-token reply that is not streamed (the
         doctor compares two counts to learn whether the chat template keeps system messages); None when the
-        server reports no usage. Not retried."""
+        server reports no usage."""
+        usage = getattr(self._unstreamed(messages, model, 1), "usage", None)
+        return None if usage is None else int(usage.prompt_tokens)
+
+    def _unstreamed(self, messages: Sequence[Message], model: str, max_tokens: int) -> Any:
+        """One request answered whole, not retried; its errors are those of a stream's opening."""
         import openai
 
+        extra = {"max_tokens": max_tokens} if max_tokens else {}
         try:
-            response = self._client.chat.completions.create(
-                model=model, messages=[{"role": m.role, "content": m.content} for m in messages], max_tokens=1)
+            return self._client.chat.completions.create(
+                model=model, messages=[{"role": m.role, "content": m.content} for m in messages], **extra)
         except openai.APIStatusError as exc:
             self._log(exc)
             raise self._status_error(exc, model) from None
@@ -136,8 +155,6 @@ class OpenAIChat:
             self._log(exc)
             raise ChatRetryable(f"The model server at {self._base_url} did not answer "
                                 f"({self._redact(str(exc.__cause__ or exc))}).") from None
-        usage = getattr(response, "usage", None)
-        return None if usage is None else int(usage.prompt_tokens)
 
     def _open(self, messages: Sequence[Message], model: str) -> Any:
         import openai
