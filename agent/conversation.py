@@ -8,7 +8,9 @@ every turn. Leaving and folding are two steps (``add``, then ``fold``) so the ch
 prompt's path.
 
 Message assembly for one request: system prompt (``prompts/system.md``, today's date, the memory block of this
-turn) + summary + recent turns + the user's line. Nothing here does I/O; the summariser comes in as a function.
+turn, the summary) in one system message + recent turns + the user's line (llama-cpp-python's formats keep only the
+first system message, and strict templates refuse a second). Nothing here does I/O; the summariser comes in as a
+function.
 Where the chat template has no system role (``placement`` is ``user``: see ``agent.server``), the system prompt
 and the summary are folded into the first user message of the request instead, as Ollama does for such templates:
 a template that drops system messages would otherwise drop the memory with them.
@@ -155,17 +157,17 @@ class Conversation:
         self.turns, self.start, self.summary = len(turns), min(start, len(turns)), summary
 
     def messages(self, user_line: str, memory_block: str = "") -> list[Message]:
-        """Everything one request sends: system prompt with date and memory block, summary, window, the line; the
-        first two as system messages, or ahead of the first user message's text (``placement``)."""
+        """Everything one request sends: system prompt with date, memory block and summary, window, the line; the
+        first as one system message, or ahead of the first user message's text (``placement``)."""
         return self._assemble(user_line, memory_block, self._window.messages)
 
     def _assemble(self, user_line: str, memory_block: str, window: list[Message]) -> list[Message]:
         system = f"{prompt('system')}\n\nToday is {time.strftime('%A %Y-%m-%d', time.localtime(self._clock()))}."
         if memory_block:
             system = f"{system}\n\n{memory_block}"
-        heads = [system, summary_block(self.summary)] if self.summary else [system]
-        return placed([*(Message("system", head) for head in heads), *window, Message("user", user_line)],
-                      self.placement)
+        if self.summary:  # one system message: many templates keep only the first, or refuse a second
+            system = f"{system}\n\n{summary_block(self.summary)}"
+        return placed([Message("system", system), *window, Message("user", user_line)], self.placement)
 
     def fit(self, limit: int, user_line: str, memory_block: str = "") -> Leaving | None:
         """Make the request for ``user_line`` hold at most ``limit`` tokens (the server's context, less the reply):

@@ -191,8 +191,8 @@ def test_turns_past_the_budget_fold_into_a_summary_that_survives_a_resume(tmp_pa
     assert "(the oldest turn left the context window; a summary keeps it in mind)" in done.log
     resumed = ScriptedChat("ok")
     run_lines(build_chat(tmp_path, resumed, budget=60), "third")
-    assert resumed.requests[0][1].content.endswith("The user asked twice.\n</conversation_summary>")
-    assert [m.content for m in resumed.requests[0][2:]][0] == "second question"
+    assert resumed.requests[0][0].content.endswith("The user asked twice.\n</conversation_summary>")
+    assert [m.content for m in resumed.requests[0][1:]][0] == "second question"
 
 
 def test_the_summary_is_made_while_the_user_types_and_awaited_only_by_the_next_request(tmp_path: Path) -> None:
@@ -216,7 +216,7 @@ def test_the_summary_is_made_while_the_user_types_and_awaited_only_by_the_next_r
     release.set()
     repl.turn("third")
 
-    assert chat.requests[3][1].content.endswith("The user asked twice.\n</conversation_summary>")
+    assert chat.requests[3][0].content.endswith("The user asked twice.\n</conversation_summary>")
     saved = repl.engine.store.load("test")
     assert saved.summary == "The user asked twice." and saved.context_start == 1
 
