@@ -22,12 +22,12 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from typing import TypeVar
 
-from agent.conversation import Conversation, Fold, Leaving, Turn, TurnStatus
+from agent.conversation import DEFAULT, Conversation, Fold, Leaving, Turn, TurnStatus
 from agent.domain import Message
-from agent.errors import AgentError, ChatError, ContextOverflow, MemoryUnavailable, SessionError
+from agent.errors import AgentError, ChatError, ContextOverflow, MemoryUnavailable, SessionError, SystemRoleRefused
 from agent.memory.service import MemoryService, Recall, WriteReport
 from agent.ports import ChatChunk, ChatModel
-from agent.server import ServerProfile, request_limit
+from agent.server import Placement, ServerProfile, request_limit
 from agent.sessions import Forgotten, Session, SessionStore, scrub_session
 from agent.tokens import count_tokens
 
@@ -197,6 +197,11 @@ class PendingTurn:
         return "".join(self.pieces)
 
     @property
+    def block(self) -> str:
+        """The memory block of this turn's request."""
+        return self.recall.block.text if self.recall is not None else ""
+
+    @property
     def status(self) -> TurnStatus:
         if self.interrupted:
             return "interrupted"
@@ -264,7 +269,8 @@ class ChatEngine:
                 log.debug("the probe of the server failed", exc_info=True)
                 self._probe = None
                 return None
-            self.conversation.placement = self.server.placement
+            if self.conversation.placement == DEFAULT:  # not yet changed by a server that refused system messages
+                self.conversation.placement = self.server.placement
             if self.server.limit is not None:
                 self._fit_budget(self.server.limit)
         return self.server
@@ -316,9 +322,8 @@ class ChatEngine:
         answered = sum(count_tokens(m.content) for m in self._answered) if self._answered else sent // 2
         known = request_limit(context, self.max_tokens)
         limit = min(answered if known is None else known, sent - 1)
-        block = pending.recall.block.text if pending.recall is not None else ""
         size = f" of {context:,} tokens" if context else ""
-        turns = self._trimmed(self.conversation.fit(limit, pending.line, block))
+        turns = self._trimmed(self.conversation.fit(limit, pending.line, pending.block))
         if not turns:
             pending.error = ContextOverflow(
                 f"The request exceeds the server's context{size} even without earlier turns: shorten the message, "
@@ -326,7 +331,7 @@ class ChatEngine:
                 "server a larger context (llama.cpp --n_ctx, Ollama num_ctx).", context)
             return False
         self._fit_budget(limit)
-        pending.messages = self.conversation.messages(pending.line, block)
+        pending.messages = self.conversation.messages(pending.line, pending.block)
         oldest = "the oldest turn" if turns == 1 else f"the {turns} oldest turns"
         pending.notes.append(f"The request exceeds the server's context{size}: trimmed {oldest} from the context "
                              "and sent it again.")
@@ -335,7 +340,8 @@ class ChatEngine:
     def stream(self, pending: PendingTurn) -> Generator[str, None, None]:
         """The reply's text as it arrives. A ``ChatError`` ends the stream and is kept in ``pending.error``;
         Ctrl-C (``KeyboardInterrupt``) propagates to the caller, which marks the turn interrupted."""
-        for attempt in range(OVERFLOW_RETRIES + 1):
+        refits = 0  # a request refused as too long is trimmed and sent again at most OVERFLOW_RETRIES times
+        while True:  # and one refused for its system message once more, folded (then the placement is "user")
             chunks = self.chat.stream(pending.messages, self.model)
             try:
                 for chunk in chunks:
@@ -348,9 +354,18 @@ class ChatEngine:
                 self._answered = pending.messages
                 return
             except ContextOverflow as exc:
-                if pending.pieces or attempt == OVERFLOW_RETRIES or not self._refit(pending, exc):
+                if pending.pieces or refits == OVERFLOW_RETRIES or not self._refit(pending, exc):
                     pending.error = pending.error or exc
                     return
+                refits += 1
+            except SystemRoleRefused as exc:
+                if pending.pieces or self.conversation.placement.where == "user":
+                    pending.error = exc
+                    return
+                self.conversation.placement = Placement("user", "the server refuses system messages")
+                pending.messages = self.conversation.messages(pending.line, pending.block)
+                pending.notes.append("The server refuses system messages: the system prompt and the memory go into "
+                                     "the first user message from now on (AGENT_SYSTEM_PROMPT=user does it at once).")
             except ChatError as exc:
                 pending.error = exc
                 return

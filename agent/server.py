@@ -18,8 +18,9 @@ from typing import Literal
 
 Where = Literal["system", "user"]
 PLACEMENTS = ("auto", "system", "user")
-# Model families whose chat templates have no system role (the template drops it or refuses it).
-_NO_SYSTEM_ROLE = re.compile(r"gemma", re.IGNORECASE)
+# Model families whose chat templates have no system role (the template drops it or refuses it): Gemma's, and the
+# Mistral 7B / Mixtral instruct templates (llama-cpp-python's ``mistral-instruct`` format drops it too).
+_NO_SYSTEM_ROLE = re.compile(r"gemma|mistral-7b|mixtral", re.IGNORECASE)
 # How far our token count (o200k) may fall short of a local model's own tokenizer: counts are scaled by this.
 TOKENIZER_SLACK = 1.25
 

@@ -14,7 +14,7 @@ from openai import OpenAI
 
 from agent.adapters.openai_chat import OpenAIChat
 from agent.domain import Message
-from agent.errors import ChatFatal
+from agent.errors import ChatFatal, SystemRoleRefused
 from tests.e2e_helpers import Terminal, agent, agent_env
 from tests.fake_openai import FakeOpenAI, Reply
 
@@ -34,6 +34,15 @@ def test_405_and_501_are_not_retried_and_ask_whether_this_is_a_model_server(fake
                                         "usually ends in /v1"):
         list(chat.stream([Message("user", "hello")], "m"))
     assert len(fake.chat_requests) == 1 and sleeps == []
+
+
+@pytest.mark.parametrize("status", [400, 500])
+def test_a_template_that_refuses_the_system_role_is_told_apart_and_not_retried(fake: FakeOpenAI, status: int) -> None:
+    fake.add(Reply(status=status, error={"message": "System role not supported", "type": "BadRequestError"}))
+    chat = OpenAIChat(OpenAI(api_key="not-needed", base_url=fake.url, timeout=5), max_retries=3, sleep=lambda s: None)
+    with pytest.raises(SystemRoleRefused, match="refuses system messages .*set AGENT_SYSTEM_PROMPT=user"):
+        list(chat.stream([Message("system", "be brief"), Message("user", "hello")], "m"))
+    assert len(fake.chat_requests) == 1
 
 
 class PlainWebServer:

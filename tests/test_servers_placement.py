@@ -70,6 +70,8 @@ def test_placed_leaves_a_request_without_a_user_message_as_it_is() -> None:
         ("auto", ServerInfo(), "gpt-4o-mini", "system"),
         ("auto", ServerInfo(models=(GEMMA_PATH,)), "gpt-4o-mini", "user"),
         ("auto", ServerInfo(), "gemma3:270m", "user"),
+        ("auto", ServerInfo(models=("TheBloke/Mistral-7B-Instruct-v0.2-GGUF",)), "m", "user"),
+        ("auto", ServerInfo(), "qwen2.5:0.5b", "system"),
         ("auto", ServerInfo(template="{% for m in messages %}{{ m.content }}{% endfor %}"), "gemma3", "user"),
         ("auto", ServerInfo(template="{% if m.role == 'system' %}<sys>{% endif %}"), "gemma3", "system"),
         ("auto", ServerInfo(kind="ollama", template="{{ if .System }}{{ .System }}{{ end }}"), "llama3.2", "system"),
@@ -143,3 +145,22 @@ def test_a_gemma_server_gets_the_memory_in_the_user_message_and_why_and_session_
     assert "gemma-3-270m-q4_k_m.gguf (served; asked for gpt-4o-mini)" in friday.stdout
     assert "server openai-compatible, publishes no context size; the system prompt goes into the first user " \
            "message" in " ".join(friday.stdout.split())
+
+
+@pytest.mark.slow
+def test_a_server_that_refuses_system_messages_gets_them_folded_and_the_chat_goes_on(tmp_path: Path) -> None:
+    """A template that raises on a system role (Gemma's on vLLM): one line, the request sent again folded, and every
+    later request (the summary's too) folded from the start."""
+    refusal = {"message": "System role not supported", "type": "BadRequestError"}
+    with FakeOpenAI(fallback=Reply("Noted.")) as server:
+        server.add(Reply(status=400, error=refusal), Reply("Noted, no peanuts."), Reply("Apples."))
+        result = agent(agent_env(server), "-s", "strict", stdin=f"{PEANUTS}\nAny snack ideas?\n/why\n")
+    assert result.returncode == 0, result.stderr
+    assert result.stderr.count("The server refuses system messages: the system prompt and the memory go into the "
+                               "first user message from now on (AGENT_SYSTEM_PROMPT=user does it at once).") == 1
+    refused, *folded = (r.body["messages"] for r in server.chat_requests)
+    assert refused[0]["role"] == "system"
+    assert all(m["role"] != "system" for request in folded for m in request)
+    assert PEANUTS in folded[1][0]["content"] and "<memory_notes>" in folded[1][0]["content"]
+    assert "The memory went into the first user message (the server refuses system messages)." in result.stderr
+    assert "Traceback" not in result.stderr and "error:" not in result.stderr

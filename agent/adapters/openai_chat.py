@@ -29,7 +29,7 @@ from urllib.parse import urlparse
 from agent.adapters.openai_client import redact
 from agent.config import Settings
 from agent.domain import Message
-from agent.errors import ChatError, ChatFatal, ChatRetryable, ContextOverflow
+from agent.errors import ChatError, ChatFatal, ChatRetryable, ContextOverflow, SystemRoleRefused
 from agent.ports import ChatChunk
 from agent.server import context_from_error
 
@@ -37,6 +37,8 @@ log = logging.getLogger(__name__)
 MAX_WAIT = 60.0
 _BACKOFF_START = 0.5
 _BACKOFF_CAP = 8.0
+# What a chat template without a system role says when it gets one (Gemma's, on vLLM or llama.cpp with --jinja).
+_SYSTEM_REFUSED = re.compile(r"system (?:role|message)s? (?:is |are )?not (?:supported|allowed)", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -213,6 +215,9 @@ class OpenAIChat:
             what = "is /v1 missing from the base URL" if status == 404 else "is this an OpenAI-compatible server"
             return ChatFatal(f"The server at {self._base_url} answered {status} ({detail}) to a chat request: {what}? "
                              "The base URL usually ends in /v1 (OPENAI_BASE_URL).")
+        if status in (400, 422, 500) and _SYSTEM_REFUSED.search(detail):
+            return SystemRoleRefused(f"The server refuses system messages ({status}: {detail}): set "
+                                     "AGENT_SYSTEM_PROMPT=user.")
         if status in (408, 409, 429) or status >= 500:
             return ChatRetryable(f"The model server kept failing ({status}: {detail}); try again later.")
         if status == 401:
