@@ -4,7 +4,8 @@
 
 The REPL drives a turn in three steps (``begin``, ``stream``, ``finish``) so it can render the stream and catch
 Ctrl-C between them; whatever happens, ``finish`` records the turn with its true status: complete, interrupted,
-truncated (no finish reason, or "length") or failed. Only complete turns go through the write gate.
+truncated (no finish reason, or "length") or failed. Every turn's line goes through the write gate: what is
+remembered is what the user said, which a reply that broke off does not change.
 
 Long-term memory lives on one background thread (``MemoryWorker``): opening Chroma and loading the embedding
 model take about a second, so they happen while the user types, and the write after each reply does not hold up
@@ -21,18 +22,24 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from typing import TypeVar
 
-from agent.conversation import Conversation, Fold, Leaving, Turn, TurnStatus
+from agent.conversation import DEFAULT, Conversation, Fold, Leaving, Turn, TurnStatus
 from agent.domain import Message
-from agent.errors import AgentError, ChatError, MemoryUnavailable, SessionError
+from agent.errors import AgentError, ChatError, ContextOverflow, MemoryUnavailable, SessionError, SystemRoleRefused
 from agent.forget import Forgotten, scrub_session
 from agent.memory.service import MemoryService, Recall, WriteReport
 from agent.ports import ChatChunk, ChatModel
+from agent.server import Placement, ServerProfile, request_limit
 from agent.sessions import Session, SessionStore
+from agent.tokens import count_tokens
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
 # How much of the previous reply is indexed as the context of the next line: its end holds the question.
 CONTEXT_CHARS = 400
+# How long the first turn waits for the probe of the server (``agent.server``) before going ahead without it.
+PROBE_WAIT = 4.0
+# How many times a request refused as too long for the server is trimmed and sent again.
+OVERFLOW_RETRIES = 2
 
 
 def in_background(build: Callable[[], T], name: str) -> Future[T]:
@@ -127,15 +134,21 @@ class MemoryWorker:
 
         return self._pool.submit(run).result()
 
-    def observe(self, text: str, *, session: str, turn: int, context: str = "") -> None:
+    def observe(self, text: str, *, session: str, turn: int, context: str = "", finished: bool = True,
+                again: bool = False) -> None:
         """Queue the user's words of one turn for the write gate; the outcome goes to ``on_write``. ``context`` is
-        the reply those words answer: indexed for keyword search beside the memory, never stored as one."""
+        the reply those words answer: indexed for keyword search beside the memory, never stored as one. For a
+        turn whose reply did not finish (``finished`` False) the model's extraction is held back; ``again`` says
+        the same words were observed before, unfinished, and only that extraction is still to do."""
 
         def write() -> None:
             try:
                 service = self._service.result()
+                if again and not service.extracts:
+                    return
                 report = service.observe(
-                    text, session=session, turn=turn, extra={"context": context} if context else None
+                    text, session=session, turn=turn, extra={"context": context} if context else None,
+                    extract=finished,
                 )
                 self.count = service.count()
             except Exception as exc:  # reported like any failed write, never lost in the worker thread
@@ -171,6 +184,7 @@ class PendingTurn:
         self.line = line
         self.messages = messages
         self.recall = recall
+        self.notes: list[str] = []  # what happened to the request on its way (trimmed to fit the server), to tell
         self.pieces: list[str] = []
         self.finish_reason: str | None = None
         self.prompt_tokens: int | None = None
@@ -182,6 +196,11 @@ class PendingTurn:
     @property
     def text(self) -> str:
         return "".join(self.pieces)
+
+    @property
+    def block(self) -> str:
+        """The memory block of this turn's request."""
+        return self.recall.block.text if self.recall is not None else ""
 
     @property
     def status(self) -> TurnStatus:
@@ -214,9 +233,12 @@ class ChatEngine:
         session: Session,
         memory: MemoryWorker | None,
         clock: Callable[[], float] = time.time,
+        server: Future[ServerProfile] | None = None,
+        max_tokens: int = 0,
     ) -> None:
         self.chat = chat
         self.model = model
+        self.server: ServerProfile | None = None  # adopted from ``server`` once the probe has answered
         self.conversation = conversation
         self.store = store
         self.session = session
@@ -229,11 +251,46 @@ class ChatEngine:
         self._clock = clock
         self._folding: Future[Fold] | None = None
         self._saving = threading.Lock()  # the summary thread saves too
+        self._probe = server
+        self.max_tokens = max_tokens
+        self._limit: int | None = None  # tokens a request may hold on this server, once known
+        self._leaving: Leaving | None = None  # turns trimmed to fit the server, folded with the turn's own
+        self._answered: list[Message] = []  # the last request the server answered: it fits the server's context
+        self._observed: dict[tuple[int, str], bool] = {}  # (turn, line) given to the gate: was its reply finished
+
+    def adopt_server(self, wait: float = 0.0) -> ServerProfile | None:
+        """Take what the probe of the server found (waiting at most ``wait`` seconds for it): where the system
+        prompt goes. A probe that has not answered is asked again at the next turn."""
+        if self.server is None and self._probe is not None:
+            try:
+                self.server = self._probe.result(timeout=wait)
+            except TimeoutError:
+                return None
+            except Exception:  # a bug in the probe costs what it would have told, never the chat
+                log.debug("the probe of the server failed", exc_info=True)
+                self._probe = None
+                return None
+            if self.conversation.placement == DEFAULT:  # not yet changed by a server that refused system messages
+                self.conversation.placement = self.server.placement
+            if self.server.limit is not None:
+                self._fit_budget(self.server.limit)
+        return self.server
+
+    def _fit_budget(self, limit: int) -> None:
+        """A server with a small context: requests stay under ``limit``, and the window folds well before it."""
+        self._limit = limit if self._limit is None else min(self._limit, limit)
+        self.conversation.budget_tokens = min(self.conversation.budget_tokens, max(self._limit // 2, 1))
+
+    @property
+    def shown_model(self) -> str:
+        """The model the server says it serves, else the configured name."""
+        return self.model if self.server is None else self.server.model
 
     def begin(self, line: str) -> PendingTurn:
         """Recall memories for this line and assemble the request. A memory failure means no memories, noted
         in ``memory_error``, never a failed turn."""
         fold = self.settle()
+        self.adopt_server(PROBE_WAIT)
         recall = None
         self.memory_error = None
         if self.memory is not None:
@@ -244,32 +301,84 @@ class ChatEngine:
         block = recall.block.text if recall is not None else ""
         if block:
             log.debug("memory block for this turn:\n%s", block)  # user content: only with --debug
+        if self._limit is not None:
+            self._trimmed(self.conversation.fit(self._limit, line, block))
         pending = PendingTurn(line, self.conversation.messages(line, block), recall)
         pending.fold = fold
         return pending
 
+    def _trimmed(self, leaving: Leaving | None) -> int:
+        """Keep turns trimmed to fit the server for the fold after the turn; how many there were."""
+        if leaving is None:
+            return 0
+        self._leaving = leaving if self._leaving is None else self._leaving.then(leaving)
+        return leaving.turns
+
+    def _refit(self, pending: PendingTurn, exc: ContextOverflow) -> bool:
+        """After the server refused ``pending`` as too long: trim the window to fit and rebuild the request (True),
+        or keep in ``pending.error`` why it cannot fit, whatever is trimmed (False)."""
+        context = exc.context or (self.server.info.context if self.server else None)
+        sent = sum(count_tokens(m.content) for m in pending.messages)
+        # Without the server's size, the last request it answered is known to fit (else: half of this one).
+        answered = sum(count_tokens(m.content) for m in self._answered) if self._answered else sent // 2
+        known = request_limit(context, self.max_tokens)
+        limit = min(answered if known is None else known, sent - 1)
+        size = f" of {context:,} tokens" if context else ""
+        turns = self._trimmed(self.conversation.fit(limit, pending.line, pending.block))
+        if not turns:
+            pending.error = ContextOverflow(
+                f"The request exceeds the server's context{size} even without earlier turns: shorten the message, "
+                f"lower AGENT_MAX_TOKENS ({self.max_tokens or 'not set'}) or AGENT_MEMORY_TOKENS, or give the "
+                "server a larger context (llama.cpp --n_ctx, Ollama num_ctx).", context)
+            return False
+        self._fit_budget(limit)
+        pending.messages = self.conversation.messages(pending.line, pending.block)
+        oldest = "the oldest turn" if turns == 1 else f"the {turns} oldest turns"
+        pending.notes.append(f"The request exceeds the server's context{size}: trimmed {oldest} from the context "
+                             "and sent it again.")
+        return True
+
     def stream(self, pending: PendingTurn) -> Generator[str, None, None]:
         """The reply's text as it arrives. A ``ChatError`` ends the stream and is kept in ``pending.error``;
         Ctrl-C (``KeyboardInterrupt``) propagates to the caller, which marks the turn interrupted."""
-        chunks = self.chat.stream(pending.messages, self.model)
-        try:
-            for chunk in chunks:
-                pending.finish_reason = chunk.finish_reason or pending.finish_reason
-                if chunk.prompt_tokens is not None:
-                    pending.prompt_tokens, pending.completion_tokens = chunk.prompt_tokens, chunk.completion_tokens
-                if chunk.text:
-                    pending.pieces.append(chunk.text)
-                    yield chunk.text
-        except ChatError as exc:
-            pending.error = exc
-        finally:
-            close = getattr(chunks, "close", None)  # a generator: closing it closes the HTTP response
-            if callable(close):
-                close()
+        refits = 0  # a request refused as too long is trimmed and sent again at most OVERFLOW_RETRIES times
+        while True:  # and one refused for its system message once more, folded (then the placement is "user")
+            chunks = self.chat.stream(pending.messages, self.model)
+            try:
+                for chunk in chunks:
+                    pending.finish_reason = chunk.finish_reason or pending.finish_reason
+                    if chunk.prompt_tokens is not None:
+                        pending.prompt_tokens, pending.completion_tokens = chunk.prompt_tokens, chunk.completion_tokens
+                    if chunk.text:
+                        pending.pieces.append(chunk.text)
+                        yield chunk.text
+                self._answered = pending.messages
+                return
+            except ContextOverflow as exc:
+                if pending.pieces or refits == OVERFLOW_RETRIES or not self._refit(pending, exc):
+                    pending.error = pending.error or exc
+                    return
+                refits += 1
+            except SystemRoleRefused as exc:
+                if pending.pieces or self.conversation.placement.where == "user":
+                    pending.error = exc
+                    return
+                self.conversation.placement = Placement("user", "the server refuses system messages")
+                pending.messages = self.conversation.messages(pending.line, pending.block)
+                pending.notes.append("The server refuses system messages: the system prompt and the memory go into "
+                                     "the first user message from now on (AGENT_SYSTEM_PROMPT=user does it at once).")
+            except ChatError as exc:
+                pending.error = exc
+                return
+            finally:
+                close = getattr(chunks, "close", None)  # a generator: closing it closes the HTTP response
+                if callable(close):
+                    close()
 
     def finish(self, pending: PendingTurn) -> TurnResult:
         """Record the turn: the session file is durable before this returns (or ``unsaved`` says why not); then
-        the write gate runs in the background, for complete turns only (a cut-off reply is not mined for memory)."""
+        the write gate runs in the background on the user's words, whatever became of the reply (memory comes
+        from what the user said); only the model's extraction waits for a reply that finished."""
         turn = Turn(
             user=pending.line,
             reply=pending.text,
@@ -283,14 +392,20 @@ class ChatEngine:
         self.session.turns.append(turn)
         self._save()  # durable before anything slow
         leaving = self.conversation.add(turn)
+        if self._leaving is not None:  # turns trimmed to fit the server are older than those ``add`` let go
+            leaving, self._leaving = self._leaving.then(leaving), None
         if leaving is not None:  # the summary is a model call: made while the user types, awaited by ``settle``
             self._folding = in_background(lambda: self._fold(leaving), "summary")
         number = len(self.session.turns)
-        if self.memory is not None and turn.status == "complete":
+        finished = turn.status == "complete"
+        seen = self._observed.get((number, pending.line))  # a /retry sends the same line as the same turn
+        if self.memory is not None and (seen is None or (finished and not seen)):
             # The end of the previous reply is what this line answers ("Which city?" -> "Lisbon"): +10 points of
-            # recall@5 on LoCoMo (bench/RESULTS.md, E5).
+            # recall@5 on LoCoMo (bench/RESULTS.md, E5); partial if that reply was.
             answered = self.session.turns[-2].reply[-CONTEXT_CHARS:] if number > 1 else ""
-            self.memory.observe(pending.line, session=self.session.name, turn=number, context=answered)
+            self.memory.observe(pending.line, session=self.session.name, turn=number, context=answered,
+                                finished=finished, again=seen is not None)
+            self._observed[(number, pending.line)] = finished
         return TurnResult(turn, number, leaving.turns if leaving else 0, pending.error)
 
     def _fold(self, leaving: Leaving) -> Fold:

@@ -1,4 +1,5 @@
-"""The command line: ``agent`` (chat), ``agent memories ...``, ``agent sessions ...``, ``agent config``.
+"""The command line: ``agent`` (chat), ``agent memories ...``, ``agent sessions ...``, ``agent config``,
+``agent doctor``.
 
 This is the only place that turns an ``AgentError`` into one line on stderr and an exit code: 0 success,
 1 runtime error, 2 usage error, 130 after Ctrl-C. A traceback appears only with ``--debug``.
@@ -193,6 +194,28 @@ def config_cmd(data_dir: DataDirOpt = None, debug: DebugOpt = False) -> None:
             typer.echo("  ".join([*(cell.ljust(width) for cell, width in zip(row, widths, strict=False)), row[3]]))
     for path in settings.files:
         typer.echo(f"settings file {escape_terminal(str(path))}: {'read' if path.is_file() else 'not found'}")
+
+
+@app.command("doctor")
+def doctor_cmd(data_dir: DataDirOpt = None, user: UserOpt = None, debug: DebugOpt = False) -> None:
+    """Check the model server, the embedder, the store and the data directory; say what to fix (exit 1 on a
+    failure)."""
+    _apply_common(data_dir, debug, user)
+    from agent import doctor
+
+    checks = doctor.run(STATE.settings())
+    colours = {"ok": "green", "warn": "yellow", "fail": "red"}
+    for check in checks:
+        typer.secho(f"{check.status:<4}  {check.area}: {check.name}: {escape_terminal(check.detail)}",
+                    fg=colours[check.status])
+        if check.fix and check.status != "ok":
+            typer.echo(f"      fix: {escape_terminal(check.fix)}")
+    problems = [c for c in checks if c.status != "ok"]
+    typer.echo("all good" if not problems else
+               f"{sum(c.status == 'fail' for c in problems)} failed, {sum(c.status == 'warn' for c in problems)} "
+               "warnings")
+    if doctor.failed(checks):
+        raise typer.Exit(1)
 
 
 # -- agent sessions ---------------------------------------------------------------------------------------

@@ -153,6 +153,13 @@ def _embedder(raw: str) -> str:
 SIMILARITY = Bounds(-1.0, 1.0, whole=False)
 
 
+def _placement(raw: str) -> str:
+    value = raw.strip().lower()
+    if value not in {"auto", "system", "user"}:
+        raise ValueError(f"expected auto, system or user, got {raw!r}")
+    return value
+
+
 @dataclass(frozen=True)
 class Spec:
     """One setting: its field name, environment variable(s), parser, default, one line of help, and for a number the
@@ -212,6 +219,12 @@ SPECS: tuple[Spec, ...] = (
     Spec("context_tokens", ("AGENT_CONTEXT_TOKENS",), _int, 6_000,
          "Token budget of the short-term message list; older turns fold into a summary.",
          bounds=Bounds(500, 10_000_000)),
+    Spec("max_tokens", ("AGENT_MAX_TOKENS",), _int, 1024,
+         "Longest reply, in tokens (sent as max_tokens; 0 sends none and lets the server decide).",
+         bounds=Bounds(0, 1_000_000)),
+    Spec("system_prompt", ("AGENT_SYSTEM_PROMPT",), _placement, "auto",
+         "Where the system prompt, memory and summary go: system (a system message), user (folded into the first "
+         "user message, for chat templates without a system role) or auto (from the server's template or model)."),
     Spec("chroma_url", ("AGENT_CHROMA_URL",), _optional_url, None,
          "Use a Chroma server (e.g. http://127.0.0.1:8000) instead of the embedded store."),
     Spec("timeout", ("AGENT_TIMEOUT",), float, 60.0, "Seconds before a model request times out.",
@@ -241,6 +254,8 @@ class Settings:
     llm_extract: bool = False
     grounding_threshold: float | None = None
     context_tokens: int = 6_000
+    max_tokens: int = 1024
+    system_prompt: str = "auto"
     chroma_url: str | None = None
     timeout: float = 60.0
     max_retries: int = 3

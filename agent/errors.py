@@ -18,6 +18,8 @@ can turn any of them into one line and an exit code, and print a traceback only 
     ├── ChatError                   the chat model failed
     │   ├── ChatRetryable           429, 5xx, timeouts: retried before it reaches the user
     │   └── ChatFatal               400, 401, 404, quota: never retried
+    │       ├── ContextOverflow     the request is longer than the server's context; ``context`` its size if known
+    │       └── SystemRoleRefused   the server's chat template refuses system messages
     └── SessionError                a session name is invalid, or its file cannot be used
         ├── SessionCorrupt          the session file does not parse; ``path`` names it, ``reason`` says why
         └── SessionBusy             another process has the session open
@@ -101,6 +103,20 @@ class ChatRetryable(ChatError):
 
 class ChatFatal(ChatError):
     """A failure that retrying cannot fix: bad request, bad key, unknown model, exhausted quota."""
+
+
+class ContextOverflow(ChatFatal):
+    """The server refused the request as too long, or answered it with an empty stream (llama-cpp-python's way of
+    saying so). ``context`` is the server's context size in tokens when it named one."""
+
+    def __init__(self, message: str, context: int | None = None) -> None:
+        super().__init__(message)
+        self.context = context
+
+
+class SystemRoleRefused(ChatFatal):
+    """The server's chat template refuses system messages ("System role not supported"): the system prompt has to
+    travel in the user message."""
 
 
 class SessionError(AgentError):

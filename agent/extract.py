@@ -10,13 +10,14 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from agent.conversation import complete
+from agent.conversation import DEFAULT, complete, placed
 from agent.domain import Message
 from agent.errors import ChatError
 from agent.memory.gate import refusal
 from agent.memory.service import Extractor
 from agent.ports import ChatModel
 from agent.prompts import prompt
+from agent.server import Placement
 
 MAX_FACTS = 2
 MAX_CHARS = 300
@@ -45,13 +46,19 @@ def parse_facts(answer: str) -> list[str]:
     return facts[:MAX_FACTS]
 
 
-def model_extractor(chat: ChatModel, model: str, on_error: Callable[[ChatError], None]) -> Extractor:
-    """An extractor asking ``chat`` with ``prompts/extract.md``; a failed call is reported and yields no fact,
-    so the turn itself is still remembered."""
+def model_extractor(
+    chat: ChatModel,
+    model: str,
+    on_error: Callable[[ChatError], None],
+    placement: Callable[[], Placement] = lambda: DEFAULT,
+) -> Extractor:
+    """An extractor asking ``chat`` with ``prompts/extract.md`` (placed where the chat's own requests go); a failed
+    call is reported and yields no fact, so the turn itself is still remembered."""
 
     def extract(text: str) -> list[str]:
         try:
-            answer = complete(chat, [Message("system", prompt("extract")), Message("user", text)], model)
+            messages = placed([Message("system", prompt("extract")), Message("user", text)], placement())
+            answer = complete(chat, messages, model)
         except ChatError as exc:
             on_error(exc)
             return []

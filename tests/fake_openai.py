@@ -84,6 +84,8 @@ class FakeOpenAI:
         self.exhausted = 0
         # Embedding requests with a text containing this word answer 500 (an embedding server that fails).
         self.failing_word: str | None = None
+        # JSON answers by path (``/v1/models``, llama.cpp's ``/props``, Ollama's ``/api/show``); others answer 404.
+        self.routes: dict[str, dict[str, Any]] = {}
         self._lock = threading.Lock()
         self._server = _QuietServer(("127.0.0.1", 0), _handler_for(self))
         self._thread = threading.Thread(target=self._server.serve_forever, args=(0.02,), daemon=True)
@@ -160,6 +162,13 @@ def _handler_for(fake: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
         def log_message(self, format: str, *args: Any) -> None:
             return
 
+        def do_GET(self) -> None:
+            fake.record(Request(self.path, {}, {k.lower(): v for k, v in self.headers.items()}))
+            if self.path in fake.routes:
+                self._json(200, fake.routes[self.path])
+            else:
+                self._json(404, {"error": {"message": f"no route {self.path}", "type": "invalid_request_error"}})
+
         def do_POST(self) -> None:
             length = int(self.headers.get("Content-Length") or 0)
             body = json.loads(self.rfile.read(length) or b"{}")
@@ -168,6 +177,8 @@ def _handler_for(fake: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
                 self._embeddings(body)
             elif self.path == "/v1/chat/completions":
                 self._chat(body)
+            elif self.path in fake.routes:
+                self._json(200, fake.routes[self.path])
             else:
                 self._json(404, {"error": {"message": f"no route {self.path}", "type": "invalid_request_error"}})
 

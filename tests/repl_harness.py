@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 from collections.abc import Callable
+from concurrent.futures import Future
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -15,6 +16,7 @@ from agent.chat import ChatEngine, MemoryWorker
 from agent.conversation import Conversation, model_summarizer
 from agent.memory.service import MemoryService
 from agent.ports import ChatModel, Embedder
+from agent.server import ServerProfile
 from agent.sessions import Session, SessionStore
 from agent.ui.output import Mode, Output
 from agent.ui.prompt import PipeReader
@@ -58,9 +60,11 @@ def build_chat(
     budget: int = 6000,
     interactive: bool = False,
     history: Path | None = None,
+    server: Future[ServerProfile] | None = None,
+    max_tokens: int = 0,
 ) -> Chat:
     """A chat wired like ``run_chat`` does it, minus the terminal; ``memory`` opens the service (None: off);
-    ``history`` is the input history file ``/forget`` cleans."""
+    ``history`` is the input history file ``/forget`` cleans; ``server`` what a probe of the model server found."""
     stdout, notices = io.StringIO(), io.StringIO()
     mode = Mode(interactive=interactive, plain=True)
     out = Output(mode, Console(file=stdout, width=100, no_color=True, soft_wrap=True),
@@ -71,7 +75,8 @@ def build_chat(
     conversation.resume(existing.turns, existing.context_start, existing.summary)
     hooks: list[Repl] = []
     worker = None if memory is None else MemoryWorker(memory, lambda outcome: hooks[0].on_write(outcome))
-    engine = ChatEngine(model, "test-model", conversation, store, existing, worker)
+    engine = ChatEngine(model, "test-model", conversation, store, existing, worker, server=server,
+                        max_tokens=max_tokens)
     repl = Repl(engine, out, worker, history=history)
     hooks.append(repl)
     return Chat(repl, stdout, notices)

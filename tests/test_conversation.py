@@ -76,10 +76,10 @@ def test_messages_hold_system_prompt_memory_block_summary_window_and_the_line() 
     assert messages[0].role == "system"
     assert messages[0].content.startswith(prompt("system"))
     assert "Today is Thursday 1970-01-01." in messages[0].content
-    assert messages[0].content.endswith("<memory_notes>\n- tea\n</memory_notes>")
-    assert messages[1] == Message(
-        "system", f"<conversation_summary>\n{SUMMARY_HEADING}\nThe user greeted.\n</conversation_summary>")
-    assert messages[2:] == [Message("user", "I like tea"), Message("assistant", "Noted."),
+    assert messages[0].content.endswith(  # one system message: formats that keep only the first keep the summary
+        "<memory_notes>\n- tea\n</memory_notes>\n\n"
+        f"<conversation_summary>\n{SUMMARY_HEADING}\nThe user greeted.\n</conversation_summary>")
+    assert messages[1:] == [Message("user", "I like tea"), Message("assistant", "Noted."),
                             Message("user", "What should I drink?")]
 
 
@@ -103,7 +103,7 @@ def test_past_the_budget_the_oldest_turns_fold_into_the_summary_in_one_call() ->
     assert conversation.tokens() - words(conversation.summary) <= 30
     assert conversation.start == 2 and conversation.turns == 5
     assert conversation.summary.startswith("question 0")
-    window = conversation.messages("next")[2:-1]
+    window = conversation.messages("next")[1:-1]
     assert window[0].content.startswith("question 2")
 
 
@@ -138,7 +138,7 @@ def test_the_message_cap_evicts_whole_turns() -> None:
     conversation = Conversation(10_000, summarizer, counter=words, max_messages=5)
     for n in range(3):
         add(conversation, turn(n))
-    window = conversation.messages("x")[2:-1]
+    window = conversation.messages("x")[1:-1]
     assert window[0].role == "user" and window[0].content.startswith("question 2")
     assert conversation.start == 2 and len(summarizer.calls) == 1
 
@@ -148,7 +148,7 @@ def test_past_the_message_cap_the_window_trims_to_three_quarters_so_summaries_co
     conversation = Conversation(10_000, summarizer, counter=words, max_messages=20)
     for n in range(30):
         add(conversation, turn(n))
-        assert len(conversation.messages("x")) - 3 <= 20
+        assert len(conversation.messages("x")) - 2 <= 20  # the system message and the line
     assert 1 <= len(summarizer.calls) <= 30 // 4
     assert conversation.summary.startswith("question 0 ")
 
@@ -189,8 +189,8 @@ def test_resume_restores_the_window_from_start_and_the_summary() -> None:
     turns = [Turn("one", "1"), Turn("two", "2"), Turn("three", "3")]
     conversation.resume(turns, start=1, summary="The user said one.")
     messages = conversation.messages("four")
-    assert messages[1].content.endswith("The user said one.\n</conversation_summary>")
-    assert [m.content for m in messages[2:]] == ["two", "2", "three", "3", "four"]
+    assert messages[0].content.endswith("The user said one.\n</conversation_summary>")
+    assert [m.content for m in messages[1:]] == ["two", "2", "three", "3", "four"]
     assert conversation.turns == 3 and conversation.start == 1
 
 

@@ -100,7 +100,7 @@ def test_server_errors_are_retried_with_backoff_then_reported(fake: FakeOpenAI) 
     ("status", "message"),
     [
         (401, "refused the API key \\(401\\): check OPENAI_API_KEY"),
-        (400, "refused the request \\(400: .*maximum context length.*/clear"),
+        (400, "exceeds the server's context of 10 tokens \\(400: .*maximum context length"),
         (404, "is the model name 'test-model' right"),
         (403, "Access denied \\(403"),
     ],

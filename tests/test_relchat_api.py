@@ -35,14 +35,14 @@ def statuses(tmp_path: Path, name: str) -> list[str]:
     return [turn["status"] for turn in turns]
 
 
-def test_each_api_fault_is_one_line_the_turn_is_kept_and_nothing_unfinished_is_remembered(
+def test_each_api_fault_is_one_line_the_turn_is_kept_and_the_users_words_are_remembered(
     fake: FakeOpenAI, tmp_path: Path
 ) -> None:
     script = [
         (Reply(status=429, headers={"Retry-After": "600"}), "Rate limited: the server asks to wait 600 s"),
         (Reply(status=401), "refused the API key (401): check OPENAI_API_KEY"),
         (Reply(status=400, error={"message": "This model's maximum context length is 8 tokens"}),
-         "maximum context length is 8 tokens). The conversation may be too long: /clear starts afresh."),
+         "exceeds the server's context of 8 tokens even without earlier turns: shorten the message"),
         (Reply(status=404, error={"message": "The model does not exist"}), "is the model name 'gpt-4o-mini' right?"),
         (Reply(status=503), "server error (503): retrying in"),
         (Reply(status=503), "kept failing (503: scripted status 503); try again later."),
@@ -72,7 +72,7 @@ def test_each_api_fault_is_one_line_the_turn_is_kept_and_nothing_unfinished_is_r
     assert statuses(tmp_path, "faults") == ["failed"] * 6 + ["complete", "failed", "truncated", "truncated",
                                                              "complete", "complete"]
     assert [line for line in result.stderr.splitlines() if line.startswith("remembered:")] == [
-        "remembered: I like quiet trains"]
+        f"remembered: {line}" for line in (HIKING, CHESS, TEA, "I like quiet trains")]
     assert "Traceback" not in result.stderr
     assert fake.exhausted == 0 and len(fake.chat_requests) == len(script)
 

@@ -3,7 +3,8 @@
 Why a retry loop of our own: the SDK retries 429, 5xx and timeouts silently, so a user would stare at a frozen
 prompt for up to two minutes. Here the client runs with ``max_retries=0`` and each retry is announced through
 ``on_retry`` (with its reason and delay) before the wait. A ``Retry-After`` longer than ``max_wait`` fails at
-once: that is a quota, not a hiccup. 400, 401, 403 and 404 are never retried and name the setting to fix.
+once: that is a quota, not a hiccup. 400, 401, 403, 404, 405 and 501 are never retried and name the setting to
+fix (405 and 501 come from a web server that is not a model server: the base URL is wrong).
 
 Only the opening of a stream is retried. Once text has arrived, a broken connection raises ``ChatRetryable``
 and the caller keeps the partial reply; the user decides whether to ``/retry``.
@@ -18,6 +19,7 @@ from __future__ import annotations
 import email.utils
 import logging
 import random
+import re
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -27,13 +29,16 @@ from urllib.parse import urlparse
 from agent.adapters.openai_client import redact
 from agent.config import Settings
 from agent.domain import Message
-from agent.errors import ChatError, ChatFatal, ChatRetryable
+from agent.errors import ChatError, ChatFatal, ChatRetryable, ContextOverflow, SystemRoleRefused
 from agent.ports import ChatChunk
+from agent.server import context_from_error
 
 log = logging.getLogger(__name__)
 MAX_WAIT = 60.0
 _BACKOFF_START = 0.5
 _BACKOFF_CAP = 8.0
+# What a chat template without a system role says when it gets one (Gemma's, on vLLM or llama.cpp with --jinja).
+_SYSTEM_REFUSED = re.compile(r"system (?:role|message)s? (?:is |are )?not (?:supported|allowed)", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -79,6 +84,7 @@ class OpenAIChat:
         on_retry: Callable[[RetryNotice], None] | None = None,
         sleep: Callable[[float], None] = time.sleep,
         max_wait: float = MAX_WAIT,
+        max_tokens: int = 0,
     ) -> None:
         self._client = client.with_options(max_retries=0)
         self._secret = str(client.api_key or "")
@@ -88,16 +94,19 @@ class OpenAIChat:
         self._sleep = sleep
         self._max_wait = max_wait
         self._usage_option = True
+        self._max_tokens = max_tokens
 
     def stream(self, messages: Sequence[Message], model: str) -> Iterator[ChatChunk]:
         import openai
 
         response = self._open(messages, model)
+        answered = False
         try:
             for event in response:
                 for choice in event.choices[:1]:
                     text = (choice.delta.content or "") if choice.delta else ""
                     if text or choice.finish_reason:
+                        answered = True
                         yield ChatChunk(text=text, finish_reason=choice.finish_reason)
                 if event.usage is not None:
                     yield ChatChunk(
@@ -109,6 +118,45 @@ class OpenAIChat:
                                 "/retry asks again.") from None
         finally:
             response.close()
+        if not answered:
+            yield from self._answered_whole(messages, model)
+
+    def _answered_whole(self, messages: Sequence[Message], model: str) -> Iterator[ChatChunk]:
+        """After an empty stream: llama-cpp-python answers a prompt longer than its context so, without an error.
+        Asked again without streaming, it says so with its context size (at once: it counts before it computes),
+        and a server whose stream broke for another reason answers whole."""
+        whole = self._unstreamed(messages, model, self._max_tokens)
+        choice = whole.choices[0] if whole.choices else None
+        text = (choice.message.content or "") if choice is not None and choice.message else ""
+        if choice is None or not text:
+            raise ContextOverflow(f"The model server at {self._base_url} answered with an empty stream (no text at "
+                                  "all): the request is probably longer than its context.")
+        yield ChatChunk(text=text, finish_reason=choice.finish_reason)
+        if whole.usage is not None:
+            yield ChatChunk(prompt_tokens=whole.usage.prompt_tokens, completion_tokens=whole.usage.completion_tokens)
+
+    def prompt_tokens(self, messages: Sequence[Message], model: str) -> int | None:
+        """The prompt tokens the server counts for ``messages``, from a one-token reply that is not streamed (the
+        doctor compares two counts to learn whether the chat template keeps system messages); None when the
+        server reports no usage."""
+        usage = getattr(self._unstreamed(messages, model, 1), "usage", None)
+        return None if usage is None else int(usage.prompt_tokens)
+
+    def _unstreamed(self, messages: Sequence[Message], model: str, max_tokens: int) -> Any:
+        """One request answered whole, not retried; its errors are those of a stream's opening."""
+        import openai
+
+        extra = {"max_tokens": max_tokens} if max_tokens else {}
+        try:
+            return self._client.chat.completions.create(
+                model=model, messages=[{"role": m.role, "content": m.content} for m in messages], **extra)
+        except openai.APIStatusError as exc:
+            self._log(exc)
+            raise self._status_error(exc, model) from None
+        except openai.APIError as exc:
+            self._log(exc)
+            raise ChatRetryable(f"The model server at {self._base_url} did not answer "
+                                f"({self._redact(str(exc.__cause__ or exc))}).") from None
 
     def _open(self, messages: Sequence[Message], model: str) -> Any:
         import openai
@@ -116,7 +164,9 @@ class OpenAIChat:
         payload = [{"role": m.role, "content": m.content} for m in messages]
         attempt = 0
         while True:
-            extra = {"stream_options": {"include_usage": True}} if self._usage_option else {}
+            extra: dict[str, Any] = {"stream_options": {"include_usage": True}} if self._usage_option else {}
+            if self._max_tokens:
+                extra["max_tokens"] = self._max_tokens  # without it a local server writes until its context is full
             try:
                 return self._client.chat.completions.create(
                     model=model,
@@ -161,6 +211,13 @@ class OpenAIChat:
         if status == 429 and exc.code == "insufficient_quota":
             return ChatFatal("The API quota is exhausted (429 insufficient_quota): check the plan and billing "
                              "of the account behind OPENAI_API_KEY.")
+        if status in (405, 501) or (status == 404 and not self._ends_in_v1()):
+            what = "is /v1 missing from the base URL" if status == 404 else "is this an OpenAI-compatible server"
+            return ChatFatal(f"The server at {self._base_url} answered {status} ({detail}) to a chat request: {what}? "
+                             "The base URL usually ends in /v1 (OPENAI_BASE_URL).")
+        if status in (400, 422, 500) and _SYSTEM_REFUSED.search(detail):
+            return SystemRoleRefused(f"The server refuses system messages ({status}: {detail}): set "
+                                     "AGENT_SYSTEM_PROMPT=user.")
         if status in (408, 409, 429) or status >= 500:
             return ChatRetryable(f"The model server kept failing ({status}: {detail}); try again later.")
         if status == 401:
@@ -169,19 +226,25 @@ class OpenAIChat:
         if status == 403:
             return ChatFatal(f"Access denied (403: {detail}): the key may have no access to model {model!r}.")
         if status == 404:
-            if not urlparse(self._base_url).path.rstrip("/").endswith("/v1"):
-                return ChatFatal(f"Not found (404) at {self._base_url}: is /v1 missing from the base URL "
-                                 "(OPENAI_BASE_URL)?")
             return ChatFatal(f"Not found (404: {detail}): is the model name {model!r} right? "
                              "Set it with -m or AGENT_MODEL.")
-        hint = " The conversation may be too long: /clear starts afresh." if "context" in detail.lower() else ""
-        return ChatFatal(f"The model server refused the request ({status}: {detail}).{hint}")
+        if status == 400 and re.search(r"context|too long|exceed", detail, re.IGNORECASE):
+            context = context_from_error(detail)
+            size = f" of {context:,} tokens" if context else ""
+            return ContextOverflow(f"The request exceeds the server's context{size} ({status}: {detail}).", context)
+        return ChatFatal(f"The model server refused the request ({status}: {detail}).")
+
+    def _ends_in_v1(self) -> bool:
+        return urlparse(self._base_url).path.rstrip("/").endswith("/v1")
 
     def _detail(self, exc: Any) -> str:
-        """The server's own error message, short and with the key removed if a server echoed it."""
+        """The server's own error message, short and with the key removed if a server echoed it; an HTML page or
+        an empty body (a web server that is not a model server) by its status line."""
         body = exc.body  # the SDK hands over the inner ``error`` object of the response
-        message = body.get("message") if isinstance(body, dict) else None
-        return self._redact(str(message or exc.message))[:300]
+        message = str((body.get("message") if isinstance(body, dict) else None) or exc.message)
+        if re.search(r"<(!doctype|html|head|body)\b|^Error code: \d+$", message, re.IGNORECASE):
+            message = str(exc.response.reason_phrase or message)
+        return self._redact(message)[:300]
 
     def _redact(self, text: str) -> str:
         return redact(text, self._secret)
@@ -191,11 +254,16 @@ class OpenAIChat:
         log.debug("chat request failed: %s", self._redact(f"{type(exc).__name__}: {exc}"))
 
 
-def chat_model(settings: Settings, on_retry: Callable[[RetryNotice], None] | None = None) -> OpenAIChat:
-    """The chat model of ``settings``: its endpoint, key, timeout and retry budget."""
+def chat_model(
+    settings: Settings, on_retry: Callable[[RetryNotice], None] | None = None, *, max_tokens: int | None = None,
+    max_retries: int | None = None,
+) -> OpenAIChat:
+    """The chat model of ``settings``: its endpoint, key, timeout, retry budget and reply limit (the doctor asks
+    for less of both)."""
     from agent.adapters.openai_client import make_client
 
-    return OpenAIChat(make_client(settings), max_retries=settings.max_retries, on_retry=on_retry)
+    return OpenAIChat(make_client(settings), max_retries=settings.max_retries if max_retries is None else max_retries,
+                      on_retry=on_retry, max_tokens=settings.max_tokens if max_tokens is None else max_tokens)
 
 
 def _reason(exc: Exception) -> str:

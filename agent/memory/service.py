@@ -107,6 +107,11 @@ class MemoryService:
         self.retriever = Retriever(embedder, index, ledger, user, self.policy.weights)
 
     @property
+    def extracts(self) -> bool:
+        """Whether the model extracts facts from the turns this service observes."""
+        return self._extractor is not None
+
+    @property
     def threshold(self) -> float:
         return default_threshold(self.embedder.name) if self.policy.threshold is None else self.policy.threshold
 
@@ -138,8 +143,10 @@ class MemoryService:
         turn: int,
         when: float | None = None,
         extra: dict[str, str] | None = None,
+        extract: bool = True,
     ) -> WriteReport:
-        """Run one user turn through the gate and store what it keeps. Only the user's words come here."""
+        """Run one user turn through the gate and store what it keeps. Only the user's words come here.
+        ``extract`` False holds back the model's extraction (for a turn whose reply did not finish)."""
         decision = gate.decide(text) if self.policy.gate else gate.GateDecision(True, "gate off", text=text.strip())
         log.debug("gate: %s (%s)", "keep" if decision.keep else "skip", decision.reason)
         if not decision.keep:
@@ -153,7 +160,7 @@ class MemoryService:
             return WriteReport(decision, skipped_reason=reason)
         kind: MemoryKind = "explicit" if decision.explicit else "turn"
         texts = [(decision.text, kind)]
-        if self._extractor is not None and not decision.explicit:
+        if extract and self._extractor is not None and not decision.explicit:
             texts += [(fact, "fact") for fact in self._grounded_facts(decision.text)]
         records = [
             self._record(t, k, session=session, turn=turn, when=stamp, source=text.strip(), extra=extra)

@@ -268,6 +268,7 @@ class Commands:
                             "message: none was injected.")
             return
         self._show(list(recall.block.memories), f"injected into the last reply (threshold {recall.threshold:.2f})")
+        self.out.notice(f"The memory went into {self.engine.conversation.placement.describe()}.")
 
     def _session(self, arg: str) -> None:
         engine = self.engine
@@ -280,9 +281,15 @@ class Commands:
             ("turns", f"{len(session.turns)} ({conversation.turns - conversation.start} in the context window)"),
             ("context", f"{conversation.tokens():,} of {conversation.budget_tokens:,} tokens"
                         + (", with a summary of earlier turns" if conversation.summary else "")),
-            ("model", engine.model),
+            ("model", engine.shown_model if engine.shown_model == engine.model else
+                      f"{engine.shown_model} (served; asked for {engine.model})"),
             ("memory", self._memory_state()),
         ]
+        if engine.server is not None:
+            info = engine.server.info
+            context = f"context {info.context:,} tokens" if info.context else "publishes no context size"
+            rows.append(("server", f"{info.kind}, {context}; the system prompt goes into "
+                                   f"{engine.server.placement.describe()}"))
         table = Table.grid(padding=(0, 2))
         for key, value in rows:
             table.add_row(Text(key), Text(escape_terminal(value)))

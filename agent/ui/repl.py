@@ -24,6 +24,7 @@ from rich.traceback import Traceback
 
 from agent.adapters.openai_chat import RetryNotice, chat_model
 from agent.adapters.openai_client import check_endpoint
+from agent.adapters.server_probe import probe
 from agent.chat import (
     ChatEngine,
     DeferredChatModel,
@@ -37,6 +38,7 @@ from agent.config import Settings
 from agent.conversation import Conversation, Fold, model_summarizer
 from agent.errors import SessionCorrupt, UsageError
 from agent.extract import model_extractor
+from agent.server import server_profile
 from agent.sessions import Session, SessionStore, check_name, new_name
 from agent.tokens import count_tokens
 from agent.tokens import warm_up as warm_up_tokens
@@ -47,6 +49,7 @@ from agent.ui.render import plural
 from agent.wiring import ensure_data_dir, finish_forgets, open_memory
 
 log = logging.getLogger(__name__)
+BANNER_WAIT = 1.5  # how long the banner waits for the server to say which model it serves
 
 
 @dataclass(frozen=True)
@@ -165,7 +168,7 @@ class Repl:
     def toolbar(self) -> str:
         count = None if self.engine.memory is None else self.engine.memory.count
         memories = "off" if self.engine.memory is None else "…" if count is None else str(count)
-        return (f" session {self.engine.session.name} │ model {self.engine.model} │ memories {memories} │ "
+        return (f" session {self.engine.session.name} │ model {self.engine.shown_model} │ memories {memories} │ "
                 f"context {self.context_tokens:,} tokens ")
 
     def run(self) -> int:
@@ -290,6 +293,8 @@ class Repl:
 
     def _report(self, pending: PendingTurn, result: TurnResult) -> None:
         status = result.turn.status
+        for note in pending.notes:
+            self.out.warn(note)
         if status == "interrupted":
             self.out.warn("[interrupted: the partial reply is kept in the session; /retry asks again]")
         elif status == "failed" and result.error is not None:
@@ -300,7 +305,9 @@ class Repl:
                 self.out.warn("[the partial reply is kept, marked incomplete; /retry asks again]")
         elif status == "truncated":
             reason = pending.finish_reason or "no finish reason"
-            self.out.warn(f"[the reply was cut off ({reason}); it is kept, and not used for memory]")
+            limit = (f": it reached AGENT_MAX_TOKENS ({self.engine.max_tokens:,})"
+                     if reason == "length" and self.engine.max_tokens else "")
+            self.out.warn(f"[the reply was cut off ({reason}){limit}; it is kept, marked cut off]")
         self._fold_problem(pending.fold)
         if result.left:
             left = "the oldest turn" if result.left == 1 else f"the {result.left} oldest turns"
@@ -399,16 +406,23 @@ def _build(
     hooks: list[Repl] = []
     in_background(warm_up_tokens, "tokens")
     chat = DeferredChatModel(lambda: chat_model(settings, on_retry=lambda n: hooks[0].on_retry(n)))
-    conversation = Conversation(settings.context_tokens, model_summarizer(chat, settings.model))
+    # The summary and extraction calls go where the chat's requests go (``placement``, once the server is probed).
+    conversation = Conversation(settings.context_tokens,
+                                model_summarizer(chat, settings.model, lambda: conversation.placement))
     conversation.resume(session.turns, session.context_start, session.summary)
     worker = None
     if not options.no_memory:
         extractor = None
         if settings.llm_extract:
-            extractor = model_extractor(chat, settings.model, lambda exc: out.warn(f"memory: extraction failed "
-                                                                                   f"({exc})"))
+            extractor = model_extractor(chat, settings.model,
+                                        lambda exc: out.warn(f"memory: extraction failed ({exc})"),
+                                        lambda: conversation.placement)
         worker = MemoryWorker(lambda: open_memory(settings, extractor=extractor), lambda o: hooks[0].on_write(o))
-    engine = ChatEngine(chat, settings.model, conversation, store, session, worker)
+    server = in_background(lambda: server_profile(probe(settings), model=settings.model,
+                                                  system_prompt=settings.system_prompt,
+                                                  max_tokens=settings.max_tokens), "server-probe")
+    engine = ChatEngine(chat, settings.model, conversation, store, session, worker, server=server,
+                        max_tokens=settings.max_tokens)
     repl = Repl(engine, out, worker, options.debug, history, settings.data_dir)
     hooks.append(repl)
     return repl
@@ -418,7 +432,9 @@ def _banner(repl: Repl, resumed: bool, options: ChatOptions) -> None:
     session = repl.engine.session
     state = f"resumed, {plural(len(session.turns), 'turn', 'turns')}" if resumed else "new"
     memory = "off" if options.no_memory else "on"
-    repl.out.notice(f"agent · session {session.name} ({state}) · model {repl.engine.model} · memory {memory}", "bold")
+    repl.engine.adopt_server(BANNER_WAIT)
+    repl.out.notice(f"agent · session {session.name} ({state}) · model {repl.engine.shown_model} · memory {memory}",
+                    "bold")
     repl.out.notice("/help lists the commands · Alt-Enter adds a line · Ctrl-C stops a reply · Ctrl-D leaves")
     if resumed and session.turns:
         last = session.turns[-1]
