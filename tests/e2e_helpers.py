@@ -1,5 +1,7 @@
 """Driving the real ``agent`` process in tests: through pipes, or in a pseudo-terminal, against the fake OpenAI
-server (``tests.fake_openai``). Shared by every end-to-end test of the chat."""
+server (``tests.fake_openai``). For what needs a process of its own (a terminal, signals, locks between processes,
+rlimits); everything else runs the same command in-process with ``tests.cli_harness.invoke``, at a fraction of the
+cost."""
 
 from __future__ import annotations
 

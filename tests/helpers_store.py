@@ -168,7 +168,10 @@ class Forker:
         self.proc.stdin.write(" ".join((role, *args)) + "\n")
         self.proc.stdin.flush()
         pid = int(read_until(self.proc, r"child (\d+)").group(1))
-        wait_for_line(self.proc, "ready")
+        if read_until(self.proc, rf"ready|reaped {pid}").group() != "ready":
+            self.proc.kill()  # the children's stderr is the forker's, which ends only with it
+            _, stderr = self.proc.communicate()
+            raise AssertionError(f"the forked {role} died before it was ready: {stderr}")
         return pid
 
     def reaped(self, pid: int) -> None:

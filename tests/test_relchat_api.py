@@ -53,7 +53,7 @@ def test_each_api_fault_is_one_line_the_turn_is_kept_and_the_users_words_are_rem
         (Reply(f"Noted, {HIKING.lower()} and more", cut_after=2), "broke off mid-stream"),
         (Reply("Chess is a fine game", finish_reason=None), "cut off (no finish reason)"),
         (Reply("Green tea has", finish_reason="length"), "cut off (length)"),
-        (Reply("Delayed but whole.", delay=0.45), ""),
+        (Reply("Delayed but whole, piece by piece.", delay=0.25), ""),  # 1.5 s in all, 0.25 s apart
         (Reply("Noted."), ""),
     ]
     fake.add(*(reply for reply, _ in script))
@@ -67,8 +67,8 @@ def test_each_api_fault_is_one_line_the_turn_is_kept_and_the_users_words_are_rem
         if message:
             position = result.stderr.index(message, position)  # each in order, none missing
     assert [line.rstrip() for line in result.stdout.splitlines()] == [
-        "Back after the rate limit.", "Noted, i", "Chess is a fine game", "Green tea has", "Delayed but whole.",
-        "Noted."]
+        "Back after the rate limit.", "Noted, i", "Chess is a fine game", "Green tea has",
+        "Delayed but whole, piece by piece.", "Noted."]
     assert statuses(tmp_path, "faults") == ["failed"] * 6 + ["complete", "failed", "truncated", "truncated",
                                                              "complete", "complete"]
     assert [line for line in result.stderr.splitlines() if line.startswith("remembered:")] == [
