@@ -3,19 +3,26 @@ PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
+# The tests also need a real local model server (llama-cpp-python compiles from source, about 5 minutes on 2 cores;
+# pip keeps the wheel in its cache): only `make test` installs it, so `make run` stays quick.
+SERVERS := $(VENV)/.installed-servers
 
 .PHONY: run test check bench clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[dev,servers]'
+	$(BIN)/python -m pip install --quiet -e '.[dev]'
 	touch $(STAMP)
+
+$(SERVERS): $(STAMP)
+	$(BIN)/python -m pip install --quiet -e '.[dev,servers]'
+	touch $(SERVERS)
 
 run: $(STAMP)
 	$(BIN)/agent $(ARGS)
 
-test: $(STAMP)
+test: $(SERVERS)
 	$(BIN)/ruff check agent tests bench
 	$(BIN)/mypy
 	$(BIN)/pytest -q $(PYTEST_ARGS) || test $$? -eq 5  # exit 5: no test collected
