@@ -75,7 +75,7 @@ _REQUEST_VERBS = frozenset(
     """tell give show help write explain suggest recommend list make find summarize summarise translate describe
     create draft compose generate please rewrite rephrase check fix order pick book plan quiz teach convert compare
     calculate name remind read play imagine act pretend continue repeat define correct edit proofread shorten expand
-    send search look try keep stop start use answer respond reply act pretend brainstorm outline review improve
+    send search look try keep stop start use answer respond reply brainstorm outline review improve
     polish format critique evaluate assess analyse analyze debug optimise optimize refactor simplify clarify grade
     rate""".split()
 )
@@ -316,6 +316,10 @@ def _is_question(words: list[str]) -> bool:
     return first in _REQUEST_VERBS or first in {"let's", "let"} or second in {"me", "us"} and first not in _ABOUT_ME
 
 
+# "A laptop for a graphic designer like me": the question describes the user.
+_LIKE_ME = re.compile(r"\blike (?:me|myself)\b")
+# A safety word in a question is the user's only with the user as its owner ("I'm pregnant", "my allergy").
+_SAFETY_OWNER = re.compile(r"\b(?:i|we) (?:am|are|have|had|was|were)\b|\bmy\b")
 _CHILD_BY_AGE = re.compile(r"\b(?:my|our) (?:\d+|one|two|three|four|five|six|seven|eight|nine|ten) (?:year|month|"
                            r"week)s? old\b")
 
@@ -367,14 +371,15 @@ def _statement_discloses(words: list[str], about_someone: bool, technical: bool)
 
 
 def _question_discloses(clause: list[str]) -> str | None:
+    """Why a clause shaped as a question or a request discloses something about the user on the way, or None."""
     text = " ".join(clause)
     if _RECALL.match(text):
         return None
-    if _NAME.search(text) and not _RECALL.match(text):
+    if _NAME.search(text):
         return "a name or form of address"
-    if (_personal_mention(clause) or re.search(r"\blike me\b|\blike myself\b", text)) and not _TECH.search(text):
+    if (_personal_mention(clause) or _LIKE_ME.search(text)) and not _TECH.search(text):
         return "a question that mentions the user's people, pets, health or plans"
-    if _SAFETY.search(text) and re.search(r"\b(?:i|we) (?:am|are|have|had|was|were|have been)\b|\bmy\b", text):
+    if _SAFETY.search(text) and _SAFETY_OWNER.search(text):
         return "a question that discloses a safety-relevant fact"
     return None
 

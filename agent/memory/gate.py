@@ -1,11 +1,13 @@
 """The write gate, stage 1: a fast, deterministic decision on whether a user turn is worth remembering.
 
 Only the user's own words reach this gate; assistant replies and injected memory never do, so a hallucination
-or a recalled note cannot come back as a "fact". The gate keeps self-disclosure (first-person facts, preferences,
-plans, relationships, dates) and explicit "remember that ..." requests; it drops greetings, acknowledgements,
-thanks, very short turns, questions that disclose nothing about the user, pasted documents, and instructions
-aimed at the assistant (the shape of a memory-poisoning attempt), anything that carries a link (where an injected
-instruction would send the user's data), and anything that looks like a credential. Every decision carries its
+or a recalled note cannot come back as a "fact". What the user disclosed about themselves is kept, in their words,
+and nothing else (``agent.memory.disclosure`` reads the grammar of it: questions, requests and remarks about the
+conversation disclose nothing unless they say something about the user on the way), and so are explicit
+"remember that ..." requests. ``refusal`` says what no memory may hold whoever asks, the user included: more than
+``MAX_CHARS``, a fence tag, a credential, an instruction aimed at the assistant (the shape of a memory-poisoning
+attempt: to ignore its instructions, or to send the user's data anywhere), and anything that could receive data
+(a URL, a bare domain, an e-mail address, an IP address, a Markdown link or image). Every decision carries its
 reason.
 """
 
