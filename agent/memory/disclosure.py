@@ -97,8 +97,10 @@ _FAMILY = frozenset(
     stepmom stepmum stepdad stepfather stepmother family youngest eldest oldest in-laws""".split()
 )
 # Said without "my", these still name the user's own people ("Mom is in the hospital again").
-_FAMILY_NAMES = frozenset("mom mum mommy mummy mama mother dad daddy papa father grandma grandpa granny gran nan nana "
-                          "hubby wifey".split())
+_FAMILY_NAMES = frozenset(
+    "mom mum mommy mummy mama mother dad daddy papa father grandma grandpa granny gran nan nana hubby wifey wife "
+    "husband partner son daughter sister brother boyfriend girlfriend fiance fiancee fiancé baby".split()
+)
 # Verbs after which "me" is not the object of a request: "kiwi gives me hives" does not open with them anyway,
 # but "call me Kate" and "everyone calls me Bex" do.
 _ABOUT_ME = frozenset("call calls".split())
@@ -119,7 +121,8 @@ _PERSONAL = _FAMILY | _PETS | frozenset(
 # Safety-relevant words (allergies, intolerances, conditions, disabilities, diets): kept whatever the length.
 _SAFETY = re.compile(
     r"\b(?:allerg\w*|intoleran\w*|anaphyla\w*|epipen|coeliac|celiac|diabet\w*|insulin|epilep\w*|seizures?|asthma\w*|"
-    r"vegan|vegetarian|pesc[ae]tarian|flexitarian|kosher|halal|keto|paleo|gluten|lactose|dairy|plant based|pregnan\w*|"
+    r"vegan|vegetarian|pesc[ae]tarian|flexitarian|kosher|halal|keto|paleo|gluten|lactose|dairy|plant based|"
+    r"low (?:sodium|salt|sugar|carb|fat|fodmap)|pregnan\w*|"
     r"wheelchair|deaf|blind|colou?r ?blind|partially sighted|disabled|disabilit\w*|adhd|autis\w*|dyslex\w*|"
     r"crohn'?s?|ibs|hives|migraines?|sober|pacemaker|blood thinners?|warfarin|cancer|chemo|dementia|alzheimer'?s?|"
     r"arthritis|hypertension|blood pressure|cholesterol|heart condition|bipolar|depression|anxiety|ptsd|ocd|"
@@ -247,7 +250,9 @@ _ELLIPTIC = re.compile(
     r"(?!(?:asked|answered|mentioned|explained|described|suggested|listed|mixed|confused|surprised|amazed|"
     r"impressed|used|need|feed|speed|seed|shed|bed|red|tired)\b)[a-z]{3,}ed (?:to|from|with|in|at|on|for|into|"
     r"back|up|out|last|this|over|a|an|the|my|our)|[a-z]{3,}ed\b.*\b(?:yesterday|last|ago|this morning|in \d{4})|"
-    r"(?:freelance|self employed|part time|full time|former|ex) [a-z]+)\b"
+    r"(?:freelance|self employed|part time|full time|former|ex) [a-z]+|"
+    r"(?:\d+|one|two|three|four|five|six) (?:kids|children|sons|daughters|boys|girls|grandkids|grandchildren|cats|"
+    r"dogs))\b"
 )
 _UPDATE = re.compile(r"\b(?:anymore|any more|no longer)\b|^(?:correction|update)\b")
 _NAME = re.compile(
