@@ -75,7 +75,7 @@ _REQUEST_VERBS = frozenset(
     """tell give show help write explain suggest recommend list make find summarize summarise translate describe
     create draft compose generate please rewrite rephrase check fix order pick book plan quiz teach convert compare
     calculate name remind read play imagine act pretend continue repeat define correct edit proofread shorten expand
-    send search look try keep stop start use answer respond reply act pretend brainstorm outline review improve
+    send search look try keep stop start use answer respond reply brainstorm outline review improve
     polish format critique evaluate assess analyse analyze debug optimise optimize refactor simplify clarify grade
     rate""".split()
 )
@@ -97,8 +97,10 @@ _FAMILY = frozenset(
     stepmom stepmum stepdad stepfather stepmother family youngest eldest oldest in-laws""".split()
 )
 # Said without "my", these still name the user's own people ("Mom is in the hospital again").
-_FAMILY_NAMES = frozenset("mom mum mommy mummy mama mother dad daddy papa father grandma grandpa granny gran nan nana "
-                          "hubby wifey".split())
+_FAMILY_NAMES = frozenset(
+    "mom mum mommy mummy mama mother dad daddy papa father grandma grandpa granny gran nan nana hubby wifey wife "
+    "husband partner son daughter sister brother boyfriend girlfriend fiance fiancee fiancé baby".split()
+)
 # Verbs after which "me" is not the object of a request: "kiwi gives me hives" does not open with them anyway,
 # but "call me Kate" and "everyone calls me Bex" do.
 _ABOUT_ME = frozenset("call calls".split())
@@ -119,7 +121,8 @@ _PERSONAL = _FAMILY | _PETS | frozenset(
 # Safety-relevant words (allergies, intolerances, conditions, disabilities, diets): kept whatever the length.
 _SAFETY = re.compile(
     r"\b(?:allerg\w*|intoleran\w*|anaphyla\w*|epipen|coeliac|celiac|diabet\w*|insulin|epilep\w*|seizures?|asthma\w*|"
-    r"vegan|vegetarian|pesc[ae]tarian|flexitarian|kosher|halal|keto|paleo|gluten|lactose|dairy|plant based|pregnan\w*|"
+    r"vegan|vegetarian|pesc[ae]tarian|flexitarian|kosher|halal|keto|paleo|gluten|lactose|dairy|plant based|"
+    r"low (?:sodium|salt|sugar|carb|fat|fodmap)|pregnan\w*|"
     r"wheelchair|deaf|blind|colou?r ?blind|partially sighted|disabled|disabilit\w*|adhd|autis\w*|dyslex\w*|"
     r"crohn'?s?|ibs|hives|migraines?|sober|pacemaker|blood thinners?|warfarin|cancer|chemo|dementia|alzheimer'?s?|"
     r"arthritis|hypertension|blood pressure|cholesterol|heart condition|bipolar|depression|anxiety|ptsd|ocd|"
@@ -247,7 +250,9 @@ _ELLIPTIC = re.compile(
     r"(?!(?:asked|answered|mentioned|explained|described|suggested|listed|mixed|confused|surprised|amazed|"
     r"impressed|used|need|feed|speed|seed|shed|bed|red|tired)\b)[a-z]{3,}ed (?:to|from|with|in|at|on|for|into|"
     r"back|up|out|last|this|over|a|an|the|my|our)|[a-z]{3,}ed\b.*\b(?:yesterday|last|ago|this morning|in \d{4})|"
-    r"(?:freelance|self employed|part time|full time|former|ex) [a-z]+)\b"
+    r"(?:freelance|self employed|part time|full time|former|ex) [a-z]+|"
+    r"(?:\d+|one|two|three|four|five|six) (?:kids|children|sons|daughters|boys|girls|grandkids|grandchildren|cats|"
+    r"dogs))\b"
 )
 _UPDATE = re.compile(r"\b(?:anymore|any more|no longer)\b|^(?:correction|update)\b")
 _NAME = re.compile(
@@ -316,6 +321,10 @@ def _is_question(words: list[str]) -> bool:
     return first in _REQUEST_VERBS or first in {"let's", "let"} or second in {"me", "us"} and first not in _ABOUT_ME
 
 
+# "A laptop for a graphic designer like me": the question describes the user.
+_LIKE_ME = re.compile(r"\blike (?:me|myself)\b")
+# A safety word in a question is the user's only with the user as its owner ("I'm pregnant", "my allergy").
+_SAFETY_OWNER = re.compile(r"\b(?:i|we) (?:am|are|have|had|was|were)\b|\bmy\b")
 _CHILD_BY_AGE = re.compile(r"\b(?:my|our) (?:\d+|one|two|three|four|five|six|seven|eight|nine|ten) (?:year|month|"
                            r"week)s? old\b")
 
@@ -367,14 +376,15 @@ def _statement_discloses(words: list[str], about_someone: bool, technical: bool)
 
 
 def _question_discloses(clause: list[str]) -> str | None:
+    """Why a clause shaped as a question or a request discloses something about the user on the way, or None."""
     text = " ".join(clause)
     if _RECALL.match(text):
         return None
-    if _NAME.search(text) and not _RECALL.match(text):
+    if _NAME.search(text):
         return "a name or form of address"
-    if (_personal_mention(clause) or re.search(r"\blike me\b|\blike myself\b", text)) and not _TECH.search(text):
+    if (_personal_mention(clause) or _LIKE_ME.search(text)) and not _TECH.search(text):
         return "a question that mentions the user's people, pets, health or plans"
-    if _SAFETY.search(text) and re.search(r"\b(?:i|we) (?:am|are|have|had|was|were|have been)\b|\bmy\b", text):
+    if _SAFETY.search(text) and _SAFETY_OWNER.search(text):
         return "a question that discloses a safety-relevant fact"
     return None
 

@@ -1,11 +1,13 @@
 """The write gate, stage 1: a fast, deterministic decision on whether a user turn is worth remembering.
 
 Only the user's own words reach this gate; assistant replies and injected memory never do, so a hallucination
-or a recalled note cannot come back as a "fact". The gate keeps self-disclosure (first-person facts, preferences,
-plans, relationships, dates) and explicit "remember that ..." requests; it drops greetings, acknowledgements,
-thanks, very short turns, questions that disclose nothing about the user, pasted documents, and instructions
-aimed at the assistant (the shape of a memory-poisoning attempt), anything that carries a link (where an injected
-instruction would send the user's data), and anything that looks like a credential. Every decision carries its
+or a recalled note cannot come back as a "fact". What the user disclosed about themselves is kept, in their words,
+and nothing else (``agent.memory.disclosure`` reads the grammar of it: questions, requests and remarks about the
+conversation disclose nothing unless they say something about the user on the way), and so are explicit
+"remember that ..." requests. ``refusal`` says what no memory may hold whoever asks, the user included: more than
+``MAX_CHARS``, a fence tag, a credential, an instruction aimed at the assistant (the shape of a memory-poisoning
+attempt: to ignore its instructions, or to send the user's data anywhere), and anything that could receive data
+(a URL, a bare domain, an e-mail address, an IP address, a Markdown link or image). Every decision carries its
 reason.
 """
 
@@ -50,13 +52,28 @@ _EXFILTRATION = re.compile(
     rf"{_SEND}\b[^\n]{{0,60}}\b{_DATA}\b[^\n]{{0,60}}\b(?:to|with|into|onto|at|on|in)\b",
     re.IGNORECASE,
 )
+# A domain is labels and a top-level domain. Each pattern starts only where a name can start, and the bracketed
+# parts are bounded, so a pasted run of "a.a.a..." or "[[[" costs linear time, not quadratic.
+_LABELS = r"(?<![a-z0-9.-])(?:[a-z0-9](?:[a-z0-9-]*[a-z0-9])?\.)+"
+# After a dot, these end a file name ("notes.md/", "app.js/"), not a domain.
+_FILE_EXTENSIONS = (
+    "js|mjs|ts|tsx|jsx|py|md|txt|json|html?|css|scss|exe|rs|rb|cpp|hpp|java|kt|php|pdf|png|jpe?g|gif|svg|csv|ya?ml|"
+    "toml|lock|log|vue|xml|ini|cfg|conf|docx?|xlsx?|pptx?|zip|gz|tar|mp[34]|wav|sh|bat|ps1|go|c|h|o|so|dll|env|sql|"
+    "db|ipynb"
+)
+# A bare domain with no path needs one of these: a top-level domain that is no English word, so "berlin.it was
+# great" (a missing space) is not a link.
+_TLDS = (
+    "com|org|net|io|dev|app|ai|xyz|info|biz|gov|edu|ru|cn|de|fr|uk|nl|eu|ca|au|jp|br|es|pl|ch|se|ly|gg|tk|cc|tv|ws|"
+    "su|ir|kr|onion|example|invalid|test|local|localhost"
+)
 # Anything an injected instruction could send data to is a link: a scheme, www., a Markdown link or image, an
-# e-mail address, a domain with a path, a bare domain under a common top-level domain, an IP address.
+# e-mail address, a domain with a path, a bare domain under a common top-level domain (IP addresses below).
 _LINK = re.compile(
-    r"\b[a-z][a-z0-9+.-]{1,15}://|\bwww\.|!?\[[^\]\n]*\]\([^)\n]*\)|"
-    r"\b[a-z0-9._%+-]+@[a-z0-9-]+(?:\.[a-z0-9-]+)+|"
-    r"\b(?:[a-z0-9](?:[a-z0-9-]*[a-z0-9])?\.)+(?!(?:js|mjs|ts|tsx|jsx|py|md|txt|json|html?|css|scss|exe|rs|rb|cpp|hpp|java|kt|php|pdf|png|jpe?g|gif|svg|csv|ya?ml|toml|lock|log|vue|xml|ini|cfg|conf|docx?|xlsx?|pptx?|zip|gz|tar|mp[34]|wav|sh|bat|ps1|go|c|h|o|so|dll|env|sql|db|ipynb)\b)[a-z]{2,24}(?::\d{1,5})?[/?#]\S*|"
-    r"\b(?:[a-z0-9](?:[a-z0-9-]*[a-z0-9])?\.)+(?:com|org|net|io|dev|app|ai|xyz|info|biz|gov|edu|ru|cn|de|fr|uk|nl|eu|ca|au|jp|br|es|pl|ch|se|ly|gg|tk|cc|tv|ws|su|ir|kr|onion|example|invalid|test|local|localhost)\b(?![.-]?\w)",
+    r"\b[a-z][a-z0-9+.-]{1,15}://|\bwww\.|\[[^\]\n]{0,300}\]\([^)\n]{0,1000}\)|"
+    r"(?<![a-z0-9._%+-])[a-z0-9._%+-]+@[a-z0-9-]+(?:\.[a-z0-9-]+)+|"
+    rf"{_LABELS}(?!(?:{_FILE_EXTENSIONS})\b)[a-z]{{2,24}}(?::\d{{1,5}})?[/?#]\S*|"
+    rf"{_LABELS}(?:{_TLDS})\b(?![.-]?\w)",
     re.IGNORECASE,
 )
 # A URL needs no top-level domain to reach an address: dotted quads and IPv6, bracketed or not, with a port or not.
