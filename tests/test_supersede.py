@@ -1,0 +1,148 @@
+"""Updates supersede with history, restatements merge, other facts stay: MemoryService with the real local
+embedder on a temp store (agent/memory/truth.py)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import datetime
+from pathlib import Path
+
+import pytest
+
+from agent.adapters.ledger import SqliteLedger
+from agent.adapters.local_embedder import LocalEmbedder
+from agent.memory.service import MemoryPolicy, MemoryService
+from tests.fakes import InMemoryIndex
+
+START = datetime(2026, 12, 1, 10, 0).timestamp()
+
+
+@pytest.fixture
+def memory(tmp_path: Path, local_embedder: LocalEmbedder) -> Iterator[MemoryService]:
+    ticks = iter(range(10_000))
+    ledger = SqliteLedger(tmp_path / "ledger.sqlite3")
+    service = MemoryService(ledger, InMemoryIndex(), local_embedder, "alice", MemoryPolicy(),
+                            clock=lambda: START + 3600 * next(ticks))
+    yield service
+    ledger.close()
+
+
+def say(memory: MemoryService, *lines: str) -> None:
+    for n, line in enumerate(lines):
+        memory.observe(line, session=f"s{n}", turn=1)
+
+
+def live(memory: MemoryService) -> list[str]:
+    return [r.source for r in memory.list() if r.current]
+
+
+def test_a_move_supersedes_the_old_home_which_stays_in_history(memory: MemoryService) -> None:
+    say(memory, "I live in Boston, in a small flat near the river.", "What's a good book?",
+        "Big news: I moved to Berlin last month!")
+    boston, berlin = (next(r for r in memory.list() if city in r.text) for city in ("Boston", "Berlin"))
+    assert boston.superseded_by == berlin.id and boston.superseded_at == berlin.created_at
+    block = memory.recall("Can you recommend a nice restaurant near where I live?").block.text
+    assert "Berlin" in block and "Boston" not in block
+    current, history = memory.profile()
+    assert [(e.key, e.value) for e in current] == [("home", "Berlin")]
+    assert [(e.value, e.replaced_by) for e in history] == [("Boston", berlin.id)]
+    past = memory.recall("Where did I live before Berlin?").block.text
+    assert "Boston (said" in past and "no longer current" in past
+
+
+def test_restore_undoes_a_supersede(memory: MemoryService) -> None:
+    say(memory, "I live in Boston", "I moved to Berlin")
+    boston = next(r for r in memory.list() if "Boston" in r.text)
+    restored = memory.restore(boston.id)
+    assert restored is not None and restored.current
+    berlin = next(r for r in memory.list() if "Berlin" in r.text)
+    assert berlin.superseded_by == boston.id
+    assert [e.value for e in memory.profile()[0]] == ["Boston"]
+
+
+def test_a_new_job_replaces_the_old_one_and_a_name_the_user_prefers_replaces_the_name(memory: MemoryService) -> None:
+    say(memory, "I work as a nurse at St. Mary's hospital.", "My name is Katherine, by the way.",
+        "I started a new job last week as a software engineer at a fintech startup.",
+        "Please just call me Kate, everyone does.")
+    assert live(memory) == ["I started a new job last week as a software engineer at a fintech startup.",
+                            "Please just call me Kate, everyone does."]
+    block = memory.recall("What's my name?").block.text
+    assert "Kate" in block and "Katherine" not in block
+    assert "software engineer" in memory.recall("What do I do for a living?").block.text
+
+
+def test_facts_that_do_not_contradict_both_stay(memory: MemoryService) -> None:
+    pairs = [
+        ("I play the cello", "I also started learning the piano"),
+        ("I like coffee in the morning", "I like tea in the morning"),
+        ("I'm allergic to peanuts.", "I'm allergic to shellfish too."),
+        ("My sister lives in Rome", "My brother lives in Madrid"),
+        ("I have two cats", "We just adopted a dog"),
+        ("My daughter Emma is five", "My son Leo is seven"),
+    ]
+    for old, new in pairs:
+        say(memory, old, new)
+    assert sorted(live(memory)) == sorted(text for pair in pairs for text in pair)
+    assert {e.value for e in memory.profile()[0] if e.key == "allergy"} == {"peanuts", "shellfish"}
+
+
+def test_an_explicit_correction_supersedes_the_memory_it_corrects(memory: MemoryService) -> None:
+    say(memory, "I play the cello in a community orchestra", "I walk to work every day",
+        "Actually, I don't play the cello anymore, I sold it")
+    assert "I play the cello in a community orchestra" not in live(memory)
+    assert "I walk to work every day" in live(memory)
+
+
+def test_a_retraction_takes_the_value_out_of_the_profile(memory: MemoryService) -> None:
+    say(memory, "I'm vegan.", "I'm allergic to cats", "I'm not vegan anymore, I eat fish again")
+    keys = {e.key for e in memory.profile()[0]}
+    assert "diet" not in keys and "allergy" in keys
+
+
+def test_a_memory_with_two_facts_loses_only_the_contradicted_one(memory: MemoryService) -> None:
+    say(memory, "I live in Boston and I'm allergic to cats", "I moved to Berlin")
+    current, history = memory.profile()
+    assert [(e.key, e.value) for e in current] == [("allergy", "cats"), ("home", "Berlin")]
+    assert [e.value for e in history] == ["Boston"]
+    assert len(live(memory)) == 2  # the cat allergy's memory stays current
+
+
+def test_a_fact_said_four_ways_leaves_at_most_two_live_memories(memory: MemoryService) -> None:
+    say(memory, "I'm allergic to peanuts.", "I have a peanut allergy, just so you know.",
+        "Peanuts make my throat swell up, I'm allergic.", "Remember I can't eat peanuts at all, allergic.")
+    peanut = [r for r in memory.list() if r.current and "eanut" in r.text]
+    assert len(peanut) <= 2
+    assert sum(len(r.restated) for r in peanut) >= 4 - len(peanut)
+
+
+def test_a_plan_is_not_a_new_home(memory: MemoryService) -> None:
+    say(memory, "I live in Boston", "I'm moving to Lisbon next month")
+    assert [e.value for e in memory.profile()[0]] == ["Boston"]
+    assert len(live(memory)) == 2
+
+
+def test_the_profile_reaches_requests_that_share_no_word_with_it(memory: MemoryService) -> None:
+    say(memory, "I'm allergic to peanuts.", "I moved to Berlin last month")
+    for probe in ("What should I cook for dinner?", "Pick a Thai place for tonight", "Recommend a restaurant near me"):
+        block = memory.recall(probe).block.text
+        assert "peanuts" in block and "Berlin" in block
+
+
+def test_what_do_you_know_about_me_gets_the_profile_and_memories(memory: MemoryService) -> None:
+    say(memory, "I'm allergic to peanuts.", "I play the cello in a community orchestra", "I love hiking in the Alps")
+    block = memory.recall("What do you know about me?").block
+    assert "peanuts" in block.text and len(block.memories) >= 2
+
+
+def test_tomorrow_is_stored_as_the_date_it_meant(memory: MemoryService) -> None:
+    say(memory, "My dentist appointment is tomorrow at 3pm.")
+    [record] = memory.list()
+    assert record.text == "My dentist appointment is on 2026-12-02 at 3pm."
+    assert record.source == "My dentist appointment is tomorrow at 3pm."
+    assert "2026-12-02" in memory.recall("When is my dentist appointment?").block.text
+
+
+def test_forget_erases_a_superseded_memory_and_its_replacement(memory: MemoryService) -> None:
+    say(memory, "I live in Boston", "I moved to Berlin")
+    assert memory.forget([r.id for r in memory.list()]) == 2
+    assert memory.list() == [] and memory.profile() == ([], [])
