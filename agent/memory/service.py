@@ -341,9 +341,9 @@ class MemoryService:
 
     def restore(self, memory: str) -> MemoryRecord | None:
         """Make a superseded memory current again; the memory that replaced it is superseded by it in turn (an
-        undo). Returns the restored memory, or None when there is no such superseded memory."""
+        undo). Returns the restored memory, or None when there is no such memory or it is current."""
         record = self.ledger.get(self.user, [memory]).get(memory)
-        if record is None:
+        if record is None or record.current:
             return None
         now = self._clock()
         replacer = self.ledger.get(self.user, [record.superseded_by]).get(record.superseded_by)

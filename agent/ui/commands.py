@@ -28,11 +28,14 @@ from agent.sessions import Forgotten, SessionStore
 from agent.ui.history import scrub_history
 from agent.ui.output import Output
 from agent.ui.render import escape_terminal, memory_table, safe
+from agent.ui.truth_view import history_table, profile_rows, profile_table
 
 COMMANDS: dict[str, str] = {
     "/help": "list the commands",
-    "/memories": "[QUERY]  what I remember about you (all, or the matches for QUERY)",
-    "/forget": "N... | ID | QUERY  forget memories (numbers from the last /memories)",
+    "/memories": "[QUERY]  what I remember about you (all, or the matches for QUERY; --history: what was replaced)",
+    "/profile": "the stable facts about you: each value, when and where you said it, and what it replaced",
+    "/forget": "N... | ID | QUERY  forget memories (numbers from the last /memories or /profile)",
+    "/restore": "N | ID  make a replaced memory current again (numbers from /memories --history)",
     "/remember": "TEXT  remember TEXT as you say it",
     "/why": "the memories injected into the last reply, with similarity and threshold",
     "/session": "this session: name, file, turns, context size",
@@ -98,7 +101,7 @@ def erase_traces(
     each. ``on_memory`` runs a task with the memory service (on the chat's memory thread). The chat's own session
     is scrubbed through its ``engine``, in memory too (a command line has none). A session another process holds
     cannot be rewritten: it is left, and named."""
-    forgotten = Forgotten(text for record in records for text in (record.text, record.source))
+    forgotten = Forgotten(text for record in records for text in record.quotes())
     if not forgotten:
         return []
     places = []
@@ -184,8 +187,11 @@ class Commands:
         memory = self._worker()
         if memory is None:
             return
+        if query == "--history":
+            self._history(memory)
+            return
         if not query:
-            rows: Sequence[MemoryRecord | ScoredMemory] = memory.call(lambda s: s.list())
+            rows: Sequence[MemoryRecord | ScoredMemory] = [r for r in memory.call(lambda s: s.list()) if r.current]
             empty, title = "No memories yet.", plural(len(rows), "memory", "memories")
         else:
             rows = memory.call(lambda s: s.search(query, 10, s.threshold))
@@ -197,6 +203,51 @@ class Commands:
             return
         self._show(rows, title)
         self.out.notice("/forget N forgets number N.")
+
+    def _history(self, memory: MemoryWorker) -> None:
+        records = memory.call(lambda s: s.list())
+        replaced = sorted((r for r in records if not r.current), key=lambda r: -r.superseded_at)
+        if not replaced:
+            self._listing = []
+            self.out.notice("No memory was replaced by a later one.")
+            return
+        self._listing = [r.id for r in replaced]
+        self.out.show(history_table(replaced, {r.id: r for r in records},
+                                    title=plural(len(replaced), "replaced memory", "replaced memories")))
+        self.out.notice("/restore N makes number N current again; /forget N forgets it.")
+
+    def _profile(self, arg: str) -> None:
+        memory = self._worker()
+        if memory is None:
+            return
+        current, history = memory.call(lambda s: s.profile())
+        if not current and not history:
+            self._listing = []
+            self.out.notice("No profile facts yet: they come from what you say about yourself (where you live, "
+                            "your job, your diet and allergies, what to call you...).")
+            return
+        self._listing = [entry.memory for entry in profile_rows(current, history)]
+        self.out.show(profile_table(current, history, title="profile"))
+        self.out.notice("/forget N forgets the memory fact N came from; /memories --history shows what was replaced.")
+
+    def _restore(self, arg: str) -> None:
+        memory = self._worker()
+        if memory is None:
+            return
+        if arg.isdigit() and 1 <= int(arg) <= len(self._listing):
+            wanted = self._listing[int(arg) - 1]
+        else:
+            ids = [r.id for r in memory.call(lambda s: s.list()) if not r.current and arg and r.id.startswith(arg)]
+            if len(ids) != 1:
+                self.out.warn("Usage: /restore N (from /memories --history) or /restore ID of a replaced memory.")
+                return
+            wanted = ids[0]
+        restored = memory.call(lambda s: s.restore(wanted))
+        if restored is None:
+            self.out.warn("That memory is not a replaced one (or it was forgotten): nothing restored.")
+            return
+        self._listing = []
+        self.out.notice(f"restored: {shorten(restored.text)}", "green")
 
     def _forget(self, arg: str) -> None:
         memory = self._worker()

@@ -39,7 +39,7 @@ from agent.extract import model_extractor
 from agent.sessions import Session, SessionStore, check_name, new_name
 from agent.tokens import count_tokens
 from agent.tokens import warm_up as warm_up_tokens
-from agent.ui.commands import Commands, is_command, shorten
+from agent.ui.commands import Commands, is_command, plural, shorten
 from agent.ui.output import Mode, Output
 from agent.ui.prompt import EmptyLineInterrupt, LineReader, PipeReader, TerminalReader
 from agent.wiring import ensure_data_dir, open_memory
@@ -252,8 +252,13 @@ class Repl:
         if outcome.error is not None:
             self.out.error(f"memory: could not save turn {outcome.turn} ({outcome.error})")
         elif outcome.report is not None and outcome.report.stored:
-            for record in outcome.report.stored:
-                self.out.notice(f"remembered: {shorten(record.text)}", "green")
+            report = outcome.report
+            for record in report.stored:
+                verb = "remembered again" if record.id == report.restated else "remembered"
+                self.out.notice(f"{verb}: {shorten(record.text)}", "green")
+            if report.superseded:
+                self.out.notice(f"it replaces {plural(len(report.superseded), 'earlier memory', 'earlier memories')}"
+                                " (/memories --history shows it, /restore undoes it)", "green")
         elif outcome.report is not None and outcome.report.skipped_reason:
             self.out.warn(f"memory: not saved ({outcome.report.skipped_reason})")
 
