@@ -83,7 +83,7 @@ def test_a_retraction_names_what_no_longer_holds(said: str, retracts: list[tuple
 
 def memory(text: str, at: float, facts: list[tuple[str, str]], superseded_by: str = "") -> MemoryRecord:
     return MemoryRecord(memory_id("u", text), text, "turn", "u", "s", 1, at, at, content_hash(text), text,
-                        facts=tuple(StatedFact(k, v) for k, v in facts), superseded_by=superseded_by,
+                        facts=tuple(StatedFact(k, v, superseded_by) for k, v in facts), superseded_by=superseded_by,
                         superseded_at=at + 1 if superseded_by else 0.0)
 
 

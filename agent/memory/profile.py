@@ -143,7 +143,9 @@ _FACTS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
                  r"friends|everybody) calls? me|\bmy friends call me|\bplease call me)\s+" + _NAME),
         ("home", r"(?i:\b(?:i|we) " + _NOW + r"live in|\b(?:i'm|i am|we're|we are) " + _NOW + r"(?:living|based) in"
                  r"|\b(?:i|we)(?:'ve| have)? (?:just |recently |finally |now |officially )?(?:moved|relocated) "
-                 r"(?:back )?to|\bmy home is(?: in)?|\bi(?:'m| am) settled in)\s+" + _PLACE),
+                 r"(?:back )?to|\bmy home is(?: in)?|\bi(?:'m| am) settled in|\b(?:i|we)(?:'ve| have) (?:been )?"
+                 r"(?:lived|living) in|^\W*(?:just |finally |recently |so |we )?(?:moved|relocated) (?:back )?to|"
+                 r"\bhome (?:is|these days is) (?=[A-Z]))\s*" + _PLACE),
         ("hometown", r"(?i:\b" + _I_AM + r" (?:originally )?from|\bi grew up in|\bi was born in)\s+" + _PLACE),
         ("timezone", r"(?i:\bmy time ?zone is|\b" + _I_AM + r" on)\s+(?P<v>[A-Z][\w/+-]*(?:\s[A-Z][a-z]+)?"
                      r"(?: time)?|UTC[+-]\d{1,2})(?=\s*(?:[.,!?]|$|\s+(?:time|now)))"),
@@ -219,6 +221,10 @@ _NOT_VALUES = frozenset({
     "the country", "the suburbs", "here", "there", "it", "this", "that", "everything", "anything", "something",
     "nothing", "work", "the end", "a lot", "all of them", "at least", "a while", "a bit", "now", "you", "sure",
 })
+SINGLE_PLACES = frozenset({"home", "hometown"})
+# "Boston and Paris", "Boston, New York and Paris"; not "Berlin, Germany" nor "Boston and I love it".
+_LIST_AFTER = re.compile(r"\s*,\s*[A-Z][\w.'’-]*(?:\s+[A-Z][\w.'’-]*)*\s*(?:,|and|or)\s+[A-Z]|"
+                         r"\s+(?:and|or)\s+(?!I\b|I')[A-Z]")
 _RETRACTABLE = ("allergy", "intolerance", "diet", "condition", "home", "employer", "job", "pet", "partner")
 
 
@@ -248,6 +254,8 @@ def _sentence_facts(sentence: str) -> list[Fact]:
             if key not in {"name", "avoids"} and _NEGATED.search(sentence[: match.start("v")]):
                 continue
             raw = match.group("v")
+            if key in SINGLE_PLACES and _LIST_AFTER.match(sentence, match.end("v")):
+                continue  # "I've lived in Boston, New York and Paris": places of a life, not one home
             values = _split_items(raw) if key in {"allergy", "intolerance", "avoids", "language"} else [raw]
             for value in values:
                 cleaned = _clean(value, key)
@@ -322,16 +330,18 @@ def _order(key: str) -> tuple[int, str]:
 
 
 def view(records: Sequence[MemoryRecord]) -> tuple[list[Entry], list[Entry]]:
-    """The current profile and its history from the memories that state facts: one value per single-valued key
+    """The current profile and its history from the memories that state facts (a fact is current until a later
+    memory replaced it, whether or not its memory was superseded for another fact): one value per single-valued key
     (the newest, should two current memories both hold one), every value of a set (each once), safety keys
     first; the history holds every replaced value, newest first."""
     current: dict[str, list[Entry]] = {}
     history: list[Entry] = []
     for record in sorted(records, key=lambda r: r.created_at):
         for fact in record.facts:
-            replaced_by = record.superseded_by or fact.superseded_by
+            # A memory superseded for one of its facts keeps the others in the profile.
+            replaced_by = fact.superseded_by
             entry = Entry(fact.key, fact.value, record.id, record.created_at, record.session, record.turn,
-                          replaced_by, record.superseded_at if record.superseded_by else 0.0)
+                          replaced_by, record.superseded_at if replaced_by else 0.0)
             if replaced_by:
                 history.append(entry)
                 continue

@@ -182,7 +182,7 @@ class MemoryService:
             return self.write([record])[0], truth.Outcome()
         self.check_space()
         known = self.ledger.get(self.user, [record.id]).get(record.id)
-        profiled = [r for r in self.ledger.profiled(self.user) if r.current and r.id != record.id]
+        profiled = [r for r in self.ledger.profiled(self.user) if r.id != record.id]
         # A statement stored before is the same memory: nothing to compare, nothing to embed again.
         vector, neighbours = self._neighbours(record) if known is None else (None, [])
         outcome = truth.decide(record.text, statement, profiled, neighbours)
@@ -351,11 +351,10 @@ class MemoryService:
         self.ledger.set_facts(self.user, record.id, tuple(replace(f, superseded_by="") for f in record.facts))
         if replacer is not None and replacer.current:
             self.ledger.supersede(self.user, [replacer.id], record.id, now)
-        for other in self.ledger.profiled(self.user):  # values of it replaced inside memories that stay current
-            if other.id != record.id and any(f.superseded_by for f in other.facts):
-                facts = tuple(replace(f, superseded_by="") if f.superseded_by == record.id else f for f in other.facts)
-                if facts != other.facts:
-                    self.ledger.set_facts(self.user, other.id, facts)
+            keys = {f.key for f in record.facts if profile.single_valued(f.key)}
+            self.ledger.set_facts(self.user, replacer.id, tuple(
+                replace(f, superseded_by=record.id) if f.key in keys and not f.superseded_by else f
+                for f in replacer.facts))
         return self.ledger.get(self.user, [record.id])[record.id]
 
     def flush_seen(self) -> None:

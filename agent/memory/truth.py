@@ -10,8 +10,9 @@ only when the user said so in a way that cannot be read otherwise:
   same thing: close in meaning and sharing a content word, and not a statement that adds ("also", "too").
 
 "I like tea" never replaces "I like coffee", nor "I also play the piano" "I play the cello": no key, no correction.
-A memory that states several facts loses only the contradicted ones from the profile; it is superseded as a whole
-when nothing it stated still holds.
+A memory with a contradicted fact leaves the memory block (its words would say the old value), but its other
+facts stay in the profile: "I live in Boston and I'm allergic to cats" followed by "I moved to Berlin" keeps the
+cat allergy.
 
 A restatement (the peanut allergy said again in other words) refreshes the memory it repeats instead of adding a
 twin: the same profile facts and few new words, or an embedding similarity of at least ``RESTATE_SIMILARITY``
@@ -57,8 +58,8 @@ _FILLER = frozenset(
 
 @dataclass(frozen=True)
 class Outcome:
-    """What to do with a new memory: the ids it supersedes as a whole, the (memory id, fact) pairs it replaces in
-    memories that stay current, and the id of the memory it restates (then it is not stored itself)."""
+    """What to do with a new memory: the ids of the current memories it supersedes, the (memory id, fact) pairs of
+    profile values it replaces, and the id of the memory it restates (then it is not stored itself)."""
 
     supersedes: tuple[str, ...] = ()
     replaces_facts: tuple[tuple[str, Fact], ...] = ()
@@ -122,24 +123,23 @@ def decide(
     neighbours: Sequence[tuple[MemoryRecord, float]],
 ) -> Outcome:
     """The outcome for a new memory of ``text`` stating ``statement``, given the current memories that state profile
-    facts (``profiled``) and its nearest current memories with their similarity (``neighbours``, best first)."""
+    facts (``profiled``, current or superseded: a superseded memory's other facts stay in the profile) and its
+    nearest current memories with their similarity (``neighbours``, best first)."""
     supersedes: list[str] = []
     replaced: list[tuple[str, Fact]] = []
     for old in profiled:
-        facts = live_facts(old)
-        gone = [fact for fact in facts if _contradicts(fact, statement)]
-        if not gone:
-            continue
-        if len(gone) == len(facts):
-            supersedes.append(old.id)
-        else:
+        gone = [fact for fact in live_facts(old) if _contradicts(fact, statement)]
+        if gone:
             replaced += [(old.id, fact) for fact in gone]
+            if old.current:
+                supersedes.append(old.id)
     if supersedes or replaced:
         return Outcome(tuple(supersedes), tuple(replaced), reason="a profile value changed")
 
     words = stems(text)
     for old in profiled:
-        if _same_facts(statement, old) and len(words - stems(old.text) - stems(old.source)) <= RESTATE_NEW_WORDS:
+        new_words = words - stems(old.text) - stems(old.source)
+        if old.current and _same_facts(statement, old) and len(new_words) <= RESTATE_NEW_WORDS:
             return Outcome(restates=old.id, reason="the same profile facts said again")
 
     if neighbours:
