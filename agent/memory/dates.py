@@ -26,7 +26,8 @@ _NUMBERS = {
 _AMOUNT = r"(?P<n>\d{1,3}|a couple(?: of)?|couple of|a few|an?|one|two|three|four|five|six|seven|eight|nine|ten|" \
           r"eleven|twelve)"
 _UNIT = r"(?P<unit>day|week|fortnight|month|year)s?"
-_DAY = r"(?P<day>" + "|".join(WEEKDAYS) + r")"
+# "on Sunday evenings" is a habit, not a date.
+_DAY = r"(?P<day>" + "|".join(WEEKDAYS) + r")(?!s\b|\s+(?:mornings|afternoons|evenings|nights)\b)"
 # "the last year has been hard", "every next Friday": a span of time, not a date; left as said.
 _NOT_A_DATE = re.compile(r"\b(?:the|a|my|our|your|this|that|past|every|each|first|for)\s*$", re.IGNORECASE)
 # The phrase is the subject ("Today is my birthday"): the date alone, without a preposition.

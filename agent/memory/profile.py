@@ -23,6 +23,7 @@ from dataclasses import dataclass, replace
 from agent.domain import MemoryRecord
 
 # Keys whose values co-exist: a second allergy is one more allergy, not a correction of the first.
+# Single-valued keys also include "best friend", a manager or doctor by role, and each "favourite <thing>".
 SET_KEYS = frozenset({"allergy", "intolerance", "avoids", "condition", "child", "pet", "language"})
 # How each key reads in the prompt, in the order lines are given the profile's budget: safety first.
 LABELS: dict[str, str] = {
@@ -45,6 +46,7 @@ LABELS: dict[str, str] = {
     "age": "age",
     "pronouns": "pronouns",
     "studies": "studies",
+    "best friend": "best friend",
 }
 FAVOURITE = "favourite "
 
@@ -94,14 +96,14 @@ _SENTENCE = re.compile(
     r"(?<!\bSt\.)(?<!\bDr\.)(?<!\bMr\.)(?<!\bMs\.)(?<!\bMrs\.)(?<=[.!?;])\s+|\s+(?:but|and then|although|though)\s+",
     re.IGNORECASE,
 )
-_NAME = r"(?P<v>[A-Z][a-zA-Z'’-]+(?:\s+[A-Z][a-zA-Z'’-]+)?)"
+_NAME = r"(?P<v>(?:(?:Dr|Mr|Mrs|Ms|Prof)\.?\s+)?[A-Z][a-zA-Z'’-]+(?:\s+[A-Z][a-zA-Z'’-]+)?)"
 # A place: capitalised words ("New York", "the Bay Area", "Frankfurt am Main"), or one lower-case word at the end
 # of the clause, as people type in chat ("i live in berlin now").
 _PLACE = (r"(?P<v>(?:the\s+)?[A-Z][\w.'’-]*(?:[ -](?:[A-Z][\w.'’-]*|(?:am|an|de|del|da|do|la|le|upon|on)(?= [A-Z])))"
           r"{0,3}|[a-z]{3,}(?=\s*(?:[.,!;]|$|\s+(?:now|these days|with|since|for|last|this|and|but|because))))")
 # The end of a role or an organisation: punctuation, or a word that starts another clause.
 _END = (r"(?<!\bSt)(?<!\bDr)(?<!\bMt)(?=\s*(?:[.,!?;()]|$|\s+(?:and|but|since|for|because|so|now|these days|"
-        r"though|at|in|with|last|this|next|from|after|before|which|who|where|when|until)\b))")
+        r"though|at|as|in|with|last|this|next|from|after|before|which|who|where|when|until)\b))")
 _ROLE = r"(?:an?\s+|the\s+)?(?P<v>[\w'’-]+(?:\s+[\w'’-]+){0,3}?)" + _END
 _ORG = r"(?P<v>(?:an?\s+|the\s+)?[\w'’&.-]+(?:\s+[\w'’&.-]+){0,4}?)" + _END
 _PROFESSIONS = (
@@ -132,6 +134,7 @@ _CONDITIONS = (
 _CONDITION_ADJECTIVES = r"diabetic|asthmatic|epileptic|celiac|coeliac|deaf|blind|colou?rblind|autistic|dyslexic|" \
                         r"pregnant|hard of hearing|immunocompromised"
 _PETS = r"dog|cat|puppy|kitten|parrot|rabbit|bunny|hamster|bird|horse|turtle|tortoise|snake|lizard|guinea pig|ferret"
+_SEVERITY = r"severe|bad|mild|serious|deadly|life-threatening|nasty"
 _RELATION = r"(?:'s name is| is called| is named| named| called|,)?\s+"
 _I_AM = r"(?:i'm|i am|im)"
 _NOW = r"(?:now |currently |still |actually |really |finally |officially )?"
@@ -151,23 +154,29 @@ _FACTS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
                      r"(?: time)?|UTC[+-]\d{1,2})(?=\s*(?:[.,!?]|$|\s+(?:time|now)))"),
         ("job", r"(?i:\bi " + _NOW + r"work as|\b" + _I_AM + r" " + _NOW + r"working as|\bmy (?:new )?job is"
                 r"|\bmy (?:new )?(?:role|position|title) is|\bnew job\b(?:\s+\w+){0,3}?\s+as|\bi(?:'ve| have)? "
-                r"(?:just )?started (?:working )?as|\bi got (?:a|the) job as|\bi(?:'ve| have)? (?:just )?(?:been|got)"
-                r" promoted to|\b" + _I_AM + r" employed as)\s+" + _ROLE),
+                r"(?:just )?started (?:working )?as|(?:\bi )?\bgot (?:a|the|my first|a new) job as|"
+                r"\bjoined [^.!?]{1,40}? as|\bi(?:'ve| have)? (?:just )?(?:been|got) promoted to|"
+                r"\b" + _I_AM + r" employed as)\s+" + _ROLE),
         ("job", r"(?i:\b" + _I_AM + r" " + _NOW + r"(?:an?|the)\s+)(?P<v>(?:[\w-]+\s+){0,2}(?i:" + _PROFESSIONS
                 + r"))(?=\s*(?:[.,!?;]|$|\s+(?:at|for|in|and|but|by|now|these days|since)\b))"),
+        ("employer", r"(?i:\b" + _I_AM + r" " + _NOW + r"(?:an?|the)\s+(?:[\w-]+\s+){0,2}(?:" + _PROFESSIONS
+                     + r")\s+(?:at|for))\s+" + _ORG),
         ("job", r"(?i:\b" + _I_AM + r" " + _NOW + r")(?P<v>retired|self-employed|unemployed|a stay-at-home "
                 r"(?:mom|mum|dad|parent))\b"),
         ("employer", r"(?i:\bi " + _NOW + r"work (?:at|for)|\b" + _I_AM + r" " + _NOW + r"working (?:at|for)|"
                      r"\bnew job\b[^.!?]{0,60}?\bat|\bi(?:'ve| have)? (?:just )?started (?:a new job |working )?at|"
                      r"\bwork as (?:an? )?[\w -]{2,30}? (?:at|for)|\bi(?:'ve| have)? (?:just )?joined (?=[A-Z])|"
-                     r"\bi got (?:a|the) job (?:as [\w -]+? )?at)\s+" + _ORG),
+                     r"\bi got (?:a|the) job (?:as [\w -]+? )?at)\s*" + _ORG),
         ("diet", r"(?i:\b" + _I_AM + r" " + _NOW + r"(?:a |strictly |fully |mostly |100% )?|\bi(?:'ve| have)? "
-                 r"(?:just )?(?:gone|went|turned|become|became) |\bi eat |\bi follow an? |\bi keep |\bi(?:'m| am) on"
-                 r" an? )(?P<v>" + _DIETS + r")\b(?!\s+(?:chef|cook|restaurant|food|recipe|place|friend|option))"),
-        ("allergy", r"(?i:\ballergic to)\s+" + _ALLERGENS),
-        ("allergy", r"(?i:\ballerg(?:y|ies) to)\s+" + _ALLERGENS),
-        ("allergy", r"\b(?P<v>(?!(?i:severe|bad|mild|serious|deadly|food|an|a|no|my|any|the|seasonal|life-threatening|"
-                    r"known|some|few|other|skin|environmental|many)\b)[\w-]+)(?i: allerg(?:y|ies))\b"),
+                 r"(?:just )?(?:gone|went|turned|become|became) (?:full |fully |completely |totally |strictly )?|"
+                 r"\bi eat |\bi follow an? |\bi keep |\bi(?:'m| am) on an? )(?P<v>" + _DIETS + r")\b"
+                 r"(?!\s+(?:chef|cook|restaurant|food|recipe|place|friend|option))"),
+        ("allergy", r"(?i:(?:\b(?:i'm|i am|im|i've been|i have been|i've become|i became|i got|i'm also|i am also)"
+                    r"\s+(?:\w+\s+)?|^\W*(?:\w+\s+)?)allergic to)\s+" + _ALLERGENS),
+        ("allergy", r"(?i:(?:\bi have|\bi've got|^\W*)\s*(?:an?\s+)?(?:\w+\s+)?allerg(?:y|ies) to)\s+" + _ALLERGENS),
+        ("allergy", r"(?i:(?:\bi have (?:an?\s+)?|\bi've got (?:an?\s+)?|\bmy |^\W*)(?:(?:" + _SEVERITY + r")\s+)?)"
+                    r"(?P<v>(?!(?i:" + _SEVERITY + r"|food|an|a|no|my|any|the|seasonal|known|some|few|other|skin|"
+                    r"environmental|many)\b)[\w-]+)(?i: allerg(?:y|ies))\b(?! to)"),
         ("intolerance", r"(?i:\b" + _I_AM + r" " + _NOW + r")(?P<v>[\w-]+)(?i: intolerant)\b"),
         ("avoids", r"(?i:\bi (?:can't|cannot|can not|don't|do not|never|can't ever) eat|\bi avoid eating|"
                    r"\bi(?:'m| am) not allowed to eat)\s+" + _ALLERGENS),
@@ -178,9 +187,15 @@ _FACTS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
         ("partner", r"(?i:\bmy (?:wife|husband|partner|girlfriend|boyfriend|fiancée?|spouse)" + _RELATION + r")"
                     + _NAME),
         ("partner", r"(?i:\b" + _I_AM + r" (?:married|engaged) to\s+)" + _NAME),
+        ("partner", r"(?i:\b" + _I_AM + r" " + _NOW + r")(?P<v>single|divorced|widowed)\b"),
+        ("best friend", r"(?i:\bmy best friend(?:'s name)? (?:is|these days is|now is|is now)(?: called| named)?\s+)"
+                        + _NAME),
         ("child", r"(?i:\bmy (?:son|daughter|kid|child|baby|little boy|little girl|stepson|stepdaughter)"
                   + _RELATION + r")" + _NAME),
         ("pet", r"(?i:\bmy (?:" + _PETS + r")" + _RELATION + r")" + _NAME),
+        *((role, r"(?i:\bmy (?:new )?" + role + r"(?:'s name is| is called| is named| is now| now is| is))\s+" + _NAME)
+          for role in ("manager", "boss", "doctor", "gp", "therapist", "dentist", "landlord", "landlady", "roommate",
+                       "flatmate")),
         ("language", r"(?i:\bi speak(?: fluent)?|\b" + _I_AM + r" (?:fluent|a native speaker) in|\bmy (?:native|"
                      r"first|mother) (?:language|tongue) is)\s+" + _LANGUAGE),
         ("birthday", r"(?i:\bmy birthday is(?: on)?|\bi was born on)\s+(?P<v>[\w ,]{3,25}?)" + _END),
@@ -194,6 +209,11 @@ _FACTS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
 _FAVOURITE = re.compile(
     r"(?i:\bmy (?:new |all[- ]time |absolute |current )?favou?rite\s+)(?P<thing>[a-z][\w -]{1,25}?)"
     r"(?i:\s+(?:is|are|has to be|would be|these days is|now is|is now)\s+)" + _ROLE
+)
+# "Tacos are my favourite food now": the value first.
+_FAVOURITE_AFTER = re.compile(
+    r"(?:^|[,:;]\s*)(?P<v>[\w'’ -]{2,30}?)(?i:\s+(?:is|are) (?:now |still |definitely )?my (?:new |all[- ]time |"
+    r"absolute )?favou?rite\s+)(?P<thing>[a-z]+)\b"
 )
 # The child, pet and partner patterns name a relation: it is kept with the name ("Emma (daughter)").
 _RELATION_WORD = re.compile(
@@ -213,7 +233,8 @@ _NO_LONGER = re.compile(r"(?:\bnot\b|n't\b).*\b(?:anymore|any more|any longer)\b
                         r"\bgrew out of\b|\boutgrew\b|\bnot .* now\b", re.IGNORECASE)
 _RETRACT_JOB = re.compile(r"\b(?:i (?:quit|left|lost) my job|i(?:'ve| have)? (?:been )?(?:laid off|fired|let go)|"
                           r"i(?:'m| am) between jobs|i(?:'ve| have)? stopped working)\b", re.IGNORECASE)
-_MEAT_AGAIN = re.compile(r"\b(?:eat|eating|ate) (?:meat|fish|animal products)\b.*\b(?:again|now)\b", re.IGNORECASE)
+_MEAT_AGAIN = re.compile(r"\b(?:eat|eating|ate) (?P<food>meat|fish|animal products|dairy)\b.*\b(?:again|now)\b",
+                         re.IGNORECASE)
 # Values that the patterns catch but that are not what the key means ("I work at home", "I live in fear").
 _NOT_VALUES = frozenset({
     "home", "the home", "night", "nights", "weekends", "the weekend", "the moment", "the same place", "my own",
@@ -225,7 +246,7 @@ SINGLE_PLACES = frozenset({"home", "hometown"})
 # "Boston and Paris", "Boston, New York and Paris"; not "Berlin, Germany" nor "Boston and I love it".
 _LIST_AFTER = re.compile(r"\s*,\s*[A-Z][\w.'’-]*(?:\s+[A-Z][\w.'’-]*)*\s*(?:,|and|or)\s+[A-Z]|"
                          r"\s+(?:and|or)\s+(?!I\b|I')[A-Z]")
-_RETRACTABLE = ("allergy", "intolerance", "diet", "condition", "home", "employer", "job", "pet", "partner")
+_RETRACTABLE = ("allergy", "intolerance", "avoids", "diet", "condition", "home", "employer", "job", "pet", "partner")
 
 
 def _clean(value: str, key: str) -> str | None:
@@ -264,7 +285,7 @@ def _sentence_facts(sentence: str) -> list[Fact]:
                 if key in {"child", "pet", "partner"}:
                     cleaned = _with_relation(sentence, match.start("v"), cleaned)
                 found.append(Fact(key, cleaned))
-    for match in _FAVOURITE.finditer(sentence):
+    for match in [*_FAVOURITE.finditer(sentence), *_FAVOURITE_AFTER.finditer(sentence)]:
         thing = normal(match.group("thing"))
         cleaned = _clean(match.group("v"), FAVOURITE + thing)
         if cleaned is not None:
@@ -277,8 +298,8 @@ def _retractions(sentence: str) -> list[Fact]:
     out: list[Fact] = []
     if _RETRACT_JOB.search(sentence):
         out += [Fact("job", ""), Fact("employer", "")]
-    if _MEAT_AGAIN.search(sentence):
-        out.append(Fact("diet", ""))
+    if (again := _MEAT_AGAIN.search(sentence)) is not None:
+        out += [Fact("diet", ""), Fact("avoids", again.group("food"))]
     if _NO_LONGER.search(sentence):
         positive = re.sub(r"\b(?:not|no longer|never)\s+|n't\b|\b(?:anymore|any more|any longer)\b", "",
                           sentence.replace("don't ", "").replace("doesn't ", ""), flags=re.IGNORECASE)
@@ -296,10 +317,8 @@ def read(text: str) -> Statement:
         if not sentence or sentence.rstrip().endswith("?"):
             continue
         retracted = _retractions(sentence)
-        if retracted:
-            retracts += retracted
-            continue
-        if _PLAN.search(sentence) or _PAST.search(sentence):
+        retracts += retracted
+        if not retracted and (_PLAN.search(sentence) or _PAST.search(sentence)):
             # "I'm moving to Lisbon next month; I'm allergic to cats": only the clause with the plan waits.
             continue
         facts += _sentence_facts(sentence)

@@ -148,6 +148,7 @@ def decide(
         # Berlin next month"), and no name or number of its own.
         new_facts = bool(statement.facts) and not _same_facts(statement, old)
         if (similarity >= RESTATE_SIMILARITY and not statement.retracts and not new_facts
+                and not _ADDITIVE.search(text)
                 and not _facts_conflict(statement, old) and not _names(text) ^ _names(old.text)):
             return Outcome(restates=old.id, reason=f"said again (similarity {similarity:.2f})")
         if (is_correction(text) and similarity >= CORRECTION_SIMILARITY and words & stems(old.text)
