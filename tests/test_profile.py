@@ -68,17 +68,21 @@ def test_plans_questions_the_past_and_ordinary_statements_state_no_profile_fact(
 
 
 @pytest.mark.parametrize(
-    ("said", "retracts"),
+    ("said", "retracts", "stated"),
     [
-        ("I'm not vegan anymore", [("diet", "vegan")]),
-        ("I'm no longer allergic to cats", [("allergy", "cats")]),
-        ("I don't live in Boston anymore", [("home", "Boston")]),
-        ("I quit my job last week", [("job", ""), ("employer", "")]),
+        ("I'm not vegan anymore", [("diet", "vegan")], [("diet", "no longer vegan")]),
+        ("I'm no longer allergic to cats", [("allergy", "cats")], [("allergy", "no longer cats")]),
+        ("I don't live in Boston anymore", [("home", "Boston")], [("home", "no longer Boston")]),
+        ("I quit my job last week", [("job", ""), ("employer", "")], [("job", "no job now")]),
+        ("I'm not vegan anymore, I'm vegetarian now", [("diet", "vegan")], [("diet", "vegetarian")]),
     ],
 )
-def test_a_retraction_names_what_no_longer_holds(said: str, retracts: list[tuple[str, str]]) -> None:
+def test_a_retraction_names_what_no_longer_holds_and_says_so_in_the_profile(
+    said: str, retracts: list[tuple[str, str]], stated: list[tuple[str, str]]
+) -> None:
     statement = read(said)
-    assert statement.facts == () and [(f.key, f.value) for f in statement.retracts] == retracts
+    assert [(f.key, f.value) for f in statement.retracts] == retracts
+    assert [(f.key, f.value) for f in statement.facts] == stated
 
 
 def memory(text: str, at: float, facts: list[tuple[str, str]], superseded_by: str = "") -> MemoryRecord:

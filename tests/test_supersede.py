@@ -95,8 +95,8 @@ def test_an_explicit_correction_supersedes_the_memory_it_corrects(memory: Memory
 
 def test_a_retraction_takes_the_value_out_of_the_profile(memory: MemoryService) -> None:
     say(memory, "I'm vegan.", "I'm allergic to cats", "I'm not vegan anymore, I eat fish again")
-    keys = {e.key for e in memory.profile()[0]}
-    assert "diet" not in keys and "allergy" in keys
+    values = {(e.key, e.value) for e in memory.profile()[0]}
+    assert ("diet", "no longer vegan") in values and ("diet", "vegan") not in values and ("allergy", "cats") in values
 
 
 def test_a_memory_with_two_facts_keeps_the_one_not_contradicted_in_the_profile(memory: MemoryService) -> None:
@@ -149,3 +149,26 @@ def test_forget_erases_a_superseded_memory_and_its_replacement(memory: MemorySer
     say(memory, "I live in Boston", "I moved to Berlin")
     assert memory.forget([r.id for r in memory.list()]) == 2
     assert memory.list() == [] and memory.profile() == ([], [])
+
+
+def test_a_new_job_takes_the_old_employer_along(memory: MemoryService) -> None:
+    say(memory, "I'm a student at McGill, studying biology.", "I graduated and now I work as a lab technician.")
+    current = [(e.key, e.value) for e in memory.profile()[0]]
+    assert current == [("job", "lab technician")]
+
+
+def test_a_correction_is_never_merged_as_a_restatement(memory: MemoryService) -> None:
+    say(memory, "My brother works at a bakery in town.", "Actually my brother works at a brewery, not a bakery.")
+    assert live(memory) == ["Actually my brother works at a brewery, not a bakery."]
+
+
+def test_an_update_that_says_now_replaces_the_same_thing_only(memory: MemoryService) -> None:
+    say(memory, "I take the 7:40 train to work.", "I love baking bread on Sundays",
+        "I take the 8:15 train now, they changed the timetable.")
+    assert live(memory) == ["I love baking bread on Sundays", "I take the 8:15 train now, they changed the timetable."]
+
+
+def test_a_retraction_then_the_fact_again_makes_it_current(memory: MemoryService) -> None:
+    say(memory, "I'm allergic to cats.", "I'm no longer allergic to cats after the treatment!",
+        "Bad news, I'm allergic to cats again.")
+    assert [(e.key, e.value) for e in memory.profile()[0]] == [("allergy", "cats")]

@@ -47,8 +47,10 @@ LABELS: dict[str, str] = {
     "pronouns": "pronouns",
     "studies": "studies",
     "best friend": "best friend",
+    "work city": "works in",
 }
 FAVOURITE = "favourite "
+NO_LONGER = "no longer "
 
 
 @dataclass(frozen=True)
@@ -77,7 +79,9 @@ def label(key: str) -> str:
     return LABELS.get(key, key)
 
 
-_ARTICLE = re.compile(r"^(?:a|an|the|my|some)\s+", re.IGNORECASE)
+_ARTICLE = re.compile(r"^(?:a|an|the|my|some|any)\s+", re.IGNORECASE)
+# "Max (dog)" and "Max (golden retriever)" are one pet: names are compared without the relation.
+_RELATION_NOTE = re.compile(r"\s*\([^()]*\)$")
 
 
 def normal(value: str) -> str:
@@ -87,7 +91,7 @@ def normal(value: str) -> str:
 
 
 def same_value(a: str, b: str) -> bool:
-    return normal(a) == normal(b)
+    return normal(_RELATION_NOTE.sub("", a)) == normal(_RELATION_NOTE.sub("", b))
 
 
 # -- the patterns ---------------------------------------------------------------------------------------------
@@ -103,7 +107,7 @@ _PLACE = (r"(?P<v>(?:the\s+)?[A-Z][\w.'’-]*(?:[ -](?:[A-Z][\w.'’-]*|(?:am|an
           r"{0,3}|[a-z]{3,}(?=\s*(?:[.,!;]|$|\s+(?:now|these days|with|since|for|last|this|and|but|because))))")
 # The end of a role or an organisation: punctuation, or a word that starts another clause.
 _END = (r"(?<!\bSt)(?<!\bDr)(?<!\bMt)(?=\s*(?:[.,!?;()]|$|\s+(?:and|but|since|for|because|so|now|these days|"
-        r"though|at|as|in|with|last|this|next|from|after|before|which|who|where|when|until)\b))")
+        r"though|at|as|in|with|last|this|next|from|after|before|which|who|where|when|until|again)\b))")
 _ROLE = r"(?:an?\s+|the\s+)?(?P<v>[\w'’-]+(?:\s+[\w'’-]+){0,3}?)" + _END
 _ORG = r"(?P<v>(?:an?\s+|the\s+)?[\w'’&.-]+(?:\s+[\w'’&.-]+){0,4}?)" + _END
 _PROFESSIONS = (
@@ -122,7 +126,7 @@ _PROFESSIONS = (
 # A list ends at a clause of its own (", they make my throat swell", "and I carry an EpiPen"), not at its "and".
 _LIST_END = (r"(?=(?i:\s*(?:[.!?;()]|$|,\s*(?:and\s+|but\s+)?(?:i|i'm|it|it's|they|my|we|so|which|that|who|even)\b|"
              r"\s+(?:and|but|or)\s+(?:i|i'm|it|they|my|we)\b|\s+(?:but|since|because|so|which|when|too|as well|now|"
-             r"these days|at|in|if|though|from|after|before|lately|nowadays)\b)))")
+             r"these days|at|in|if|though|from|after|before|lately|nowadays|again)\b)))")
 _ALLERGENS = r"(?P<v>[\w'’-]+(?: [\w'’-]+){0,2}?(?:\s*(?:,|and|&|or)\s*[\w'’-]+(?: [\w'’-]+){0,2}?)*?)" + _LIST_END
 _LANGUAGE = r"(?P<v>[A-Z][a-z]+(?:\s*(?:,|and|&)\s*[A-Z][a-z]+)*)"
 _DIETS = r"vegan|vegetarian|pescatarian|pescetarian|keto|paleo|flexitarian|carnivore|halal|kosher|plant-based"
@@ -133,6 +137,8 @@ _CONDITIONS = (
 )
 _CONDITION_ADJECTIVES = r"diabetic|asthmatic|epileptic|celiac|coeliac|deaf|blind|colou?rblind|autistic|dyslexic|" \
                         r"pregnant|hard of hearing|immunocompromised"
+_BREEDS = (r"golden retriever|retriever|labrador|poodle|terrier|spaniel|collie|beagle|bulldog|shepherd|husky|dachshund|"
+           r"greyhound|whippet|corgi|pug|tabby|siamese|maine coon")
 _PETS = r"dog|cat|puppy|kitten|parrot|rabbit|bunny|hamster|bird|horse|turtle|tortoise|snake|lizard|guinea pig|ferret"
 _SEVERITY = r"severe|bad|mild|serious|deadly|life-threatening|nasty"
 _RELATION = r"(?:'s name is| is called| is named| named| called|,)?\s+"
@@ -171,6 +177,7 @@ _FACTS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
                  r"(?:just )?(?:gone|went|turned|become|became) (?:full |fully |completely |totally |strictly )?|"
                  r"\bi eat |\bi follow an? |\bi keep |\bi(?:'m| am) on an? )(?P<v>" + _DIETS + r")\b"
                  r"(?!\s+(?:chef|cook|restaurant|food|recipe|place|friend|option))"),
+        ("diet", r"^\W*(?P<v>(?i:" + _DIETS + r"))(?=\s+here\b|\s*,|\s+btw\b|\s+by the way\b|\s*[.!]|$)"),
         ("allergy", r"(?i:(?:\b(?:i'm|i am|im|i've been|i have been|i've become|i became|i got|i'm also|i am also)"
                     r"\s+(?:\w+\s+)?|^\W*(?:\w+\s+)?)allergic to)\s+" + _ALLERGENS),
         ("allergy", r"(?i:(?:\bi have|\bi've got|^\W*)\s*(?:an?\s+)?(?:\w+\s+)?allerg(?:y|ies) to)\s+" + _ALLERGENS),
@@ -193,6 +200,12 @@ _FACTS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
         ("child", r"(?i:\bmy (?:son|daughter|kid|child|baby|little boy|little girl|stepson|stepdaughter)"
                   + _RELATION + r")" + _NAME),
         ("pet", r"(?i:\bmy (?:" + _PETS + r")" + _RELATION + r")" + _NAME),
+        ("pet", r"(?i:\b(?:i|we) (?:have|own|got|adopted|rescued)|\bi've got|\bwe've got)\s+(?i:an?|two|three|a new)\s+"
+                r"(?:[\w-]+\s+){0,2}?(?:" + _PETS + r"|" + _BREEDS + r")\s+(?i:named|called)\s+" + _NAME),
+        ("pet", r"^\W*" + _NAME + r",\s+(?i:my\s+(?:[\w-]+\s+){0,2}?(?:" + _PETS + r"|" + _BREEDS + r"))\b"),
+        ("pet", r"(?i:\b(?:i|we) (?:have|own|just got|got|adopted|rescued)|\bi've got|\bwe've got)\s+"
+                r"(?P<v>(?i:an?|two|three|four|a new)\s+(?:[\w-]+\s+)?(?:" + _PETS + r"|" + _BREEDS + r")s?)\b"),
+        ("work city", r"(?i:\bmy (?:office|workplace) is in|\bi work in (?=[A-Z])|\bi commute to)\s*" + _PLACE),
         *((role, r"(?i:\bmy (?:new )?" + role + r"(?:'s name is| is called| is named| is now| now is| is))\s+" + _NAME)
           for role in ("manager", "boss", "doctor", "gp", "therapist", "dentist", "landlord", "landlady", "roommate",
                        "flatmate")),
@@ -200,7 +213,7 @@ _FACTS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
                      r"first|mother) (?:language|tongue) is)\s+" + _LANGUAGE),
         ("birthday", r"(?i:\bmy birthday is(?: on)?|\bi was born on)\s+(?P<v>[\w ,]{3,25}?)" + _END),
         ("age", r"(?i:\b" + _I_AM + r" (?:now )?|\bi (?:just )?turned )(?P<v>\d{1,2})(?i:(?: years old| now)?)"
-                r"(?=\s*(?:[.,!?]|$|\s+(?:years|now|today|and)))"),
+                r"(?=\s*(?:[.,!?]|$|\s+(?:years|now|today|yesterday|last|this|on|in|and|so|but)\b))"),
         ("pronouns", r"(?i:\bmy pronouns are)\s+(?P<v>\w+/\w+(?:/\w+)?)"),
         ("studies", r"(?i:\bi (?:now )?study|\b" + _I_AM + r" " + _NOW + r"studying|\bi(?:'m| am) (?:doing|taking)"
                     r" (?:a|my) (?:degree|masters|master's|phd|bachelor's) in)\s+" + _ROLE),
@@ -231,6 +244,7 @@ _PAST = re.compile(r"\b(?:used to|formerly|previously|back when|when i was|as a 
 _NEGATED = re.compile(r"\b(?:not|never|don't|do not|no|isn't|wasn't|n't)\b\W+(?:\w+\W+){0,2}$", re.IGNORECASE)
 _NO_LONGER = re.compile(r"(?:\bnot\b|n't\b).*\b(?:anymore|any more|any longer)\b|\bno longer\b|\bstopped being\b|"
                         r"\bgrew out of\b|\boutgrew\b|\bnot .* now\b", re.IGNORECASE)
+_CLAUSE = re.compile(r"\s*(?:[,;]|\bbut\b)\s*", re.IGNORECASE)
 _RETRACT_JOB = re.compile(r"\b(?:i (?:quit|left|lost) my job|i(?:'ve| have)? (?:been )?(?:laid off|fired|let go)|"
                           r"i(?:'m| am) between jobs|i(?:'ve| have)? stopped working)\b", re.IGNORECASE)
 _MEAT_AGAIN = re.compile(r"\b(?:eat|eating|ate) (?P<food>meat|fish|animal products|dairy)\b.*\b(?:again|now)\b",
@@ -268,7 +282,13 @@ def _with_relation(sentence: str, start: int, value: str) -> str:
     return f"{value} ({relation.group(1).lower()})" if relation else value
 
 
+# Words that change nothing a pattern needs: "I'm also allergic", "I really live in", "I still work at".
+_FILLER_WORDS = re.compile(r"\b(?:also|too|really|still|actually|honestly|definitely|literally|basically)\s+",
+                           re.IGNORECASE)
+
+
 def _sentence_facts(sentence: str) -> list[Fact]:
+    sentence = _FILLER_WORDS.sub("", sentence)
     found: list[Fact] = []
     for key, pattern in _FACTS:
         for match in pattern.finditer(sentence):
@@ -285,6 +305,8 @@ def _sentence_facts(sentence: str) -> list[Fact]:
                 if key in {"child", "pet", "partner"}:
                     cleaned = _with_relation(sentence, match.start("v"), cleaned)
                 found.append(Fact(key, cleaned))
+    if any(f.key == "pet" and f.value[:1].isupper() for f in found):  # "a golden retriever named Max": Max
+        found = [f for f in found if f.key != "pet" or f.value[:1].isupper()]
     for match in [*_FAVOURITE.finditer(sentence), *_FAVOURITE_AFTER.finditer(sentence)]:
         thing = normal(match.group("thing"))
         cleaned = _clean(match.group("v"), FAVOURITE + thing)
@@ -293,19 +315,26 @@ def _sentence_facts(sentence: str) -> list[Fact]:
     return found
 
 
-def _retractions(sentence: str) -> list[Fact]:
-    """What a sentence says no longer holds: "I'm not vegan anymore", "I don't live in Boston any more"."""
+def _retractions(sentence: str) -> tuple[list[Fact], list[Fact]]:
+    """What a sentence says no longer holds ("I'm not vegan anymore", "I quit my job"), and the values it states
+    in their place: "diet: no longer vegan", "job: no job now"."""
     out: list[Fact] = []
+    stated: list[Fact] = []
     if _RETRACT_JOB.search(sentence):
         out += [Fact("job", ""), Fact("employer", "")]
+        stated.append(Fact("job", "no job now"))
     if (again := _MEAT_AGAIN.search(sentence)) is not None:
         out += [Fact("diet", ""), Fact("avoids", again.group("food"))]
-    if _NO_LONGER.search(sentence):
+    for clause in _CLAUSE.split(sentence):  # "I'm not vegan anymore, I'm vegetarian now": only the first
+        if not _NO_LONGER.search(clause):
+            continue
         positive = re.sub(r"\b(?:not|no longer|never)\s+|n't\b|\b(?:anymore|any more|any longer)\b", "",
-                          sentence.replace("don't ", "").replace("doesn't ", ""), flags=re.IGNORECASE)
+                          clause.replace("don't ", "").replace("doesn't ", ""), flags=re.IGNORECASE)
         positive = re.sub(r"\bstopped being\b", "am", positive, flags=re.IGNORECASE)
-        out += [Fact(f.key, f.value) for f in _sentence_facts(positive) if f.key in _RETRACTABLE]
-    return out
+        gone = [f for f in _sentence_facts(positive) if f.key in _RETRACTABLE]
+        out += gone
+        stated += [Fact(f.key, f"{NO_LONGER}{f.value}") for f in gone]
+    return out, stated
 
 
 def read(text: str) -> Statement:
@@ -313,15 +342,19 @@ def read(text: str) -> Statement:
     none."""
     facts: list[Fact] = []
     retracts: list[Fact] = []
+    no_longer: list[Fact] = []
     for sentence in _SENTENCE.split(text.strip()):
         if not sentence or sentence.rstrip().endswith("?"):
             continue
-        retracted = _retractions(sentence)
+        retracted, stated = _retractions(sentence)
         retracts += retracted
+        no_longer += stated
         if not retracted and (_PLAN.search(sentence) or _PAST.search(sentence)):
             # "I'm moving to Lisbon next month; I'm allergic to cats": only the clause with the plan waits.
             continue
         facts += _sentence_facts(sentence)
+    # What no longer holds is a value too ("diet: no longer vegan"), unless the turn gives the key a new one.
+    facts += [f for f in no_longer if not any(g.key == f.key and single_valued(f.key) for g in facts)]
     return Statement(tuple(dict.fromkeys(facts)), tuple(dict.fromkeys(retracts)))
 
 

@@ -27,7 +27,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from agent.domain import MemoryRecord
-from agent.memory.profile import Fact, Statement, same_value, single_valued
+from agent.memory.profile import NO_LONGER, Fact, Statement, same_value, single_valued
 from agent.memory.text import WORD, content_words
 
 # Paraphrases of one fact score 0.83-0.92 with the local MiniLM; different facts in similar words 0.46-0.72
@@ -47,12 +47,19 @@ _CORRECTION = re.compile(
 )
 _ADDITIVE = re.compile(r"\b(?:also|too|as well|another|second|in addition|besides|plus|both|new hobby)\b",
                        re.IGNORECASE)
+# Keys stated together that change together.
+COUPLED = frozenset({"job", "employer"})
+# An update with no key and no correction cue ("I take the 8:15 train now") replaces its nearest memory only when
+# it says so ("now", "these days", "switched") and they are this close and share a content word.
+IMPLICIT_UPDATE_SIMILARITY = 0.60
+_UPDATE_CUE = re.compile(r"\b(?:now|these days|nowadays|switched|upgraded|changed|anymore|no longer|instead)\b",
+                         re.IGNORECASE)
 # Words of a correction or a restatement that say nothing of its subject.
 _FILLER = frozenset(
     """actually correction sorry wait oops nope clear correct wrong misspoke scratch meant mistaken anymore longer
     reminder remind mention mentioned told tell telling said saying again way btw fyi know just note really
     seriously serious severe definitely totally absolutely always quite pretty super very bit kind sort thing
-    things stuff now days these right changed mind turns instead""".split()
+    things stuff now days these right changed mind turns instead please here""".split()
 )
 
 
@@ -95,7 +102,12 @@ def live_facts(record: MemoryRecord) -> list[Fact]:
 
 def _contradicts(old: Fact, statement: Statement) -> bool:
     for fact in statement.facts:
-        if fact.key == old.key and single_valued(fact.key) and not same_value(fact.value, old.value):
+        if fact.key != old.key:
+            continue
+        if single_valued(fact.key) and not same_value(fact.value, old.value):
+            return True
+        # A set: "allergic to cats" again ends an earlier "no longer cats".
+        if old.value.startswith(NO_LONGER) and same_value(old.value.removeprefix(NO_LONGER), fact.value):
             return True
     return any(
         gone.key == old.key and (not gone.value or same_value(gone.value, old.value)) for gone in statement.retracts
@@ -129,6 +141,9 @@ def decide(
     replaced: list[tuple[str, Fact]] = []
     for old in profiled:
         gone = [fact for fact in live_facts(old) if _contradicts(fact, statement)]
+        # A new job takes the employer stated with the old one along (and the other way round).
+        gone += [fact for fact in live_facts(old) if fact not in gone and fact.key in COUPLED
+                 and any(g.key in COUPLED for g in gone)]
         if gone:
             replaced += [(old.id, fact) for fact in gone]
             if old.current:
@@ -147,13 +162,17 @@ def decide(
         # A restatement brings no fact the old memory lacks ("I moved to Berlin" is news after "I'm moving to
         # Berlin next month"), and no name or number of its own.
         new_facts = bool(statement.facts) and not _same_facts(statement, old)
-        if (similarity >= RESTATE_SIMILARITY and not statement.retracts and not new_facts
+        correction = is_correction(text)
+        if (similarity >= RESTATE_SIMILARITY and not statement.retracts and not new_facts and not correction
                 and not _ADDITIVE.search(text)
                 and not _facts_conflict(statement, old) and not _names(text) ^ _names(old.text)):
             return Outcome(restates=old.id, reason=f"said again (similarity {similarity:.2f})")
-        if (is_correction(text) and similarity >= CORRECTION_SIMILARITY and words & stems(old.text)
+        if (correction and similarity >= CORRECTION_SIMILARITY and words & stems(old.text)
                 and not live_facts(old)):
             return Outcome((old.id,), reason=f"an explicit correction (similarity {similarity:.2f})")
+        if (_UPDATE_CUE.search(text) and not _ADDITIVE.search(text) and similarity >= IMPLICIT_UPDATE_SIMILARITY
+                and words & stems(old.text) and not live_facts(old) and not statement.facts):
+            return Outcome((old.id,), reason=f"an update of the same thing (similarity {similarity:.2f})")
     return Outcome()
 
 
