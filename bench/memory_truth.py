@@ -211,26 +211,29 @@ def run_chat(data: dict[str, Any], root: Path) -> dict[str, Any]:
     return {"scenarios": len(data["updates"]), "update_accuracy": correct / len(data["updates"]), "failed": failures}
 
 
-def run_cost(size: int, embedder: Embedder, root: Path, data: dict[str, Any]) -> dict[str, Any]:
-    """Per-turn cost of the truth checks on a store of ``size`` memories, 1% of them stating profile facts: reading
-    the turn's facts, loading the profile memories and deciding (``profile+supersede``), and the nearest-neighbour
-    query a restatement or a correction needs (``neighbours``)."""
-    from agent.memory import profile, truth
-    from bench.latency import records, sentences
+PROFILE_LINES = ("I'm allergic to peanuts.", "I live in Boston.", "My favourite coffee is a flat white.",
+                 "I work as a nurse at St. Mary's hospital.", "My name is Katherine.")
 
-    service, _ = Store(root, embedder).service("cost")
-    texts = sentences(size)
-    facts = ["I'm allergic to peanuts.", "I live in Boston.", "My favourite coffee is a flat white.",
-             "I work as a nurse at St. Mary's hospital.", "My name is Katherine."]
-    rows = records(texts, 0)
-    for n in range(0, size, 100):  # 1% state a fact: a long-lived user's profile memories
-        text = f"{facts[(n // 100) % len(facts)]} ({n})"
-        facts_of = tuple(StatedFact(f.key, f.value) for f in profile.read(text).facts)
-        rows[n] = replace(records([text], n)[0], facts=facts_of)
-    for start in range(0, size, 512):
-        chunk = rows[start : start + 512]
-        service.write(chunk)
-    lines = [case["new"] for case in data["updates"]] + [line for case in data["paraphrases"] for line in case["lines"]]
+
+def profile_records(start: int, count: int) -> list[MemoryRecord]:
+    """``count`` memories stating profile facts, as a long-lived user's store holds them among the rest."""
+    from agent.memory import profile
+    from bench.latency import records
+
+    out = []
+    for n in range(start, start + count):
+        text = f"{PROFILE_LINES[n % len(PROFILE_LINES)]} (note {n})"
+        facts = tuple(StatedFact(f.key, f.value) for f in profile.read(text).facts)
+        out.append(replace(records([text], n)[0], facts=facts))
+    return out
+
+
+def time_truth_checks(service: MemoryService, embedder: Embedder, lines: Sequence[str]) -> dict[str, Any]:
+    """Per-turn cost of the truth checks, ``lines`` one turn each: reading the turn's facts, loading the profile
+    memories and deciding (``profile_supersede``), and the nearest-neighbour query a restatement or a correction
+    needs (``neighbours``; the turn's vector is computed anyway, for the index)."""
+    from agent.memory import profile, truth
+
     checks, queries = [], []
     for line in lines:
         vector = embedder.embed([line])[0]
@@ -243,12 +246,29 @@ def run_cost(size: int, embedder: Embedder, root: Path, data: dict[str, Any]) ->
         service.ledger.get(service.user, [h.id for h in hits])
         checks.append(middle - started)
         queries.append(time.perf_counter() - middle)
+
+    def ms(values: list[float], q: float) -> float:
+        return round(1000 * sorted(values)[min(int(q * len(values)), len(values) - 1)], 2)
+
     return {"memories": service.count(), "profile_memories": len(service.ledger.profiled(service.user)),
-            "turns": len(lines),
-            "profile_supersede_ms_p50": round(1000 * statistics.median(checks), 2),
-            "profile_supersede_ms_p95": round(1000 * sorted(checks)[int(0.95 * len(checks))], 2),
-            "neighbours_ms_p50": round(1000 * statistics.median(queries), 2),
-            "neighbours_ms_p95": round(1000 * sorted(queries)[int(0.95 * len(queries))], 2)}
+            "turns": len(lines), "profile_supersede_ms_p50": ms(checks, 0.5),
+            "profile_supersede_ms_p95": ms(checks, 0.95), "neighbours_ms_p50": ms(queries, 0.5),
+            "neighbours_ms_p95": ms(queries, 0.95)}
+
+
+def turn_lines(data: dict[str, Any]) -> list[str]:
+    return [case["new"] for case in data["updates"]] + [line for case in data["paraphrases"] for line in case["lines"]]
+
+
+def run_cost(size: int, embedder: Embedder, root: Path, data: dict[str, Any]) -> dict[str, Any]:
+    """The truth checks on a store of ``size`` memories, 1% of them stating profile facts."""
+    from bench.latency import records, sentences
+
+    service, _ = Store(root, embedder).service("cost")
+    rows = records(sentences(size - size // 100), 0) + profile_records(size, size // 100)
+    for start in range(0, len(rows), 512):
+        service.write(rows[start : start + 512])
+    return time_truth_checks(service, embedder, turn_lines(data))
 
 
 def percent(value: float | None) -> str:

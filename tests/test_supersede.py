@@ -172,3 +172,13 @@ def test_a_retraction_then_the_fact_again_makes_it_current(memory: MemoryService
     say(memory, "I'm allergic to cats.", "I'm no longer allergic to cats after the treatment!",
         "Bad news, I'm allergic to cats again.")
     assert [(e.key, e.value) for e in memory.profile()[0]] == [("allergy", "cats")]
+
+
+def test_questions_about_the_past_are_told_from_questions_about_now() -> None:
+    from agent.memory.truth import asks_about_past
+
+    for past in ("Where did I live before?", "What was my old job?", "Where did I use to work?",
+                 "What was my previous address?"):
+        assert asks_about_past(past), past
+    for now in ("How old am I?", "Where do I live?", "What's my job?", "Recommend a restaurant near me"):
+        assert not asks_about_past(now), now

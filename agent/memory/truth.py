@@ -177,8 +177,9 @@ def decide(
 
 
 _PAST_QUESTION = re.compile(
-    r"\b(?:before|used to|previous(?:ly)?|former(?:ly)?|old|earlier|originally|back then|in the past|prior|"
-    r"did i (?:use|live|work)|was i|history|changed?)\b",
+    r"\b(?:before|used to|previous(?:ly)?|former(?:ly)?|earlier|originally|back then|in the past|prior|"
+    r"did i (?:use|live|work)|was i|history|changed?|my old|the old|old (?:job|place|home|house|flat|apartment|"
+    r"address|city|name|number|car|phone|boss|school|work|team))\b",
     re.IGNORECASE,
 )
 _ABOUT_ME = re.compile(
