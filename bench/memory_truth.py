@@ -198,8 +198,9 @@ def run_chat(data: dict[str, Any], root: Path) -> dict[str, Any]:
     correct, failures = 0, []
     for case in data["updates"]:
         home = root / case["id"]
+        home.mkdir(parents=True)
         with FakeOpenAI(fallback=Reply("Noted.")) as fake:
-            env = agent_env(fake, AGENT_DATA_DIR=str(home / "data"), HOME=str(home))
+            env = agent_env(fake, AGENT_DATA_DIR=str(home / "data"))
             for n, line in enumerate([case["old"], *case["chatter"], case["new"]]):
                 agent(env, "-s", f"s{n}", stdin=f"{line}\n")
             agent(env, "-s", "probe", stdin=f"{case['probe']}\n")
@@ -262,9 +263,9 @@ def turn_lines(data: dict[str, Any]) -> list[str]:
 
 def run_cost(size: int, embedder: Embedder, root: Path, data: dict[str, Any]) -> dict[str, Any]:
     """The truth checks on a store of ``size`` memories, 1% of them stating profile facts."""
-    from bench.latency import records, sentences
+    from bench.latency import USER, records, sentences
 
-    service, _ = Store(root, embedder).service("cost")
+    service, _ = Store(root, embedder).service(USER)  # the user the synthetic records are written for
     rows = records(sentences(size - size // 100), 0) + profile_records(size, size // 100)
     for start in range(0, len(rows), 512):
         service.write(rows[start : start + 512])

@@ -134,3 +134,19 @@ def test_forget_leaves_no_byte_of_a_restated_quote(tmp_path: Path) -> None:
     ledger.delete(USER, [dog.id])
     ledger.close()
     assert b"Qx81canary" not in path.read_bytes() and b"canary" not in path.read_bytes()
+
+
+def test_the_profile_memories_are_read_again_after_another_process_writes(tmp_path: Path) -> None:
+    path = tmp_path / "ledger.sqlite3"
+    mine, other = SqliteLedger(path), SqliteLedger(path)  # two connections: what two processes see
+    mine.put([record("I live in Boston", facts=(StatedFact("home", "Boston"),))])
+    assert [r.text for r in mine.profiled(USER)] == ["I live in Boston"]
+    other.put([record("I moved to Berlin", facts=(StatedFact("home", "Berlin"),))])
+    assert [r.text for r in mine.profiled(USER)] == ["I live in Boston", "I moved to Berlin"]
+    berlin = mine.profiled(USER)[1]
+    other.supersede(USER, [berlin.id], "x", 1.0)
+    assert not mine.profiled(USER)[1].current
+    mine.delete(USER, [berlin.id])
+    assert [r.text for r in other.profiled(USER)] == ["I live in Boston"]
+    mine.close()
+    other.close()

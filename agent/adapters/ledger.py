@@ -187,6 +187,10 @@ class SqliteLedger:
     def __init__(self, path: Path) -> None:
         self.path = path
         self._lock = threading.RLock()
+        # The profile memories are read on every turn: kept until this connection writes or SQLite's data_version
+        # says another connection (another process) committed.
+        self._writes = 0
+        self._profiled: dict[str, tuple[tuple[int, int], list[MemoryRecord]]] = {}
         fresh = not path.exists()
         try:
             if fresh:
@@ -273,6 +277,7 @@ class SqliteLedger:
                     self._db.execute("ROLLBACK")
                     raise
                 self._db.execute("COMMIT")
+                self._writes += 1
             except sqlite3.DatabaseError as exc:
                 if self._db.in_transaction:
                     with suppress(sqlite3.Error):
@@ -338,13 +343,22 @@ class SqliteLedger:
             )
 
     def profiled(self, user: str) -> list[MemoryRecord]:
-        """The memories that state profile facts, current and superseded, oldest first (the partial index)."""
+        """The memories that state profile facts, current and superseded, oldest first (the partial index), read
+        again only after a write."""
+        with self._lock:
+            stamp = (int(self._read("PRAGMA data_version")[0][0]), self._writes)
+            cached = self._profiled.get(user)
+            if cached is not None and cached[0] == stamp:
+                return list(cached[1])
         rows = self._read(
             f"SELECT {_COLUMNS} FROM memories INDEXED BY memories_profile WHERE user = ? AND facts != '[]' "
             "ORDER BY created_at, rowid",
             [user],
         )
-        return [_row_to_record(row) for row in rows]
+        records = [_row_to_record(row) for row in rows]
+        with self._lock:
+            self._profiled[user] = (stamp, records)
+        return list(records)
 
     def recent(self, user: str, n: int) -> list[MemoryRecord]:
         """The ``n`` current memories seen last (said, restated or recalled), newest first."""
