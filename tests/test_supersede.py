@@ -182,3 +182,10 @@ def test_questions_about_the_past_are_told_from_questions_about_now() -> None:
         assert asks_about_past(past), past
     for now in ("How old am I?", "Where do I live?", "What's my job?", "Recommend a restaurant near me"):
         assert not asks_about_past(now), now
+
+
+def test_a_new_favourite_replaces_the_old_one_for_the_same_thing_only(memory: MemoryService) -> None:
+    say(memory, "My favourite coffee is a flat white.", "My favourite tea is chamomile.",
+        "These days my favourite coffee is an oat latte.")
+    block = memory.recall("Order me my usual coffee, please.").block.text
+    assert "oat latte" in block and "flat white" not in block and "chamomile" in block
