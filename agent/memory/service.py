@@ -182,6 +182,8 @@ class MemoryService:
             return self.write([record])[0], truth.Outcome()
         self.check_space()
         known = self.ledger.get(self.user, [record.id]).get(record.id)
+        if known is not None and known.current:  # the same words again: that memory, refreshed
+            return self.write([record])[0], truth.Outcome(reason="said before in the same words")
         profiled = [r for r in self.ledger.profiled(self.user) if r.id != record.id]
         # A statement stored before is the same memory: nothing to compare, nothing to embed again.
         vector, neighbours = self._neighbours(record) if known is None else (None, [])
