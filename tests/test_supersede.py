@@ -162,10 +162,15 @@ def test_a_correction_is_never_merged_as_a_restatement(memory: MemoryService) ->
     assert live(memory) == ["Actually my brother works at a brewery, not a bakery."]
 
 
-def test_an_update_that_says_now_replaces_the_same_thing_only(memory: MemoryService) -> None:
-    say(memory, "I take the 7:40 train to work.", "I love baking bread on Sundays",
-        "I take the 8:15 train now, they changed the timetable.")
-    assert live(memory) == ["I love baking bread on Sundays", "I take the 8:15 train now, they changed the timetable."]
+def test_an_update_with_no_key_and_no_correction_replaces_nothing(memory: MemoryService) -> None:
+    say(memory, "I take the 7:40 train to work.", "I take the 8:15 train now, they changed the timetable.")
+    assert len(live(memory)) == 2  # a duplicate at worst, never a fact lost
+
+
+def test_chatty_lines_in_similar_words_are_not_restatements(memory: MemoryService) -> None:
+    say(memory, "Wow, Mel! The colours really blend nicely, painting looks like a great outlet for you.",
+        "Thanks! Painting is a fun way to express my feelings and get creative.")
+    assert len(live(memory)) == 2
 
 
 def test_a_retraction_then_the_fact_again_makes_it_current(memory: MemoryService) -> None:

@@ -39,8 +39,9 @@ CORRECTION_SIMILARITY = 0.50
 RESTATE_NEW_WORDS = 2
 
 _CORRECTION = re.compile(
-    r"^\W*(?:actually|correction|sorry|wait|oops|no|nope|to be clear|to correct (?:myself|that)|i was wrong|"
-    r"i misspoke|scratch that|my bad|not quite)\b|\bi meant\b|\bnot anymore\b|\bno longer\b|\bany ?more\b|"
+    r"^\W*(?:actually|correction|to be clear|to correct (?:myself|that)|i was wrong|i misspoke|scratch that|"
+    r"my bad|not quite)\b|^\W*(?:sorry|wait|oops|no|nope)\s*[,:!-]|\bi meant\b|\bnot anymore\b|\bno longer\b|"
+    r"\bany ?more\b|"
     r"\bturns out\b|\bi was mistaken\b|\bthat'?s (?:not right|wrong|outdated|old news)\b|\bchanged my mind\b|"
     r"\binstead of\b|\bnot [\w' -]{1,30}, but\b|\bnot [\w' -]{1,30} anymore\b",
     re.IGNORECASE,
@@ -49,11 +50,10 @@ _ADDITIVE = re.compile(r"\b(?:also|too|as well|another|second|in addition|beside
                        re.IGNORECASE)
 # Keys stated together that change together.
 COUPLED = frozenset({"job", "employer"})
-# An update with no key and no correction cue ("I take the 8:15 train now") replaces its nearest memory only when
-# it says so ("now", "these days", "switched") and they are this close and share a content word.
-IMPLICIT_UPDATE_SIMILARITY = 0.60
-_UPDATE_CUE = re.compile(r"\b(?:now|these days|nowadays|switched|upgraded|changed|anymore|no longer|instead)\b",
-                         re.IGNORECASE)
+# A restatement says mostly the same words: this share of the shorter statement's content words is in the other.
+RESTATE_CONTAINMENT = 0.5
+# A dated transcript line, "(8 May 2023) Ada: ...": its stamp and speaker say nothing of what the line says.
+_TRANSCRIPT_PREFIX = re.compile(r"^\([^()\n]{1,60}\)\s*(?:[^\s:()][^:\n]{0,40}:\s+)?")
 # Words of a correction or a restatement that say nothing of its subject.
 _FILLER = frozenset(
     """actually correction sorry wait oops nope clear correct wrong misspoke scratch meant mistaken anymore longer
@@ -74,14 +74,25 @@ class Outcome:
     reason: str = ""
 
 
+def body(text: str) -> str:
+    """``text`` without the stamp and speaker of a transcript line."""
+    return _TRANSCRIPT_PREFIX.sub("", text.strip(), count=1)
+
+
 def stems(text: str) -> set[str]:
     """Content words cut to five letters, so "allergic" and "allergy", "peanut" and "peanuts" are one."""
-    return {w[:5] for w in content_words(text) if w not in _FILLER}
+    return {w[:5] for w in content_words(body(text)) if w not in _FILLER}
+
+
+def containment(a: set[str], b: set[str]) -> float:
+    """The share of the smaller set that is in the other."""
+    return len(a & b) / min(len(a), len(b)) if a and b else 0.0
 
 
 def _names(text: str) -> set[str]:
     """Capitalised words past the first of a sentence, and numbers: what a guard must see differ."""
     out = set()
+    text = body(text)
     for match in WORD.finditer(text):
         word = match.group()
         start = text[: match.start()].rstrip()
@@ -92,7 +103,7 @@ def _names(text: str) -> set[str]:
 
 
 def is_correction(text: str) -> bool:
-    return bool(_CORRECTION.search(text)) and not _ADDITIVE.search(text)
+    return bool(_CORRECTION.search(body(text))) and not _ADDITIVE.search(text)
 
 
 def live_facts(record: MemoryRecord) -> list[Fact]:
@@ -164,15 +175,12 @@ def decide(
         new_facts = bool(statement.facts) and not _same_facts(statement, old)
         correction = is_correction(text)
         if (similarity >= RESTATE_SIMILARITY and not statement.retracts and not new_facts and not correction
-                and not _ADDITIVE.search(text)
+                and not _ADDITIVE.search(text) and containment(words, stems(old.text)) >= RESTATE_CONTAINMENT
                 and not _facts_conflict(statement, old) and not _names(text) ^ _names(old.text)):
             return Outcome(restates=old.id, reason=f"said again (similarity {similarity:.2f})")
         if (correction and similarity >= CORRECTION_SIMILARITY and words & stems(old.text)
                 and not live_facts(old)):
             return Outcome((old.id,), reason=f"an explicit correction (similarity {similarity:.2f})")
-        if (_UPDATE_CUE.search(text) and not _ADDITIVE.search(text) and similarity >= IMPLICIT_UPDATE_SIMILARITY
-                and words & stems(old.text) and not live_facts(old) and not statement.facts):
-            return Outcome((old.id,), reason=f"an update of the same thing (similarity {similarity:.2f})")
     return Outcome()
 
 
