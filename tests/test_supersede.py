@@ -194,3 +194,9 @@ def test_a_new_favourite_replaces_the_old_one_for_the_same_thing_only(memory: Me
         "These days my favourite coffee is an oat latte.")
     block = memory.recall("Order me my usual coffee, please.").block.text
     assert "oat latte" in block and "flat white" not in block and "chamomile" in block
+
+
+def test_the_old_home_said_again_is_current_again(memory: MemoryService) -> None:
+    say(memory, "I live in Boston", "I moved to Berlin", "I live in Boston")
+    assert [e.value for e in memory.profile()[0]] == ["Boston"]
+    assert live(memory) == ["I live in Boston"]

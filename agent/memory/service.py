@@ -185,7 +185,7 @@ class MemoryService:
         if known is not None and known.current:  # the same words again: that memory, refreshed
             return self.write([record])[0], truth.Outcome(reason="said before in the same words")
         profiled = [r for r in self.ledger.profiled(self.user) if r.id != record.id]
-        # A statement stored before is the same memory: nothing to compare, nothing to embed again.
+        # Words said before and since replaced: nothing to compare them with, nothing to embed again.
         vector, neighbours = self._neighbours(record) if known is None else (None, [])
         outcome = truth.decide(record.text, statement, profiled, neighbours)
         log.debug("truth: %s", outcome.reason or "a memory of its own")
@@ -194,7 +194,7 @@ class MemoryService:
                                 Quote(record.source, record.session, record.turn, record.created_at))
             return self.ledger.get(self.user, [outcome.restates])[outcome.restates], outcome
         stored = self.write([record], {record.id: vector} if vector is not None else None)[0]
-        if known is not None and (not known.current or known.facts != record.facts):
+        if known is not None:
             # Said again after it was replaced ("I live in Boston" once more): current again, with today's facts.
             self.ledger.supersede(self.user, [record.id], "", 0.0)
             self.ledger.set_facts(self.user, record.id, record.facts)
