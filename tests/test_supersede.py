@@ -200,3 +200,9 @@ def test_the_old_home_said_again_is_current_again(memory: MemoryService) -> None
     say(memory, "I live in Boston", "I moved to Berlin", "I live in Boston")
     assert [e.value for e in memory.profile()[0]] == ["Boston"]
     assert live(memory) == ["I live in Boston"]
+
+
+def test_one_speaker_of_a_transcript_never_replaces_or_repeats_another(memory: MemoryService) -> None:
+    say(memory, "(8 May 2023) Ada: I live in Boston, near the river.", "(9 May 2023) Bo: I moved to Denver last year.",
+        "(9 May 2023) Bo: Actually, I don't live near the river, I live in the hills.")
+    assert len(live(memory)) == 3  # Bo's move and Bo's correction leave Ada's memories as they are

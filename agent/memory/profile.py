@@ -154,7 +154,7 @@ _FACTS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
                  r"|\b(?:i|we)(?:'ve| have)? (?:just |recently |finally |now |officially )?(?:moved|relocated) "
                  r"(?:back )?to|\bmy home is(?: in)?|\bi(?:'m| am) settled in|\b(?:i|we)(?:'ve| have) (?:been )?"
                  r"(?:lived|living) in|^\W*(?:just |finally |recently |so |we )?(?:moved|relocated) (?:back )?to|"
-                 r"\bhome (?:is|these days is) (?=[A-Z]))\s*" + _PLACE),
+                 r"\bhome (?:is|these days is) (?-i:(?=[A-Z])))\s*" + _PLACE),
         ("hometown", r"(?i:\b" + _I_AM + r" (?:originally )?from|\bi grew up in|\bi was born in)\s+" + _PLACE),
         ("timezone", r"(?i:\bmy time ?zone is|\b" + _I_AM + r" on)\s+(?P<v>[A-Z][\w/+-]*(?:\s[A-Z][a-z]+)?"
                      r"(?: time)?|UTC[+-]\d{1,2})(?=\s*(?:[.,!?]|$|\s+(?:time|now)))"),
@@ -171,7 +171,7 @@ _FACTS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
                 r"(?:mom|mum|dad|parent))\b"),
         ("employer", r"(?i:\bi " + _NOW + r"work (?:at|for)|\b" + _I_AM + r" " + _NOW + r"working (?:at|for)|"
                      r"\bnew job\b[^.!?]{0,60}?\bat|\bi(?:'ve| have)? (?:just )?started (?:a new job |working )?at|"
-                     r"\bwork as (?:an? )?[\w -]{2,30}? (?:at|for)|\bi(?:'ve| have)? (?:just )?joined (?=[A-Z])|"
+                     r"\bwork as (?:an? )?[\w -]{2,30}? (?:at|for)|\bi(?:'ve| have)? (?:just )?joined (?-i:(?=[A-Z]))|"
                      r"\bi got (?:a|the) job (?:as [\w -]+? )?at)\s*" + _ORG),
         ("diet", r"(?i:\b" + _I_AM + r" " + _NOW + r"(?:a |strictly |fully |mostly |100% )?|\bi(?:'ve| have)? "
                  r"(?:just )?(?:gone|went|turned|become|became) (?:full |fully |completely |totally |strictly )?|"
@@ -205,7 +205,7 @@ _FACTS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
         ("pet", r"^\W*" + _NAME + r",\s+(?i:my\s+(?:[\w-]+\s+){0,2}?(?:" + _PETS + r"|" + _BREEDS + r"))\b"),
         ("pet", r"(?i:\b(?:i|we) (?:have|own|just got|got|adopted|rescued)|\bi've got|\bwe've got)\s+"
                 r"(?P<v>(?i:an?|two|three|four|a new)\s+(?:[\w-]+\s+)?(?:" + _PETS + r"|" + _BREEDS + r")s?)\b"),
-        ("work city", r"(?i:\bmy (?:office|workplace) is in|\bi work in (?=[A-Z])|\bi commute to)\s*" + _PLACE),
+        ("work city", r"(?i:\bmy (?:office|workplace) is in|\bi work in (?-i:(?=[A-Z]))|\bi commute to)\s*" + _PLACE),
         *((role, r"(?i:\bmy (?:new )?" + role + r"(?:'s name is| is called| is named| is now| now is| is))\s+" + _NAME)
           for role in ("manager", "boss", "doctor", "gp", "therapist", "dentist", "landlord", "landlady", "roommate",
                        "flatmate")),

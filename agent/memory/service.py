@@ -224,7 +224,15 @@ class MemoryService:
             return vector, []
         hits = [hit for hit in self.index.query(vector, NEIGHBOURS) if hit.id != record.id]
         found = self.ledger.get(self.user, [hit.id for hit in hits])
-        return vector, [(found[h.id], h.similarity) for h in hits if h.id in found and found[h.id].current]
+        near = [(found[h.id], h.similarity) for h in hits if h.id in found and found[h.id].current]
+        said = truth.body(record.text)
+        if near and said != record.text:
+            # A dated transcript line ("(8 May 2023) Ada: ..."): the stamp and the speaker make the lines of one day
+            # alike, so the nearest are compared again on what they say.
+            bodies = self.embedder.embed([said, *(truth.body(old.text) for old, _ in near)])
+            near = sorted(((old, dot(bodies[0], v)) for (old, _), v in zip(near, bodies[1:], strict=True)),
+                          key=lambda pair: -pair[1])
+        return vector, near
 
     def _record(
         self,

@@ -41,7 +41,7 @@ RESTATE_NEW_WORDS = 2
 _CORRECTION = re.compile(
     r"^\W*(?:actually|correction|to be clear|to correct (?:myself|that)|i was wrong|i misspoke|scratch that|"
     r"my bad|not quite)\b|^\W*(?:sorry|wait|oops|no|nope)\s*[,:!-]|\bi meant\b|\bnot anymore\b|\bno longer\b|"
-    r"\bany ?more\b|"
+    r"\bany ?more\b(?=\s*(?:[.,!?;]|$))|"
     r"\bturns out\b|\bi was mistaken\b|\bthat'?s (?:not right|wrong|outdated|old news)\b|\bchanged my mind\b|"
     r"\binstead of\b|\bnot [\w' -]{1,30}, but\b|\bnot [\w' -]{1,30} anymore\b",
     re.IGNORECASE,
@@ -53,7 +53,8 @@ COUPLED = frozenset({"job", "employer"})
 # A restatement says mostly the same words: this share of the shorter statement's content words is in the other.
 RESTATE_CONTAINMENT = 0.5
 # A dated transcript line, "(8 May 2023) Ada: ...": its stamp and speaker say nothing of what the line says.
-_TRANSCRIPT_PREFIX = re.compile(r"^\([^()\n]{1,60}\)\s*(?:[^\s:()][^:\n]{0,40}:\s+)?")
+_TRANSCRIPT_PREFIX = re.compile(r"^\([^()\n]{1,60}\)\s*(?:(?P<speaker>[^\s:()][^:\n]{0,40}):\s+)?")
+_FIRST_PERSON = re.compile(r"\b(?:i|i'm|i've|i'd|i'll|me|my|mine|we|we're|our|us)\b", re.IGNORECASE)
 # Words of a correction or a restatement that say nothing of its subject.
 _FILLER = frozenset(
     """actually correction sorry wait oops nope clear correct wrong misspoke scratch meant mistaken anymore longer
@@ -77,6 +78,17 @@ class Outcome:
 def body(text: str) -> str:
     """``text`` without the stamp and speaker of a transcript line."""
     return _TRANSCRIPT_PREFIX.sub("", text.strip(), count=1)
+
+
+def speaker(text: str) -> str:
+    """Who a transcript line is by ("Ada" in "(8 May 2023) Ada: ..."); empty for the user's own words."""
+    match = _TRANSCRIPT_PREFIX.match(text.strip())
+    return (match.group("speaker") or "") if match else ""
+
+
+def same_speaker(a: MemoryRecord, text: str) -> bool:
+    """A fact by one speaker of a transcript never replaces or repeats another speaker's."""
+    return speaker(a.text) == speaker(text)
 
 
 def stems(text: str) -> set[str]:
@@ -103,7 +115,10 @@ def _names(text: str) -> set[str]:
 
 
 def is_correction(text: str) -> bool:
-    return bool(_CORRECTION.search(body(text))) and not _ADDITIVE.search(text)
+    """An explicit correction of something the user said: a cue ("actually", "sorry, I got that wrong", "I meant")
+    in a statement about themselves, not one that adds ("also")."""
+    said = body(text)
+    return bool(_CORRECTION.search(said)) and bool(_FIRST_PERSON.search(said)) and not _ADDITIVE.search(said)
 
 
 def live_facts(record: MemoryRecord) -> list[Fact]:
@@ -148,6 +163,8 @@ def decide(
     """The outcome for a new memory of ``text`` stating ``statement``, given the current memories that state profile
     facts (``profiled``, current or superseded: a superseded memory's other facts stay in the profile) and its
     nearest current memories with their similarity (``neighbours``, best first)."""
+    profiled = [old for old in profiled if same_speaker(old, text)]
+    neighbours = [(old, similarity) for old, similarity in neighbours if same_speaker(old, text)]
     supersedes: list[str] = []
     replaced: list[tuple[str, Fact]] = []
     for old in profiled:
