@@ -7,7 +7,8 @@ Thai place for tonight" shares no word with "I'm allergic to peanuts", and the a
 Facts are found by patterns, deterministically, in each sentence the user stated (a question states nothing:
 "do I live in Berlin?" is not a home). A plan is not yet a fact ("I'm moving to Lisbon next month" leaves the home
 as it is), nor is the past ("I used to live in Boston"). A statement that a value no longer holds ("I'm not vegan
-anymore", "I'm no longer allergic to cats", "I quit my job") is a retraction.
+anymore", "I'm no longer allergic to cats", "I quit my job") is a retraction, and its own value stands in the
+profile ("diet: no longer vegan") until a later statement gives the key another.
 
 Keys are single-valued (a new home replaces the old one) or sets (several allergies hold at once: a new one never
 replaces another, only a retraction removes one). Values are kept as the user wrote them; ``same_value`` compares
