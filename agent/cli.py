@@ -11,6 +11,7 @@ import json
 import logging
 import re
 import sys
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Annotated, Any
@@ -21,6 +22,7 @@ from rich.console import Console
 from agent.config import Settings, load_settings
 from agent.domain import MemoryRecord, ScoredMemory
 from agent.errors import AgentError
+from agent.memory.profile import Entry
 from agent.memory.service import MemoryService
 from agent.sessions import SessionStore
 from agent.ui.render import escape_terminal, plural
@@ -289,7 +291,9 @@ def _service(embedder: str | None = None, check: bool = True) -> MemoryService:
     return service
 
 
-def _as_json(row: MemoryRecord | ScoredMemory) -> dict[str, Any]:
+def _as_json(row: MemoryRecord | ScoredMemory, history: Sequence[Entry] = ()) -> dict[str, Any]:
+    from agent.ui.truth_view import truth_fields
+
     record = row.record if isinstance(row, ScoredMemory) else row
     out: dict[str, Any] = {
         "id": record.id,
@@ -300,6 +304,7 @@ def _as_json(row: MemoryRecord | ScoredMemory) -> dict[str, Any]:
         "session": record.session,
         "turn": record.turn,
         "source": record.source,
+        **truth_fields(record, history),
     }
     if isinstance(row, ScoredMemory):
         out["similarity"] = round(row.similarity, 4)
@@ -307,9 +312,11 @@ def _as_json(row: MemoryRecord | ScoredMemory) -> dict[str, Any]:
     return out
 
 
-def _print_memories(rows: list[MemoryRecord] | list[ScoredMemory], as_json: bool, empty: str) -> None:
+def _print_memories(
+    rows: list[MemoryRecord] | list[ScoredMemory], as_json: bool, empty: str, history: Sequence[Entry] = ()
+) -> None:
     if as_json:
-        typer.echo(_json([_as_json(r) for r in rows]))
+        typer.echo(_json([_as_json(r, history) for r in rows]))
         return
     if not rows:
         typer.echo(empty)
@@ -322,16 +329,65 @@ def _print_memories(rows: list[MemoryRecord] | list[ScoredMemory], as_json: bool
 @memories_app.command("list")
 def memories_list(
     as_json: JsonOpt = False,
+    history: Annotated[bool, typer.Option("--history", help="Also the memories later ones replaced.")] = False,
     embedder: EmbedderOpt = None,
     limit: Annotated[int | None, typer.Option("--limit", min=1, help="Only the newest N memories.")] = None,
 ) -> None:
-    """List every memory (or the newest N), oldest first."""
-    records = _service(embedder).list()
-    shown = records if limit is None else records[-limit:]
-    _print_memories(shown, as_json, "No memories yet.")
-    if len(shown) < len(records) and not as_json:
-        typer.echo(f"the newest {len(shown):,} of {plural(len(records), 'memory', 'memories')}; without --limit, "
+    """List the current memories (or the newest N), oldest first (--json lists the replaced ones too, with
+    superseded_by)."""
+    service = _service(embedder)
+    records = service.list()
+    if as_json or history:
+        shown = records if limit is None else records[-limit:]
+        _print_memories(shown, as_json, "No memories yet.", service.profile()[1])
+        return
+    current = [r for r in records if r.current]
+    shown = current if limit is None else current[-limit:]
+    _print_memories(shown, False, "No memories yet.")
+    if len(shown) < len(current):
+        typer.echo(f"the newest {len(shown):,} of {plural(len(current), 'memory', 'memories')}; without --limit, "
                    "every one", err=True)
+    if len(current) < len(records):
+        typer.echo(f"{len(records) - len(current)} replaced by later ones: `agent memories list --history` shows "
+                   "them, `agent memories restore ID` makes one current again.")
+
+
+@memories_app.command("profile")
+def memories_profile(as_json: JsonOpt = False, embedder: EmbedderOpt = None) -> None:
+    """The profile: stable facts read from what you said, the current value of each and the values replaced."""
+    current, history = _service(embedder).profile()
+    if as_json:
+        from agent.ui.truth_view import iso
+
+        typer.echo(_json([
+            {"kind": "profile", "key": e.key, "value": e.value, "memory": e.memory, "said_at": iso(e.said_at),
+             "session": e.session, "turn": e.turn, "superseded_by": e.replaced_by or None,
+             "superseded_at": iso(e.replaced_at)}
+            for e in [*current, *history]
+        ]))
+        return
+    if not current and not history:
+        typer.echo("No profile facts yet.")
+        return
+    from agent.ui.truth_view import profile_table
+
+    Console(highlight=False).print(profile_table(current, history))
+
+
+@memories_app.command("restore")
+def memories_restore(
+    memory: Annotated[str, typer.Argument(help="The id (or a unique prefix) of a replaced memory.")],
+    embedder: EmbedderOpt = None,
+) -> None:
+    """Make a memory a later one replaced current again (the one that replaced it is replaced in turn)."""
+    service = _service(embedder)
+    matches = [r for r in service.list() if r.id.startswith(memory.lower()) and not r.current]
+    if len(matches) != 1:
+        problem = "matches no replaced memory" if not matches else f"matches {len(matches)} replaced memories"
+        raise AgentError(f"{memory!r} {problem}: `agent memories list --history` shows them.")
+    restored = service.restore(matches[0].id)
+    assert restored is not None
+    typer.echo(f"restored {restored.id[:8]}: {escape_terminal(restored.text)}")
 
 
 @memories_app.command("search")

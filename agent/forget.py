@@ -85,8 +85,9 @@ class Forgotten:
 
 
 def texts_of(records: Iterable[MemoryRecord]) -> list[str]:
-    """What must leave the other files for ``records``: each one's text and the words it came from."""
-    return list(dict.fromkeys(text for record in records for text in (record.text, record.source) if text.strip()))
+    """What must leave the other files for ``records``: each one's text, the words it came from and every later
+    restatement of it (``MemoryRecord.quotes``)."""
+    return list(dict.fromkeys(text for record in records for text in record.quotes() if text.strip()))
 
 
 # -- the places, one by one ------------------------------------------------------------------------------------

@@ -9,7 +9,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-from agent.domain import ForgetRecord, MemoryRecord, Message
+from agent.domain import ForgetRecord, MemoryRecord, Message, Quote, StatedFact
 
 
 class Embedder(Protocol):
@@ -75,6 +75,9 @@ class Ledger(Protocol):
     ``delete`` does and, in the same transaction, keeps a ``ForgetRecord`` of the texts still to be erased elsewhere
     until ``drop_forget`` (which leaves no byte of it either); ``set_contexts`` rewrites memories' keyword context
     in place.
+    ``profiled`` returns the memories that state profile facts (current and superseded) without a scan;
+    ``recent`` the current memories seen last; ``supersede`` marks memories replaced by another (``by`` empty: current
+    again); ``set_facts`` rewrites a memory's profile facts; ``restate`` adds a later quote to a memory's provenance.
     """
 
     def put(self, records: Sequence[MemoryRecord]) -> None: ...
@@ -100,6 +103,16 @@ class Ledger(Protocol):
     def oldest(self, user: str, n: int) -> list[str]: ...
 
     def keyword_search(self, user: str, query: str, k: int) -> list[tuple[str, float]]: ...
+
+    def profiled(self, user: str) -> list[MemoryRecord]: ...
+
+    def recent(self, user: str, n: int) -> list[MemoryRecord]: ...
+
+    def supersede(self, user: str, ids: Sequence[str], by: str, when: float) -> None: ...
+
+    def set_facts(self, user: str, memory: str, facts: Sequence[StatedFact]) -> None: ...
+
+    def restate(self, user: str, memory: str, quote: Quote) -> None: ...
 
 
 @dataclass(frozen=True)

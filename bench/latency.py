@@ -36,11 +36,12 @@ from agent.memory.service import MemoryPolicy, MemoryService
 from agent.ports import Embedder
 from agent.recovery import MirroredIndex
 from agent.wiring import DataPaths, ensure_data_dir
-from bench import machine, next_prompt
+from bench import machine, memory_truth, next_prompt
 from bench.agent_process import resident_mb, startup_s
 from bench.locomo import percentile
 
 USER = "latency"
+TRUTH_LINES = memory_truth.turn_lines(json.loads(memory_truth.DEFAULT_DATA.read_text()))
 BATCH = 256
 PROBES = 200
 AGENT_LINES = ("What do you know about my sister?", "Any ideas for pottery this weekend?", "What should I cook?")
@@ -156,7 +157,15 @@ def measure_sizes(sizes: Sequence[int], log: Any, model_dir: Path | None = None)
                 recall = service.recall(probe)
                 times.append((time.perf_counter() - t0) * 1000)
                 tokens.append(recall.block.tokens)
+            # The truth checks of the write path (bench/memory_truth.py), 1% of the store stating profile facts.
+            seeded = len(ledger.profiled(USER))
+            service.write(memory_truth.profile_records(seeded, size // 100 - seeded))
+            truth = memory_truth.time_truth_checks(service, embedder, TRUTH_LINES)
             out[str(size)] = {
+                "truth_profile_supersede_ms_p50": truth["profile_supersede_ms_p50"],
+                "truth_profile_supersede_ms_p95": truth["profile_supersede_ms_p95"],
+                "truth_neighbours_ms_p50": truth["neighbours_ms_p50"],
+                "truth_neighbours_ms_p95": truth["neighbours_ms_p95"],
                 "memories": service.count(),
                 "overhead_ms_p50": percentile(times, 50),
                 "overhead_ms_p95": percentile(times, 95),
@@ -204,13 +213,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     print(f"machine: {machine.line()}")
     print("| memories | overhead p50 ms | overhead p95 ms | write/s | of it embedding | agent RSS MB (peak) | "
-          "bench RSS MB | bytes/memory |")
-    print("|---|---|---|---|---|---|---|---|")
+          "bench RSS MB | bytes/memory | truth checks p50/p95 ms | neighbours p50/p95 ms |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
     for size in sorted(args.sizes):
         r = result[str(size)]
         print(f"| {size:,} | {r['overhead_ms_p50']:.1f} | {r['overhead_ms_p95']:.1f} | {r['write_per_s']:.0f} | "
               f"{r['write_embed_share']:.0%} | {r['rss_mb']:.0f} ({r['peak_rss_mb']:.0f}) | {r['bench_rss_mb']:.0f} | "
-              f"{r['bytes_per_memory']:.0f} |")
+              f"{r['bytes_per_memory']:.0f} | {r['truth_profile_supersede_ms_p50']:.2f}/"
+              f"{r['truth_profile_supersede_ms_p95']:.2f} | {r['truth_neighbours_ms_p50']:.2f}/"
+              f"{r['truth_neighbours_ms_p95']:.2f} |")
     print(f"next prompt after a reply: p50 {prompt['next_prompt_ms_p50']:.1f} ms / p95 "
           f"{prompt['next_prompt_ms_p95']:.1f} ms (max {prompt['next_prompt_ms_max']:.1f}, {prompt['turns']} turns); "
           f"lines sent back to back: p50 {prompt['next_prompt_back_to_back_ms_p50']:.1f} / p95 "

@@ -138,11 +138,11 @@ def test_the_exact_query_for_a_crowded_index_ranks_with_the_same_weights(tmp_pat
     ledger.close()
 
 
-def test_a_new_ledger_is_format_2_with_two_indexed_columns(tmp_path: Path) -> None:
+def test_a_new_ledger_is_format_3_with_two_indexed_columns(tmp_path: Path) -> None:
     path = tmp_path / "ledger.sqlite3"
     SqliteLedger(path).close()
     version, columns = file_format(path)
-    assert version == SCHEMA_VERSION == 2
+    assert version == SCHEMA_VERSION == 3
     assert "search_context" in columns and "search_text" not in columns
     with closing(sqlite3.connect(path)) as db:
         assert db.execute("SELECT v FROM memories_fts_config WHERE k = 'rank'").fetchone()[0] == rank_config()
@@ -165,7 +165,7 @@ def test_a_format_1_ledger_is_migrated_in_place_losing_nothing(tmp_path: Path) -
     ledger.close()
 
     version, columns = file_format(path)
-    assert version == 2 and "search_context" in columns and "search_text" not in columns
+    assert version == 3 and "search_context" in columns and "search_text" not in columns
     with closing(sqlite3.connect(path)) as db:
         contexts = dict(db.execute("SELECT id, search_context FROM memories").fetchall())
         assert db.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
@@ -200,7 +200,7 @@ def test_a_migration_that_fails_leaves_the_format_1_file_as_it_was(
     monkeypatch.undo()
     ledger = SqliteLedger(path)
     assert len(ledger.all(USER)) == len(records)
-    assert file_format(path)[0] == 2
+    assert file_format(path)[0] == 3
     ledger.close()
 
 

@@ -114,7 +114,7 @@ def test_prefixes_unknown_and_ambiguous_commands(tmp_path: Path) -> None:
     done = run_lines(build_chat(tmp_path, chat), "/he", "/nope", "/re", " /usr/bin is a path")
     assert "/help" in done.out
     assert "/nope is not a command. /help lists the commands" in done.log
-    assert "/re is ambiguous: /remember, /retry" in done.log
+    assert "/re is ambiguous: /remember, /restore, /retry" in done.log
     assert chat.requests[0][-1].content == " /usr/bin is a path"
 
 

@@ -5,8 +5,11 @@ from this file (``agent memories rebuild``). It also holds the keyword index (FT
 hybrid retriever fuses with the dense ranking; Chroma's local mode has no keyword index. The index has two
 columns, the memory's text and the context it was written with, and BM25 weighs a match in the text higher.
 
-The file's format is its ``user_version``: a format 1 file (one indexed column) is migrated in place when opened,
-in one transaction; a newer format than this code reads is refused.
+The file's format is its ``user_version``: a format 1 file (one indexed column) or 2 (no profile facts, supersede
+links or restatements) is migrated in place when opened, in one transaction; a newer format than this code reads
+is refused. Format 3 keeps, per memory, the profile facts it states, the memory that superseded it and when, and
+the quotes that restated it; a partial index holds the few memories that state profile facts, so the profile is
+read on every turn without a scan.
 
 Forget means gone: ``secure_delete`` zeroes freed pages, the FTS index is merged after a delete so no segment
 keeps the deleted terms, and the rollback journal (not WAL) leaves nothing behind once a transaction ends. A forget
@@ -34,24 +37,35 @@ import uuid
 from array import array
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager, suppress
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from agent.adapters import disk
-from agent.domain import ForgetRecord, MemoryRecord
+from agent.domain import ForgetRecord, MemoryRecord, Quote, StatedFact
 from agent.errors import MemoryUnavailable, StoreCorrupt, StoreLocked
 from agent.memory.text import content_words
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 BUSY_WAIT = 5.0
 # keyword_search sorts this many index rows per wanted hit before it filters by user.
 KEYWORD_OVERFETCH = 4
 # The keyword index has two columns, the memory's own text and the context it was written with (the turn it
 # answers): BM25 counts a match in the text TEXT_WEIGHT times a match in the context (bench/RESULTS.md, E10).
 TEXT_WEIGHT = 2.0
-_COLUMNS = "id, text, kind, user, session, turn, created_at, last_seen, content_hash, source, extra"
+_COLUMNS = (
+    "id, text, kind, user, session, turn, created_at, last_seen, content_hash, source, extra, facts, "
+    "superseded_by, superseded_at, restated"
+)
+# The columns format 3 added, as ``ALTER TABLE`` adds them to an older file.
+_FORMAT_3_COLUMNS = (
+    "facts TEXT NOT NULL DEFAULT '[]'",
+    "superseded_by TEXT NOT NULL DEFAULT ''",
+    "superseded_at REAL NOT NULL DEFAULT 0",
+    "restated TEXT NOT NULL DEFAULT '[]'",
+)
 
-# Format 2. Statement by statement: ``executescript`` would commit the transaction a migration runs in.
+# Format 3. Statement by statement: ``executescript`` would commit the transaction a migration runs in.
 _SCHEMA = (
     """CREATE TABLE IF NOT EXISTS memories (
         rowid INTEGER PRIMARY KEY,
@@ -67,6 +81,10 @@ _SCHEMA = (
         source TEXT NOT NULL,
         extra TEXT NOT NULL DEFAULT '{}',
         search_context TEXT NOT NULL DEFAULT '',
+        facts TEXT NOT NULL DEFAULT '[]',
+        superseded_by TEXT NOT NULL DEFAULT '',
+        superseded_at REAL NOT NULL DEFAULT 0,
+        restated TEXT NOT NULL DEFAULT '[]',
         UNIQUE (user, id)
     )""",
     "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
@@ -78,6 +96,7 @@ _SCHEMA = (
         UNIQUE (user, id)
     )""",
     "CREATE INDEX IF NOT EXISTS memories_seen ON memories (user, last_seen)",
+    "CREATE INDEX IF NOT EXISTS memories_profile ON memories (user) WHERE facts != '[]'",
     # External content: the index keeps terms, not text, and reads its columns from ``memories`` by name.
     """CREATE VIRTUAL TABLE IF NOT EXISTS memories_fts USING fts5(
         text, search_context, content='memories', content_rowid='rowid', tokenize='porter unicode61'
@@ -118,9 +137,18 @@ def rank_config() -> str:
 
 
 def search_context(record: MemoryRecord) -> str:
-    """The context the writer attached (``extra['context']``), indexed beside the memory text in its own column."""
+    """The context the writer attached (``extra['context']``) and the words of each restatement, indexed beside the
+    memory text in its own column: a restatement's new words find the memory it merged into."""
     context = record.extra.get("context")
-    return str(context) if context else ""
+    return "\n".join(([str(context)] if context else []) + [quote.text for quote in record.restated])
+
+
+def _facts_json(facts: Sequence[StatedFact]) -> str:
+    return json.dumps([[f.key, f.value, f.superseded_by] for f in facts], ensure_ascii=False)
+
+
+def _quotes_json(quotes: Sequence[Quote]) -> str:
+    return json.dumps([[q.text, q.session, q.turn, q.at] for q in quotes], ensure_ascii=False)
 
 
 def _classify(path: Path, exc: sqlite3.DatabaseError, doing: str = "opened") -> MemoryUnavailable:
@@ -167,6 +195,10 @@ def _row_to_record(row: sqlite3.Row) -> MemoryRecord:
         content_hash=row["content_hash"],
         source=row["source"],
         extra=json.loads(row["extra"]),
+        facts=tuple(StatedFact(str(key), str(value), str(by)) for key, value, by in json.loads(row["facts"])),
+        superseded_by=row["superseded_by"],
+        superseded_at=float(row["superseded_at"]),
+        restated=tuple(Quote(str(t), str(s), int(n), float(a)) for t, s, n, a in json.loads(row["restated"])),
     )
 
 
@@ -176,6 +208,10 @@ class SqliteLedger:
     def __init__(self, path: Path) -> None:
         self.path = path
         self._lock = threading.RLock()
+        # The profile memories are read on every turn: kept until this connection writes or SQLite's data_version
+        # says another connection (another process) committed.
+        self._writes = 0
+        self._profiled: dict[str, tuple[tuple[int, int], list[MemoryRecord]]] = {}
         fresh = not path.exists()
         try:
             if fresh:
@@ -224,6 +260,9 @@ class SqliteLedger:
         self._format()
         columns = {row[1] for row in db.execute("PRAGMA table_info(memories)")}
         migrate = "search_text" in columns
+        if columns and "facts" not in columns:  # format 1 or 2: the rows stay as they are, current, with no facts
+            for column in _FORMAT_3_COLUMNS:
+                db.execute(f"ALTER TABLE memories ADD COLUMN {column}")
         if migrate:
             for statement in _FROM_FORMAT_1:
                 db.execute(statement)
@@ -260,6 +299,7 @@ class SqliteLedger:
                 try:
                     yield self._db
                     self._db.execute("COMMIT")
+                    self._writes += 1
                 except BaseException:
                     if self._db.in_transaction:
                         with suppress(sqlite3.Error):
@@ -281,11 +321,13 @@ class SqliteLedger:
             return
         with self._tx() as db:
             db.executemany(
-                f"""INSERT INTO memories ({_COLUMNS}, search_context) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)
+                f"""INSERT INTO memories ({_COLUMNS}, search_context) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)
                 ON CONFLICT (user, id) DO UPDATE SET last_seen = max(last_seen, excluded.last_seen)""",
                 [
                     (r.id, r.text, r.kind, r.user, r.session, r.turn, r.created_at, r.last_seen,
-                     r.content_hash, r.source, json.dumps(r.extra, ensure_ascii=False), search_context(r))
+                     r.content_hash, r.source, json.dumps(r.extra, ensure_ascii=False),
+                     _facts_json(r.facts), r.superseded_by, r.superseded_at,
+                     _quotes_json(r.restated), search_context(r))
                     for r in records
                 ],
             )
@@ -323,6 +365,64 @@ class SqliteLedger:
             db.executemany(
                 "UPDATE memories SET last_seen = max(last_seen, ?) WHERE user = ? AND id = ?",
                 [(when, user, i) for i in ids],
+            )
+
+    def profiled(self, user: str) -> list[MemoryRecord]:
+        """The memories that state profile facts, current and superseded, oldest first (the partial index), read
+        again only after a write."""
+        with self._lock:
+            stamp = (int(self._read("PRAGMA data_version")[0][0]), self._writes)
+            cached = self._profiled.get(user)
+            if cached is not None and cached[0] == stamp:
+                return list(cached[1])
+        rows = self._read(
+            f"SELECT {_COLUMNS} FROM memories INDEXED BY memories_profile WHERE user = ? AND facts != '[]' "
+            "ORDER BY created_at, rowid",
+            [user],
+        )
+        records = [_row_to_record(row) for row in rows]
+        with self._lock:
+            self._profiled[user] = (stamp, records)
+        return list(records)
+
+    def recent(self, user: str, n: int) -> list[MemoryRecord]:
+        """The ``n`` current memories seen last (said, restated or recalled), newest first."""
+        rows = self._read(
+            f"SELECT {_COLUMNS} FROM memories WHERE user = ? AND superseded_by = '' ORDER BY last_seen DESC, "
+            "rowid DESC LIMIT ?",
+            [user, n],
+        )
+        return [_row_to_record(row) for row in rows]
+
+    def supersede(self, user: str, ids: Sequence[str], by: str, when: float) -> None:
+        """Mark ``ids`` replaced by memory ``by`` at ``when``; an empty ``by`` makes them current again."""
+        if not ids:
+            return
+        with self._tx() as db:
+            db.executemany(
+                "UPDATE memories SET superseded_by = ?, superseded_at = ? WHERE user = ? AND id = ?",
+                [(by, when if by else 0.0, user, i) for i in ids],
+            )
+
+    def set_facts(self, user: str, memory: str, facts: Sequence[StatedFact]) -> None:
+        """Rewrite the profile facts of ``memory`` (a value of it replaced by a later memory)."""
+        with self._tx() as db:
+            db.execute("UPDATE memories SET facts = ? WHERE user = ? AND id = ?", (_facts_json(facts), user, memory))
+
+    def restate(self, user: str, memory: str, quote: Quote) -> None:
+        """Add ``quote`` to the provenance of ``memory`` and to its keyword context; its ``last_seen`` moves on."""
+        with self._tx() as db:
+            row = db.execute(
+                f"SELECT {_COLUMNS} FROM memories WHERE user = ? AND id = ?", (user, memory)
+            ).fetchone()
+            if row is None:
+                return
+            record = _row_to_record(row)
+            restated = (*record.restated, quote)
+            db.execute(
+                "UPDATE memories SET restated = ?, search_context = ?, last_seen = max(last_seen, ?) "
+                "WHERE user = ? AND id = ?",
+                (_quotes_json(restated), search_context(replace(record, restated=restated)), quote.at, user, memory),
             )
 
     def delete(self, user: str, ids: Sequence[str]) -> int:

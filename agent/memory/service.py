@@ -1,8 +1,9 @@
 """The memory service: the one object the REPL, the CLI and the benchmark call for long-term memory.
 
-Write path: gate -> ledger (durable, the source of truth) -> embed what is new -> vector index -> evict past
-capacity, never more than the write added plus ``EVICTION_SLACK`` (see ``MemoryService.room``). Read path:
-retriever ranking -> threshold -> token-budgeted block. Forget removes from both stores.
+Write path: gate -> dates resolved -> profile facts read -> supersede, restate or neither (``agent.memory.truth``)
+-> ledger (durable, the source of truth) -> embed what is new -> vector index -> evict past capacity, never more
+than the write added plus ``EVICTION_SLACK`` (see ``MemoryService.room``). Read path: the profile (every turn) +
+retriever ranking of current memories -> threshold -> token-budgeted block. Forget removes from both stores.
 It holds no terminal code and no client library: everything outside comes in through ``agent.ports``.
 """
 
@@ -13,9 +14,9 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 
-from agent.domain import MemoryKind, MemoryRecord, ScoredMemory, content_hash, memory_id
-from agent.errors import EmbedderMismatch, MemoryRefused, OverCapacity
-from agent.memory import gate
+from agent.domain import MemoryKind, MemoryRecord, Quote, ScoredMemory, StatedFact, content_hash, memory_id
+from agent.errors import EmbedderMismatch, EmbeddingError, MemoryRefused, OverCapacity
+from agent.memory import dates, gate, profile, truth
 from agent.memory.calibration import default_grounding, default_threshold
 from agent.memory.context import MemoryBlock, build_block
 from agent.memory.retriever import FusionWeights, Retriever, dot
@@ -35,6 +36,8 @@ CAP_WINDOW = 24 * 3600.0
 # or a store was opened with a smaller one) is never shrunk by a write: new memories are refused, with the command
 # that evicts (``agent memories evict``), until the user runs it or raises the capacity.
 EVICTION_SLACK = 2
+# How many nearest memories a new one is compared with for a restatement or a correction.
+NEIGHBOURS = 4
 
 
 @dataclass(frozen=True)
@@ -50,6 +53,9 @@ class MemoryPolicy:
     weights: FusionWeights = field(default_factory=FusionWeights)
     # False stores every observed turn: the benchmark measures what the gate costs against this.
     gate: bool = True
+    # False stores every memory as it comes, with no supersede or restatement (the benchmark's comparison).
+    truth: bool = True
+    profile_budget_tokens: int = 150
 
 
 @dataclass(frozen=True)
@@ -62,6 +68,8 @@ class WriteReport:
     refreshed: frozenset[str] = frozenset()  # the ids among ``stored`` that were remembered already
     # The least recently seen memories this write pushed past the capacity, which left the store.
     evicted: tuple[MemoryRecord, ...] = ()
+    superseded: tuple[str, ...] = ()
+    restated: str | None = None
 
 
 @dataclass(frozen=True)
@@ -148,6 +156,10 @@ class MemoryService:
         """Run one user turn through the gate and store what it keeps. Only the user's words come here.
         ``extract`` False holds back the model's extraction (for a turn whose reply did not finish)."""
         decision = gate.decide(text) if self.policy.gate else gate.GateDecision(True, "gate off", text=text.strip())
+        statement = profile.read(text) if self.policy.truth else profile.Statement()
+        if not decision.keep and statement and gate.refusal(text) is None:
+            # "Please just call me Kate": a request in form, a profile fact in substance.
+            decision = gate.GateDecision(True, "states a profile fact", text=text.strip())
         log.debug("gate: %s (%s)", "keep" if decision.keep else "skip", decision.reason)
         if not decision.keep:
             return WriteReport(decision)
@@ -163,7 +175,8 @@ class MemoryService:
         if extract and self._extractor is not None and not decision.explicit:
             texts += [(fact, "fact") for fact in self._grounded_facts(decision.text)]
         records = [
-            self._record(t, k, session=session, turn=turn, when=stamp, source=text.strip(), extra=extra)
+            self._record(dates.resolve(t, stamp), k, session=session, turn=turn, when=stamp, source=text.strip(),
+                         extra=extra)
             for t, k in texts
         ]
         full = self.room(records)
@@ -171,8 +184,10 @@ class MemoryService:
             log.debug("gate: skip (%s)", full)
             return WriteReport(decision, skipped_reason=full)
         known = self.ledger.get(self.user, [r.id for r in records])
-        stored, evicted = self._write(records)
-        return WriteReport(decision, stored=tuple(stored), refreshed=frozenset(known), evicted=tuple(evicted))
+        first, outcome, evicted = self._settle(records[0], statement)
+        rest, more = self._write(records[1:])
+        return WriteReport(decision, (first, *rest), refreshed=frozenset(known), evicted=(*evicted, *more),
+                           superseded=outcome.supersedes, restated=outcome.restates)
 
     def remember(self, text: str, *, session: str = "cli", turn: int = 0, kind: MemoryKind = "explicit") -> WriteReport:
         """Store ``text`` as given (``/remember``, ``agent memories add``): the user's explicit wish, which skips
@@ -181,14 +196,18 @@ class MemoryService:
         refused = gate.refusal(text)
         if refused:
             raise MemoryRefused(f"Not remembered: {refused}.")
-        record = self._record(text.strip(), kind, session=session, turn=turn, when=self._clock(), source=text.strip())
+        stamp = self._clock()
+        record = self._record(dates.resolve(text.strip(), stamp), kind, session=session, turn=turn, when=stamp,
+                              source=text.strip())
         full = self.room([record])
         if full:
             raise OverCapacity(f"Not remembered: {full}.")
         known = self.ledger.get(self.user, [record.id])
-        stored, evicted = self._write([record])
-        return WriteReport(gate.GateDecision(True, "explicit", text=record.text, explicit=True), tuple(stored),
-                           refreshed=frozenset(known), evicted=tuple(evicted))
+        statement = profile.read(text) if self.policy.truth else profile.Statement()
+        stored, outcome, evicted = self._settle(record, statement)
+        return WriteReport(gate.GateDecision(True, "explicit", text=record.text, explicit=True), (stored,),
+                           refreshed=frozenset(known), evicted=tuple(evicted), superseded=outcome.supersedes,
+                           restated=outcome.restates)
 
     def add(self, text: str, *, session: str = "cli", turn: int = 0, kind: MemoryKind = "explicit") -> MemoryRecord:
         """``remember`` for a caller that wants the stored record only."""
@@ -210,6 +229,72 @@ class MemoryService:
                 f"never evicts more than a handful: run `agent memories evict --to {capacity}` to see the {over:,} "
                 f"least recently seen that would go (then add --yes), or raise AGENT_MEMORY_CAPACITY to {count} "
                 "or more")
+
+    def _settle(
+        self, record: MemoryRecord, statement: profile.Statement
+    ) -> tuple[MemoryRecord, truth.Outcome, list[MemoryRecord]]:
+        """Store ``record`` (with the profile facts of ``statement``) unless it restates a current memory, which is
+        refreshed instead; then mark what it replaces. The new memory is durable before anything is superseded:
+        a crash in between leaves both current, a duplicate, never a loss. Also returns what the write evicted."""
+        record = replace(record, facts=tuple(StatedFact(f.key, f.value) for f in statement.facts))
+        if not self.policy.truth:
+            written, evicted = self._write([record])
+            return written[0], truth.Outcome(), evicted
+        self.check_space()
+        known = self.ledger.get(self.user, [record.id]).get(record.id)
+        if known is not None and known.current:  # the same words again: that memory, refreshed
+            written, evicted = self._write([record])
+            return written[0], truth.Outcome(reason="said before in the same words"), evicted
+        profiled = [r for r in self.ledger.profiled(self.user) if r.id != record.id]
+        # Words said before and since replaced: nothing to compare them with, nothing to embed again.
+        vector, neighbours = self._neighbours(record) if known is None else (None, [])
+        outcome = truth.decide(record.text, statement, profiled, neighbours)
+        log.debug("truth: %s", outcome.reason or "a memory of its own")
+        if outcome.restates is not None:
+            self.ledger.restate(self.user, outcome.restates,
+                                Quote(record.source, record.session, record.turn, record.created_at))
+            return self.ledger.get(self.user, [outcome.restates])[outcome.restates], outcome, []
+        written, evicted = self._write([record], {record.id: vector} if vector is not None else None)
+        stored = written[0]
+        if known is not None:
+            # Said again after it was replaced ("I live in Boston" once more): current again, with today's facts.
+            self.ledger.supersede(self.user, [record.id], "", 0.0)
+            self.ledger.set_facts(self.user, record.id, record.facts)
+        self.ledger.supersede(self.user, outcome.supersedes, record.id, record.created_at)
+        by_memory: dict[str, list[profile.Fact]] = {}
+        for memory, fact in outcome.replaces_facts:
+            by_memory.setdefault(memory, []).append(fact)
+        for old in (r for r in profiled if r.id in by_memory):
+            facts = tuple(
+                replace(f, superseded_by=record.id)
+                if not f.superseded_by and any(f.key == g.key and f.value == g.value for g in by_memory[old.id])
+                else f
+                for f in old.facts
+            )
+            self.ledger.set_facts(self.user, old.id, facts)
+        return self.ledger.get(self.user, [stored.id]).get(stored.id, stored), outcome, evicted
+
+    def _neighbours(self, record: MemoryRecord) -> tuple[list[float] | None, list[tuple[MemoryRecord, float]]]:
+        """The vector of ``record`` and its nearest current memories, best first. An embedder that fails here
+        fails again in ``write``, which keeps the record in the ledger first: the turn is not lost."""
+        try:
+            vector = self.embedder.embed([record.text])[0]
+        except EmbeddingError as exc:
+            log.debug("truth: no neighbours (%s)", exc)
+            return None, []
+        if self.index.space() is None:
+            return vector, []
+        hits = [hit for hit in self.index.query(vector, NEIGHBOURS) if hit.id != record.id]
+        found = self.ledger.get(self.user, [hit.id for hit in hits])
+        near = [(found[h.id], h.similarity) for h in hits if h.id in found and found[h.id].current]
+        said = truth.body(record.text)
+        if near and said != record.text:
+            # A dated transcript line ("(8 May 2023) Ada: ..."): the stamp and the speaker make the lines of one day
+            # alike, so the nearest are compared again on what they say.
+            bodies = self.embedder.embed([said, *(truth.body(old.text) for old, _ in near)])
+            near = sorted(((old, dot(bodies[0], v)) for (old, _), v in zip(near, bodies[1:], strict=True)),
+                          key=lambda pair: -pair[1])
+        return vector, near
 
     def _record(
         self,
@@ -251,15 +336,20 @@ class MemoryService:
                 kept.append(fact)
         return kept
 
-    def write(self, records: Sequence[MemoryRecord]) -> list[MemoryRecord]:
-        """Ledger first, then vectors for the records not already stored, then eviction past capacity (at most
-        what the write added plus ``EVICTION_SLACK``; evictions are logged, ``observe`` and ``remember`` report
-        them). Returns the records as stored: a statement stored before keeps its text and dates and only has its
+    def write(
+        self, records: Sequence[MemoryRecord], vectors: dict[str, list[float]] | None = None
+    ) -> list[MemoryRecord]:
+        """Ledger first, then vectors for the records not already stored (``vectors`` holds those already
+        computed), then eviction past capacity (at most what the write added plus ``EVICTION_SLACK``; evictions are
+        logged, ``observe`` and ``remember`` report them). No supersede, no restatement: the records are stored as
+        they are. Returns the records as stored: a statement stored before keeps its text and dates and only has its
         ``last_seen`` refreshed (nothing is embedded twice), so what is returned is what the store holds, not the
         restatement."""
-        return self._write(records)[0]
+        return self._write(records, vectors)[0]
 
-    def _write(self, records: Sequence[MemoryRecord]) -> tuple[list[MemoryRecord], list[MemoryRecord]]:
+    def _write(
+        self, records: Sequence[MemoryRecord], vectors: dict[str, list[float]] | None = None
+    ) -> tuple[list[MemoryRecord], list[MemoryRecord]]:
         """``write``, returning (stored, evicted)."""
         if not records:
             return [], []
@@ -273,10 +363,13 @@ class MemoryService:
         indexed = self.index.vectors([r.id for r in unique if r.id in known]) if known else {}
         fresh = [r for r in unique if r.id not in indexed]
         if fresh:
-            vectors = self.embedder.embed([r.text for r in fresh])
+            given = vectors or {}
+            missing = [r for r in fresh if r.id not in given]
+            embedded = self.embedder.embed([r.text for r in missing]) if missing else []
+            computed = dict(zip([r.id for r in missing], embedded, strict=True))
             if self.index.space() is None:
                 self.index.claim(space_of(self.embedder))
-            self.index.upsert([r.id for r in fresh], vectors)
+            self.index.upsert([r.id for r in fresh], [given.get(r.id) or computed[r.id] for r in fresh])
         evicted = self._evict(added=len(unique) - len(known))
         stored = [replace(known[r.id], last_seen=max(known[r.id].last_seen, r.last_seen)) if r.id in known else r
                   for r in unique]
@@ -306,21 +399,62 @@ class MemoryService:
 
     # -- read path --------------------------------------------------------------------------------------
 
-    def search(self, query: str, k: int | None = None, threshold: float | None = None) -> list[ScoredMemory]:
-        """Top ``k`` memories for ``query`` whose similarity clears ``threshold`` (None: no threshold)."""
-        ranked = self.retriever.rank(query, self.policy.k if k is None else k)
+    def search(
+        self, query: str, k: int | None = None, threshold: float | None = None, past: bool = False
+    ) -> list[ScoredMemory]:
+        """Top ``k`` current memories for ``query`` whose similarity clears ``threshold`` (None: no threshold);
+        ``past`` lets superseded memories compete too."""
+        ranked = self.retriever.rank(query, self.policy.k if k is None else k, past=past)
         if threshold is None:
             return ranked
         return [m for m in ranked if m.similarity >= threshold]
 
+    def profile(self) -> tuple[list[profile.Entry], list[profile.Entry]]:
+        """The current profile and the history of its replaced values."""
+        return profile.view(self.ledger.profiled(self.user))
+
     def recall(self, probe: str) -> Recall:
-        """The memory block for one user turn: top k above the threshold, within the token budget."""
+        """The block for one user turn: the profile, whatever the words, then the top k memories above the
+        threshold, within the token budget. A question about the past lets replaced memories come back, marked;
+        "what do you know about me?" gets the memories seen last when nothing clears the threshold."""
         threshold = self.threshold
-        found = self.search(probe, self.policy.k, threshold)
-        block = build_block(found, self.policy.budget_tokens, self._counter)
+        past = truth.asks_about_past(probe)
+        found = self.search(probe, self.policy.k, threshold, past=past)
+        if truth.asks_about_me(probe):
+            found += self._recent(probe, self.policy.k - len(found), {m.record.id for m in found})
+        current, history = self.profile() if self.policy.truth else ([], [])
+        block = build_block(found, self.policy.budget_tokens, self._counter, current,
+                            self.policy.profile_budget_tokens, history if past else ())
         now = self._clock()
         self._seen.update((m.record.id, now) for m in block.memories)
         return Recall(block=block, threshold=threshold, candidates=tuple(found))
+
+    def _recent(self, probe: str, n: int, skip: set[str]) -> list[ScoredMemory]:
+        """Up to ``n`` current memories seen last, not in ``skip``, with their similarity to ``probe``."""
+        if n <= 0:
+            return []
+        records = [r for r in self.ledger.recent(self.user, n + len(skip)) if r.id not in skip][:n]
+        stored = self.index.vectors([r.id for r in records])
+        probe_vector = self.embedder.embed([probe])[0]
+        return [ScoredMemory(r, dot(probe_vector, stored[r.id]), 0.0) for r in records if r.id in stored]
+
+    def restore(self, memory: str) -> MemoryRecord | None:
+        """Make a superseded memory current again; the memory that replaced it is superseded by it in turn (an
+        undo). Returns the restored memory, or None when there is no such memory or it is current."""
+        record = self.ledger.get(self.user, [memory]).get(memory)
+        if record is None or record.current:
+            return None
+        now = self._clock()
+        replacer = self.ledger.get(self.user, [record.superseded_by]).get(record.superseded_by)
+        self.ledger.supersede(self.user, [record.id], "", 0.0)
+        self.ledger.set_facts(self.user, record.id, tuple(replace(f, superseded_by="") for f in record.facts))
+        if replacer is not None and replacer.current:
+            self.ledger.supersede(self.user, [replacer.id], record.id, now)
+            keys = {f.key for f in record.facts if profile.single_valued(f.key)}
+            self.ledger.set_facts(self.user, replacer.id, tuple(
+                replace(f, superseded_by=record.id) if f.key in keys and not f.superseded_by else f
+                for f in replacer.facts))
+        return self.ledger.get(self.user, [record.id])[record.id]
 
     def flush_seen(self) -> None:
         """Write the ``last_seen`` of recalled memories. Recall only notes them: a durable write costs up to 9 ms

@@ -25,12 +25,15 @@ from agent.domain import MemoryRecord, ScoredMemory
 from agent.errors import AgentError
 from agent.ui.output import Output
 from agent.ui.render import SHOWN_ID, escape_terminal, memory_table, plural, safe
+from agent.ui.truth_view import history_table, profile_rows, profile_table
 
 COMMANDS: dict[str, str] = {
     "/help": "list the commands",
-    "/memories": "[QUERY]  what I remember about you (all, or the matches for QUERY)",
-    "/forget": "N... | ID | QUERY  forget memories (numbers from the last /memories)",
+    "/memories": "[QUERY]  what I remember about you (all, or the matches for QUERY; --history: what was replaced)",
+    "/profile": "the stable facts about you: each value, when and where you said it, and what it replaced",
+    "/forget": "N... | ID | QUERY  forget memories (numbers from the last /memories or /profile)",
     "/remember": "TEXT  remember TEXT as you say it",
+    "/restore": "N | ID  make a replaced memory current again (numbers from /memories --history)",
     "/why": "the memories injected into the last reply, with similarity and threshold",
     "/session": "this session: name, file, turns, context size",
     "/retry": "ask the last message again (after an error or an interruption)",
@@ -139,8 +142,11 @@ class Commands:
         if memory is None:
             return
         more = 0
+        if query == "--history":
+            self._history(memory)
+            return
         if not query or query == "--all":
-            everything = memory.call(lambda s: s.list())
+            everything = [r for r in memory.call(lambda s: s.list()) if r.current]
             shown = everything if query == "--all" else everything[-PAGE:]
             rows: Sequence[MemoryRecord | ScoredMemory] = shown
             more = len(everything) - len(shown)
@@ -159,6 +165,51 @@ class Commands:
             self.out.notice(f"{plural(more, 'older memory is', 'older memories are')} not shown: /memories --all "
                             "lists every one, /memories QUERY finds the ones about QUERY.")
         self.out.notice("/forget N forgets number N.")
+
+    def _history(self, memory: MemoryWorker) -> None:
+        records = memory.call(lambda s: s.list())
+        replaced = sorted((r for r in records if not r.current), key=lambda r: -r.superseded_at)
+        if not replaced:
+            self._listing = []
+            self.out.notice("No memory was replaced by a later one.")
+            return
+        self._listing = [r.id for r in replaced]
+        self.out.show(history_table(replaced, {r.id: r for r in records},
+                                    title=plural(len(replaced), "replaced memory", "replaced memories")))
+        self.out.notice("/restore N makes number N current again; /forget N forgets it.")
+
+    def _profile(self, arg: str) -> None:
+        memory = self._worker()
+        if memory is None:
+            return
+        current, history = memory.call(lambda s: s.profile())
+        if not current and not history:
+            self._listing = []
+            self.out.notice("No profile facts yet: they come from what you say about yourself (where you live, "
+                            "your job, your diet and allergies, what to call you...).")
+            return
+        self._listing = [entry.memory for entry in profile_rows(current, history)]
+        self.out.show(profile_table(current, history, title="profile"))
+        self.out.notice("/forget N forgets the memory fact N came from; /memories --history shows what was replaced.")
+
+    def _restore(self, arg: str) -> None:
+        memory = self._worker()
+        if memory is None:
+            return
+        if arg.isdigit() and 1 <= int(arg) <= len(self._listing):
+            wanted = self._listing[int(arg) - 1]
+        else:
+            ids = [r.id for r in memory.call(lambda s: s.list()) if not r.current and arg and r.id.startswith(arg)]
+            if len(ids) != 1:
+                self.out.warn("Usage: /restore N (from /memories --history) or /restore ID of a replaced memory.")
+                return
+            wanted = ids[0]
+        restored = memory.call(lambda s: s.restore(wanted))
+        if restored is None:
+            self.out.warn("That memory is not a replaced one (or it was forgotten): nothing restored.")
+            return
+        self._listing = []
+        self.out.notice(f"restored: {shorten(restored.text)}", "green")
 
     def _forget(self, arg: str) -> None:
         memory = self._worker()

@@ -39,8 +39,10 @@ def short_date(timestamp: float) -> str:
 def memory_table(
     rows: Sequence[MemoryRecord | ScoredMemory], title: str | None = None, numbered: bool = True
 ) -> Table:
-    """A table of memories: number, text, kind, date, session, id prefix, and similarity for search results."""
+    """A table of memories: number, text, kind, date, session, id prefix, similarity for search results, and when a
+    later memory replaced it for a listing that holds replaced ones."""
     scored = any(isinstance(row, ScoredMemory) for row in rows)
+    replaced = any(not (row.record if isinstance(row, ScoredMemory) else row).current for row in rows)
     table = Table(title=title, show_lines=False, expand=False)
     if numbered:
         table.add_column("#", justify="right", style="dim")
@@ -50,6 +52,8 @@ def memory_table(
     table.add_column("session")
     if scored:
         table.add_column("sim", justify="right")
+    if replaced:
+        table.add_column("replaced", no_wrap=True)
     table.add_column("id", style="dim", no_wrap=True)
     for number, row in enumerate(rows, start=1):
         record = row.record if isinstance(row, ScoredMemory) else row
@@ -57,6 +61,8 @@ def memory_table(
         cells += [safe(record.text), record.kind, short_date(record.created_at), safe(record.session)]
         if scored:
             cells.append(f"{row.similarity:.2f}" if isinstance(row, ScoredMemory) else "")
+        if replaced:
+            cells.append(short_date(record.superseded_at) if record.superseded_by else "")
         cells.append(record.id[:SHOWN_ID])
         table.add_row(*cells)
     return table

@@ -335,10 +335,19 @@ class Repl:
         if outcome.error is not None:
             self.out.error(f"memory: could not save turn {outcome.turn} ({outcome.error})")
         elif outcome.report is not None and outcome.report.stored:
-            for record in outcome.report.stored:  # as stored: a restatement shows the memory it refreshed
-                already = "already " if record.id in outcome.report.refreshed else ""
-                self.out.notice(f"{already}remembered: {shorten(record.text)}", "green")
-            for record in outcome.report.evicted:
+            report = outcome.report
+            for record in report.stored:  # as stored: a restatement shows the memory it refreshed
+                if record.id == report.restated:
+                    verb = "remembered again"
+                elif record.id in report.refreshed:
+                    verb = "already remembered"
+                else:
+                    verb = "remembered"
+                self.out.notice(f"{verb}: {shorten(record.text)}", "green")
+            if report.superseded:
+                self.out.notice(f"it replaces {plural(len(report.superseded), 'earlier memory', 'earlier memories')}"
+                                " (/memories --history shows it, /restore undoes it)", "green")
+            for record in report.evicted:
                 self.out.notice(evicted_line(record))
         elif outcome.report is not None and outcome.report.skipped_reason:
             self.out.warn(f"memory: not saved ({outcome.report.skipped_reason})")

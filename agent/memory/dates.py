@@ -1,0 +1,207 @@
+"""Relative dates resolved when a memory is written: "tomorrow" said on 1 December is 2026-12-02 for ever.
+
+A remembered "tomorrow" is wrong the day after it was said, and a model given "tomorrow" with the date it was said
+has to do the arithmetic on every later turn (and gets it wrong often enough). So the memory's text carries the
+calendar date in place of the relative phrase, worked out from the moment the user said it in the machine's local
+time zone; the user's own words stay unchanged in the memory's provenance (``MemoryRecord.source``).
+
+Pure: no clock is read here, the caller passes the moment the words were said. The phrases are the ones people
+use in chat (day words, weekdays with this/next/last/on, "in two days", "three weeks ago", this/next/last
+week, weekend, month and year); anything else is left as it was said, never guessed.
+"""
+
+from __future__ import annotations
+
+import re
+from calendar import monthrange
+from collections.abc import Callable
+from datetime import date, datetime, timedelta
+
+WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
+_NUMBERS = {
+    "a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8,
+    "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "a couple of": 2, "a couple": 2, "couple of": 2,
+    "a few": 3, "few": 3,
+}
+_AMOUNT = r"(?P<n>\d{1,3}|a couple(?: of)?|couple of|a few|an?|one|two|three|four|five|six|seven|eight|nine|ten|" \
+          r"eleven|twelve)"
+_UNIT = r"(?P<unit>day|week|fortnight|month|year)s?"
+# "on Sunday evenings" is a habit, not a date.
+_DAY = r"(?P<day>" + "|".join(WEEKDAYS) + r")(?!s\b|\s+(?:mornings|afternoons|evenings|nights)\b)"
+# "the last year has been hard", "every next Friday": a span of time, not a date; left as said.
+_NOT_A_DATE = re.compile(r"\b(?:the|a|my|our|your|this|that|past|every|each|first|for)\s*$", re.IGNORECASE)
+# The phrase is the subject ("Today is my birthday"): the date alone, without a preposition.
+_SUBJECT = re.compile(r"^\s*(?:is|was|will be|'s)\b", re.IGNORECASE)
+# A preposition already before the phrase: "since last year" becomes "since 2025", not "since in 2025".
+_PREPOSITION = re.compile(r"\b(?:on|in|by|since|until|till|from|before|after|for|of|during|over|around)\s*$",
+                          re.IGNORECASE)
+
+Resolver = Callable[[re.Match[str], date], tuple[str, str]]
+
+
+def _iso(day: date) -> str:
+    return day.isoformat()
+
+
+def _on(day: date) -> tuple[str, str]:
+    return f"on {_iso(day)}", _iso(day)
+
+
+def _add_months(day: date, months: int) -> date:
+    index = day.month - 1 + months
+    year, month = day.year + index // 12, index % 12 + 1
+    return date(year, month, min(day.day, monthrange(year, month)[1]))
+
+
+def _month_name(day: date) -> str:
+    return day.strftime("%B %Y")
+
+
+def _week_of(monday: date) -> tuple[str, str]:
+    return f"in the week of {_iso(monday)}", f"the week of {_iso(monday)}"
+
+
+def _monday(day: date) -> date:
+    return day - timedelta(days=day.weekday())
+
+
+def _shift(said: date, n: int, unit: str) -> date:
+    unit = unit.lower()
+    if unit == "day":
+        return said + timedelta(days=n)
+    if unit == "week":
+        return said + timedelta(weeks=n)
+    if unit == "fortnight":
+        return said + timedelta(weeks=2 * n)
+    if unit == "month":
+        return _add_months(said, n)
+    return _add_months(said, 12 * n)
+
+
+def _amount(match: re.Match[str]) -> int:
+    raw = " ".join(match.group("n").lower().split())
+    return int(raw) if raw.isdigit() else _NUMBERS[raw]
+
+
+def _weekday_after(said: date, weekday: int) -> date:
+    """The first ``weekday`` strictly after ``said`` ("on Friday", "this Friday" said on a Tuesday: in 3 days)."""
+    return said + timedelta(days=(weekday - said.weekday() - 1) % 7 + 1)
+
+
+def _weekday_before(said: date, weekday: int) -> date:
+    return said - timedelta(days=(said.weekday() - weekday - 1) % 7 + 1)
+
+
+def _next_weekday(said: date, weekday: int) -> date:
+    """"next Friday": the Friday of next week, as most people mean it when they add "next" (said on a Tuesday that
+    is 10 days on, not 3); said on a Saturday, "next Tuesday" is the coming one, which is in next week."""
+    return _monday(said) + timedelta(weeks=1, days=weekday)
+
+
+def _weekday(match: re.Match[str]) -> int:
+    return WEEKDAYS.index(match.group("day").lower())
+
+
+def _labelled(day: date, name: str) -> tuple[str, str]:
+    return f"on {name} {_iso(day)}", f"{name} {_iso(day)}"
+
+
+def _weekend(saturday: date) -> tuple[str, str]:
+    return f"on the weekend of {_iso(saturday)}", f"the weekend of {_iso(saturday)}"
+
+
+def _this_saturday(said: date) -> date:
+    """The Saturday of this weekend: said on a Sunday, the weekend is the one under way."""
+    return said - timedelta(days=1) if said.weekday() == 6 else said + timedelta(days=5 - said.weekday())
+
+
+def _span(day: date, match: re.Match[str]) -> tuple[str, str]:
+    """A shift by days or weeks lands on a day; by months on a month, by years on a year: "in two years" is
+    not a promise for one day."""
+    unit = match.group("unit").lower()
+    if unit == "month":
+        return f"in {_month_name(day)}", _month_name(day)
+    if unit == "year":
+        return f"in {day.year}", str(day.year)
+    return _on(day)
+
+
+def _part_of_day(match: re.Match[str], day: date) -> tuple[str, str]:
+    part = match.group("part").lower()
+    return f"on the {part} of {_iso(day)}", f"the {part} of {_iso(day)}"
+
+
+_RULES: tuple[tuple[str, Resolver], ...] = (
+    (r"the day after tomorrow", lambda m, d: _on(d + timedelta(days=2))),
+    (r"the day before yesterday", lambda m, d: _on(d - timedelta(days=2))),
+    (r"tomorrow (?P<part>morning|afternoon|evening|night)",
+     lambda m, d: _part_of_day(m, d + timedelta(days=1))),
+    (r"yesterday (?P<part>morning|afternoon|evening)", lambda m, d: _part_of_day(m, d - timedelta(days=1))),
+    (r"last (?P<part>night)", lambda m, d: _part_of_day(m, d - timedelta(days=1))),
+    (r"this (?P<part>morning|afternoon|evening)", _part_of_day),
+    (r"tonight", lambda m, d: (f"on the evening of {_iso(d)}", f"the evening of {_iso(d)}")),
+    (r"tomorrow", lambda m, d: _on(d + timedelta(days=1))),
+    (r"yesterday", lambda m, d: _on(d - timedelta(days=1))),
+    (r"today", lambda m, d: _on(d)),
+    (r"in " + _AMOUNT + r" " + _UNIT, lambda m, d: _span(_shift(d, _amount(m), m.group("unit")), m)),
+    (_AMOUNT + r" " + _UNIT + r" ago", lambda m, d: _span(_shift(d, -_amount(m), m.group("unit")), m)),
+    (r"next " + _DAY, lambda m, d: _labelled(_next_weekday(d, _weekday(m)), m.group("day").capitalize())),
+    (r"last " + _DAY, lambda m, d: _labelled(_weekday_before(d, _weekday(m)), m.group("day").capitalize())),
+    (r"(?:this (?:coming )?|on |coming )" + _DAY,
+     lambda m, d: _labelled(_weekday_after(d, _weekday(m)), m.group("day").capitalize())),
+    (r"this weekend", lambda m, d: _weekend(_this_saturday(d))),
+    (r"next weekend", lambda m, d: _weekend(_this_saturday(d) + timedelta(weeks=1))),
+    (r"last weekend", lambda m, d: _weekend(_this_saturday(d) - timedelta(weeks=1))),
+    (r"this week", lambda m, d: _week_of(_monday(d))),
+    (r"next week", lambda m, d: _week_of(_monday(d) + timedelta(weeks=1))),
+    (r"last week", lambda m, d: _week_of(_monday(d) - timedelta(weeks=1))),
+    (r"this month", lambda m, d: (f"in {_month_name(d)}", _month_name(d))),
+    (r"next month", lambda m, d: (f"in {_month_name(_add_months(d, 1))}", _month_name(_add_months(d, 1)))),
+    (r"last month", lambda m, d: (f"in {_month_name(_add_months(d, -1))}", _month_name(_add_months(d, -1)))),
+    (r"this year", lambda m, d: (f"in {d.year}", str(d.year))),
+    (r"next year", lambda m, d: (f"in {d.year + 1}", str(d.year + 1))),
+    (r"last year", lambda m, d: (f"in {d.year - 1}", str(d.year - 1))),
+)
+# One alternation, longest phrases first in the rule order, so "the day after tomorrow" is never read as
+# "tomorrow", and a date already written out ("tomorrow (2026-12-02)") is not resolved twice.
+_PATTERN = re.compile(
+    r"\b(?:" + "|".join(f"(?P<r{i}>{re.sub(r'[(][?]P<[a-z]+>', '(?:', rule)})" for i, (rule, _) in enumerate(_RULES))
+    + r")\b(?!\s*\(?\d{4}-\d{2})",
+    re.IGNORECASE,
+)
+
+
+def _resolve_one(match: re.Match[str], said: date, before: str, after: str) -> str:
+    """The replacement of one matched phrase, given the text before and after it."""
+    index = next(int(name[1:]) for name, value in match.groupdict().items() if name.startswith("r") and value)
+    rule = re.compile(_RULES[index][0], re.IGNORECASE)
+    inner = rule.fullmatch(match.group(0))
+    assert inner is not None  # the alternation matched this rule's text
+    with_preposition, bare = _RULES[index][1](inner, said)
+    if _PREPOSITION.search(before) or _SUBJECT.match(after):
+        replacement = bare
+    else:
+        replacement = with_preposition
+    if not before.strip() or before.rstrip()[-1] in ".!?":
+        replacement = replacement[0].upper() + replacement[1:]
+    return replacement
+
+
+def resolve(text: str, said_at: float) -> str:
+    """``text`` with each relative date replaced by the calendar date it meant at ``said_at`` (a Unix time, read
+    in the local time zone): "My dentist appointment is tomorrow at 3pm" said on 2026-12-01 becomes "My dentist
+    appointment is on 2026-12-02 at 3pm"."""
+    said = datetime.fromtimestamp(said_at).date()
+    out: list[str] = []
+    last = 0
+    for match in _PATTERN.finditer(text):
+        before = text[: match.start()]
+        if _NOT_A_DATE.search(before):
+            continue
+        out.append(text[last : match.start()])
+        out.append(_resolve_one(match, said, before, text[match.end() :]))
+        last = match.end()
+    if not out:
+        return text
+    out.append(text[last:])
+    return "".join(out)

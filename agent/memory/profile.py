@@ -1,0 +1,408 @@
+"""The profile: stable facts about the user, one current value per key, read from the user's own words.
+
+Three classes of memory, three lifetimes: the recent turns (the conversation window), exact-lookup facts (this
+profile) and semantic search (the memory store). A profile fact reaches every request whatever its words: "pick a
+Thai place for tonight" shares no word with "I'm allergic to peanuts", and the allergy must still arrive.
+
+Facts are found by patterns, deterministically, in each sentence the user stated (a question states nothing:
+"do I live in Berlin?" is not a home). A plan is not yet a fact ("I'm moving to Lisbon next month" leaves the home
+as it is), nor is the past ("I used to live in Boston"). A statement that a value no longer holds ("I'm not vegan
+anymore", "I'm no longer allergic to cats", "I quit my job") is a retraction, and its own value stands in the
+profile ("diet: no longer vegan") until a later statement gives the key another.
+
+Keys are single-valued (a new home replaces the old one) or sets (several allergies hold at once: a new one never
+replaces another, only a retraction removes one). Values are kept as the user wrote them; ``same_value`` compares
+them loosely (case, articles, a plural "s").
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+
+from agent.domain import MemoryRecord
+
+# Keys whose values co-exist: a second allergy is one more allergy, not a correction of the first.
+# Single-valued keys also include "best friend", a manager or doctor by role, and each "favourite <thing>".
+SET_KEYS = frozenset({"allergy", "intolerance", "avoids", "condition", "child", "pet", "language"})
+# How each key reads in the prompt, in the order lines are given the profile's budget: safety first.
+LABELS: dict[str, str] = {
+    "allergy": "allergies",
+    "intolerance": "intolerances",
+    "avoids": "does not eat",
+    "condition": "medical conditions",
+    "diet": "diet",
+    "name": "name (what to call them)",
+    "home": "lives in",
+    "timezone": "time zone",
+    "job": "job",
+    "employer": "works at",
+    "partner": "partner",
+    "child": "children",
+    "pet": "pets",
+    "language": "languages",
+    "hometown": "comes from",
+    "birthday": "birthday",
+    "age": "age",
+    "pronouns": "pronouns",
+    "studies": "studies",
+    "best friend": "best friend",
+    "work city": "works in",
+}
+FAVOURITE = "favourite "
+NO_LONGER = "no longer "
+
+
+@dataclass(frozen=True)
+class Fact:
+    key: str
+    value: str
+
+
+@dataclass(frozen=True)
+class Statement:
+    """What one user turn says about the profile: facts that hold now, and facts it says no longer hold (a
+    retraction with an empty value retracts whatever the key held)."""
+
+    facts: tuple[Fact, ...] = ()
+    retracts: tuple[Fact, ...] = ()
+
+    def __bool__(self) -> bool:
+        return bool(self.facts or self.retracts)
+
+
+def single_valued(key: str) -> bool:
+    return key not in SET_KEYS
+
+
+def label(key: str) -> str:
+    return LABELS.get(key, key)
+
+
+_ARTICLE = re.compile(r"^(?:a|an|the|my|some|any)\s+", re.IGNORECASE)
+# "Max (dog)" and "Max (golden retriever)" are one pet: names are compared without the relation.
+_RELATION_NOTE = re.compile(r"\s*\([^()]*\)$")
+
+
+def normal(value: str) -> str:
+    """The form two values share when they are the same: case-folded, no article, no plural "s"."""
+    words = _ARTICLE.sub("", value.strip().casefold()).replace("’", "'").split()
+    return " ".join(w[:-1] if len(w) > 3 and w.endswith("s") and not w.endswith("ss") else w for w in words)
+
+
+def same_value(a: str, b: str) -> bool:
+    return normal(_RELATION_NOTE.sub("", a)) == normal(_RELATION_NOTE.sub("", b))
+
+
+# -- the patterns ---------------------------------------------------------------------------------------------
+
+_SENTENCE = re.compile(
+    r"(?<!\bSt\.)(?<!\bDr\.)(?<!\bMr\.)(?<!\bMs\.)(?<!\bMrs\.)(?<=[.!?;])\s+|\s+(?:but|and then|although|though)\s+",
+    re.IGNORECASE,
+)
+_NAME = r"(?P<v>(?:(?:Dr|Mr|Mrs|Ms|Prof)\.?\s+)?[A-Z][a-zA-Z'’-]+(?:\s+[A-Z][a-zA-Z'’-]+)?)"
+# A place: capitalised words ("New York", "the Bay Area", "Frankfurt am Main"), or one lower-case word at the end
+# of the clause, as people type in chat ("i live in berlin now").
+_PLACE = (r"(?P<v>(?:the\s+)?[A-Z][\w.'’-]*(?:[ -](?:[A-Z][\w.'’-]*|(?:am|an|de|del|da|do|la|le|upon|on)(?= [A-Z])))"
+          r"{0,3}|[a-z]{3,}(?=\s*(?:[.,!;]|$|\s+(?:now|these days|with|since|for|last|this|and|but|because))))")
+# The end of a role or an organisation: punctuation, or a word that starts another clause.
+_END = (r"(?<!\bSt)(?<!\bDr)(?<!\bMt)(?=\s*(?:[.,!?;()]|$|\s+(?:and|but|since|for|because|so|now|these days|"
+        r"though|at|as|in|with|last|this|next|from|after|before|which|who|where|when|until|again)\b))")
+_ROLE = r"(?:an?\s+|the\s+)?(?P<v>[\w'’-]+(?:\s+[\w'’-]+){0,3}?)" + _END
+_ORG = r"(?P<v>(?:an?\s+|the\s+)?[\w'’&.-]+(?:\s+[\w'’&.-]+){0,4}?)" + _END
+_PROFESSIONS = (
+    r"nurse|doctor|physician|surgeon|teacher|engineer|developer|programmer|designer|lawyer|attorney|accountant|"
+    r"architect|chef|cook|pharmacist|dentist|vet|veterinarian|scientist|researcher|professor|lecturer|writer|"
+    r"journalist|photographer|musician|electrician|plumber|carpenter|mechanic|pilot|firefighter|officer|"
+    r"paramedic|therapist|psychologist|psychiatrist|consultant|analyst|manager|barista|waiter|waitress|cashier|"
+    r"librarian|translator|artist|actor|actress|farmer|soldier|midwife|worker|salesperson|realtor|banker|"
+    r"entrepreneur|freelancer|student|intern|editor|baker|butcher|tailor|driver|electrician|technician|"
+    r"administrator|secretary|receptionist|clerk|economist|statistician|mathematician|physicist|chemist|"
+    r"biologist|geologist|historian|coach|trainer|instructor|tutor|counselor|counsellor|caregiver|carer|"
+    r"hairdresser|barber|dancer|singer|composer|illustrator|animator|copywriter|marketer|recruiter|"
+    r"paralegal|judge|detective|firefighter|optometrist|physiotherapist|radiologist|sonographer|"
+    r"founder|ceo|cto|cfo|director|executive|specialist|coordinator|assistant|officer|retiree"
+)
+# A list ends at a clause of its own (", they make my throat swell", "and I carry an EpiPen"), not at its "and".
+_LIST_END = (r"(?=(?i:\s*(?:[.!?;()]|$|,\s*(?:and\s+|but\s+)?(?:i|i'm|it|it's|they|my|we|so|which|that|who|even)\b|"
+             r"\s+(?:and|but|or)\s+(?:i|i'm|it|they|my|we)\b|\s+(?:but|since|because|so|which|when|too|as well|now|"
+             r"these days|at|in|if|though|from|after|before|lately|nowadays|again)\b)))")
+_ALLERGENS = r"(?P<v>[\w'’-]+(?: [\w'’-]+){0,2}?(?:\s*(?:,|and|&|or)\s*[\w'’-]+(?: [\w'’-]+){0,2}?)*?)" + _LIST_END
+_LANGUAGE = r"(?P<v>[A-Z][a-z]+(?:\s*(?:,|and|&)\s*[A-Z][a-z]+)*)"
+_DIETS = r"vegan|vegetarian|pescatarian|pescetarian|keto|paleo|flexitarian|carnivore|halal|kosher|plant-based"
+_CONDITIONS = (
+    r"type [12] diabetes|diabetes|asthma|epilepsy|celiac disease|coeliac disease|adhd|autism|dyslexia|"
+    r"high blood pressure|hypertension|migraines|arthritis|crohn'?s(?: disease)?|ibs|a heart condition|anxiety|"
+    r"depression|multiple sclerosis|ms|a pacemaker|tinnitus|lupus|fibromyalgia"
+)
+_CONDITION_ADJECTIVES = r"diabetic|asthmatic|epileptic|celiac|coeliac|deaf|blind|colou?rblind|autistic|dyslexic|" \
+                        r"pregnant|hard of hearing|immunocompromised"
+_BREEDS = (r"golden retriever|retriever|labrador|poodle|terrier|spaniel|collie|beagle|bulldog|shepherd|husky|dachshund|"
+           r"greyhound|whippet|corgi|pug|tabby|siamese|maine coon")
+_PETS = r"dog|cat|puppy|kitten|parrot|rabbit|bunny|hamster|bird|horse|turtle|tortoise|snake|lizard|guinea pig|ferret"
+_SEVERITY = r"severe|bad|mild|serious|deadly|life-threatening|nasty"
+_RELATION = r"(?:'s name is| is called| is named| named| called|,)?\s+"
+_I_AM = r"(?:i'm|i am|im)"
+_NOW = r"(?:now |currently |still |actually |really |finally |officially )?"
+
+_FACTS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
+    (key, re.compile(pattern))
+    for key, pattern in (
+        ("name", r"(?i:\bmy name(?:'s| is)|\bi'm called|\bi am called|\bcall me|\bi go by|\b(?:everyone|people|"
+                 r"friends|everybody) calls? me|\bmy friends call me|\bplease call me)\s+" + _NAME),
+        ("home", r"(?i:\b(?:i|we) " + _NOW + r"live in|\b(?:i'm|i am|we're|we are) " + _NOW + r"(?:living|based) in"
+                 r"|\b(?:i|we)(?:'ve| have)? (?:just |recently |finally |now |officially )?(?:moved|relocated) "
+                 r"(?:back )?to|\bmy home is(?: in)?|\bi(?:'m| am) settled in|\b(?:i|we)(?:'ve| have) (?:been )?"
+                 r"(?:lived|living) in|^\W*(?:just |finally |recently |so |we )?(?:moved|relocated) (?:back )?to|"
+                 r"\bhome (?:is|these days is) (?-i:(?=[A-Z])))\s*" + _PLACE),
+        ("hometown", r"(?i:\b" + _I_AM + r" (?:originally )?from|\bi grew up in|\bi was born in)\s+" + _PLACE),
+        ("timezone", r"(?i:\bmy time ?zone is|\b" + _I_AM + r" on)\s+(?P<v>[A-Z][\w/+-]*(?:\s[A-Z][a-z]+)?"
+                     r"(?: time)?|UTC[+-]\d{1,2})(?=\s*(?:[.,!?]|$|\s+(?:time|now)))"),
+        ("job", r"(?i:\bi " + _NOW + r"work as|\b" + _I_AM + r" " + _NOW + r"working as|\bmy (?:new )?job is"
+                r"|\bmy (?:new )?(?:role|position|title) is|\bnew job\b(?:\s+\w+){0,3}?\s+as|\bi(?:'ve| have)? "
+                r"(?:just )?started (?:working )?as|(?:\bi )?\bgot (?:a|the|my first|a new) job as|"
+                r"\bjoined [^.!?]{1,40}? as|\bi(?:'ve| have)? (?:just )?(?:been|got) promoted to|"
+                r"\b" + _I_AM + r" employed as)\s+" + _ROLE),
+        ("job", r"(?i:\b" + _I_AM + r" " + _NOW + r"(?:an?|the)\s+)(?P<v>(?:[\w-]+\s+){0,2}(?i:" + _PROFESSIONS
+                + r"))(?=\s*(?:[.,!?;]|$|\s+(?:at|for|in|and|but|by|now|these days|since)\b))"),
+        ("employer", r"(?i:\b" + _I_AM + r" " + _NOW + r"(?:an?|the)\s+(?:[\w-]+\s+){0,2}(?:" + _PROFESSIONS
+                     + r")\s+(?:at|for))\s+" + _ORG),
+        ("job", r"(?i:\b" + _I_AM + r" " + _NOW + r")(?P<v>retired|self-employed|unemployed|a stay-at-home "
+                r"(?:mom|mum|dad|parent))\b"),
+        ("employer", r"(?i:\bi " + _NOW + r"work (?:at|for)|\b" + _I_AM + r" " + _NOW + r"working (?:at|for)|"
+                     r"\bnew job\b[^.!?]{0,60}?\bat|\bi(?:'ve| have)? (?:just )?started (?:a new job |working )?at|"
+                     r"\bwork as (?:an? )?[\w -]{2,30}? (?:at|for)|\bi(?:'ve| have)? (?:just )?joined (?-i:(?=[A-Z]))|"
+                     r"\bi got (?:a|the) job (?:as [\w -]+? )?at)\s*" + _ORG),
+        ("diet", r"(?i:\b" + _I_AM + r" " + _NOW + r"(?:a |strictly |fully |mostly |100% )?|\bi(?:'ve| have)? "
+                 r"(?:just )?(?:gone|went|turned|become|became) (?:full |fully |completely |totally |strictly )?|"
+                 r"\bi eat |\bi follow an? |\bi keep |\bi(?:'m| am) on an? )(?P<v>" + _DIETS + r")\b"
+                 r"(?!\s+(?:chef|cook|restaurant|food|recipe|place|friend|option))"),
+        ("diet", r"^\W*(?P<v>(?i:" + _DIETS + r"))(?=\s+here\b|\s*,|\s+btw\b|\s+by the way\b|\s*[.!]|$)"),
+        ("allergy", r"(?i:(?:\b(?:i'm|i am|im|i've been|i have been|i've become|i became|i got|i'm also|i am also)"
+                    r"\s+(?:\w+\s+)?|^\W*(?:\w+\s+)?)allergic to)\s+" + _ALLERGENS),
+        ("allergy", r"(?i:(?:\bi have|\bi've got|^\W*)\s*(?:an?\s+)?(?:\w+\s+)?allerg(?:y|ies) to)\s+" + _ALLERGENS),
+        ("allergy", r"(?i:(?:\bi have (?:an?\s+)?|\bi've got (?:an?\s+)?|\bmy |^\W*)(?:(?:" + _SEVERITY + r")\s+)?)"
+                    r"(?P<v>(?!(?i:" + _SEVERITY + r"|food|an|a|no|my|any|the|seasonal|known|some|few|other|skin|"
+                    r"environmental|many)\b)[\w-]+)(?i: allerg(?:y|ies))\b(?! to)"),
+        ("intolerance", r"(?i:\b" + _I_AM + r" " + _NOW + r")(?P<v>[\w-]+)(?i: intolerant)\b"),
+        ("avoids", r"(?i:\bi (?:can't|cannot|can not|don't|do not|never|can't ever) eat|\bi avoid eating|"
+                   r"\bi(?:'m| am) not allowed to eat)\s+" + _ALLERGENS),
+        ("intolerance", r"(?i:\b" + _I_AM + r" " + _NOW + r"intolerant to)\s+" + _ALLERGENS),
+        ("condition", r"(?i:\bi have (?:got )?|\bi(?:'ve| have) been diagnosed with |\bi suffer from |\bi live with )"
+                      r"(?P<v>(?i:" + _CONDITIONS + r"))\b"),
+        ("condition", r"(?i:\b" + _I_AM + r" " + _NOW + r")(?P<v>(?i:" + _CONDITION_ADJECTIVES + r"))\b"),
+        ("partner", r"(?i:\bmy (?:wife|husband|partner|girlfriend|boyfriend|fiancée?|spouse)" + _RELATION + r")"
+                    + _NAME),
+        ("partner", r"(?i:\b" + _I_AM + r" (?:married|engaged) to\s+)" + _NAME),
+        ("partner", r"(?i:\b" + _I_AM + r" " + _NOW + r")(?P<v>single|divorced|widowed)\b"),
+        ("best friend", r"(?i:\bmy best friend(?:'s name)? (?:is|these days is|now is|is now)(?: called| named)?\s+)"
+                        + _NAME),
+        ("child", r"(?i:\bmy (?:son|daughter|kid|child|baby|little boy|little girl|stepson|stepdaughter)"
+                  + _RELATION + r")" + _NAME),
+        ("pet", r"(?i:\bmy (?:" + _PETS + r")" + _RELATION + r")" + _NAME),
+        ("pet", r"(?i:\b(?:i|we) (?:have|own|got|adopted|rescued)|\bi've got|\bwe've got)\s+(?i:an?|two|three|a new)\s+"
+                r"(?:[\w-]+\s+){0,2}?(?:" + _PETS + r"|" + _BREEDS + r")\s+(?i:named|called)\s+" + _NAME),
+        ("pet", r"^\W*" + _NAME + r",\s+(?i:my\s+(?:[\w-]+\s+){0,2}?(?:" + _PETS + r"|" + _BREEDS + r"))\b"),
+        ("pet", r"(?i:\b(?:i|we) (?:have|own|just got|got|adopted|rescued)|\bi've got|\bwe've got)\s+"
+                r"(?P<v>(?i:an?|two|three|four|a new)\s+(?:[\w-]+\s+)?(?:" + _PETS + r"|" + _BREEDS + r")s?)\b"),
+        ("work city", r"(?i:\bmy (?:office|workplace) is in|\bi work in (?-i:(?=[A-Z]))|\bi commute to)\s*" + _PLACE),
+        *((role, r"(?i:\bmy (?:new )?" + role + r"(?:'s name is| is called| is named| is now| now is| is))\s+" + _NAME)
+          for role in ("manager", "boss", "doctor", "gp", "therapist", "dentist", "landlord", "landlady", "roommate",
+                       "flatmate")),
+        ("language", r"(?i:\bi speak(?: fluent)?|\b" + _I_AM + r" (?:fluent|a native speaker) in|\bmy (?:native|"
+                     r"first|mother) (?:language|tongue) is)\s+" + _LANGUAGE),
+        ("birthday", r"(?i:\bmy birthday is(?: on)?|\bi was born on)\s+(?P<v>[\w ,]{3,25}?)" + _END),
+        ("age", r"(?i:\b" + _I_AM + r" (?:now )?|\bi (?:just )?turned )(?P<v>\d{1,2})(?i:(?: years old| now)?)"
+                r"(?=\s*(?:[.,!?]|$|\s+(?:years|now|today|yesterday|last|this|on|in|and|so|but)\b))"),
+        ("pronouns", r"(?i:\bmy pronouns are)\s+(?P<v>\w+/\w+(?:/\w+)?)"),
+        ("studies", r"(?i:\bi (?:now )?study|\b" + _I_AM + r" " + _NOW + r"studying|\bi(?:'m| am) (?:doing|taking)"
+                    r" (?:a|my) (?:degree|masters|master's|phd|bachelor's) in)\s+" + _ROLE),
+    )
+)
+_FAVOURITE = re.compile(
+    r"(?i:\bmy (?:new |all[- ]time |absolute |current )?favou?rite\s+)(?P<thing>[a-z][\w -]{1,25}?)"
+    r"(?i:\s+(?:is|are|has to be|would be|these days is|now is|is now)\s+)" + _ROLE
+)
+# "Tacos are my favourite food now": the value first.
+_FAVOURITE_AFTER = re.compile(
+    r"(?:^|[,:;]\s*)(?P<v>[\w'’ -]{2,30}?)(?i:\s+(?:is|are) (?:now |still |definitely )?my (?:new |all[- ]time |"
+    r"absolute )?favou?rite\s+)(?P<thing>[a-z]+)\b"
+)
+# The child, pet and partner patterns name a relation: it is kept with the name ("Emma (daughter)").
+_RELATION_WORD = re.compile(
+    r"\bmy (wife|husband|partner|girlfriend|boyfriend|fiancée?|spouse|son|daughter|kid|child|baby|stepson|"
+    r"stepdaughter|" + _PETS + r")\b", re.IGNORECASE)
+
+# A sentence about the future or a wish is not yet a fact; one about the past no longer is.
+_PLAN = re.compile(
+    r"\b(?:going to|gonna|will|'ll|plan(?:ning)? to|thinking (?:about|of)|might|hope to|hoping to|"
+    r"want to|wanna|would like to|'d like to|about to|considering|if|moving to|dream of|wish)\b",
+    re.IGNORECASE,
+)
+_PAST = re.compile(r"\b(?:used to|formerly|previously|back when|when i was|as a kid|as a child|years ago i|until)\b",
+                   re.IGNORECASE)
+_NEGATED = re.compile(r"\b(?:not|never|don't|do not|no|isn't|wasn't|n't)\b\W+(?:\w+\W+){0,2}$", re.IGNORECASE)
+_NO_LONGER = re.compile(r"(?:\bnot\b|n't\b).*\b(?:anymore|any more|any longer)\b|\bno longer\b|\bstopped being\b|"
+                        r"\bgrew out of\b|\boutgrew\b|\bnot .* now\b", re.IGNORECASE)
+_CLAUSE = re.compile(r"\s*(?:[,;]|\bbut\b)\s*", re.IGNORECASE)
+_RETRACT_JOB = re.compile(r"\b(?:i (?:quit|left|lost) my job|i(?:'ve| have)? (?:been )?(?:laid off|fired|let go)|"
+                          r"i(?:'m| am) between jobs|i(?:'ve| have)? stopped working)\b", re.IGNORECASE)
+_MEAT_AGAIN = re.compile(r"\b(?:eat|eating|ate) (?P<food>meat|fish|animal products|dairy)\b.*\b(?:again|now)\b",
+                         re.IGNORECASE)
+# Values that the patterns catch but that are not what the key means ("I work at home", "I live in fear").
+_NOT_VALUES = frozenset({
+    "home", "the home", "night", "nights", "weekends", "the weekend", "the moment", "the same place", "my own",
+    "myself", "fear", "hope", "peace", "a flat", "a house", "an apartment", "a small flat", "a studio", "the city",
+    "the country", "the suburbs", "here", "there", "it", "this", "that", "everything", "anything", "something",
+    "nothing", "work", "the end", "a lot", "all of them", "at least", "a while", "a bit", "now", "you", "sure",
+})
+SINGLE_PLACES = frozenset({"home", "hometown"})
+# "Boston and Paris", "Boston, New York and Paris"; not "Berlin, Germany" nor "Boston and I love it".
+_LIST_AFTER = re.compile(r"\s*,\s*[A-Z][\w.'’-]*(?:\s+[A-Z][\w.'’-]*)*\s*(?:,|and|or)\s+[A-Z]|"
+                         r"\s+(?:and|or)\s+(?!I\b|I')[A-Z]")
+_RETRACTABLE = ("allergy", "intolerance", "avoids", "diet", "condition", "home", "employer", "job", "pet", "partner")
+
+
+def _clean(value: str, key: str) -> str | None:
+    value = value.strip(" ,.;:!-'\"").strip()
+    if not value or value.casefold() in _NOT_VALUES or len(value) > 60:
+        return None
+    if key in {"job", "studies"} or key.startswith(FAVOURITE):
+        value = _ARTICLE.sub("", value)
+    return value or None
+
+
+def _split_items(value: str) -> list[str]:
+    items = re.split(r"\s*(?:,|\band\b|&|\bor\b)\s*", value)
+    return [item for item in (i.strip() for i in items) if item]
+
+
+def _with_relation(sentence: str, start: int, value: str) -> str:
+    relation = _RELATION_WORD.search(sentence, max(0, start - 40), start + 1)
+    return f"{value} ({relation.group(1).lower()})" if relation else value
+
+
+# Words that change nothing a pattern needs: "I'm also allergic", "I really live in", "I still work at".
+_FILLER_WORDS = re.compile(r"\b(?:also|too|really|still|actually|honestly|definitely|literally|basically)\s+",
+                           re.IGNORECASE)
+
+
+def _sentence_facts(sentence: str) -> list[Fact]:
+    sentence = _FILLER_WORDS.sub("", sentence)
+    found: list[Fact] = []
+    for key, pattern in _FACTS:
+        for match in pattern.finditer(sentence):
+            if key not in {"name", "avoids"} and _NEGATED.search(sentence[: match.start("v")]):
+                continue
+            raw = match.group("v")
+            if key in SINGLE_PLACES and _LIST_AFTER.match(sentence, match.end("v")):
+                continue  # "I've lived in Boston, New York and Paris": places of a life, not one home
+            values = _split_items(raw) if key in {"allergy", "intolerance", "avoids", "language"} else [raw]
+            for value in values:
+                cleaned = _clean(value, key)
+                if cleaned is None:
+                    continue
+                if key in {"child", "pet", "partner"}:
+                    cleaned = _with_relation(sentence, match.start("v"), cleaned)
+                found.append(Fact(key, cleaned))
+    if any(f.key == "pet" and f.value[:1].isupper() for f in found):  # "a golden retriever named Max": Max
+        found = [f for f in found if f.key != "pet" or f.value[:1].isupper()]
+    for match in [*_FAVOURITE.finditer(sentence), *_FAVOURITE_AFTER.finditer(sentence)]:
+        thing = normal(match.group("thing"))
+        cleaned = _clean(match.group("v"), FAVOURITE + thing)
+        if cleaned is not None:
+            found.append(Fact(FAVOURITE + thing.replace("color", "colour"), cleaned))
+    return found
+
+
+def _retractions(sentence: str) -> tuple[list[Fact], list[Fact]]:
+    """What a sentence says no longer holds ("I'm not vegan anymore", "I quit my job"), and the values it states
+    in their place: "diet: no longer vegan", "job: no job now"."""
+    out: list[Fact] = []
+    stated: list[Fact] = []
+    if _RETRACT_JOB.search(sentence):
+        out += [Fact("job", ""), Fact("employer", "")]
+        stated.append(Fact("job", "no job now"))
+    if (again := _MEAT_AGAIN.search(sentence)) is not None:
+        out += [Fact("diet", ""), Fact("avoids", again.group("food"))]
+    for clause in _CLAUSE.split(sentence):  # "I'm not vegan anymore, I'm vegetarian now": only the first
+        if not _NO_LONGER.search(clause):
+            continue
+        positive = re.sub(r"\b(?:not|no longer|never)\s+|n't\b|\b(?:anymore|any more|any longer)\b", "",
+                          clause.replace("don't ", "").replace("doesn't ", ""), flags=re.IGNORECASE)
+        positive = re.sub(r"\bstopped being\b", "am", positive, flags=re.IGNORECASE)
+        gone = [f for f in _sentence_facts(positive) if f.key in _RETRACTABLE]
+        out += gone
+        stated += [Fact(f.key, f"{NO_LONGER}{f.value}") for f in gone]
+    return out, stated
+
+
+def read(text: str) -> Statement:
+    """The profile facts and retractions ``text`` states, sentence by sentence; questions, plans and the past state
+    none."""
+    facts: list[Fact] = []
+    retracts: list[Fact] = []
+    no_longer: list[Fact] = []
+    for sentence in _SENTENCE.split(text.strip()):
+        if not sentence or sentence.rstrip().endswith("?"):
+            continue
+        retracted, stated = _retractions(sentence)
+        retracts += retracted
+        no_longer += stated
+        if not retracted and (_PLAN.search(sentence) or _PAST.search(sentence)):
+            # "I'm moving to Lisbon next month; I'm allergic to cats": only the clause with the plan waits.
+            continue
+        facts += _sentence_facts(sentence)
+    # What no longer holds is a value too ("diet: no longer vegan"), unless the turn gives the key a new one.
+    facts += [f for f in no_longer if not any(g.key == f.key and single_valued(f.key) for g in facts)]
+    return Statement(tuple(dict.fromkeys(facts)), tuple(dict.fromkeys(retracts)))
+
+
+# -- the profile as the store holds it ------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One value of the profile, from the memory that stated it; ``replaced_by``/``replaced_at`` are set for a value
+    of the history (a later memory replaced it)."""
+
+    key: str
+    value: str
+    memory: str
+    said_at: float
+    session: str
+    turn: int
+    replaced_by: str = ""
+    replaced_at: float = 0.0
+
+
+def _order(key: str) -> tuple[int, str]:
+    keys = list(LABELS)
+    return (keys.index(key), key) if key in LABELS else (len(keys), key)
+
+
+def view(records: Sequence[MemoryRecord]) -> tuple[list[Entry], list[Entry]]:
+    """The current profile and its history from the memories that state facts (a fact is current until a later
+    memory replaced it, whether or not its memory was superseded for another fact): one value per single-valued key
+    (the newest, should two current memories both hold one), every value of a set (each once), safety keys
+    first; the history holds every replaced value, newest first."""
+    current: dict[str, list[Entry]] = {}
+    history: list[Entry] = []
+    for record in sorted(records, key=lambda r: r.created_at):
+        for fact in record.facts:
+            # A memory superseded for one of its facts keeps the others in the profile.
+            replaced_by = fact.superseded_by
+            entry = Entry(fact.key, fact.value, record.id, record.created_at, record.session, record.turn,
+                          replaced_by, record.superseded_at if replaced_by else 0.0)
+            if replaced_by:
+                history.append(entry)
+                continue
+            held = current.setdefault(fact.key, [])
+            held[:] = [e for e in held if not same_value(e.value, fact.value)]
+            if single_valued(fact.key):
+                history += [replace(e, replaced_by=record.id, replaced_at=record.created_at) for e in held]
+                held.clear()
+            held.append(entry)
+    ordered = [entry for key in sorted(current, key=_order) for entry in current[key]]
+    return ordered, sorted(history, key=lambda e: -e.said_at)

@@ -1,0 +1,224 @@
+"""What a new memory does to the ones already kept: replace one (supersede), say one again (restate), or neither.
+
+A wrong supersede loses a fact the user still holds, which is worse than a duplicate, so a memory is replaced
+only when the user said so in a way that cannot be read otherwise:
+
+- a profile key that holds one value got a different value ("I moved to Berlin" replaces "I live in Boston"; a
+  second allergy replaces nothing, allergies are a set),
+- a retraction names the value ("I'm not vegan anymore", "I'm no longer allergic to cats", "I quit my job"),
+- an explicit correction ("actually, ...", "I meant ...", "not X but Y") whose nearest current memory is about the
+  same thing: close in meaning and sharing a content word, and not a statement that adds ("also", "too").
+
+"I like tea" never replaces "I like coffee", nor "I also play the piano" "I play the cello": no key, no correction.
+A memory with a contradicted fact leaves the memory block (its words would say the old value), but its other
+facts stay in the profile: "I live in Boston and I'm allergic to cats" followed by "I moved to Berlin" keeps the
+cat allergy.
+
+A restatement (the peanut allergy said again in other words) refreshes the memory it repeats instead of adding a
+twin: the same profile facts and few new words, or an embedding similarity of at least ``RESTATE_SIMILARITY``
+without a name or a number that differs (two allergies, two instruments, two sisters stay two). Pure: the service
+hands in the neighbours and the profile memories it read.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from agent.domain import MemoryRecord
+from agent.memory.profile import NO_LONGER, Fact, Statement, same_value, single_valued
+from agent.memory.text import WORD, content_words
+
+# Paraphrases of one fact score 0.83-0.92 with the local MiniLM; different facts in similar words 0.46-0.72
+# (bench/RESULTS.md, E13).
+RESTATE_SIMILARITY = 0.80
+# A correction replaces its nearest current memory only if they are at least this close.
+CORRECTION_SIMILARITY = 0.50
+# How many content words a restatement of profile facts may add before it counts as a memory of its own.
+RESTATE_NEW_WORDS = 2
+
+_CORRECTION = re.compile(
+    r"^\W*(?:actually|correction|to be clear|to correct (?:myself|that)|i was wrong|i misspoke|scratch that|"
+    r"my bad|not quite)\b|^\W*(?:sorry|wait|oops|no|nope)\s*[,:!-]|\bi meant\b|\bnot anymore\b|\bno longer\b|"
+    r"\bany ?more\b(?=\s*(?:[.,!?;]|$))|"
+    r"\bturns out\b|\bi was mistaken\b|\bthat'?s (?:not right|wrong|outdated|old news)\b|\bchanged my mind\b|"
+    r"\binstead of\b|\bnot [\w' -]{1,30}, but\b|\bnot [\w' -]{1,30} anymore\b",
+    re.IGNORECASE,
+)
+_ADDITIVE = re.compile(r"\b(?:also|too|as well|another|second|in addition|besides|plus|both|new hobby)\b",
+                       re.IGNORECASE)
+# Keys stated together that change together.
+COUPLED = frozenset({"job", "employer"})
+# A restatement says mostly the same words: this share of the shorter statement's content words is in the other.
+RESTATE_CONTAINMENT = 0.5
+# A dated transcript line, "(8 May 2023) Ada: ...": its stamp and speaker say nothing of what the line says.
+_TRANSCRIPT_PREFIX = re.compile(r"^\([^()\n]{1,60}\)\s*(?:(?P<speaker>[^\s:()][^:\n]{0,40}):\s+)?")
+_FIRST_PERSON = re.compile(r"\b(?:i|i'm|i've|i'd|i'll|me|my|mine|we|we're|our|us)\b", re.IGNORECASE)
+# Words of a correction or a restatement that say nothing of its subject.
+_FILLER = frozenset(
+    """actually correction sorry wait oops nope clear correct wrong misspoke scratch meant mistaken anymore longer
+    reminder remind mention mentioned told tell telling said saying again way btw fyi know just note really
+    seriously serious severe definitely totally absolutely always quite pretty super very bit kind sort thing
+    things stuff now days these right changed mind turns instead please here""".split()
+)
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What to do with a new memory: the ids of the current memories it supersedes, the (memory id, fact) pairs of
+    profile values it replaces, and the id of the memory it restates (then it is not stored itself)."""
+
+    supersedes: tuple[str, ...] = ()
+    replaces_facts: tuple[tuple[str, Fact], ...] = ()
+    restates: str | None = None
+    reason: str = ""
+
+
+def body(text: str) -> str:
+    """``text`` without the stamp and speaker of a transcript line."""
+    return _TRANSCRIPT_PREFIX.sub("", text.strip(), count=1)
+
+
+def speaker(text: str) -> str:
+    """Who a transcript line is by ("Ada" in "(8 May 2023) Ada: ..."); empty for the user's own words."""
+    match = _TRANSCRIPT_PREFIX.match(text.strip())
+    return (match.group("speaker") or "") if match else ""
+
+
+def same_speaker(a: MemoryRecord, text: str) -> bool:
+    """A fact by one speaker of a transcript never replaces or repeats another speaker's."""
+    return speaker(a.text) == speaker(text)
+
+
+def stems(text: str) -> set[str]:
+    """Content words cut to five letters, so "allergic" and "allergy", "peanut" and "peanuts" are one."""
+    return {w[:5] for w in content_words(body(text)) if w not in _FILLER}
+
+
+def containment(a: set[str], b: set[str]) -> float:
+    """The share of the smaller set that is in the other."""
+    return len(a & b) / min(len(a), len(b)) if a and b else 0.0
+
+
+def _names(text: str) -> set[str]:
+    """Capitalised words past the first of a sentence, and numbers: what a guard must see differ."""
+    out = set()
+    text = body(text)
+    for match in WORD.finditer(text):
+        word = match.group()
+        start = text[: match.start()].rstrip()
+        sentence_start = not start or start[-1] in ".!?:"
+        if word.isdigit() or (word[0].isupper() and not sentence_start and word not in {"I", "I'm", "I've", "I'd"}):
+            out.add(word.casefold())
+    return out
+
+
+def is_correction(text: str) -> bool:
+    """An explicit correction of something the user said: a cue ("actually", "sorry, I got that wrong", "I meant")
+    in a statement about themselves, not one that adds ("also")."""
+    said = body(text)
+    return bool(_CORRECTION.search(said)) and bool(_FIRST_PERSON.search(said)) and not _ADDITIVE.search(said)
+
+
+def live_facts(record: MemoryRecord) -> list[Fact]:
+    """The facts of ``record`` no later memory replaced."""
+    return [Fact(f.key, f.value) for f in record.facts if not f.superseded_by]
+
+
+def _contradicts(old: Fact, statement: Statement) -> bool:
+    for fact in statement.facts:
+        if fact.key != old.key:
+            continue
+        if single_valued(fact.key) and not same_value(fact.value, old.value):
+            return True
+        # A set: "allergic to cats" again ends an earlier "no longer cats".
+        if old.value.startswith(NO_LONGER) and same_value(old.value.removeprefix(NO_LONGER), fact.value):
+            return True
+    return any(
+        gone.key == old.key and (not gone.value or same_value(gone.value, old.value)) for gone in statement.retracts
+    )
+
+
+def _same_facts(new: Statement, old: MemoryRecord) -> bool:
+    held = live_facts(old)
+    return bool(new.facts) and not new.retracts and all(
+        any(f.key == h.key and same_value(f.value, h.value) for h in held) for f in new.facts
+    )
+
+
+def _facts_conflict(new: Statement, old: MemoryRecord) -> bool:
+    """Both state a value of the same key, and the values differ: two allergies, two homes."""
+    return any(
+        f.key == h.key and not same_value(f.value, h.value) for f in new.facts for h in live_facts(old)
+    )
+
+
+def decide(
+    text: str,
+    statement: Statement,
+    profiled: Sequence[MemoryRecord],
+    neighbours: Sequence[tuple[MemoryRecord, float]],
+) -> Outcome:
+    """The outcome for a new memory of ``text`` stating ``statement``, given the current memories that state profile
+    facts (``profiled``, current or superseded: a superseded memory's other facts stay in the profile) and its
+    nearest current memories with their similarity (``neighbours``, best first)."""
+    profiled = [old for old in profiled if same_speaker(old, text)]
+    neighbours = [(old, similarity) for old, similarity in neighbours if same_speaker(old, text)]
+    supersedes: list[str] = []
+    replaced: list[tuple[str, Fact]] = []
+    for old in profiled:
+        gone = [fact for fact in live_facts(old) if _contradicts(fact, statement)]
+        # A new job takes the employer stated with the old one along (and the other way round).
+        gone += [fact for fact in live_facts(old) if fact not in gone and fact.key in COUPLED
+                 and any(g.key in COUPLED for g in gone)]
+        if gone:
+            replaced += [(old.id, fact) for fact in gone]
+            if old.current:
+                supersedes.append(old.id)
+    if supersedes or replaced:
+        return Outcome(tuple(supersedes), tuple(replaced), reason="a profile value changed")
+
+    words = stems(text)
+    for old in profiled:
+        new_words = words - stems(old.text) - stems(old.source)
+        if old.current and _same_facts(statement, old) and len(new_words) <= RESTATE_NEW_WORDS:
+            return Outcome(restates=old.id, reason="the same profile facts said again")
+
+    if neighbours:
+        old, similarity = neighbours[0]
+        # A restatement brings no fact the old memory lacks ("I moved to Berlin" is news after "I'm moving to
+        # Berlin next month"), and no name or number of its own.
+        new_facts = bool(statement.facts) and not _same_facts(statement, old)
+        correction = is_correction(text)
+        if (similarity >= RESTATE_SIMILARITY and not statement.retracts and not new_facts and not correction
+                and not _ADDITIVE.search(text) and containment(words, stems(old.text)) >= RESTATE_CONTAINMENT
+                and not _facts_conflict(statement, old) and not _names(text) ^ _names(old.text)):
+            return Outcome(restates=old.id, reason=f"said again (similarity {similarity:.2f})")
+        if (correction and similarity >= CORRECTION_SIMILARITY and words & stems(old.text)
+                and not live_facts(old)):
+            return Outcome((old.id,), reason=f"an explicit correction (similarity {similarity:.2f})")
+    return Outcome()
+
+
+_PAST_QUESTION = re.compile(
+    r"\b(?:before|used to|previous(?:ly)?|former(?:ly)?|earlier|originally|back then|in the past|prior|"
+    r"did i (?:use|live|work)|was i|history|changed?|my old|the old|old (?:job|place|home|house|flat|apartment|"
+    r"address|city|name|number|car|phone|boss|school|work|team))\b",
+    re.IGNORECASE,
+)
+_ABOUT_ME = re.compile(
+    r"\b(?:what (?:do|did) you (?:know|remember|recall)(?: about me)?|what have i told you|tell me about (?:me|myself)"
+    r"|who am i|what do you have on me|everything you know)\b",
+    re.IGNORECASE,
+)
+
+
+def asks_about_past(probe: str) -> bool:
+    """"Where did I live before?": replaced memories may answer it."""
+    return bool(_PAST_QUESTION.search(probe))
+
+
+def asks_about_me(probe: str) -> bool:
+    """"What do you know about me?": the profile and the memories seen last, whatever their similarity."""
+    return bool(_ABOUT_ME.search(probe))

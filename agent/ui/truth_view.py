@@ -1,0 +1,85 @@
+"""What the memory decided, shown to the user: the profile with where each value came from, the memories later ones
+replaced (and by what, and when), and the same as JSON fields for ``agent memories list --json``.
+
+Every decision the memory makes about truth (a value replaced, a restatement merged) is visible here and can be
+undone: ``/restore`` and ``agent memories restore`` make a replaced memory current again.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+
+from rich.table import Table
+
+from agent.domain import MemoryRecord
+from agent.memory.profile import Entry, label
+from agent.ui.render import safe, short_date
+
+
+def iso(timestamp: float) -> str | None:
+    return datetime.fromtimestamp(timestamp).astimezone().isoformat(timespec="seconds") if timestamp else None
+
+
+def truth_fields(record: MemoryRecord, history: Sequence[Entry]) -> dict[str, Any]:
+    """The JSON fields of a memory about its truth: the profile facts it states (``key`` is the first), whether a
+    later memory replaced it, the restatements merged into it, and, per key it states, the values held before."""
+    keys = {fact.key for fact in record.facts}
+    return {
+        "key": record.facts[0].key if record.facts else None,
+        "profile": [
+            {"kind": "profile", "key": f.key, "value": f.value, "superseded_by": f.superseded_by or None}
+            for f in record.facts
+        ],
+        "superseded_by": record.superseded_by or None,
+        "superseded_at": iso(record.superseded_at),
+        "restated": [
+            {"text": q.text, "session": q.session, "turn": q.turn, "at": iso(q.at)} for q in record.restated
+        ],
+        "history": [
+            {"key": e.key, "value": e.value, "memory": e.memory, "said_at": iso(e.said_at),
+             "replaced_by": e.replaced_by, "replaced_at": iso(e.replaced_at)}
+            for e in history
+            if e.key in keys and e.memory != record.id
+        ] if keys else [],
+    }
+
+
+def profile_rows(current: Sequence[Entry], history: Sequence[Entry]) -> list[Entry]:
+    """The rows of ``/profile`` in order: the current values, then the replaced ones."""
+    return [*current, *history]
+
+
+def profile_table(current: Sequence[Entry], history: Sequence[Entry], title: str | None = None) -> Table:
+    """Numbered rows: key, value, when and where it was said, and for a replaced value when it was replaced."""
+    table = Table(title=title, show_lines=False, expand=False)
+    table.add_column("#", justify="right", style="dim")
+    table.add_column("key")
+    table.add_column("value", overflow="fold")
+    table.add_column("said", no_wrap=True)
+    table.add_column("session")
+    table.add_column("status")
+    table.add_column("memory", style="dim", no_wrap=True)
+    for number, entry in enumerate(profile_rows(current, history), start=1):
+        status = f"replaced {short_date(entry.replaced_at)}" if entry.replaced_by else "current"
+        table.add_row(str(number), safe(label(entry.key)), safe(entry.value), short_date(entry.said_at),
+                      safe(entry.session), status, entry.memory[:8])
+    return table
+
+
+def history_table(records: Sequence[MemoryRecord], by_id: dict[str, MemoryRecord], title: str | None = None) -> Table:
+    """Numbered superseded memories, each with what replaced it and when (a forgotten replacement says so)."""
+    table = Table(title=title, show_lines=False, expand=False)
+    table.add_column("#", justify="right", style="dim")
+    table.add_column("memory", overflow="fold")
+    table.add_column("said", no_wrap=True)
+    table.add_column("replaced", no_wrap=True)
+    table.add_column("by", overflow="fold")
+    table.add_column("id", style="dim", no_wrap=True)
+    for number, record in enumerate(records, start=1):
+        replacer = by_id.get(record.superseded_by)
+        by = safe(replacer.text) if replacer is not None else "a memory since forgotten"
+        table.add_row(str(number), safe(record.text), short_date(record.created_at),
+                      short_date(record.superseded_at), by, record.id[:8])
+    return table

@@ -1,0 +1,208 @@
+"""Updates supersede with history, restatements merge, other facts stay: MemoryService with the real local
+embedder on a temp store (agent/memory/truth.py)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import datetime
+from pathlib import Path
+
+import pytest
+
+from agent.adapters.ledger import SqliteLedger
+from agent.adapters.local_embedder import LocalEmbedder
+from agent.memory.service import MemoryPolicy, MemoryService
+from tests.fakes import InMemoryIndex
+
+START = datetime(2026, 12, 1, 10, 0).timestamp()
+
+
+@pytest.fixture
+def memory(tmp_path: Path, local_embedder: LocalEmbedder) -> Iterator[MemoryService]:
+    ticks = iter(range(10_000))
+    ledger = SqliteLedger(tmp_path / "ledger.sqlite3")
+    service = MemoryService(ledger, InMemoryIndex(), local_embedder, "alice", MemoryPolicy(),
+                            clock=lambda: START + 3600 * next(ticks))
+    yield service
+    ledger.close()
+
+
+def say(memory: MemoryService, *lines: str) -> None:
+    for n, line in enumerate(lines):
+        memory.observe(line, session=f"s{n}", turn=1)
+
+
+def live(memory: MemoryService) -> list[str]:
+    return [r.source for r in memory.list() if r.current]
+
+
+def test_a_move_supersedes_the_old_home_which_stays_in_history(memory: MemoryService) -> None:
+    say(memory, "I live in Boston, in a small flat near the river.", "What's a good book?",
+        "Big news: I moved to Berlin last month!")
+    boston, berlin = (next(r for r in memory.list() if city in r.text) for city in ("Boston", "Berlin"))
+    assert boston.superseded_by == berlin.id and boston.superseded_at == berlin.created_at
+    block = memory.recall("Can you recommend a nice restaurant near where I live?").block.text
+    assert "Berlin" in block and "Boston" not in block
+    current, history = memory.profile()
+    assert [(e.key, e.value) for e in current] == [("home", "Berlin")]
+    assert [(e.value, e.replaced_by) for e in history] == [("Boston", berlin.id)]
+    past = memory.recall("Where did I live before Berlin?").block.text
+    assert "Boston (said" in past and "no longer current" in past
+
+
+def test_restore_undoes_a_supersede(memory: MemoryService) -> None:
+    say(memory, "I live in Boston", "I moved to Berlin")
+    boston = next(r for r in memory.list() if "Boston" in r.text)
+    restored = memory.restore(boston.id)
+    assert restored is not None and restored.current
+    berlin = next(r for r in memory.list() if "Berlin" in r.text)
+    assert berlin.superseded_by == boston.id
+    assert [e.value for e in memory.profile()[0]] == ["Boston"]
+
+
+def test_a_new_job_replaces_the_old_one_and_a_name_the_user_prefers_replaces_the_name(memory: MemoryService) -> None:
+    say(memory, "I work as a nurse at St. Mary's hospital.", "My name is Katherine, by the way.",
+        "I started a new job last week as a software engineer at a fintech startup.",
+        "Please just call me Kate, everyone does.")
+    assert live(memory) == ["I started a new job last week as a software engineer at a fintech startup.",
+                            "Please just call me Kate, everyone does."]
+    block = memory.recall("What's my name?").block.text
+    assert "Kate" in block and "Katherine" not in block
+    assert "software engineer" in memory.recall("What do I do for a living?").block.text
+
+
+def test_facts_that_do_not_contradict_both_stay(memory: MemoryService) -> None:
+    pairs = [
+        ("I play the cello", "I also started learning the piano"),
+        ("I like coffee in the morning", "I like tea in the morning"),
+        ("I'm allergic to peanuts.", "I'm allergic to shellfish too."),
+        ("My sister lives in Rome", "My brother lives in Madrid"),
+        ("I have two cats", "We just adopted a dog"),
+        ("My daughter Emma is five", "My son Leo is seven"),
+    ]
+    for old, new in pairs:
+        say(memory, old, new)
+    assert sorted(live(memory)) == sorted(text for pair in pairs for text in pair)
+    assert {e.value for e in memory.profile()[0] if e.key == "allergy"} == {"peanuts", "shellfish"}
+
+
+def test_an_explicit_correction_supersedes_the_memory_it_corrects(memory: MemoryService) -> None:
+    say(memory, "I play the cello in a community orchestra", "I walk to work every day",
+        "Actually, I don't play the cello anymore, I sold it")
+    assert "I play the cello in a community orchestra" not in live(memory)
+    assert "I walk to work every day" in live(memory)
+
+
+def test_a_retraction_takes_the_value_out_of_the_profile(memory: MemoryService) -> None:
+    say(memory, "I'm vegan.", "I'm allergic to cats", "I'm not vegan anymore, I eat fish again")
+    values = {(e.key, e.value) for e in memory.profile()[0]}
+    assert ("diet", "no longer vegan") in values and ("diet", "vegan") not in values and ("allergy", "cats") in values
+
+
+def test_a_memory_with_two_facts_keeps_the_one_not_contradicted_in_the_profile(memory: MemoryService) -> None:
+    say(memory, "I live in Boston and I'm allergic to cats", "I moved to Berlin")
+    current, history = memory.profile()
+    assert [(e.key, e.value) for e in current] == [("allergy", "cats"), ("home", "Berlin")]
+    assert [e.value for e in history] == ["Boston"]
+    # The old memory leaves the block (its words say Boston); its cat allergy stays in the profile.
+    assert live(memory) == ["I moved to Berlin"]
+    block = memory.recall("Where should I go for dinner?").block.text
+    assert "cats" in block and "Boston" not in block
+
+
+def test_a_fact_said_four_ways_leaves_at_most_two_live_memories(memory: MemoryService) -> None:
+    say(memory, "I'm allergic to peanuts.", "I have a peanut allergy, just so you know.",
+        "Peanuts make my throat swell up, I'm allergic.", "Remember I can't eat peanuts at all, allergic.")
+    peanut = [r for r in memory.list() if r.current and "eanut" in r.text]
+    assert len(peanut) <= 2
+    assert sum(len(r.restated) for r in peanut) >= 4 - len(peanut)
+
+
+def test_a_plan_is_not_a_new_home(memory: MemoryService) -> None:
+    say(memory, "I live in Boston", "I'm moving to Lisbon next month")
+    assert [e.value for e in memory.profile()[0]] == ["Boston"]
+    assert len(live(memory)) == 2
+
+
+def test_the_profile_reaches_requests_that_share_no_word_with_it(memory: MemoryService) -> None:
+    say(memory, "I'm allergic to peanuts.", "I moved to Berlin last month")
+    for probe in ("What should I cook for dinner?", "Pick a Thai place for tonight", "Recommend a restaurant near me"):
+        block = memory.recall(probe).block.text
+        assert "peanuts" in block and "Berlin" in block
+
+
+def test_what_do_you_know_about_me_gets_the_profile_and_memories(memory: MemoryService) -> None:
+    say(memory, "I'm allergic to peanuts.", "I play the cello in a community orchestra", "I love hiking in the Alps")
+    block = memory.recall("What do you know about me?").block
+    assert "peanuts" in block.text and len(block.memories) >= 2
+
+
+def test_tomorrow_is_stored_as_the_date_it_meant(memory: MemoryService) -> None:
+    say(memory, "My dentist appointment is tomorrow at 3pm.")
+    [record] = memory.list()
+    assert record.text == "My dentist appointment is on 2026-12-02 at 3pm."
+    assert record.source == "My dentist appointment is tomorrow at 3pm."
+    assert "2026-12-02" in memory.recall("When is my dentist appointment?").block.text
+
+
+def test_forget_erases_a_superseded_memory_and_its_replacement(memory: MemoryService) -> None:
+    say(memory, "I live in Boston", "I moved to Berlin")
+    assert memory.forget([r.id for r in memory.list()]) == 2
+    assert memory.list() == [] and memory.profile() == ([], [])
+
+
+def test_a_new_job_takes_the_old_employer_along(memory: MemoryService) -> None:
+    say(memory, "I'm a student at McGill, studying biology.", "I graduated and now I work as a lab technician.")
+    current = [(e.key, e.value) for e in memory.profile()[0]]
+    assert current == [("job", "lab technician")]
+
+
+def test_a_correction_is_never_merged_as_a_restatement(memory: MemoryService) -> None:
+    say(memory, "My brother works at a bakery in town.", "Actually my brother works at a brewery, not a bakery.")
+    assert live(memory) == ["Actually my brother works at a brewery, not a bakery."]
+
+
+def test_an_update_with_no_key_and_no_correction_replaces_nothing(memory: MemoryService) -> None:
+    say(memory, "I take the 7:40 train to work.", "I take the 8:15 train now, they changed the timetable.")
+    assert len(live(memory)) == 2  # a duplicate at worst, never a fact lost
+
+
+def test_chatty_lines_in_similar_words_are_not_restatements(memory: MemoryService) -> None:
+    say(memory, "Wow, Mel! The colours really blend nicely, painting looks like a great outlet for you.",
+        "Thanks! Painting is a fun way to express my feelings and get creative.")
+    assert len(live(memory)) == 2
+
+
+def test_a_retraction_then_the_fact_again_makes_it_current(memory: MemoryService) -> None:
+    say(memory, "I'm allergic to cats.", "I'm no longer allergic to cats after the treatment!",
+        "Bad news, I'm allergic to cats again.")
+    assert [(e.key, e.value) for e in memory.profile()[0]] == [("allergy", "cats")]
+
+
+def test_questions_about_the_past_are_told_from_questions_about_now() -> None:
+    from agent.memory.truth import asks_about_past
+
+    for past in ("Where did I live before?", "What was my old job?", "Where did I use to work?",
+                 "What was my previous address?"):
+        assert asks_about_past(past), past
+    for now in ("How old am I?", "Where do I live?", "What's my job?", "Recommend a restaurant near me"):
+        assert not asks_about_past(now), now
+
+
+def test_a_new_favourite_replaces_the_old_one_for_the_same_thing_only(memory: MemoryService) -> None:
+    say(memory, "My favourite coffee is a flat white.", "My favourite tea is chamomile.",
+        "These days my favourite coffee is an oat latte.")
+    block = memory.recall("Order me my usual coffee, please.").block.text
+    assert "oat latte" in block and "flat white" not in block and "chamomile" in block
+
+
+def test_the_old_home_said_again_is_current_again(memory: MemoryService) -> None:
+    say(memory, "I live in Boston", "I moved to Berlin", "I live in Boston")
+    assert [e.value for e in memory.profile()[0]] == ["Boston"]
+    assert live(memory) == ["I live in Boston"]
+
+
+def test_one_speaker_of_a_transcript_never_replaces_or_repeats_another(memory: MemoryService) -> None:
+    say(memory, "(8 May 2023) Ada: I live in Boston, near the river.", "(9 May 2023) Bo: I moved to Denver last year.",
+        "(9 May 2023) Bo: Actually, I don't live near the river, I live in the hills.")
+    assert len(live(memory)) == 3  # Bo's move and Bo's correction leave Ada's memories as they are
