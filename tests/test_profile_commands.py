@@ -29,7 +29,7 @@ def test_profile_lists_each_value_with_when_and_where_and_what_it_replaced(tmp_p
 
 def test_history_shows_the_replaced_memory_and_restore_makes_it_current(tmp_path: Path) -> None:
     seeded(tmp_path, BOSTON, BERLIN)
-    chat = ScriptedChat("ok", "ok")
+    chat = ScriptedChat("ok")
     done = run_lines(build_chat(tmp_path, chat, memory=lambda: memory_service(tmp_path / "mem")),
                      "/memories --history", "/restore 1", "Any good bakeries near me?")
     assert "1 replaced memory" in done.out and "Boston" in done.out and "Berlin" in done.out

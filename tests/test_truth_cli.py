@@ -8,7 +8,7 @@ import json
 from agent.adapters.chroma_index import forget_clients
 from agent.config import load_settings
 from agent.wiring import open_memory
-from tests.test_memories_cli import agent
+from tests.cli_harness import invoke as agent
 
 
 def seed(*lines: str) -> None:
