@@ -71,6 +71,7 @@ SessionOpt = Annotated[str | None, typer.Option("-s", "--session", metavar="NAME
 ContinueOpt = Annotated[bool, typer.Option("-c", "--continue", help="Resume the most recent session.")]
 ModelOpt = Annotated[str | None, typer.Option("-m", "--model", metavar="MODEL", help="Chat model.")]
 NoMemoryOpt = Annotated[bool, typer.Option("--no-memory", help="Neither read nor write long-term memory.")]
+ReadOnlyOpt = Annotated[bool, typer.Option("--read-only", help="Recall long-term memory, never write it.")]
 PlainOpt = Annotated[bool, typer.Option("--plain", help="Plain text output, no colour or Markdown.")]
 
 
@@ -122,6 +123,7 @@ def root(
     continue_: ContinueOpt = False,
     model: ModelOpt = None,
     no_memory: NoMemoryOpt = False,
+    read_only: ReadOnlyOpt = False,
     plain: PlainOpt = False,
     data_dir: DataDirOpt = None,
     user: UserOpt = None,
@@ -133,7 +135,7 @@ def root(
     STATE.warned = False
     _apply_common(data_dir, debug, user)
     if ctx.invoked_subcommand is None:
-        _chat(session, continue_, model, no_memory, plain)
+        _chat(session, continue_, model, no_memory, plain, read_only)
 
 
 @app.command()
@@ -142,6 +144,7 @@ def chat(
     continue_: ContinueOpt = False,
     model: ModelOpt = None,
     no_memory: NoMemoryOpt = False,
+    read_only: ReadOnlyOpt = False,
     plain: PlainOpt = False,
     data_dir: DataDirOpt = None,
     user: UserOpt = None,
@@ -149,16 +152,19 @@ def chat(
 ) -> None:
     """Open the chat (the same as `agent` alone)."""
     _apply_common(data_dir, debug, user)
-    _chat(session, continue_, model, no_memory, plain)
+    _chat(session, continue_, model, no_memory, plain, read_only)
 
 
-def _chat(session: str | None, continue_: bool, model: str | None, no_memory: bool, plain: bool) -> None:
+def _chat(
+    session: str | None, continue_: bool, model: str | None, no_memory: bool, plain: bool, read_only: bool
+) -> None:
     from agent.ui.repl import ChatOptions, run_chat
 
     settings = STATE.settings(model=model)
     code = run_chat(
         settings,
-        ChatOptions(session=session, resume_latest=continue_, no_memory=no_memory, plain=plain, debug=STATE.debug),
+        ChatOptions(session=session, resume_latest=continue_, no_memory=no_memory, read_only=read_only,
+                    plain=plain, debug=STATE.debug),
     )
     raise typer.Exit(code)
 

@@ -58,9 +58,10 @@ def build_chat(
     budget: int = 6000,
     interactive: bool = False,
     history: Path | None = None,
+    read_only: bool = False,
 ) -> Chat:
     """A chat wired like ``run_chat`` does it, minus the terminal; ``memory`` opens the service (None: off);
-    ``history`` is the input history file ``/forget`` cleans."""
+    ``history`` is the input history file ``/forget`` cleans; ``read_only`` is ``--read-only``."""
     stdout, notices = io.StringIO(), io.StringIO()
     mode = Mode(interactive=interactive, plain=True)
     out = Output(mode, Console(file=stdout, width=100, no_color=True, soft_wrap=True),
@@ -70,7 +71,8 @@ def build_chat(
     conversation = Conversation(budget, model_summarizer(model, "test-model"))
     conversation.resume(existing.turns, existing.context_start, existing.summary)
     hooks: list[Repl] = []
-    worker = None if memory is None else MemoryWorker(memory, lambda outcome: hooks[0].on_write(outcome))
+    worker = None if memory is None else MemoryWorker(memory, lambda outcome: hooks[0].on_write(outcome),
+                                                     read_only)
     engine = ChatEngine(model, "test-model", conversation, store, existing, worker)
     repl = Repl(engine, out, worker, history=history)
     hooks.append(repl)

@@ -34,6 +34,9 @@ COMMANDS: dict[str, str] = {
     "/why": "the memories injected into the last reply, with similarity and threshold",
     "/session": "this session: name, file, turns, context size",
     "/retry": "ask the last message again (after an error or an interruption)",
+    "/undo": "take back the last exchange, and forget the memories it wrote",
+    "/pause": "stop remembering what you say (until /resume)",
+    "/resume": "remember what you say again",
     "/clear": "empty the short-term context; the session file keeps the turns",
     "/exit": "leave (also /quit, exit, quit, Ctrl-D)",
     "/quit": "leave",
@@ -47,11 +50,30 @@ SHOWN_CHARS = 160
 
 
 @dataclass(frozen=True)
+class Erased:
+    """What forgetting some memories did: how many existed, where else their words went, whether this session
+    held them, an index that keeps their vectors until the next start, and a Ctrl-C held meanwhile."""
+
+    count: int
+    outcome: forget.Outcome
+    own: bool
+    index_error: AgentError | None
+    interrupted: bool
+
+
+@dataclass(frozen=True)
 class Action:
     """What the REPL does after a command: leave, send a line as a turn (``/retry``), or nothing."""
 
     exit: bool = False
     send: str | None = None
+
+
+def writes_state(engine: ChatEngine) -> str:
+    """What the toolbar and ``/session`` add to the memory count when this run does not write what is said."""
+    if engine.memory is not None and engine.memory.read_only:
+        return ", read-only"
+    return ", paused" if engine.paused else ""
 
 
 def is_command(line: str) -> bool:
@@ -118,6 +140,14 @@ class Commands:
             self.out.warn("Long-term memory is off in this run (--no-memory, or it could not be opened).")
         return self.engine.memory
 
+    def _writer(self, nothing: str) -> MemoryWorker | None:
+        """The memory worker when this run may write memory, or None with a word to the user."""
+        memory = self._worker()
+        if memory is not None and memory.read_only:
+            self.out.warn(f"Memory is read-only in this run (--read-only): {nothing}.")
+            return None
+        return memory
+
     def _show(self, rows: Sequence[MemoryRecord | ScoredMemory], title: str) -> None:
         self._listing = [(r.record if isinstance(r, ScoredMemory) else r).id for r in rows]
         self.out.show(memory_table(rows, title=safe(title)))
@@ -149,7 +179,7 @@ class Commands:
         self.out.notice("/forget N forgets number N.")
 
     def _forget(self, arg: str) -> None:
-        memory = self._worker()
+        memory = self._writer("nothing is forgotten")
         if memory is None:
             return
         if not arg:
@@ -214,29 +244,37 @@ class Commands:
         return f"{number}o memory id starts with {token}: the id column of /memories shows the ids."
 
     def _erase(self, memory: MemoryWorker, ids: list[str]) -> None:
-        """Forget ``ids`` through ``agent.forget``, holding Ctrl-C until it is done: the chat's own session is
-        scrubbed here, in memory too, and every other file on the memory thread."""
+        """Forget ``ids`` and say which memories went and where else their words were removed from."""
         known = {r.id: r for r in memory.call(lambda s: s.list())}
         gone = [known[memory_id] for memory_id in ids if memory_id in known]
+        erased = self._forget_records(memory, gone)
+        for record in gone:
+            self.out.notice(f"forgot: {shorten(record.text)}")
+        self.out.notice(f"Forgot {plural(erased.count, 'memory', 'memories')}.")
+        self._listing = []
+        self._tell(erased, this_session=erased.own)
+
+    def _forget_records(self, memory: MemoryWorker, records: Sequence[MemoryRecord]) -> Erased:
+        """Forget ``records`` through ``agent.forget``, holding Ctrl-C until it is done: the chat's own session is
+        scrubbed here, in memory too, and every other file on the memory thread."""
         engine, places = self.engine, forget.Places(self.engine.store, self.history)
         with forget.critical() as held:
-            begun = memory.call(lambda s: forget.begin(s, gone))
+            begun = memory.call(lambda s: forget.begin(s, records))
             index_error = memory.call(lambda s: forget.drop_vectors(s, begun))
             own = engine.scrub(forget.Forgotten(begun.record.texts), set(begun.record.ids))
             outcome = memory.call(lambda s: forget.finish(begun.record, s.ledger, places, skip=engine.session.name))
-        for record in gone:
-            self.out.notice(f"forgot: {shorten(record.text)}")
-        self.out.notice(f"Forgot {plural(begun.count, 'memory', 'memories')}.")
-        self._listing = []
-        for line in outcome.lines(this_session=own):
+        return Erased(begun.count, outcome, own, index_error, held.interrupted)
+
+    def _tell(self, erased: Erased, this_session: bool) -> None:
+        for line in erased.outcome.lines(this_session=this_session):
             self.out.notice(line)
-        if index_error is not None:
-            self.out.warn(f"memory: the index keeps their vectors until the next start ({index_error})")
-        if held.interrupted:
+        if erased.index_error is not None:
+            self.out.warn(f"memory: the index keeps their vectors until the next start ({erased.index_error})")
+        if erased.interrupted:
             self.out.notice("(Ctrl-C waited for the forget to finish.)")
 
     def _remember(self, text: str) -> None:
-        memory = self._worker()
+        memory = self._writer("nothing is remembered")
         if memory is None:
             return
         if not text:
@@ -284,7 +322,7 @@ class Commands:
             return "off"
         if memory.count is None:
             return "could not be opened" if memory.failed else "counting… (the store is still opening)"
-        return plural(memory.count, "memory", "memories")
+        return plural(memory.count, "memory", "memories") + writes_state(self.engine)
 
     def _retry(self, arg: str) -> Action | None:
         line = self.engine.take_back_last()
@@ -292,6 +330,57 @@ class Commands:
             self.out.notice("Nothing to retry yet.")
             return None
         return Action(send=line)
+
+    def _undo(self, arg: str) -> None:
+        """Take back the last exchange: the memories it wrote are forgotten as ``/forget`` forgets them (every
+        file, crash-safe), then the turn leaves the session and the context window. One line says which."""
+        memory = self.engine.memory
+        exchange = self.engine.last_exchange()
+        if exchange is None:
+            self.out.notice("Nothing to undo yet.")
+            return
+        said = f"Undid turn {exchange.number} (you: {shorten(exchange.turn.user, 60)})"
+        memories = exchange.memories
+        erased = None
+        if memory is None:
+            said += "; long-term memory is off in this run, so no memory was looked at."
+        elif not memories:
+            said += "; it wrote no memory."
+        elif memory.read_only:
+            stay = "it wrote stays" if len(memories) == 1 else "it wrote stay"
+            said += (f"; memory is read-only in this run, so the {plural(len(memories), 'memory', 'memories')} "
+                     f"{stay}: {'; '.join(shorten(r.text, 60) for r in memories)}.")
+        else:
+            erased = self._forget_records(memory, memories)
+            which = "the memory" if len(memories) == 1 else f"the {len(memories)} memories"
+            said += f"; forgot {which} it wrote: {'; '.join(shorten(r.text, 60) for r in memories)}."
+        self.engine.take_back_last()
+        self.out.notice(said)
+        if erased is not None:
+            self._listing = []
+            self._tell(erased, this_session=False)
+
+    def _pause(self, arg: str) -> None:
+        memory = self._worker()
+        if memory is None:
+            return
+        if memory.read_only:
+            self.out.notice("Memory is read-only in this run (--read-only): nothing you say is remembered anyway.")
+            return
+        self.engine.paused = True
+        self.out.notice("Paused: nothing you say is remembered until /resume. Recall goes on; /remember still "
+                        "stores what you give it.")
+
+    def _resume(self, arg: str) -> None:
+        memory = self._worker()
+        if memory is None:
+            return
+        if memory.read_only:
+            self.out.notice("Memory is read-only in this run (--read-only): start the chat without it to write.")
+            return
+        was, self.engine.paused = self.engine.paused, False
+        self.out.notice("Remembering again: what you say from now on goes to memory." if was else
+                        "Memory writes are not paused.")
 
     def _clear(self, arg: str) -> None:
         self.engine.clear()

@@ -40,13 +40,16 @@ from agent.extract import model_extractor
 from agent.sessions import Session, SessionStore, check_name, new_name
 from agent.tokens import count_tokens
 from agent.tokens import warm_up as warm_up_tokens
-from agent.ui.commands import Commands, is_command, shorten
+from agent.ui.commands import Commands, is_command, shorten, writes_state
 from agent.ui.output import Mode, Output
 from agent.ui.prompt import EmptyLineInterrupt, LineReader, PipeReader, TerminalReader
 from agent.ui.render import plural
 from agent.wiring import ensure_data_dir, finish_forgets, open_memory
 
 log = logging.getLogger(__name__)
+# How long the next prompt waits for the memory write of the turn before it (an embedding and a ledger write: tens
+# of milliseconds once the store is open), so that "remembered: ..." is printed under the reply it belongs to.
+RECEIPT_WAIT = 5.0
 
 
 @dataclass(frozen=True)
@@ -56,6 +59,7 @@ class ChatOptions:
     session: str | None = None
     resume_latest: bool = False
     no_memory: bool = False
+    read_only: bool = False
     plain: bool = False
     debug: bool = False
 
@@ -156,6 +160,7 @@ class Repl:
         self.commands = Commands(engine, out, self.reader.ask, history)
         self.signals = HeldInterrupts()
         self._unsaved_told = False
+        self._late: set[int] = set()  # turns whose memory write outlasted RECEIPT_WAIT: their receipt names them
 
     def use(self, reader: LineReader) -> None:
         self.reader = reader
@@ -163,7 +168,8 @@ class Repl:
 
     def toolbar(self) -> str:
         count = None if self.engine.memory is None else self.engine.memory.count
-        memories = "off" if self.engine.memory is None else "…" if count is None else str(count)
+        memories = "off" if self.engine.memory is None else ("…" if count is None else str(count))
+        memories += writes_state(self.engine)
         return (f" session {self.engine.session.name} │ model {self.engine.model} │ memories {memories} │ "
                 f"context {self.context_tokens:,} tokens ")
 
@@ -265,7 +271,22 @@ class Repl:
         guard.release(interrupt=False)
         self._report(pending, result)
         self._save_problem()
+        self._await_receipt(result.number)
         return result
+
+    def _await_receipt(self, number: int) -> None:
+        """Let this turn's memory write land before the next prompt is drawn, so its receipt follows the reply
+        and precedes the prompt. A slower write (the store still opening) reports above the prompt when it lands,
+        naming its turn; Ctrl-C stops the wait, never the write."""
+        writing = self.engine.writing
+        if writing is None or not self.out.mode.interactive:  # a script waits for every write (``run``)
+            return
+        try:
+            writing.result(timeout=RECEIPT_WAIT)
+        except TimeoutError:
+            self._late.add(number)
+        except KeyboardInterrupt:
+            self._late.add(number)
 
     def _save_problem(self) -> None:
         """Say once when the session stops being saved, and once when it is saved again."""
@@ -324,14 +345,15 @@ class Repl:
 
     def on_write(self, outcome: WriteOutcome) -> None:
         """Called on the memory thread after each background write."""
+        late = f"(turn {outcome.turn}) " if outcome.turn in self._late else ""
         if outcome.error is not None:
             self.out.error(f"memory: could not save turn {outcome.turn} ({outcome.error})")
         elif outcome.report is not None and outcome.report.stored:
             for record in outcome.report.stored:  # as stored: a restatement shows the memory it refreshed
                 already = "already " if record.id in outcome.report.refreshed else ""
-                self.out.notice(f"{already}remembered: {shorten(record.text)}", "green")
+                self.out.notice(f"{late}{already}remembered: {shorten(record.text)}", "green")
         elif outcome.report is not None and outcome.report.skipped_reason:
-            self.out.warn(f"memory: not saved ({outcome.report.skipped_reason})")
+            self.out.warn(f"{late}memory: not saved ({outcome.report.skipped_reason})")
 
     def on_retry(self, notice: RetryNotice) -> None:
         self.out.warn(f"{notice.reason}: retrying in {notice.delay:.1f} s ({notice.attempt}/{notice.retries})…")
@@ -358,6 +380,8 @@ def pick_session(store: SessionStore, options: ChatOptions) -> tuple[str, bool]:
 
 def run_chat(settings: Settings, options: ChatOptions) -> int:
     """Open the chat for ``settings`` and ``options``; returns the exit code."""
+    if options.no_memory and options.read_only:
+        raise UsageError("Use --no-memory (no memory at all) or --read-only (recall, never write), not both.")
     check_endpoint(settings)
     paths = ensure_data_dir(settings.data_dir).for_user(settings.user)
     out = Output(Mode.detect(options.plain))
@@ -404,7 +428,8 @@ def _build(
         if settings.llm_extract:
             extractor = model_extractor(chat, settings.model, lambda exc: out.warn(f"memory: extraction failed "
                                                                                    f"({exc})"))
-        worker = MemoryWorker(lambda: open_memory(settings, extractor=extractor), lambda o: hooks[0].on_write(o))
+        worker = MemoryWorker(lambda: open_memory(settings, extractor=extractor), lambda o: hooks[0].on_write(o),
+                              read_only=options.read_only)
     engine = ChatEngine(chat, settings.model, conversation, store, session, worker)
     repl = Repl(engine, out, worker, options.debug, history)
     hooks.append(repl)
@@ -414,7 +439,7 @@ def _build(
 def _banner(repl: Repl, resumed: bool, options: ChatOptions) -> None:
     session = repl.engine.session
     state = f"resumed, {plural(len(session.turns), 'turn', 'turns')}" if resumed else "new"
-    memory = "off" if options.no_memory else "on"
+    memory = "off" if options.no_memory else "read-only" if options.read_only else "on"
     repl.out.notice(f"agent · session {session.name} ({state}) · model {repl.engine.model} · memory {memory}", "bold")
     repl.out.notice("/help lists the commands · Alt-Enter adds a line · Ctrl-C stops a reply · Ctrl-D leaves")
     if resumed and session.turns:
