@@ -10,8 +10,10 @@ import json
 import logging
 import re
 import sys
+import time
 from dataclasses import dataclass, field
 from datetime import datetime
+from pathlib import Path
 from typing import Annotated, Any
 
 import typer
@@ -19,7 +21,7 @@ from rich.console import Console
 
 from agent.config import Settings, load_settings
 from agent.domain import MemoryRecord, ScoredMemory
-from agent.errors import AgentError, Interrupted
+from agent.errors import AgentError, Interrupted, UsageError
 from agent.memory.service import MemoryService
 from agent.sessions import SessionStore
 from agent.ui.render import escape_terminal, plural
@@ -75,10 +77,11 @@ ReadOnlyOpt = Annotated[bool, typer.Option("--read-only", help="Recall long-term
 PlainOpt = Annotated[bool, typer.Option("--plain", help="Plain text output, no colour or Markdown.")]
 
 
-def _json(value: Any) -> str:
+def _json(value: Any, indent: int | None = 2) -> str:
     """JSON for a terminal or a pipe: readable Unicode, but DEL and the C1 controls (which JSON leaves raw, and
     which include 8-bit escape introducers) written as \\u escapes like the C0 ones."""
-    return re.sub(r"[\x7f-\x9f]", lambda m: f"\\u{ord(m.group()):04x}", json.dumps(value, ensure_ascii=False, indent=2))
+    dumped = json.dumps(value, ensure_ascii=False, indent=indent)
+    return re.sub(r"[\x7f-\x9f]", lambda m: f"\\u{ord(m.group()):04x}", dumped)
 
 
 def _apply_common(data_dir: str | None, debug: bool, user: str | None = None) -> None:
@@ -384,7 +387,51 @@ def memories_forget(
         _warn(f"the index keeps their vectors until the next start ({index_error})")
 
 
-@memories_app.command("reindex")
+@memories_app.command("export")
+def memories_export(
+    format_: Annotated[str, typer.Option("--format", metavar="jsonl|markdown",
+                                         help="jsonl (what import reads, lossless) or markdown (to read).")] = "jsonl",
+    embedder: EmbedderOpt = None,
+) -> None:
+    """Every memory to stdout: JSON Lines for `agent memories import`, or Markdown for a person."""
+    from agent.memory import transfer
+
+    if format_ not in transfer.FORMATS:
+        raise typer.BadParameter(f"{format_!r} is not a format: use jsonl or markdown.", param_hint="--format")
+    service = _service(embedder)
+    records = service.list()
+    if format_ == "markdown":
+        for line in transfer.markdown(records, service.user, time.time()).splitlines():
+            typer.echo(escape_terminal(line))
+        return
+    for record in records:
+        typer.echo(_json(transfer.portable(record), indent=None))
+
+
+@memories_app.command("import")
+def memories_import(
+    file: Annotated[Path, typer.Argument(metavar="FILE", help="A JSON Lines export (`-` reads stdin).")],
+    embedder: EmbedderOpt = None,
+) -> None:
+    """Add the memories of an export, embedded with this store's embedder; ones already stored are refreshed."""
+    from agent.memory import transfer
+
+    try:
+        text = sys.stdin.read() if str(file) == "-" else file.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        why = exc.strerror if isinstance(exc, OSError) else "not UTF-8 text"
+        raise UsageError(f"Cannot read {file}: {why}.") from exc
+    service = _service(embedder)
+    records = transfer.parse_jsonl(text.splitlines(), service.user, str(file))
+    report = transfer.import_records(service, records)
+    said = (f"imported {plural(report.new + report.refreshed, 'memory', 'memories')}: {report.new:,} new, "
+            f"{report.refreshed:,} already remembered (refreshed)")
+    typer.echo(said + (f"; refused {len(report.refused):,} (below)" if report.refused else ""))
+    for line in report.refused:
+        _warn(f"refused {line}")
+
+
+
 def memories_reindex(
     embedder: Annotated[str, typer.Option("--embedder", help="The embedder to re-embed with: local or openai.")],
 ) -> None:
