@@ -14,7 +14,7 @@ import time
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.console import Console
@@ -25,6 +25,9 @@ from agent.errors import AgentError, Interrupted, UsageError
 from agent.memory.service import MemoryService
 from agent.sessions import SessionStore
 from agent.ui.render import escape_terminal, plural
+
+if TYPE_CHECKING:
+    from agent.forget import Places
 
 # Plain help (click's layout): typer's rich panels print a type after every flag (`--plain <bool>`), which reads
 # as if the flag took a value.
@@ -348,7 +351,6 @@ def memories_forget(
     if all_ == bool(ids):
         raise typer.BadParameter("give memory ids, or --all --yes.")
     from agent import forget
-    from agent.wiring import ensure_data_dir
 
     service = _service(embedder)
     known = service.list()
@@ -360,15 +362,8 @@ def memories_forget(
                           abort=True)
         chosen = known
     else:
-        chosen = []
-        for given in ids or []:
-            matches = [record for record in known if record.id.startswith(given.lower())]
-            if len(matches) != 1:
-                problem = "matches no memory" if not matches else f"matches {len(matches)} memories"
-                raise AgentError(f"{given!r} {problem}: use `agent memories list` to see the ids.")
-            chosen.append(matches[0])
-    paths = ensure_data_dir(STATE.settings().data_dir).for_user(service.user)
-    places = forget.Places(SessionStore(paths.sessions, service.user), paths.history)
+        chosen = [_one(known, given) for given in ids or []]
+    places = _places(service.user)
     with forget.critical() as held:
         begun = forget.begin(service, chosen, everything=all_)
     try:
@@ -385,6 +380,54 @@ def memories_forget(
         typer.echo(escape_terminal(line))  # it names files found in the data directory
     if index_error is not None:
         _warn(f"the index keeps their vectors until the next start ({index_error})")
+
+
+def _one(known: list[MemoryRecord], given: str) -> MemoryRecord:
+    """The memory whose id starts with ``given``; one line saying what to do when none or several do."""
+    matches = [record for record in known if record.id.startswith(given.lower())]
+    if len(matches) != 1:
+        problem = "matches no memory" if not matches else f"matches {len(matches)} memories"
+        raise AgentError(f"{given!r} {problem}: use `agent memories list` to see the ids.")
+    return matches[0]
+
+
+def _places(user: str) -> Places:
+    from agent import forget
+    from agent.wiring import ensure_data_dir
+
+    paths = ensure_data_dir(STATE.settings().data_dir).for_user(user)
+    return forget.Places(SessionStore(paths.sessions, user), paths.history)
+
+
+@memories_app.command("edit")
+def memories_edit(
+    memory_id: Annotated[str, typer.Argument(metavar="ID", help="The memory's id (or a unique prefix).")],
+    embedder: EmbedderOpt = None,
+) -> None:
+    """Rewrite a memory in $EDITOR: it keeps where it came from, is embedded again, and the old text is forgotten."""
+    from agent import edit, forget
+    from agent.ui.editor import edit_text
+
+    service = _service(embedder)
+    old = _one(service.list(), memory_id)
+    text = edit_text(old.text)
+    why = edit.problem(old, text)
+    if why is not None or text is None:
+        typer.echo(why)
+        return
+    new = edit.edited(old, text, time.time())
+    places = _places(service.user)
+    with forget.critical():  # the old text goes once the new one is stored; Ctrl-C waits for both
+        stored = None if edit.forget_first(old, new) else service.write([new])[0]
+        begun = forget.begin(service, [old])
+        index_error = forget.drop_vectors(service, begun)
+        stored = stored or service.write([new])[0]
+        outcome = forget.finish(begun.record, service.ledger, places)
+    typer.echo(f"edited {stored.id[:8]}: {escape_terminal(stored.text)} (was {old.id[:8]})")
+    for line in outcome.lines():
+        typer.echo(escape_terminal(line))
+    if index_error is not None:
+        _warn(f"the index keeps the old vector until the next start ({index_error})")
 
 
 @memories_app.command("export")

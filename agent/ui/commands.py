@@ -11,6 +11,7 @@ Forget means gone from the whole data directory, not only from the store: ``agen
 from __future__ import annotations
 
 import re
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -19,10 +20,11 @@ from pathlib import Path
 from rich.table import Table
 from rich.text import Text
 
-from agent import forget
+from agent import edit, forget
 from agent.chat import ChatEngine, MemoryWorker
 from agent.domain import MemoryRecord, ScoredMemory
 from agent.errors import AgentError
+from agent.ui.editor import edit_text
 from agent.ui.output import Output
 from agent.ui.render import SHOWN_ID, escape_terminal, memory_table, plural, safe
 
@@ -31,6 +33,7 @@ COMMANDS: dict[str, str] = {
     "/memories": "[QUERY]  what I remember about you (all, or the matches for QUERY)",
     "/forget": "N... | ID | QUERY  forget memories (numbers from the last /memories)",
     "/remember": "TEXT  remember TEXT as you say it",
+    "/edit": "N | ID  rewrite a memory in $EDITOR (numbers from the last /memories)",
     "/why": "the memories injected into the last reply, with similarity and threshold",
     "/session": "this session: name, file, turns, context size",
     "/retry": "ask the last message again (after an error or an interruption)",
@@ -272,6 +275,39 @@ class Commands:
             self.out.warn(f"memory: the index keeps their vectors until the next start ({erased.index_error})")
         if erased.interrupted:
             self.out.notice("(Ctrl-C waited for the forget to finish.)")
+
+    def _edit(self, arg: str) -> None:
+        """Rewrite one memory in the editor: stored anew with its provenance and embedded again, and the old text
+        forgotten from every file (``agent.edit``)."""
+        memory = self._writer("nothing is changed")
+        if memory is None:
+            return
+        if len(arg.split()) != 1 or not (arg.isdigit() or _ID.fullmatch(arg.lower())):
+            self.out.warn("Usage: /edit N (a number from the last /memories) or /edit ID.")
+            return
+        named = self._numbers_or_ids(memory, [arg])
+        if named is None:
+            return
+        [chosen] = named[0]
+        old = memory.call(lambda s: s.ledger.get(s.user, [chosen])).get(chosen)
+        if old is None:
+            self.out.notice("That memory is gone (forgotten meanwhile): nothing to edit.")
+            return
+        text = edit_text(old.text)
+        why = edit.problem(old, text)
+        if why is not None or text is None:
+            self.out.notice(why or "")
+            return
+        new = edit.edited(old, text, time.time())
+        if edit.forget_first(old, new):
+            erased = self._forget_records(memory, [old])
+            stored = memory.call(lambda s: s.write([new]))[0]
+        else:
+            stored = memory.call(lambda s: s.write([new]))[0]
+            erased = self._forget_records(memory, [old])
+        self._listing = []
+        self.out.notice(f"edited: {shorten(stored.text)} (was: {shorten(old.text)})", "green")
+        self._tell(erased, this_session=erased.own)
 
     def _remember(self, text: str) -> None:
         memory = self._writer("nothing is remembered")
