@@ -251,6 +251,7 @@ class ChatEngine:
         # so the next one that succeeds saves what the failed ones could not. Until then the turns live here.
         self.unsaved: SessionError | None = None
         self.paused = False  # /pause: what the user says is not written to memory until /resume
+        self.catalog: Callable[[], list[str]] | None = None  # the models the server serves (/model), when known
         self.writing: Future[WriteOutcome] | None = None  # the memory write of the last turn
         self._clock = clock
         self._folding: Future[Fold] | None = None

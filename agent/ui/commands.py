@@ -23,7 +23,7 @@ from rich.text import Text
 from agent import edit, forget
 from agent.chat import ChatEngine, MemoryWorker
 from agent.domain import MemoryRecord, ScoredMemory
-from agent.errors import AgentError
+from agent.errors import AgentError, ChatError
 from agent.ui.editor import edit_text
 from agent.ui.output import Output
 from agent.ui.render import SHOWN_ID, escape_terminal, memory_table, plural, safe
@@ -36,6 +36,7 @@ COMMANDS: dict[str, str] = {
     "/edit": "N | ID  rewrite a memory in $EDITOR (numbers from the last /memories)",
     "/why": "the memories injected into the last reply, with similarity and threshold",
     "/session": "this session: name, file, turns, context size",
+    "/model": "[NAME]  the models the server serves, or switch to NAME",
     "/retry": "ask the last message again (after an error or an interruption)",
     "/undo": "take back the last exchange, and forget the memories it wrote",
     "/pause": "stop remembering what you say (until /resume)",
@@ -350,6 +351,42 @@ class Commands:
         for key, value in rows:
             table.add_row(Text(key), Text(escape_terminal(value)))
         self.out.show(table)
+
+    def _model(self, arg: str) -> None:
+        """List what the server serves, or switch the model of the next replies; each turn records its model."""
+        engine = self.engine
+        served: list[str] | None = None
+        problem = "this chat cannot ask the server"
+        if engine.catalog is not None:
+            try:
+                served = engine.catalog()
+            except ChatError as exc:
+                problem = str(exc)
+        if not arg:
+            if not served:
+                why = problem if served is None else "the server lists no model"
+                self.out.notice(f"Talking to {engine.model}; {why}. /model NAME switches.")
+                return
+            for name in served:
+                self.out.text(f"{'*' if name == engine.model else ' '} {name}")
+            current = "" if engine.model in served else f" (talking to {engine.model}, which it does not list)"
+            self.out.notice(f"{plural(len(served), 'model', 'models')} served{current}. /model NAME switches; "
+                            "the session records which model said what.")
+            return
+        name = arg
+        if served is not None and name not in served:
+            matches = [m for m in served if m.startswith(name)]
+            if len(matches) != 1:
+                self.out.warn(f"The server does not serve {name} ({plural(len(served), 'model', 'models')}: /model "
+                              f"lists them); still talking to {engine.model}.")
+                return
+            name = matches[0]
+        if name == engine.model:
+            self.out.notice(f"Already talking to {name}.")
+            return
+        engine.model = name
+        unknown = f" ({problem}: it is used as given)" if served is None else ""
+        self.out.notice(f"Now talking to {name}{unknown}; earlier replies keep the model that wrote them.")
 
     def _memory_state(self) -> str:
         """How many memories there are, once the store (opened in the background at start) has said so."""

@@ -24,6 +24,7 @@ from rich.traceback import Traceback
 
 from agent.adapters.openai_chat import RetryNotice, chat_model
 from agent.adapters.openai_client import check_endpoint
+from agent.adapters.openai_models import served_models
 from agent.chat import (
     ChatEngine,
     DeferredChatModel,
@@ -431,6 +432,7 @@ def _build(
         worker = MemoryWorker(lambda: open_memory(settings, extractor=extractor), lambda o: hooks[0].on_write(o),
                               read_only=options.read_only)
     engine = ChatEngine(chat, settings.model, conversation, store, session, worker)
+    engine.catalog = lambda: served_models(settings)
     repl = Repl(engine, out, worker, options.debug, history)
     hooks.append(repl)
     return repl
