@@ -10,6 +10,7 @@ Forget means gone from the whole data directory, not only from the store: ``agen
 
 from __future__ import annotations
 
+import base64
 import re
 import time
 from collections.abc import Callable, Sequence
@@ -34,6 +35,7 @@ COMMANDS: dict[str, str] = {
     "/forget": "N... | ID | QUERY  forget memories (numbers from the last /memories)",
     "/remember": "TEXT  remember TEXT as you say it",
     "/edit": "N | ID  rewrite a memory in $EDITOR (numbers from the last /memories)",
+    "/copy": "the last reply to the clipboard (through the terminal, so it works over SSH)",
     "/why": "the memories injected into the last reply, with similarity and threshold",
     "/session": "this session: name, file, turns, context size",
     "/model": "[NAME]  the models the server serves, or switch to NAME",
@@ -320,6 +322,21 @@ class Commands:
         session, turn = self.engine.session.name, len(self.engine.session.turns)
         record = memory.call(lambda s: s.add(text, session=session, turn=turn))
         self.out.notice(f"remembered: {shorten(record.text)}", "green")
+
+    def _copy(self, arg: str) -> None:
+        """The last reply to the clipboard with OSC 52: the terminal sets its clipboard from an escape sequence, so
+        it works over SSH and needs no clipboard tool; a terminal that does not allow it ignores the sequence."""
+        reply = next((turn.reply for turn in reversed(self.engine.session.turns) if turn.reply.strip()), None)
+        if reply is None:
+            self.out.notice("No reply to copy yet.")
+            return
+        payload = base64.b64encode(reply.encode("utf-8")).decode("ascii")
+        if self.out.to_terminal(f"\x1b]52;c;{payload}\x07"):
+            self.out.notice(f"Copied the last reply ({plural(len(reply), 'character', 'characters')}) to the "
+                            "clipboard, through the terminal (OSC 52; in tmux it needs set-clipboard on).")
+        else:
+            self.out.notice("Not copied: the output is not a terminal, and the clipboard is reached through one "
+                            "(OSC 52). `agent sessions show NAME` prints every reply.")
 
     def _why(self, arg: str) -> None:
         recall = self.engine.last_recall
