@@ -15,7 +15,7 @@ import signal
 import threading
 import time
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -43,7 +43,7 @@ from agent.tokens import count_tokens
 from agent.tokens import warm_up as warm_up_tokens
 from agent.ui.commands import Commands, is_command, shorten, writes_state
 from agent.ui.output import Mode, Output
-from agent.ui.prompt import EmptyLineInterrupt, LineReader, PipeReader, TerminalReader
+from agent.ui.prompt import EmptyLineInterrupt, LineReader, PipeReader, TerminalReader, typed_ahead_kept
 from agent.ui.render import plural
 from agent.wiring import ensure_data_dir, finish_forgets, open_memory
 
@@ -203,7 +203,8 @@ class Repl:
                         if action.send is None:
                             continue
                         line = action.send
-                    result = self.turn(line)
+                    with typed_ahead_kept() if self.out.mode.interactive else nullcontext():
+                        result = self.turn(line)
                     failed = failed or (result is not None and result.turn.status == "failed")
                     if not self.out.mode.interactive and self.worker is not None:
                         self.worker.drain()  # a script sees each turn's notices in order
