@@ -41,7 +41,8 @@ from agent.extract import model_extractor
 from agent.sessions import Session, SessionStore, check_name, new_name
 from agent.tokens import count_tokens
 from agent.tokens import warm_up as warm_up_tokens
-from agent.ui.commands import Commands, is_command, shorten, writes_state
+from agent.ui.commands import Commands, is_command, shorten
+from agent.ui.controls import writes_state
 from agent.ui.output import Mode, Output
 from agent.ui.prompt import EmptyLineInterrupt, LineReader, PipeReader, TerminalReader, typed_ahead_kept
 from agent.ui.render import plural
