@@ -87,7 +87,6 @@ def test_read_only_through_pipes_recalls_and_writes_nothing(fake: FakeOpenAI, tm
 @pytest.mark.slow
 def test_in_a_terminal_the_receipt_comes_before_the_next_prompt_and_session_shows_the_pause(fake: FakeOpenAI) -> None:
     with Terminal(agent_env(fake), "-s", "tty") as terminal:
-        terminal.expect("memory on")
         terminal.expect("›")
         terminal.type("/memories\r")  # answered once the store is open and the embedding model loaded
         terminal.expect("No memories yet")
