@@ -23,7 +23,7 @@ from dataclasses import dataclass, replace
 from typing import TypeVar
 
 from agent.conversation import DEFAULT, Conversation, Fold, Leaving, Turn, TurnStatus
-from agent.domain import Message
+from agent.domain import MemoryRecord, Message
 from agent.errors import AgentError, ChatError, ContextOverflow, MemoryUnavailable, SessionError, SystemRoleRefused
 from agent.forget import Forgotten, scrub_session
 from agent.memory.service import MemoryService, Recall, WriteReport
@@ -86,15 +86,23 @@ class WriteOutcome:
 
 class MemoryWorker:
     """Every use of the memory service, on one thread. ``call`` waits for its answer; ``observe`` does not.
+    ``read_only`` is a promise the callers keep (the chat writes nothing, the commands refuse to) and the worker
+    keeps for what it writes on its own: the ``last_seen`` of recalled memories.
 
     ``on_write`` hears about every background write, from the worker thread. ``close`` lets pending writes
     finish: the process never exits with a write half done.
     """
 
-    def __init__(self, open_service: Callable[[], MemoryService], on_write: Callable[[WriteOutcome], None]) -> None:
+    def __init__(
+        self,
+        open_service: Callable[[], MemoryService],
+        on_write: Callable[[WriteOutcome], None],
+        read_only: bool = False,
+    ) -> None:
+        self.read_only = read_only  # --read-only: recall, and never write (not even when a memory was last seen)
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="memory")
         self._on_write = on_write
-        self._pending: list[Future[None]] = []
+        self._pending: list[Future[WriteOutcome]] = []
         self._service = self._pool.submit(self._open, open_service)
         self.count: int | None = None  # memories stored, refreshed after every change; None until the store opens
 
@@ -135,29 +143,34 @@ class MemoryWorker:
         return self._pool.submit(run).result()
 
     def observe(self, text: str, *, session: str, turn: int, context: str = "", finished: bool = True,
-                again: bool = False) -> None:
-        """Queue the user's words of one turn for the write gate; the outcome goes to ``on_write``. ``context`` is
-        the reply those words answer: indexed for keyword search beside the memory, never stored as one. For a
-        turn whose reply did not finish (``finished`` False) the model's extraction is held back; ``again`` says
-        the same words were observed before, unfinished, and only that extraction is still to do."""
+                again: bool = False) -> Future[WriteOutcome]:
+        """Queue the user's words of one turn for the write gate; the outcome goes to ``on_write`` and then to the
+        returned future (so whoever waits on it finds the receipt printed). ``context`` is the reply those words
+        answer: indexed for keyword search beside the memory, never stored as one. For a turn whose reply did not
+        finish (``finished`` False) the model's extraction is held back; ``again`` says the same words were observed
+        before, unfinished, and only that extraction is still to do."""
 
-        def write() -> None:
+        def write() -> WriteOutcome:
             try:
                 service = self._service.result()
                 if again and not service.extracts:
-                    return
+                    return WriteOutcome(turn)
                 report = service.observe(
                     text, session=session, turn=turn, extra={"context": context} if context else None,
                     extract=finished,
                 )
                 self.count = service.count()
             except Exception as exc:  # reported like any failed write, never lost in the worker thread
-                self._on_write(WriteOutcome(turn, error=memory_failure(exc)))
-                return
-            self._on_write(WriteOutcome(turn, report=report))
+                outcome = WriteOutcome(turn, error=memory_failure(exc))
+            else:
+                outcome = WriteOutcome(turn, report=report)
+            self._on_write(outcome)
+            return outcome
 
         self._pending = [f for f in self._pending if not f.done()]
-        self._pending.append(self._pool.submit(write))
+        future = self._pool.submit(write)
+        self._pending.append(future)
+        return future
 
     def drain(self) -> None:
         """Wait until every write submitted so far is done."""
@@ -166,7 +179,8 @@ class MemoryWorker:
 
     def close(self) -> None:
         self.drain()
-        self._pool.submit(self._flush_seen).result()
+        if not self.read_only:
+            self._pool.submit(self._flush_seen).result()
         self._pool.shutdown(wait=True)
 
     def _flush_seen(self) -> None:
@@ -221,6 +235,16 @@ class TurnResult:
     error: ChatError | None
 
 
+@dataclass(frozen=True)
+class Exchange:
+    """The last turn of the session, its number, and the memories it wrote that the store still holds: what
+    ``/undo`` takes back. A memory the turn only restated belongs to the turn that first said it, and stays."""
+
+    turn: Turn
+    number: int
+    memories: tuple[MemoryRecord, ...]
+
+
 class ChatEngine:
     """Runs turns of one session: the conversation window, the session file and (optionally) long-term memory."""
 
@@ -238,6 +262,7 @@ class ChatEngine:
     ) -> None:
         self.chat = chat
         self.model = model
+        self._asked = model  # the name asked for at start; /model switches ``model``
         self.server: ServerProfile | None = None  # adopted from ``server`` once the probe has answered
         self.conversation = conversation
         self.store = store
@@ -248,6 +273,9 @@ class ChatEngine:
         # Why the last save failed (disk full, say); None once one succeeds: each save writes the whole session,
         # so the next one that succeeds saves what the failed ones could not. Until then the turns live here.
         self.unsaved: SessionError | None = None
+        self.paused = False  # /pause: what the user says is not written to memory until /resume
+        self.catalog: Callable[[], list[str]] | None = None  # the models the server serves (/model), when known
+        self.writing: Future[WriteOutcome] | None = None  # the memory write of the last turn
         self._clock = clock
         self._folding: Future[Fold] | None = None
         self._saving = threading.Lock()  # the summary thread saves too
@@ -283,8 +311,8 @@ class ChatEngine:
 
     @property
     def shown_model(self) -> str:
-        """The model the server says it serves, else the configured name."""
-        return self.model if self.server is None else self.server.model
+        """The model the server says it serves, else the configured name (or the one ``/model`` switched to)."""
+        return self.model if self.server is None or self.model != self._asked else self.server.model
 
     def begin(self, line: str) -> PendingTurn:
         """Recall memories for this line and assemble the request. A memory failure means no memories, noted
@@ -399,12 +427,13 @@ class ChatEngine:
         number = len(self.session.turns)
         finished = turn.status == "complete"
         seen = self._observed.get((number, pending.line))  # a /retry sends the same line as the same turn
-        if self.memory is not None and (seen is None or (finished and not seen)):
+        self.writing = None
+        if self.memory is not None and self.remembering and (seen is None or (finished and not seen)):
             # The end of the previous reply is what this line answers ("Which city?" -> "Lisbon"): +10 points of
             # recall@5 on LoCoMo (bench/RESULTS.md, E5); partial if that reply was.
             answered = self.session.turns[-2].reply[-CONTEXT_CHARS:] if number > 1 else ""
-            self.memory.observe(pending.line, session=self.session.name, turn=number, context=answered,
-                                finished=finished, again=seen is not None)
+            self.writing = self.memory.observe(pending.line, session=self.session.name, turn=number,
+                                               context=answered, finished=finished, again=seen is not None)
             self._observed[(number, pending.line)] = finished
         return TurnResult(turn, number, leaving.turns if leaving else 0, pending.error)
 
@@ -421,6 +450,27 @@ class ChatEngine:
         fold = self._folding.result()
         self._folding = None
         return fold
+
+    @property
+    def remembering(self) -> bool:
+        """Whether what the user says now goes to the write gate: memory is on, may be written, and not paused."""
+        return self.memory is not None and not self.memory.read_only and not self.paused
+
+    def last_exchange(self) -> Exchange | None:
+        """The last turn and the memories it wrote, once its write has landed; None when there is no turn. A
+        memory was written by this turn when it names this session and turn number and came from this turn's
+        line: that holds for a turn of an earlier run too, and never for a ``/remember`` typed after it."""
+        self.settle()
+        if not self.session.turns:
+            return None
+        number, turn = len(self.session.turns), self.session.turns[-1]
+        if self.memory is None:
+            return Exchange(turn, number, ())
+        self.memory.drain()
+        name, source = self.session.name, turn.user.strip()
+        written = self.memory.call(
+            lambda s: [r for r in s.list() if r.session == name and r.turn == number and r.source == source])
+        return Exchange(turn, number, tuple(written))
 
     def take_back_last(self) -> str | None:
         """Remove the last turn (for ``/retry``) and return its line; None when there is none."""

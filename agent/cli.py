@@ -11,9 +11,11 @@ import json
 import logging
 import re
 import sys
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
+from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
@@ -21,13 +23,14 @@ from rich.console import Console
 
 from agent.config import Settings, load_settings
 from agent.domain import MemoryRecord, ScoredMemory
-from agent.errors import AgentError
+from agent.errors import AgentError, UsageError
 from agent.memory.profile import Entry
 from agent.memory.service import MemoryService
 from agent.sessions import SessionStore
 from agent.ui.render import escape_terminal, plural
 
 if TYPE_CHECKING:
+    from agent.forget import Places
     from agent.ports import Ledger
     from agent.wiring import DataPaths
 
@@ -79,13 +82,15 @@ SessionOpt = Annotated[str | None, typer.Option("-s", "--session", metavar="NAME
 ContinueOpt = Annotated[bool, typer.Option("-c", "--continue", help="Resume the most recent session.")]
 ModelOpt = Annotated[str | None, typer.Option("-m", "--model", metavar="MODEL", help="Chat model.")]
 NoMemoryOpt = Annotated[bool, typer.Option("--no-memory", help="Neither read nor write long-term memory.")]
+ReadOnlyOpt = Annotated[bool, typer.Option("--read-only", help="Recall long-term memory, never write it.")]
 PlainOpt = Annotated[bool, typer.Option("--plain", help="Plain text output, no colour or Markdown.")]
 
 
-def _json(value: Any) -> str:
+def _json(value: Any, indent: int | None = 2) -> str:
     """JSON for a terminal or a pipe: readable Unicode, but DEL and the C1 controls (which JSON leaves raw, and
     which include 8-bit escape introducers) written as \\u escapes like the C0 ones."""
-    return re.sub(r"[\x7f-\x9f]", lambda m: f"\\u{ord(m.group()):04x}", json.dumps(value, ensure_ascii=False, indent=2))
+    dumped = json.dumps(value, ensure_ascii=False, indent=indent)
+    return re.sub(r"[\x7f-\x9f]", lambda m: f"\\u{ord(m.group()):04x}", dumped)
 
 
 def _apply_common(data_dir: str | None, debug: bool, user: str | None = None) -> None:
@@ -134,6 +139,7 @@ def root(
     continue_: ContinueOpt = False,
     model: ModelOpt = None,
     no_memory: NoMemoryOpt = False,
+    read_only: ReadOnlyOpt = False,
     plain: PlainOpt = False,
     data_dir: DataDirOpt = None,
     user: UserOpt = None,
@@ -145,7 +151,7 @@ def root(
     STATE.warned = False
     _apply_common(data_dir, debug, user)
     if ctx.invoked_subcommand is None:
-        _chat(session, continue_, model, no_memory, plain)
+        _chat(session, continue_, model, no_memory, plain, read_only)
 
 
 @app.command()
@@ -154,6 +160,7 @@ def chat(
     continue_: ContinueOpt = False,
     model: ModelOpt = None,
     no_memory: NoMemoryOpt = False,
+    read_only: ReadOnlyOpt = False,
     plain: PlainOpt = False,
     data_dir: DataDirOpt = None,
     user: UserOpt = None,
@@ -161,16 +168,19 @@ def chat(
 ) -> None:
     """Open the chat (the same as `agent` alone)."""
     _apply_common(data_dir, debug, user)
-    _chat(session, continue_, model, no_memory, plain)
+    _chat(session, continue_, model, no_memory, plain, read_only)
 
 
-def _chat(session: str | None, continue_: bool, model: str | None, no_memory: bool, plain: bool) -> None:
+def _chat(
+    session: str | None, continue_: bool, model: str | None, no_memory: bool, plain: bool, read_only: bool
+) -> None:
     from agent.ui.repl import ChatOptions, run_chat
 
     settings = STATE.settings(model=model)
     code = run_chat(
         settings,
-        ChatOptions(session=session, resume_latest=continue_, no_memory=no_memory, plain=plain, debug=STATE.debug),
+        ChatOptions(session=session, resume_latest=continue_, no_memory=no_memory, read_only=read_only,
+                    plain=plain, debug=STATE.debug),
     )
     raise typer.Exit(code)
 
@@ -463,7 +473,6 @@ def memories_forget(
     if all_ == bool(ids):
         raise typer.BadParameter("give memory ids, or --all --yes.")
     from agent import forget
-    from agent.wiring import DataPaths
 
     service = _service(embedder)
     known = service.list()
@@ -475,15 +484,8 @@ def memories_forget(
                           abort=True)
         chosen = known
     else:
-        chosen = []
-        for given in ids or []:
-            matches = [record for record in known if record.id.startswith(given.lower())]
-            if len(matches) != 1:
-                problem = "matches no memory" if not matches else f"matches {len(matches)} memories"
-                raise AgentError(f"{given!r} {problem}: use `agent memories list` to see the ids.")
-            chosen.append(matches[0])
-    paths = DataPaths(STATE.settings().data_dir).for_user(service.user)
-    places = forget.Places(SessionStore(paths.sessions, service.user), paths.history, paths.root)
+        chosen = [_one(known, given) for given in ids or []]
+    places = _places(service.user)
     result = forget.forget(forget.inline(service), chosen, places, everything=all_, interruptible=True,
                            on_begun=lambda count: typer.echo(f"forgot {plural(count, 'memory', 'memories')}"))
     for line in result.lines():
@@ -492,7 +494,99 @@ def memories_forget(
         _warn(f"the index keeps their vectors until the next start ({result.index_error})")
 
 
-@memories_app.command("reindex")
+def _one(known: list[MemoryRecord], given: str) -> MemoryRecord:
+    """The memory whose id starts with ``given``; one line saying what to do when none or several do."""
+    matches = [record for record in known if record.id.startswith(given.lower())]
+    if len(matches) != 1:
+        problem = "matches no memory" if not matches else f"matches {len(matches)} memories"
+        raise AgentError(f"{given!r} {problem}: use `agent memories list` to see the ids.")
+    return matches[0]
+
+
+def _places(user: str) -> Places:
+    from agent import forget
+    from agent.wiring import ensure_data_dir
+
+    paths = ensure_data_dir(STATE.settings().data_dir).for_user(user)
+    return forget.Places(SessionStore(paths.sessions, user), paths.history, paths.root)
+
+
+@memories_app.command("edit")
+def memories_edit(
+    memory_id: Annotated[str, typer.Argument(metavar="ID", help="The memory's id (or a unique prefix).")],
+    embedder: EmbedderOpt = None,
+) -> None:
+    """Rewrite a memory in $EDITOR: it keeps where it came from, is embedded again, and the old text is forgotten."""
+    from agent import edit, forget
+    from agent.ui.editor import edit_text
+
+    service = _service(embedder)
+    old = _one(service.list(), memory_id)
+    text = edit_text(old.text)
+    why = edit.problem(old, text)
+    if why is not None or text is None:
+        typer.echo(why)
+        return
+    new = edit.edited(old, text, time.time())
+    places = _places(service.user)
+    with forget.critical():  # the old text goes once the new one is stored; Ctrl-C waits for both
+        stored = None if edit.forget_first(old, new) else service.write([new])[0]
+        begun = forget.begin(service, [old])
+        index_error = forget.drop_vectors(service, begun)
+        stored = stored or service.write([new])[0]
+        outcome = forget.finish(begun.record, service.ledger, places)
+    typer.echo(f"edited {stored.id[:8]}: {escape_terminal(stored.text)} (was {old.id[:8]})")
+    for line in outcome.lines():
+        typer.echo(escape_terminal(line))
+    if index_error is not None:
+        _warn(f"the index keeps the old vector until the next start ({index_error})")
+
+
+@memories_app.command("export")
+def memories_export(
+    format_: Annotated[str, typer.Option("--format", metavar="jsonl|markdown",
+                                         help="jsonl (what import reads, lossless) or markdown (to read).")] = "jsonl",
+    embedder: EmbedderOpt = None,
+) -> None:
+    """Every memory to stdout: JSON Lines for `agent memories import`, or Markdown for a person."""
+    from agent.memory import transfer
+
+    if format_ not in transfer.FORMATS:
+        raise typer.BadParameter(f"{format_!r} is not a format: use jsonl or markdown.", param_hint="--format")
+    service = _service(embedder)
+    records = service.list()
+    if format_ == "markdown":
+        for line in transfer.markdown(records, service.user, time.time()).splitlines():
+            typer.echo(escape_terminal(line))
+        return
+    for record in records:
+        typer.echo(_json(transfer.portable(record), indent=None))
+
+
+@memories_app.command("import")
+def memories_import(
+    file: Annotated[Path, typer.Argument(metavar="FILE", help="A JSON Lines export (`-` reads stdin).")],
+    embedder: EmbedderOpt = None,
+) -> None:
+    """Add the memories of an export, embedded with this store's embedder; ones already stored are refreshed."""
+    from agent.memory import transfer
+
+    try:
+        text = sys.stdin.read() if str(file) == "-" else file.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        why = exc.strerror if isinstance(exc, OSError) else "not UTF-8 text"
+        raise UsageError(f"Cannot read {file}: {why}.") from exc
+    service = _service(embedder)
+    records = transfer.parse_jsonl(text.splitlines(), service.user, str(file))
+    report = transfer.import_records(service, records)
+    said = (f"imported {plural(report.new + report.refreshed, 'memory', 'memories')}: {report.new:,} new, "
+            f"{report.refreshed:,} already remembered (refreshed)")
+    typer.echo(said + (f"; refused {len(report.refused):,} (below)" if report.refused else ""))
+    for line in report.refused:
+        _warn(f"refused {line}")
+
+
+
 def memories_reindex(
     embedder: Annotated[str, typer.Option("--embedder", help="The embedder to re-embed with: local or openai.")],
 ) -> None:

@@ -309,7 +309,7 @@ def begin(service: MemoryService, records: Sequence[MemoryRecord], everything: b
     return Begun(ForgetRecord(key, service.user, tuple(ids), tuple(texts)), count, everything)
 
 
-def _drop_vectors(service: MemoryService, begun: Begun) -> AgentError | None:
+def drop_vectors(service: MemoryService, begun: Begun) -> AgentError | None:
     """Take the forgotten memories' vectors out of the index; the error when the index cannot be used now (the
     next open drops the vectors whose memory is gone, so the record need not wait for it)."""
     try:
@@ -474,7 +474,7 @@ def forget(
 
 
 def _complete(on_service: OnService, begun: Begun, places: Places, own: OwnSession | None) -> Result:
-    index_error = on_service(lambda service: _drop_vectors(service, begun))
+    index_error = on_service(lambda service: drop_vectors(service, begun))
     record = begun.record
     this_session = own is not None and own.scrub(Forgotten(record.texts), set(record.ids))
     skip = None if own is None else own.session.name

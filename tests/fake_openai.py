@@ -85,7 +85,10 @@ class FakeOpenAI:
         # Embedding requests with a text containing this word answer 500 (an embedding server that fails).
         self.failing_word: str | None = None
         # JSON answers by path (``/v1/models``, llama.cpp's ``/props``, Ollama's ``/api/show``); others answer 404.
+        # ``routes`` wins over ``models``.
         self.routes: dict[str, dict[str, Any]] = {}
+        # What GET /v1/models lists; None answers 404, as a server without that route does.
+        self.models: list[str] | None = ["fake-small", "fake-large"]
         self._lock = threading.Lock()
         self._server = _QuietServer(("127.0.0.1", 0), _handler_for(self))
         self._thread = threading.Thread(target=self._server.serve_forever, args=(0.02,), daemon=True)
@@ -166,6 +169,9 @@ def _handler_for(fake: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
             fake.record(Request(self.path, {}, {k.lower(): v for k, v in self.headers.items()}))
             if self.path in fake.routes:
                 self._json(200, fake.routes[self.path])
+            elif self.path == "/v1/models" and fake.models is not None:
+                data = [{"id": name, "object": "model", "created": 0, "owned_by": "fake"} for name in fake.models]
+                self._json(200, {"object": "list", "data": data})
             else:
                 self._json(404, {"error": {"message": f"no route {self.path}", "type": "invalid_request_error"}})
 

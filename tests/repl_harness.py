@@ -62,9 +62,11 @@ def build_chat(
     history: Path | None = None,
     server: Future[ServerProfile] | None = None,
     max_tokens: int = 0,
+    read_only: bool = False,
 ) -> Chat:
     """A chat wired like ``run_chat`` does it, minus the terminal; ``memory`` opens the service (None: off);
-    ``history`` is the input history file ``/forget`` cleans; ``server`` what a probe of the model server found."""
+    ``history`` is the input history file ``/forget`` cleans; ``server`` what a probe of the model server found;
+    ``read_only`` is ``--read-only``."""
     stdout, notices = io.StringIO(), io.StringIO()
     mode = Mode(interactive=interactive, plain=True)
     out = Output(mode, Console(file=stdout, width=100, no_color=True, soft_wrap=True),
@@ -74,7 +76,8 @@ def build_chat(
     conversation = Conversation(budget, model_summarizer(model, "test-model"))
     conversation.resume(existing.turns, existing.context_start, existing.summary)
     hooks: list[Repl] = []
-    worker = None if memory is None else MemoryWorker(memory, lambda outcome: hooks[0].on_write(outcome))
+    worker = None if memory is None else MemoryWorker(memory, lambda outcome: hooks[0].on_write(outcome),
+                                                      read_only)
     engine = ChatEngine(model, "test-model", conversation, store, existing, worker, server=server,
                         max_tokens=max_tokens)
     repl = Repl(engine, out, worker, history=history)

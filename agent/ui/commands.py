@@ -11,6 +11,7 @@ Forget means gone from the whole data directory, not only from the store: ``agen
 from __future__ import annotations
 
 import re
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -19,10 +20,12 @@ from pathlib import Path
 from rich.table import Table
 from rich.text import Text
 
-from agent import forget
+from agent import edit, forget
 from agent.chat import ChatEngine, MemoryWorker
 from agent.domain import MemoryRecord, ScoredMemory
 from agent.errors import AgentError
+from agent.ui.controls import ChatControls, writes_state
+from agent.ui.editor import edit_text
 from agent.ui.output import Output
 from agent.ui.render import SHOWN_ID, escape_terminal, memory_table, plural, safe
 from agent.ui.truth_view import history_table, profile_rows, profile_table
@@ -34,9 +37,15 @@ COMMANDS: dict[str, str] = {
     "/forget": "N... | ID | QUERY  forget memories (numbers from the last /memories or /profile)",
     "/remember": "TEXT  remember TEXT as you say it",
     "/restore": "N | ID  make a replaced memory current again (numbers from /memories --history)",
+    "/edit": "N | ID  rewrite a memory in $EDITOR (numbers from the last /memories)",
+    "/copy": "the last reply to the clipboard (through the terminal, so it works over SSH)",
     "/why": "the memories injected into the last reply, with similarity and threshold",
     "/session": "this session: name, file, turns, context size",
+    "/model": "[NAME]  the models the server serves, or switch to NAME",
     "/retry": "ask the last message again (after an error or an interruption)",
+    "/undo": "take back the last exchange, and forget the memories it wrote",
+    "/pause": "stop remembering what you say (until /resume)",
+    "/resume": "remember what you say again",
     "/clear": "empty the short-term context; the session file keeps the turns",
     "/exit": "leave (also /quit, exit, quit, Ctrl-D)",
     "/quit": "leave",
@@ -78,7 +87,7 @@ def evicted_line(record: MemoryRecord) -> str:
     return f"evicted (the least recently seen, past the memory capacity): {shorten(record.text)}"
 
 
-class Commands:
+class Commands(ChatControls):
     """Runs slash commands against the engine and memory; ``ask`` reads the answer to a yes/no question;
     ``history`` is the input history file, cleaned of what ``/forget`` forgets; ``data_root`` the data directory,
     where copies of the index set aside are (by default the one the session files are in)."""
@@ -132,6 +141,14 @@ class Commands:
         if self.engine.memory is None:
             self.out.warn("Long-term memory is off in this run (--no-memory, or it could not be opened).")
         return self.engine.memory
+
+    def _writer(self, nothing: str) -> MemoryWorker | None:
+        """The memory worker when this run may write memory, or None with a word to the user."""
+        memory = self._worker()
+        if memory is not None and memory.read_only:
+            self.out.warn(f"Memory is read-only in this run (--read-only): {nothing}.")
+            return None
+        return memory
 
     def _show(self, rows: Sequence[MemoryRecord | ScoredMemory], title: str) -> None:
         self._listing = [(r.record if isinstance(r, ScoredMemory) else r).id for r in rows]
@@ -212,7 +229,7 @@ class Commands:
         self.out.notice(f"restored: {shorten(restored.text)}", "green")
 
     def _forget(self, arg: str) -> None:
-        memory = self._worker()
+        memory = self._writer("nothing is forgotten")
         if memory is None:
             return
         if not arg:
@@ -277,25 +294,66 @@ class Commands:
         return f"{number}o memory id starts with {token}: the id column of /memories shows the ids."
 
     def _erase(self, memory: MemoryWorker, ids: list[str]) -> None:
-        """Forget ``ids`` (``agent.forget``, which also scrubs this session, in memory too) and say what it did."""
+        """Forget ``ids`` and say which memories went and where else their words were removed from."""
         known = {r.id: r for r in memory.call(lambda s: s.list())}
         gone = [known[memory_id] for memory_id in ids if memory_id in known]
-        # The sessions directory is in the data directory, where copies of the index and the ledger are set aside.
-        places = forget.Places(self.engine.store, self.history, self.data_root)
-        result = forget.forget(memory.call, gone, places, own=self.engine)
+        erased = self._forget_records(memory, gone)
         for record in gone:
             self.out.notice(f"forgot: {shorten(record.text)}")
-        self.out.notice(f"Forgot {plural(result.count, 'memory', 'memories')}.")
+        self.out.notice(f"Forgot {plural(erased.count, 'memory', 'memories')}.")
         self._listing = []
-        for line in result.lines():
+        self._tell(erased, this_session=erased.this_session)
+
+    def _forget_records(self, memory: MemoryWorker, records: Sequence[MemoryRecord]) -> forget.Result:
+        """Forget ``records`` through ``agent.forget``, which holds Ctrl-C until it is done and also scrubs this
+        session, in memory too; the sessions directory is in the data directory, where copies of the index and the
+        ledger are set aside."""
+        places = forget.Places(self.engine.store, self.history, self.data_root)
+        return forget.forget(memory.call, records, places, own=self.engine)
+
+    def _tell(self, erased: forget.Result, this_session: bool) -> None:
+        for line in erased.outcome.lines(this_session=this_session):
             self.out.notice(line)
-        if result.index_error is not None:
-            self.out.warn(f"memory: the index keeps their vectors until the next start ({result.index_error})")
-        if result.interrupted:
+        if erased.index_error is not None:
+            self.out.warn(f"memory: the index keeps their vectors until the next start ({erased.index_error})")
+        if erased.interrupted:
             self.out.notice("(Ctrl-C waited for the forget to finish.)")
 
+    def _edit(self, arg: str) -> None:
+        """Rewrite one memory in the editor: stored anew with its provenance and embedded again, and the old text
+        forgotten from every file (``agent.edit``)."""
+        memory = self._writer("nothing is changed")
+        if memory is None:
+            return
+        if len(arg.split()) != 1 or not (arg.isdigit() or _ID.fullmatch(arg.lower())):
+            self.out.warn("Usage: /edit N (a number from the last /memories) or /edit ID.")
+            return
+        named = self._numbers_or_ids(memory, [arg])
+        if named is None:
+            return
+        [chosen] = named[0]
+        old = memory.call(lambda s: s.ledger.get(s.user, [chosen])).get(chosen)
+        if old is None:
+            self.out.notice("That memory is gone (forgotten meanwhile): nothing to edit.")
+            return
+        text = edit_text(old.text)
+        why = edit.problem(old, text)
+        if why is not None or text is None:
+            self.out.notice(why or "")
+            return
+        new = edit.edited(old, text, time.time())
+        if edit.forget_first(old, new):
+            erased = self._forget_records(memory, [old])
+            stored = memory.call(lambda s: s.write([new]))[0]
+        else:
+            stored = memory.call(lambda s: s.write([new]))[0]
+            erased = self._forget_records(memory, [old])
+        self._listing = []
+        self.out.notice(f"edited: {shorten(stored.text)} (was: {shorten(old.text)})", "green")
+        self._tell(erased, this_session=erased.this_session)
+
     def _remember(self, text: str) -> None:
-        memory = self._worker()
+        memory = self._writer("nothing is remembered")
         if memory is None:
             return
         if not text:
@@ -353,7 +411,7 @@ class Commands:
             return "off"
         if memory.count is None:
             return "could not be opened" if memory.failed else "counting… (the store is still opening)"
-        return plural(memory.count, "memory", "memories")
+        return plural(memory.count, "memory", "memories") + writes_state(self.engine)
 
     def _retry(self, arg: str) -> Action | None:
         line = self.engine.take_back_last()
@@ -361,6 +419,35 @@ class Commands:
             self.out.notice("Nothing to retry yet.")
             return None
         return Action(send=line)
+
+    def _undo(self, arg: str) -> None:
+        """Take back the last exchange: the memories it wrote are forgotten as ``/forget`` forgets them (every
+        file, crash-safe), then the turn leaves the session and the context window. One line says which."""
+        memory = self.engine.memory
+        exchange = self.engine.last_exchange()
+        if exchange is None:
+            self.out.notice("Nothing to undo yet.")
+            return
+        said = f"Undid turn {exchange.number} (you: {shorten(exchange.turn.user, 60)})"
+        memories = exchange.memories
+        erased = None
+        if memory is None:
+            said += "; long-term memory is off in this run, so no memory was looked at."
+        elif not memories:
+            said += "; it wrote no memory."
+        elif memory.read_only:
+            stay = "it wrote stays" if len(memories) == 1 else "it wrote stay"
+            said += (f"; memory is read-only in this run, so the {plural(len(memories), 'memory', 'memories')} "
+                     f"{stay}: {'; '.join(shorten(r.text, 60) for r in memories)}.")
+        else:
+            erased = self._forget_records(memory, memories)
+            which = "the memory" if len(memories) == 1 else f"the {len(memories)} memories"
+            said += f"; forgot {which} it wrote: {'; '.join(shorten(r.text, 60) for r in memories)}."
+        self.engine.take_back_last()
+        self.out.notice(said)
+        if erased is not None:
+            self._listing = []
+            self._tell(erased, this_session=False)
 
     def _clear(self, arg: str) -> None:
         self.engine.clear()

@@ -67,6 +67,16 @@ class Output:
         """Command output that may hold stored or model text: escaped, never read as markup."""
         self.show(Text(escape_terminal(text)))
 
+    def to_terminal(self, sequence: str) -> bool:
+        """Write a control sequence for the terminal itself (OSC 52, say) when stdout is one; False when it is not
+        (a pipe or a file would only hold the bytes)."""
+        if not sys.stdout.isatty():
+            return False
+        with self.lock:
+            sys.stdout.write(sequence)
+            sys.stdout.flush()
+        return True
+
     def notice(self, text: str, style: str = "dim") -> None:
         with self.lock:
             self.notices.print(Text(escape_terminal(text), style="" if self.mode.plain else style))

@@ -11,7 +11,9 @@ from __future__ import annotations
 import io
 import re
 import sys
+import termios
 from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Protocol, TextIO
 
@@ -84,6 +86,32 @@ def key_bindings() -> KeyBindings:
             event.app.exit(exception=EmptyLineInterrupt())
 
     return bindings
+
+
+@contextmanager
+def typed_ahead_kept() -> Iterator[None]:
+    """While a reply is pending: what the user types is neither echoed into the reply (the terminal's echo is off)
+    nor taken line by line (canonical mode is off), so it waits, byte for byte, for the next prompt, which shows
+    it as typed-ahead text; a Ctrl-D among it then leaves as at the prompt, once the reply is saved. Ctrl-C still
+    interrupts (signals stay on). Nothing is discarded when the mode is set back (TCSANOW, not TCSAFLUSH); a
+    terminal that is gone (a hangup) is left alone."""
+    fd = sys.stdin.fileno() if sys.stdin is not None and sys.stdin.isatty() else None
+    if fd is None:
+        yield
+        return
+    try:
+        saved = termios.tcgetattr(fd)
+        quiet = list(saved)
+        quiet[3] &= ~(termios.ECHO | termios.ICANON)
+        termios.tcsetattr(fd, termios.TCSANOW, quiet)
+    except (termios.error, OSError):
+        yield
+        return
+    try:
+        yield
+    finally:
+        with suppress(termios.error, OSError):
+            termios.tcsetattr(fd, termios.TCSANOW, saved)
 
 
 class TerminalReader:

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import re
+import time
 from collections.abc import Sequence
 from datetime import datetime
 
+from rich import box
+from rich.console import Console, ConsoleOptions, RenderResult
 from rich.markup import escape as escape_markup
 from rich.table import Table
 
@@ -38,31 +41,66 @@ def short_date(timestamp: float) -> str:
 
 def memory_table(
     rows: Sequence[MemoryRecord | ScoredMemory], title: str | None = None, numbered: bool = True
-) -> Table:
+) -> MemoryTable:
     """A table of memories: number, text, kind, date, session, id prefix, similarity for search results, and when a
     later memory replaced it for a listing that holds replaced ones."""
-    scored = any(isinstance(row, ScoredMemory) for row in rows)
-    replaced = any(not (row.record if isinstance(row, ScoredMemory) else row).current for row in rows)
-    table = Table(title=title, show_lines=False, expand=False)
-    if numbered:
-        table.add_column("#", justify="right", style="dim")
-    table.add_column("memory", overflow="fold")
-    table.add_column("kind")
-    table.add_column("date", no_wrap=True)
-    table.add_column("session")
-    if scored:
-        table.add_column("sim", justify="right")
-    if replaced:
-        table.add_column("replaced", no_wrap=True)
-    table.add_column("id", style="dim", no_wrap=True)
-    for number, row in enumerate(rows, start=1):
-        record = row.record if isinstance(row, ScoredMemory) else row
-        cells = [str(number)] if numbered else []
-        cells += [safe(record.text), record.kind, short_date(record.created_at), safe(record.session)]
+    return MemoryTable(rows, title, numbered)
+
+
+NARROW = 100  # below this many columns the memory's text takes the room: short dates, sessions cut to SESSION_CHARS
+SESSION_CHARS = 10
+
+
+def narrow_date(timestamp: float, now: float | None = None) -> str:
+    """A date in six to eight characters: ``01 Dec`` this year, ``Dec 2025`` before."""
+    when = datetime.fromtimestamp(timestamp)
+    this_year = datetime.fromtimestamp(time.time() if now is None else now).year
+    return when.strftime("%d %b") if when.year == this_year else when.strftime("%b %Y")
+
+
+class MemoryTable:
+    """The memory table laid out for the width it is drawn at. Wide, every column shows in full; narrow (a terminal
+    of 70-80 columns), the text keeps at least half the width: the date is short, a long session name is cut with
+    an ellipsis, and the id keeps its ``SHOWN_ID`` characters (what ``/forget ID`` takes at once)."""
+
+    def __init__(self, rows: Sequence[MemoryRecord | ScoredMemory], title: str | None, numbered: bool) -> None:
+        self.rows = rows
+        self.title = title
+        self.numbered = numbered
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        yield self.table(options.max_width)
+
+    def table(self, width: int) -> Table:
+        narrow = width < NARROW
+        scored = any(isinstance(row, ScoredMemory) for row in self.rows)
+        records = [row.record if isinstance(row, ScoredMemory) else row for row in self.rows]
+        replaced = any(not record.current for record in records)
+        dates = [narrow_date(r.created_at) if narrow else short_date(r.created_at) for r in records]
+        # Every column but the text's is drawn whole (no_wrap), so the text alone gives way when the table is too
+        # wide, and only to what the others leave; narrow, the lines between columns go too (a space each).
+        table = Table(title=self.title, show_lines=False, expand=False, show_edge=not narrow,
+                      box=box.SIMPLE_HEAD if narrow else box.HEAVY_HEAD, padding=(0, 0) if narrow else (0, 1))
+        if self.numbered:
+            table.add_column("#", justify="right", style="dim", no_wrap=True)
+        table.add_column("memory", overflow="fold")
+        table.add_column("kind", no_wrap=True)
+        table.add_column("date", no_wrap=True)
+        table.add_column("session", no_wrap=narrow, overflow="ellipsis" if narrow else "fold",
+                         max_width=SESSION_CHARS if narrow else None)
         if scored:
-            cells.append(f"{row.similarity:.2f}" if isinstance(row, ScoredMemory) else "")
+            table.add_column("sim", justify="right", no_wrap=True)
         if replaced:
-            cells.append(short_date(record.superseded_at) if record.superseded_by else "")
-        cells.append(record.id[:SHOWN_ID])
-        table.add_row(*cells)
-    return table
+            table.add_column("replaced", no_wrap=True)
+        table.add_column("id", style="dim", no_wrap=True)
+        for number, (row, record, date) in enumerate(zip(self.rows, records, dates, strict=True), start=1):
+            cells = [str(number)] if self.numbered else []
+            cells += [safe(record.text), record.kind, date, safe(record.session)]
+            if scored:
+                cells.append(f"{row.similarity:.2f}" if isinstance(row, ScoredMemory) else "")
+            if replaced:
+                when = record.superseded_at if record.superseded_by else None
+                cells.append("" if when is None else narrow_date(when) if narrow else short_date(when))
+            cells.append(record.id[:SHOWN_ID])
+            table.add_row(*cells)
+        return table

@@ -15,7 +15,7 @@ import signal
 import threading
 import time
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -24,6 +24,7 @@ from rich.traceback import Traceback
 
 from agent.adapters.openai_chat import RetryNotice, chat_model
 from agent.adapters.openai_client import check_endpoint
+from agent.adapters.openai_models import served_models
 from agent.adapters.server_probe import probe
 from agent.chat import (
     ChatEngine,
@@ -43,13 +44,17 @@ from agent.sessions import Session, SessionStore, check_name, new_name
 from agent.tokens import count_tokens
 from agent.tokens import warm_up as warm_up_tokens
 from agent.ui.commands import Commands, evicted_line, is_command, shorten
+from agent.ui.controls import writes_state
 from agent.ui.output import Mode, Output
-from agent.ui.prompt import EmptyLineInterrupt, LineReader, PipeReader, TerminalReader
+from agent.ui.prompt import EmptyLineInterrupt, LineReader, PipeReader, TerminalReader, typed_ahead_kept
 from agent.ui.render import plural
 from agent.wiring import ensure_data_dir, finish_forgets, open_memory
 
 log = logging.getLogger(__name__)
 BANNER_WAIT = 1.5  # how long the banner waits for the server to say which model it serves
+# How long the next prompt waits for the memory write of the turn before it (an embedding and a ledger write: tens
+# of milliseconds once the store is open), so that "remembered: ..." is printed under the reply it belongs to.
+RECEIPT_WAIT = 5.0
 
 
 @dataclass(frozen=True)
@@ -59,6 +64,7 @@ class ChatOptions:
     session: str | None = None
     resume_latest: bool = False
     no_memory: bool = False
+    read_only: bool = False
     plain: bool = False
     debug: bool = False
 
@@ -160,6 +166,7 @@ class Repl:
         self.commands = Commands(engine, out, self.reader.ask, history, data_root)
         self.signals = HeldInterrupts()
         self._unsaved_told = False
+        self._late: set[int] = set()  # turns whose memory write outlasted RECEIPT_WAIT: their receipt names them
 
     def use(self, reader: LineReader) -> None:
         self.reader = reader
@@ -167,7 +174,8 @@ class Repl:
 
     def toolbar(self) -> str:
         count = None if self.engine.memory is None else self.engine.memory.count
-        memories = "off" if self.engine.memory is None else "…" if count is None else str(count)
+        memories = "off" if self.engine.memory is None else ("…" if count is None else str(count))
+        memories += writes_state(self.engine)
         return (f" session {self.engine.session.name} │ model {self.engine.shown_model} │ memories {memories} │ "
                 f"context {self.context_tokens:,} tokens ")
 
@@ -200,7 +208,8 @@ class Repl:
                         if action.send is None:
                             continue
                         line = action.send
-                    result = self.turn(line)
+                    with typed_ahead_kept() if self.out.mode.interactive else nullcontext():
+                        result = self.turn(line)
                     failed = failed or (result is not None and result.turn.status == "failed")
                     if not self.out.mode.interactive and self.worker is not None:
                         self.worker.drain()  # a script sees each turn's notices in order
@@ -269,7 +278,22 @@ class Repl:
         guard.release(interrupt=False)
         self._report(pending, result)
         self._save_problem()
+        self._await_receipt(result.number)
         return result
+
+    def _await_receipt(self, number: int) -> None:
+        """Let this turn's memory write land before the next prompt is drawn, so its receipt follows the reply
+        and precedes the prompt. A slower write (the store still opening) reports above the prompt when it lands,
+        naming its turn; Ctrl-C stops the wait, never the write."""
+        writing = self.engine.writing
+        if writing is None or not self.out.mode.interactive:  # a script waits for every write (``run``)
+            return
+        try:
+            writing.result(timeout=RECEIPT_WAIT)
+        except TimeoutError:
+            self._late.add(number)
+        except KeyboardInterrupt:
+            self._late.add(number)
 
     def _save_problem(self) -> None:
         """Say once when the session stops being saved, and once when it is saved again."""
@@ -332,6 +356,7 @@ class Repl:
 
     def on_write(self, outcome: WriteOutcome) -> None:
         """Called on the memory thread after each background write."""
+        late = f"(turn {outcome.turn}) " if outcome.turn in self._late else ""
         if outcome.error is not None:
             self.out.error(f"memory: could not save turn {outcome.turn} ({outcome.error})")
         elif outcome.report is not None and outcome.report.stored:
@@ -343,14 +368,14 @@ class Repl:
                     verb = "already remembered"
                 else:
                     verb = "remembered"
-                self.out.notice(f"{verb}: {shorten(record.text)}", "green")
+                self.out.notice(f"{late}{verb}: {shorten(record.text)}", "green")
             if report.superseded:
                 self.out.notice(f"it replaces {plural(len(report.superseded), 'earlier memory', 'earlier memories')}"
                                 " (/memories --history shows it, /restore undoes it)", "green")
             for record in report.evicted:
                 self.out.notice(evicted_line(record))
         elif outcome.report is not None and outcome.report.skipped_reason:
-            self.out.warn(f"memory: not saved ({outcome.report.skipped_reason})")
+            self.out.warn(f"{late}memory: not saved ({outcome.report.skipped_reason})")
 
     def on_retry(self, notice: RetryNotice) -> None:
         self.out.warn(f"{notice.reason}: retrying in {notice.delay:.1f} s ({notice.attempt}/{notice.retries})…")
@@ -377,6 +402,8 @@ def pick_session(store: SessionStore, options: ChatOptions) -> tuple[str, bool]:
 
 def run_chat(settings: Settings, options: ChatOptions) -> int:
     """Open the chat for ``settings`` and ``options``; returns the exit code."""
+    if options.no_memory and options.read_only:
+        raise UsageError("Use --no-memory (no memory at all) or --read-only (recall, never write), not both.")
     check_endpoint(settings)
     paths = ensure_data_dir(settings.data_dir).for_user(settings.user)
     out = Output(Mode.detect(options.plain))
@@ -426,12 +453,14 @@ def _build(
             extractor = model_extractor(chat, settings.model,
                                         lambda exc: out.warn(f"memory: extraction failed ({exc})"),
                                         lambda: conversation.placement)
-        worker = MemoryWorker(lambda: open_memory(settings, extractor=extractor), lambda o: hooks[0].on_write(o))
+        worker = MemoryWorker(lambda: open_memory(settings, extractor=extractor), lambda o: hooks[0].on_write(o),
+                              read_only=options.read_only)
     server = in_background(lambda: server_profile(probe(settings), model=settings.model,
                                                   system_prompt=settings.system_prompt,
                                                   max_tokens=settings.max_tokens), "server-probe")
     engine = ChatEngine(chat, settings.model, conversation, store, session, worker, server=server,
                         max_tokens=settings.max_tokens)
+    engine.catalog = lambda: served_models(settings)
     repl = Repl(engine, out, worker, options.debug, history, settings.data_dir)
     hooks.append(repl)
     return repl
@@ -440,7 +469,7 @@ def _build(
 def _banner(repl: Repl, resumed: bool, options: ChatOptions) -> None:
     session = repl.engine.session
     state = f"resumed, {plural(len(session.turns), 'turn', 'turns')}" if resumed else "new"
-    memory = "off" if options.no_memory else "on"
+    memory = "off" if options.no_memory else "read-only" if options.read_only else "on"
     repl.engine.adopt_server(BANNER_WAIT)
     repl.out.notice(f"agent · session {session.name} ({state}) · model {repl.engine.shown_model} · memory {memory}",
                     "bold")
