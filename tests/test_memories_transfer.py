@@ -41,7 +41,9 @@ def test_export_then_import_elsewhere_is_a_lossless_round_trip(tmp_path: Path, l
     assert [m["text"] for m in lines] == [PEANUTS, SISTER, COFFEE + " \u00e9\u0301 \U0001f600"]
     assert lines[0] == {"id": lines[0]["id"], "text": PEANUTS, "kind": "turn", "created_at": 1_700_000_000.123456,
                         "last_seen": 1_700_000_000.123456, "session": "monday", "turn": 3, "source": PEANUTS,
-                        "extra": {"context": "Any allergies I should know about?"}}
+                        "extra": {"context": "Any allergies I should know about?"},
+                        "facts": [{"key": "avoids", "value": "peanuts", "superseded_by": ""}],
+                        "superseded_by": "", "superseded_at": 0.0, "restated": []}
     (tmp_path / "export.jsonl").write_text(exported.stdout)
 
     other = str(tmp_path / "other")
@@ -56,6 +58,30 @@ def test_export_then_import_elsewhere_is_a_lossless_round_trip(tmp_path: Path, l
     again = invoke("memories", "--data-dir", other, "import", str(tmp_path / "export.jsonl"))
     assert again.stdout == "imported 3 memories: 0 new, 3 already remembered (refreshed)\n"
     assert invoke("memories", "--data-dir", other, "export").stdout == exported.stdout
+
+
+def test_what_replaced_what_and_restatements_survive_the_trip_to_another_user(
+    tmp_path: Path, local_embedder: LocalEmbedder
+) -> None:
+    memory = open_memory(load_settings(), local_embedder)
+    memory.observe("I live in Boston, in a small flat near the river.", session="s1", turn=1, when=1_700_000_000.0)
+    memory.observe("Big news: I moved to Berlin last month!", session="s2", turn=1, when=1_700_003_600.0)
+    forget_clients()
+    exported = invoke("memories", "export").stdout
+    (tmp_path / "export.jsonl").write_text(exported)
+    boston, berlin = (json.loads(line) for line in exported.splitlines())
+    assert boston["superseded_by"] == berlin["id"] and boston["superseded_at"] == 1_700_003_600.0
+
+    assert invoke("memories", "--user", "bob", "import", str(tmp_path / "export.jsonl")).returncode == 0
+    moved = [json.loads(line) for line in invoke("memories", "--user", "bob", "export").stdout.splitlines()]
+    assert [m["text"] for m in moved] == [boston["text"], berlin["text"]]
+    assert moved[0]["id"] != boston["id"], "ids derive from the user: bob's are his own"
+    assert moved[0]["superseded_by"] == moved[1]["id"], "what replaced what, in bob's ids"
+    assert [f["superseded_by"] for f in moved[0]["facts"]] == [moved[1]["id"]], "the replaced home value too"
+    assert {k: v for k, v in moved[0].items() if k not in ("id", "superseded_by", "facts")} == {
+        k: v for k, v in boston.items() if k not in ("id", "superseded_by", "facts")}
+    listed = invoke("memories", "--user", "bob", "list")
+    assert "Berlin" in listed.stdout and "Boston" not in listed.stdout, "the replaced memory stays out of the list"
 
 
 def test_import_merges_restatements_and_refuses_secrets_and_links(tmp_path: Path) -> None:

@@ -2,8 +2,11 @@
 
 The JSON Lines export is the store's own record of each memory, one object a line, nothing left out: text, kind,
 the dates (as the epoch seconds the ledger keeps, so a round trip gives the same floats), the session and turn it
-came from, the words it came from (``source``) and every extra field. Vectors are not exported: they belong to an
-embedder, and the importing store embeds each text with its own. The Markdown export is for a person to read.
+came from, the words it came from (``source``), every extra field, and its history: the profile facts it states,
+the memory that replaced it and when, and the later quotes that restated it. A replaced memory is exported too, so
+what replaced what survives the trip; ids are the exporting user's, and an import maps them to its own. Vectors are
+not exported: they belong to an embedder, and the importing store embeds each text with its own. The Markdown
+export is for a person to read.
 
 Import treats every line as a memory the user gives: the refusals that hold for every memory (secrets, links,
 instructions, fence tags; ``gate.refusal``) apply and are counted, a memory the store holds already (the same id:
@@ -19,7 +22,7 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any, get_args
 
-from agent.domain import MemoryKind, MemoryRecord, content_hash, memory_id
+from agent.domain import MemoryKind, MemoryRecord, Quote, StatedFact, content_hash, memory_id
 from agent.errors import UsageError
 from agent.memory import gate
 from agent.memory.service import MemoryService
@@ -41,6 +44,10 @@ def portable(record: MemoryRecord) -> dict[str, Any]:
         "turn": record.turn,
         "source": record.source,
         "extra": record.extra,
+        "facts": [{"key": f.key, "value": f.value, "superseded_by": f.superseded_by} for f in record.facts],
+        "superseded_by": record.superseded_by,
+        "superseded_at": record.superseded_at,
+        "restated": [{"text": q.text, "session": q.session, "turn": q.turn, "at": q.at} for q in record.restated],
     }
 
 
@@ -63,7 +70,44 @@ def from_portable(data: object, user: str) -> MemoryRecord:
     if not isinstance(extra, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in extra.items()):
         raise ValueError("extra must be an object of text fields")
     return MemoryRecord(memory_id(user, text), text, kind, user, session, turn, created, seen, content_hash(text),
-                        source, dict(extra))
+                        source, dict(extra), _facts(data.get("facts", [])), _text(data.get("superseded_by", "")),
+                        _seconds(data.get("superseded_at", 0.0)), _quotes(data.get("restated", [])))
+
+
+def _text(value: object) -> str:
+    if not isinstance(value, str):
+        raise ValueError("superseded_by must be text")
+    return value
+
+
+def _facts(value: object) -> tuple[StatedFact, ...]:
+    if not isinstance(value, list) or not all(isinstance(f, dict) and isinstance(f.get("key"), str)
+                                              and isinstance(f.get("value"), str) for f in value):
+        raise ValueError("facts must be a list of objects with a key and a value")
+    return tuple(StatedFact(f["key"], f["value"], _text(f.get("superseded_by", ""))) for f in value)
+
+
+def _quotes(value: object) -> tuple[Quote, ...]:
+    if not isinstance(value, list) or not all(isinstance(q, dict) and isinstance(q.get("text"), str)
+                                              and isinstance(q.get("session"), str)
+                                              and isinstance(q.get("turn"), int) for q in value):
+        raise ValueError("restated must be a list of quotes with text, session and turn")
+    return tuple(Quote(q["text"], q["session"], q["turn"], _seconds(q.get("at", 0.0))) for q in value)
+
+
+def _remapped(records: list[MemoryRecord], exported: list[str]) -> list[MemoryRecord]:
+    """``records`` with the ids their history names (``superseded_by``, of a memory or of one of its facts) turned
+    from the exporting user's ids into the importing user's: an id the file does not hold is dropped, and the memory
+    it named as its replacement is current again (nothing can point at a memory that is not there)."""
+    ids = {old: record.id for old, record in zip(exported, records, strict=True) if old}
+
+    def mapped(old: str) -> str:
+        return ids.get(old, "") if old else ""
+
+    return [replace(r, superseded_by=mapped(r.superseded_by),
+                    superseded_at=r.superseded_at if mapped(r.superseded_by) else 0.0,
+                    facts=tuple(replace(f, superseded_by=mapped(f.superseded_by)) for f in r.facts))
+            for r in records]
 
 
 def _seconds(value: object) -> float:
@@ -75,16 +119,19 @@ def _seconds(value: object) -> float:
 def parse_jsonl(lines: Iterable[str], user: str, name: str) -> list[MemoryRecord]:
     """Every memory of a JSON Lines export (``name`` is the file, for the one line that says what is wrong)."""
     records = []
+    exported: list[str] = []
     for number, line in enumerate(lines, 1):
         if not line.strip():
             continue
         try:
-            records.append(from_portable(json.loads(line), user))
+            data = json.loads(line)
+            records.append(from_portable(data, user))
+            exported.append(str(data.get("id", "")))
         except ValueError as exc:  # json.JSONDecodeError is one
             what = "not JSON" if isinstance(exc, json.JSONDecodeError) else str(exc)
             raise UsageError(f"{name} line {number} is not a memory ({what}); nothing was imported. `agent "
                              "memories export` writes the format import reads (one JSON object a line).") from exc
-    return records
+    return _remapped(records, exported)
 
 
 @dataclass
