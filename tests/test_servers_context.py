@@ -109,7 +109,7 @@ def test_a_request_too_long_for_the_server_is_trimmed_said_in_one_line_and_answe
     assert ESSAY in "".join(m.content for m in refused) and ESSAY not in "".join(m.content for m in resent)
     # The trimmed turn is folded; the summary call is too long for this server as well, so it keeps the user's line.
     assert done.session.summary == "The user said: Write me an essay"
-    assert "Could not summarise 1 earlier turns (too long)" in done.log
+    assert "Could not summarise the earlier turn (too long)" in done.log
 
 
 def test_a_line_too_long_for_the_server_on_its_own_fails_with_what_to_change(tmp_path: Path) -> None:

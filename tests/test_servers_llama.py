@@ -123,7 +123,7 @@ def test_a_session_whose_long_reply_fills_the_servers_context_is_trimmed_and_ans
     gemma: RecordingProxy, tmp_path: Path
 ) -> None:
     """The issue's case: one runaway reply earlier in the session, and every request after it too long."""
-    SessionStore(tmp_path / "data" / "sessions").save(
+    SessionStore(tmp_path / "data" / "sessions", "default").save(
         Session("long", 1.0, 2.0, [Turn("Tell me a story", STORY, status="truncated")]))
     before = len(gemma.chat_requests)
     result = run_agent(env(gemma, tmp_path), "--no-memory", "-s", "long", stdin="Any snack ideas?\n")
