@@ -7,7 +7,6 @@ created next hold them, unless the unused bytes are zeroed (``chroma_files.clear
 from __future__ import annotations
 
 import random
-import struct
 import subprocess
 import sys
 from pathlib import Path
@@ -17,7 +16,6 @@ from agent.adapters.chroma_index import ChromaIndex, forget_clients, open_client
 
 WORDS = "my safe combination is QUOKKA-Vx72 behind the painting"
 NEEDLES = (b"quokka", b"vx72", b"painting")
-HEADER = struct.Struct("<I6QiI3QdQ")
 
 # Threads of a chat (the terminal reader, the model's HTTP client, the embedder's pool) hold the user's words in
 # buffers of the C heap and free them; the process then writes and deletes vectors through the index, and exits.
@@ -71,11 +69,10 @@ def test_bytes_left_past_the_elements_are_zeroed_at_open_and_the_index_still_ans
     ChromaIndex(open_client(root, None), "default", str(root)).upsert([f"m{i}" for i in range(6)], stored)
     forget_clients()
     [header] = root.glob("*/header.bin")
-    fields = HEADER.unpack(header.read_bytes())
-    count, record = fields[3], fields[4]
-    segment = header.parent
+    segment, used_by = header.parent, chroma_files.element_bytes(header)
+    assert set(used_by) == {"length.bin", "data_level0.bin"}
     planted = WORDS.encode() * 3
-    for name, used in (("length.bin", count * 4), ("data_level0.bin", count * record)):
+    for name, used in used_by.items():
         with open(segment / name, "r+b") as f:
             f.seek(used + 8)
             f.write(planted)
@@ -85,7 +82,7 @@ def test_bytes_left_past_the_elements_are_zeroed_at_open_and_the_index_still_ans
     index = ChromaIndex(open_client(root, None), "default", str(root))
 
     assert leaks(root) == []
-    for name, used in (("length.bin", count * 4), ("data_level0.bin", count * record)):
+    for name, used in used_by.items():
         after = (segment / name).read_bytes()
         assert after[:used] == before[name][:used] and len(after) == len(before[name]), f"{name}: elements kept"
         assert after[used:] == bytes(len(after) - used)

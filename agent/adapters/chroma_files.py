@@ -190,17 +190,23 @@ def clear_slack(chroma_dir: Path) -> None:
     hold any, so the file's holes stay holes. Run only while Chroma has no handle on the files: before it opens
     the store and after it has closed it. A file that cannot be written is tried again at the next open."""
     for header_file in sorted(chroma_dir.glob("*/header.bin")):
-        header = header_file.read_bytes()
-        if len(header) != _HNSW_HEADER.size:
-            continue  # ``check_hnsw`` names it
-        fields = _HNSW_HEADER.unpack(header)
-        count, record = fields[3], fields[4]
-        for name, used in (("length.bin", count * 4), ("data_level0.bin", count * record)):
+        for name, used in element_bytes(header_file).items():
             try:
                 _zero_from(header_file.parent / name, used)
             except OSError as exc:
                 log.warning("Could not clear the unused bytes of %s (%s); tried again at the next open.",
                             exc.filename, exc.strerror)
+
+
+def element_bytes(header_file: Path) -> dict[str, int]:
+    """How many bytes of ``length.bin`` and ``data_level0.bin`` the segment's elements fill, by its header (none
+    for a header of the wrong size, which ``check_hnsw`` names)."""
+    header = header_file.read_bytes()
+    if len(header) != _HNSW_HEADER.size:
+        return {}
+    fields = _HNSW_HEADER.unpack(header)
+    count, record = fields[3], fields[4]
+    return {"length.bin": count * 4, "data_level0.bin": count * record}
 
 
 def _zero_from(path: Path, start: int, block: int = 1 << 16) -> None:
