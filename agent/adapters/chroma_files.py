@@ -183,12 +183,12 @@ def clear_slack(chroma_dir: Path) -> None:
 
     Why: hnswlib (chromadb 1.5.9) allocates room for ``max_elements`` with ``malloc`` and, when it creates a
     segment's files, writes the whole of it: the room past the elements holds whatever the process's heap held
-    there before, and in the agent that is the user's own words (typed lines, request bodies, the tokenizer's
-    copies). Measured: after a chat whose lines ran through threads of the same process, a word of a forgotten line
-    was in ``data_level0.bin`` (and seen once in ``length.bin``), though Chroma was never given any text. Those
-    bytes are never read (a new element zeroes its record before use), so they are zeroed; only the blocks that
-    hold any, so the file's holes stay holes. Run only while Chroma has no handle on the files: before it opens
-    the store and after it has closed it. A file that cannot be written is tried again at the next open."""
+    there before, and in the agent that is the user's own words (typed lines, request bodies). Measured: in a
+    process whose threads had freed strings holding the user's words, five vectors written put those words in
+    ``data_level0.bin`` (freed 400-byte buffers, in ``length.bin``), though Chroma never had any text. Those bytes
+    are never read (a new element zeroes its record before use), so they are zeroed; only the blocks that hold
+    any, so the file's holes stay holes. Run only while Chroma has no handle on the files: before it opens the
+    store and after it has closed it. A file that cannot be written is tried again at the next open."""
     for header_file in sorted(chroma_dir.glob("*/header.bin")):
         for name, used in element_bytes(header_file).items():
             try:
