@@ -178,6 +178,56 @@ def check_hnsw(chroma_dir: Path) -> None:
             raise StoreCorrupt(f"The memory index segment {segment} is damaged ({problem}).", chroma_dir)
 
 
+def clear_slack(chroma_dir: Path) -> None:
+    """Zero the bytes of each HNSW segment past its last element, in ``length.bin`` and ``data_level0.bin``.
+
+    Why: hnswlib (chromadb 1.5.9) allocates room for ``max_elements`` with ``malloc`` and, when it creates a
+    segment's files, writes the whole of it: the room past the elements holds whatever the process's heap held
+    there before, and in the agent that is the user's own words (typed lines, request bodies). Measured: in a
+    process whose threads had freed strings holding the user's words, five vectors written put those words in
+    ``data_level0.bin`` (freed 400-byte buffers, in ``length.bin``), though Chroma never had any text. Those bytes
+    are never read (a new element zeroes its record before use), so they are zeroed; only the blocks that hold
+    any, so the file's holes stay holes. Run only while Chroma has no handle on the files: before it opens the
+    store and after it has closed it. A file that cannot be written is tried again at the next open."""
+    for header_file in sorted(chroma_dir.glob("*/header.bin")):
+        for name, used in element_bytes(header_file).items():
+            try:
+                _zero_from(header_file.parent / name, used)
+            except OSError as exc:
+                log.warning("Could not clear the unused bytes of %s (%s); tried again at the next open.",
+                            exc.filename, exc.strerror)
+
+
+def element_bytes(header_file: Path) -> dict[str, int]:
+    """How many bytes of ``length.bin`` and ``data_level0.bin`` the segment's elements fill, by its header (none
+    for a header of the wrong size, which ``check_hnsw`` names)."""
+    header = header_file.read_bytes()
+    if len(header) != _HNSW_HEADER.size:
+        return {}
+    fields = _HNSW_HEADER.unpack(header)
+    count, record = fields[3], fields[4]
+    return {"length.bin": count * 4, "data_level0.bin": count * record}
+
+
+def _zero_from(path: Path, start: int, block: int = 1 << 16) -> None:
+    """Overwrite with zeros every block of ``path`` past ``start`` that holds a byte other than zero."""
+    fd = os.open(path, os.O_RDWR | os.O_NOFOLLOW)
+    try:
+        size, at, wrote = os.fstat(fd).st_size, start, False
+        while at < size:
+            chunk = os.pread(fd, min(block, size - at), at)
+            if not chunk:
+                break
+            if chunk.count(0) != len(chunk):
+                os.pwrite(fd, bytes(len(chunk)), at)
+                wrote = True
+            at += len(chunk)
+        if wrote:
+            os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
 def _hnsw_problem(segment: Path) -> str | None:
     header = (segment / "header.bin").read_bytes()
     if len(header) != _HNSW_HEADER.size:
