@@ -1,0 +1,198 @@
+"""The real ``agent`` command in a process of its own, forked from one warm interpreter instead of started afresh.
+
+For tests whose point is the process (a kill, a signal, a terminal that closes): a fresh ``python -m agent`` pays
+a second or more of imports before it does anything, each time. Here one helper process (``python -m
+tests.warm_agent``) imports the agent once; each run is a fork of it that becomes ``agent ARGS`` with its own
+environment, working directory and standard streams (file descriptors sent over a Unix socket), and ends through
+the interpreter's own shutdown, as the console script does. A test gets the child's pid to signal it and its exit
+code from the helper, which reaps it.
+
+The helper refuses to fork once it runs a second thread (a lock held by that thread would stay held in the child);
+the embedder and the stores are opened by each child, never before the fork.
+"""
+
+from __future__ import annotations
+
+import atexit
+import fcntl
+import gc
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import termios
+import threading
+import traceback
+from collections.abc import Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+_MAX_FDS = 3
+
+
+class WarmAgent:
+    """The forking helper; one child at a time: ``start`` one, then ``wait`` for it before the next."""
+
+    def __init__(self) -> None:
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        env = {**os.environ, "PYTHONPATH": str(ROOT), "OPENBLAS_NUM_THREADS": "1"}
+        self._proc = subprocess.Popen([sys.executable, "-m", "tests.warm_agent", str(theirs.fileno())],
+                                      pass_fds=(theirs.fileno(),), env=env, cwd=ROOT)
+        theirs.close()
+        self._sock = ours
+        self._reader = ours.makefile("r", encoding="utf-8")
+        assert self._message() == {"ready": True}
+
+    def _message(self) -> dict[str, Any]:
+        line = self._reader.readline()
+        if not line:
+            raise AssertionError(f"the warm agent helper exited ({self._proc.wait(timeout=60)})")
+        message: dict[str, Any] = json.loads(line)
+        return message
+
+    def start(self, args: Sequence[str], env: Mapping[str, str], streams: Sequence[int], *,
+              cwd: str | Path | None = None, terminal: bool = False) -> int:
+        """Fork ``agent ARGS`` with ``env`` as its whole environment and ``streams`` as its stdin, stdout and
+        stderr; ``terminal``: the stdin is a pty's slave that becomes the child's controlling terminal (Ctrl-C and
+        a hang-up reach it as signals). Returns the child's pid."""
+        request = {"args": list(args), "env": dict(env), "cwd": str(cwd or os.getcwd()), "terminal": terminal}
+        socket.send_fds(self._sock, [json.dumps(request).encode() + b"\n"], list(streams))
+        pid: int = self._message()["pid"]
+        return pid
+
+    def wait(self, pid: int) -> int:
+        """The exit code of child ``pid`` (negative: the signal that ended it), once the helper has reaped it.
+        Every wait is bounded by the caller's own timeouts on what it reads before; this one ends with the child."""
+        message = self._message()
+        assert message["reaped"] == pid, message
+        code: int = message["code"]
+        return code
+
+    def run(self, env: Mapping[str, str], *args: str, stdin: str = "") -> subprocess.CompletedProcess[str]:
+        """``agent ARGS`` to the end, with ``stdin`` piped in and its output captured, as ``subprocess.run``."""
+        with tempfile.TemporaryFile() as inp, tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+            inp.write(stdin.encode())
+            inp.seek(0)
+            code = self.wait(self.start(args, env, [inp.fileno(), out.fileno(), err.fileno()]))
+            out.seek(0)
+            err.seek(0)
+            return subprocess.CompletedProcess(["agent", *args], code, out.read().decode("utf-8", "replace"),
+                                               err.read().decode("utf-8", "replace"))
+
+    def close(self) -> None:
+        self._reader.close()
+        self._sock.close()
+        self._proc.wait(timeout=60)
+
+
+@pytest.fixture(scope="module")
+def warm_agent() -> Iterator[WarmAgent]:
+    """One helper for the tests of a module (import this fixture into the module that uses it)."""
+    helper = WarmAgent()
+    try:
+        yield helper
+    finally:
+        helper.close()
+
+
+def _serve(sock: socket.socket) -> dict[str, Any] | None:
+    """Fork a child for each request; in the child, return its request; in the helper, None once the test is
+    done."""
+    import chromadb  # noqa: F401  (what every child would import: paid once here)
+
+    import agent.cli  # noqa: F401
+    import agent.wiring  # noqa: F401
+
+    gc.freeze()  # what is imported stays out of every collection, so the children do not copy it page by page
+    reply = sock.makefile("w", encoding="utf-8")
+    reply.write(json.dumps({"ready": True}) + "\n")
+    reply.flush()
+    while True:
+        threads = len(os.listdir("/proc/self/task"))
+        if threads != 1:
+            raise SystemExit(f"the warm agent runs {threads} threads: forking it is not safe")
+        msg, fds, _, _ = socket.recv_fds(sock, 1 << 20, _MAX_FDS)
+        if not msg:
+            return None
+        request: dict[str, Any] = json.loads(msg)
+        sys.stdout.flush()
+        sys.stderr.flush()
+        pid = os.fork()
+        if pid == 0:
+            sock.close()
+            request["fds"] = fds
+            return request
+        for fd in fds:
+            os.close(fd)
+        reply.write(json.dumps({"pid": pid}) + "\n")
+        reply.flush()
+        _, status = os.waitpid(pid, 0)
+        reply.write(json.dumps({"reaped": pid, "code": os.waitstatus_to_exitcode(status)}) + "\n")
+        reply.flush()
+
+
+def _become_agent(request: dict[str, Any]) -> int:
+    """In the child: the streams, environment, working directory and argv of ``agent ARGS``, then its main; returns
+    the exit status the interpreter would give it."""
+    from agent.cli import main
+
+    stdin, stdout, stderr = request["fds"]
+    if request["terminal"]:
+        os.setsid()
+        fcntl.ioctl(stdin, termios.TIOCSCTTY, 0)
+    for fd, target in ((stdin, 0), (stdout, 1), (stderr, 2)):
+        os.dup2(fd, target)
+    for fd in {stdin, stdout, stderr} - {0, 1, 2}:
+        os.close(fd)
+    # Streams as the interpreter opens them at start: line-buffered at a terminal, block-buffered otherwise.
+    sys.stdin = open(0, encoding="utf-8", closefd=False)  # noqa: SIM115
+    sys.stdout = open(1, "w", encoding="utf-8", buffering=1 if os.isatty(1) else -1, closefd=False)  # noqa: SIM115
+    sys.stderr = open(2, "w", encoding="utf-8", errors="backslashreplace", buffering=1, closefd=False)  # noqa: SIM115
+    os.environ.clear()
+    os.environ.update(request["env"])
+    os.chdir(request["cwd"])
+    sys.argv = ["agent", *request["args"]]
+    try:
+        main(request["args"])
+    except SystemExit as done:
+        if done.code is None or isinstance(done.code, int):
+            return done.code or 0
+        print(done.code, file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        traceback.print_exc()
+        return -signal.SIGINT
+    except BaseException:
+        traceback.print_exc()
+        return 1
+    return 0
+
+
+def _shut_down(code: int) -> None:
+    """The interpreter's shutdown as far as the agent relies on it: the threads that are no daemon are joined, the
+    ``atexit`` functions run (they close the stores), the streams are flushed. The teardown of every module is
+    skipped: in a fork it would touch, and so copy, the whole heap inherited from the helper, for nothing the agent
+    does."""
+    for thread in threading.enumerate():
+        if thread is not threading.main_thread() and not thread.daemon:
+            thread.join()
+    atexit._run_exitfuncs()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    if code < 0:  # ended by an uncaught Ctrl-C: the interpreter ends itself with the signal
+        signal.signal(-code, signal.SIG_DFL)
+        os.kill(os.getpid(), -code)
+    os._exit(code & 0xFF)
+
+
+if __name__ == "__main__":
+    with socket.socket(fileno=int(sys.argv[1])) as channel:
+        child = _serve(channel)
+    if child is not None:
+        _shut_down(_become_agent(child))
