@@ -14,23 +14,29 @@ the embedder and the stores are opened by each child, never before the fork.
 from __future__ import annotations
 
 import atexit
+import codecs
 import fcntl
 import gc
 import json
 import os
+import select
 import signal
 import socket
+import struct
 import subprocess
 import sys
 import tempfile
 import termios
 import threading
+import time
 import traceback
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import pytest
+
+from tests.e2e_helpers import Terminal
 
 ROOT = Path(__file__).resolve().parent.parent
 _MAX_FDS = 3
@@ -46,13 +52,20 @@ class WarmAgent:
                                       pass_fds=(theirs.fileno(),), env=env, cwd=ROOT)
         theirs.close()
         self._sock = ours
-        self._reader = ours.makefile("r", encoding="utf-8")
-        assert self._message() == {"ready": True}
+        self._pending = b""
+        assert self._message(120) == {"ready": True}
 
-    def _message(self) -> dict[str, Any]:
-        line = self._reader.readline()
-        if not line:
-            raise AssertionError(f"the warm agent helper exited ({self._proc.wait(timeout=60)})")
+    def _message(self, timeout: float) -> dict[str, Any] | None:
+        """The helper's next message, or None if none came within ``timeout``."""
+        deadline = time.monotonic() + timeout
+        while b"\n" not in self._pending:
+            if not select.select([self._sock], [], [], max(0.0, deadline - time.monotonic()))[0]:
+                return None
+            chunk = self._sock.recv(65536)
+            if not chunk:
+                raise AssertionError(f"the warm agent helper exited ({self._proc.wait(timeout=60)})")
+            self._pending += chunk
+        line, self._pending = self._pending.split(b"\n", 1)
         message: dict[str, Any] = json.loads(line)
         return message
 
@@ -63,13 +76,24 @@ class WarmAgent:
         a hang-up reach it as signals). Returns the child's pid."""
         request = {"args": list(args), "env": dict(env), "cwd": str(cwd or os.getcwd()), "terminal": terminal}
         socket.send_fds(self._sock, [json.dumps(request).encode() + b"\n"], list(streams))
-        pid: int = self._message()["pid"]
+        message = self._message(120)
+        assert message is not None, "the warm agent helper did not fork"
+        pid: int = message["pid"]
         return pid
 
-    def wait(self, pid: int) -> int:
-        """The exit code of child ``pid`` (negative: the signal that ended it), once the helper has reaped it.
-        Every wait is bounded by the caller's own timeouts on what it reads before; this one ends with the child."""
-        message = self._message()
+    def wait(self, pid: int, timeout: float = 120.0) -> int:
+        """The exit code of child ``pid`` (negative: the signal that ended it), once the helper has reaped it; fails
+        only if the child still runs after a generous ``timeout``."""
+        code = self.poll(pid, timeout)
+        if code is None:
+            raise AssertionError(f"the agent (pid {pid}) did not exit within {timeout} s")
+        return code
+
+    def poll(self, pid: int, timeout: float = 0.0) -> int | None:
+        """The exit code of child ``pid`` if it is reaped within ``timeout``, else None."""
+        message = self._message(timeout)
+        if message is None:
+            return None
         assert message["reaped"] == pid, message
         code: int = message["code"]
         return code
@@ -86,9 +110,52 @@ class WarmAgent:
                                                err.read().decode("utf-8", "replace"))
 
     def close(self) -> None:
-        self._reader.close()
         self._sock.close()
         self._proc.wait(timeout=60)
+
+
+class WarmTerminal(Terminal):
+    """``tests.e2e_helpers.Terminal`` whose agent is forked by ``warm``: the slave of a new pty is its controlling
+    terminal; ``close`` hangs the terminal up, ``wait`` reads what it printed until the helper reaped it."""
+
+    def __init__(self, warm: WarmAgent, env: Mapping[str, str], *args: str) -> None:
+        self.fd, slave = os.openpty()
+        fcntl.ioctl(self.fd, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 100, 0, 0))
+        self._warm = warm
+        self.pid = warm.start(args, {**env, "TERM": "xterm", "PROMPT_TOOLKIT_NO_CPR": "1"}, [slave] * 3,
+                              terminal=True)
+        os.close(slave)  # the child's copies alone hold it: closing the master hangs the terminal up
+        self.output, self.seen, self.exit_code = "", 0, None
+        self._decoder = codecs.getincrementaldecoder("utf-8")("replace")
+        self._open = True
+
+    def __exit__(self, *exc: object) -> None:
+        if self.exit_code is None:
+            os.kill(self.pid, signal.SIGKILL)
+            self.exit_code = self._warm.wait(self.pid)
+        self.close()
+
+    def close(self) -> None:
+        """Close the master side (once): the kernel hangs the terminal up, SIGHUP, then reads and writes fail."""
+        if self._open:
+            self._open = False
+            os.close(self.fd)
+
+    def wait(self, timeout: float = 60.0) -> int:
+        deadline = time.monotonic() + timeout
+        while (code := self._warm.poll(self.pid)) is None:
+            if time.monotonic() > deadline:
+                raise AssertionError(f"the agent did not exit:\n{self.output[-2000:]}")
+            if self._open and select.select([self.fd], [], [], 0.05)[0]:
+                self._read()
+            elif not self._open:
+                code = self._warm.wait(self.pid, max(0.0, deadline - time.monotonic()))
+                break
+        if self._open:
+            self._drain()
+        self.close()
+        self.exit_code = code
+        return code
 
 
 @pytest.fixture(scope="module")
