@@ -19,6 +19,7 @@ import fcntl
 import gc
 import json
 import os
+import resource
 import select
 import signal
 import socket
@@ -70,11 +71,14 @@ class WarmAgent:
         return message
 
     def start(self, args: Sequence[str], env: Mapping[str, str], streams: Sequence[int], *,
-              cwd: str | Path | None = None, terminal: bool = False) -> int:
-        """Fork ``agent ARGS`` with ``env`` as its whole environment and ``streams`` as its stdin, stdout and
-        stderr; ``terminal``: the stdin is a pty's slave that becomes the child's controlling terminal (Ctrl-C and
-        a hang-up reach it as signals). Returns the child's pid."""
-        request = {"args": list(args), "env": dict(env), "cwd": str(cwd or os.getcwd()), "terminal": terminal}
+              terminal: bool = False, file_size: int | None = None) -> int:
+        """Fork ``agent ARGS`` with ``env`` as its whole environment, this process's working directory, and
+        ``streams`` as its stdin, stdout and stderr; ``terminal``: the stdin is a pty's slave that becomes the
+        child's controlling terminal (Ctrl-C and a hang-up reach it as signals); ``file_size``: no file it writes
+        grows past that many bytes (``RLIMIT_FSIZE``, SIGXFSZ ignored: every write past it fails with EFBIG, as
+        ENOSPC does on a full disk). Returns the child's pid."""
+        request = {"args": list(args), "env": dict(env), "cwd": os.getcwd(), "terminal": terminal,
+                   "file_size": file_size}
         socket.send_fds(self._sock, [json.dumps(request).encode() + b"\n"], list(streams))
         message = self._message(120)
         assert message is not None, "the warm agent helper did not fork"
@@ -98,16 +102,34 @@ class WarmAgent:
         code: int = message["code"]
         return code
 
-    def run(self, env: Mapping[str, str], *args: str, stdin: str = "") -> subprocess.CompletedProcess[str]:
-        """``agent ARGS`` to the end, with ``stdin`` piped in and its output captured, as ``subprocess.run``."""
-        with tempfile.TemporaryFile() as inp, tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+    def run(self, env: Mapping[str, str], *args: str, stdin: str = "",
+            file_size: int | None = None) -> subprocess.CompletedProcess[str]:
+        """``agent ARGS`` to the end, with ``stdin`` piped in and its output captured through pipes (no file, so
+        ``file_size`` caps only what the agent writes itself), as ``subprocess.run``."""
+        with tempfile.TemporaryFile() as inp:
             inp.write(stdin.encode())
             inp.seek(0)
-            code = self.wait(self.start(args, env, [inp.fileno(), out.fileno(), err.fileno()]))
-            out.seek(0)
-            err.seek(0)
-            return subprocess.CompletedProcess(["agent", *args], code, out.read().decode("utf-8", "replace"),
-                                               err.read().decode("utf-8", "replace"))
+            (out, out_w), (err, err_w) = os.pipe(), os.pipe()
+            pid = self.start(args, env, [inp.fileno(), out_w, err_w], file_size=file_size)
+            os.close(out_w)
+            os.close(err_w)
+            captured = {out: b"", err: b""}
+            open_ends = [out, err]
+            while open_ends:  # both ends close when the agent exits; reading both never lets a full pipe block it
+                ready = select.select(open_ends, [], [], 120)[0]
+                if not ready:  # generous: only an agent that hangs gets here
+                    os.kill(pid, signal.SIGKILL)
+                    self.wait(pid)
+                    raise AssertionError(f"agent {' '.join(args)} printed nothing for 120 s and was killed")
+                for end in ready:
+                    chunk = os.read(end, 65536)
+                    captured[end] += chunk
+                    if not chunk:
+                        open_ends.remove(end)
+                        os.close(end)
+            code = self.wait(pid)
+        return subprocess.CompletedProcess(["agent", *args], code, captured[out].decode("utf-8", "replace"),
+                                           captured[err].decode("utf-8", "replace"))
 
     def close(self) -> None:
         self._sock.close()
@@ -213,6 +235,9 @@ def _become_agent(request: dict[str, Any]) -> int:
     if request["terminal"]:
         os.setsid()
         fcntl.ioctl(stdin, termios.TIOCSCTTY, 0)
+    if request["file_size"] is not None:
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (request["file_size"], request["file_size"]))
     for fd, target in ((stdin, 0), (stdout, 1), (stderr, 2)):
         os.dup2(fd, target)
     for fd in {stdin, stdout, stderr} - {0, 1, 2}:
