@@ -25,7 +25,8 @@ from agent.domain import memory_id
 from agent.memory.service import CAP_WINDOW, MemoryPolicy, MemoryService
 from agent.ui.prompt import PipeReader
 from tests.chat_fakes import ScriptedChat
-from tests.e2e_helpers import agent, agent_env
+from tests.cli_harness import invoke
+from tests.e2e_helpers import agent_env
 from tests.fake_openai import FakeOpenAI, Reply
 from tests.fakes import InMemoryIndex, WordHashEmbedder
 from tests.helpers_store import add_all, open_memory_with
@@ -63,7 +64,7 @@ def test_memories_pages_and_forget_takes_short_and_all_digit_ids_in_a_real_chat(
     restated = "I KEEP note number 7 in my   garden DIARY"
     script = ["/memories", "/forget 1", "/memories --all", f"/forget {short_id[:4]}", "y", f"/forget {digit_id}",
               restated, "/session"]
-    result = agent(agent_env(fake), "-s", "garden", stdin="".join(f"{line}\n" for line in script))
+    result = invoke("-s", "garden", stdin="".join(f"{line}\n" for line in script), env=agent_env(fake))
     assert result.returncode == 0, result.stderr
     out, err = result.stdout, result.stderr
     first, _, everything = out.partition("59 memories")
@@ -77,7 +78,7 @@ def test_memories_pages_and_forget_takes_short_and_all_digit_ids_in_a_real_chat(
     assert err.count("Forgot 1 memory.") == 3 and "1 memories" not in out + err
     assert "already remembered: I keep note number 7 in my garden diary" in err  # what is stored, not the echo
     assert "memory   57 memories" in out
-    listed = agent(agent_env(fake), "memories", "list", "--limit", "5", "--json")
+    listed = invoke("memories", "list", "--limit", "5", "--json", env=agent_env(fake))
     left = [t for t in texts if t not in (texts[10], seeded[short_id], texts[-1])]
     assert [m["text"] for m in json.loads(listed.stdout)] == left[-5:]
 
@@ -140,10 +141,10 @@ def test_stats_reads_as_lines_and_sessions_rm_of_an_open_session_says_to_leave_t
     add_all(open_memory_with(local_embedder), [DIARY.format(n) for n in range(3)])
     forget_clients()
     env = agent_env(fake)
-    stats = agent(env, "memories", "stats")
+    stats = invoke("memories", "stats", env=env)
     assert stats.returncode == 0 and "{" not in stats.stdout, stats.stdout
     assert "memories         3 (explicit 3)" in stats.stdout and "on disk" in stats.stdout
-    assert agent(env, "-s", "open", stdin="hello\n").returncode == 0
+    assert invoke("-s", "open", stdin="hello\n", env=env).returncode == 0
     code = ("import sys, time; from pathlib import Path; from agent.sessions import SessionStore\n"
             "with SessionStore(Path(sys.argv[1]), 'default').lock('open'):\n"
             "    print('locked', flush=True); time.sleep(60)\n")
@@ -151,7 +152,7 @@ def test_stats_reads_as_lines_and_sessions_rm_of_an_open_session_says_to_leave_t
                               stdout=subprocess.PIPE, text=True)
     try:
         assert holder.stdout is not None and holder.stdout.readline().strip() == "locked"
-        removed = agent(env, "sessions", "rm", "open")
+        removed = invoke("sessions", "rm", "open", env=env)
     finally:
         holder.kill()
         holder.wait()
@@ -175,7 +176,7 @@ def test_no_memory_chats_with_a_read_only_data_dir_and_says_once_that_saving_fai
 ) -> None:
     env = agent_env(fake)
     data = tmp_path / "data"
-    assert agent(env, "--no-memory", "-s", "work", stdin="hello\n").returncode == 0
+    assert invoke("--no-memory", "-s", "work", stdin="hello\n", env=env).returncode == 0
     before = (data / "sessions" / "work.json").read_bytes()
     mount = 'mount --bind -o ro "$0" "$0" && exec "$@"'
     for name in ("work", "fresh"):

@@ -17,7 +17,8 @@ import pytest
 
 from agent.errors import ConfigError, UsageError
 from agent.wiring import MARKER, ensure_data_dir
-from tests.e2e_helpers import agent, agent_env
+from tests.cli_harness import invoke
+from tests.e2e_helpers import agent_env
 from tests.fake_openai import FakeOpenAI, Reply
 
 
@@ -142,9 +143,9 @@ def test_a_project_directory_or_dot_as_data_dir_is_refused_and_its_modes_unchang
     project.mkdir()
     before = make_project(project)
     env = agent_env(fake, AGENT_DATA_DIR=str(project))
-    results = [agent(env, *args, stdin="Hello\n")]
+    results = [invoke(*args, stdin="Hello\n", env=env)]
     os.chdir(project)  # `--data-dir .` from inside it
-    results.append(agent(env, "--data-dir", ".", *args, stdin="Hello\n"))
+    results.append(invoke("--data-dir", ".", *args, stdin="Hello\n", env=env))
     for result in results:
         if args == ("config",):  # config opens nothing: it shows the setting
             assert result.returncode == 0, result.stderr
@@ -163,7 +164,7 @@ def test_home_as_data_dir_is_refused(fake: FakeOpenAI, tmp_path: Path) -> None:
     (home / ".bashrc").chmod(0o644)
     home.chmod(0o755)
     before = modes(home)
-    result = agent(agent_env(fake, AGENT_DATA_DIR="~"), "memories", "list")
+    result = invoke("memories", "list", env=agent_env(fake, AGENT_DATA_DIR="~"))
     assert result.returncode == 2 and "already holds files that are not agent's" in result.stderr
     assert modes(home) == before
 
@@ -173,12 +174,12 @@ def test_an_empty_directory_becomes_a_store_and_an_old_store_still_opens(fake: F
     empty = tmp_path / "empty"
     empty.mkdir(mode=0o755)
     env = agent_env(fake, AGENT_DATA_DIR=str(empty))
-    added = agent(env, "memories", "add", "I keep bees on my roof in Lisbon")
+    added = invoke("memories", "add", "I keep bees on my roof in Lisbon", env=env)
     assert added.returncode == 0, added.stderr
     assert stat.S_IMODE(empty.stat().st_mode) == 0o700 and (empty / MARKER).is_file()
 
     (empty / MARKER).unlink()  # as a store made by an older version looks
-    listed = agent(env, "memories", "list", "--json")
+    listed = invoke("memories", "list", "--json", env=env)
     assert listed.returncode == 0, listed.stderr
     assert "bees on my roof" in listed.stdout
     assert (empty / MARKER).is_file()

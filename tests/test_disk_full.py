@@ -3,8 +3,9 @@
 Before, each start on a full disk took the index for damaged (`cannot be opened (... database or disk is full). It
 was moved aside ...`) and added a `chroma.corrupt-*` and a `chroma.backup-unknown-*` copy (twenty copies, 284 MB on
 one store), and the ledger's own disk-full error read `cannot rollback - no transaction is active`. A full disk is
-simulated as the other store tests do: files capped with ``RLIMIT_FSIZE`` (SIGXFSZ ignored) in a child process,
-which makes every write past the cap fail with EFBIG, as ENOSPC does on a full disk.
+simulated as the other store tests do: files capped with ``RLIMIT_FSIZE`` (SIGXFSZ ignored) in a child process
+(forked from a warm interpreter, ``tests.warm_agent``), which makes every write past the cap fail with EFBIG, as
+ENOSPC does on a full disk; the starts with room run in-process (``tests.cli_harness``).
 """
 
 from __future__ import annotations
@@ -12,11 +13,7 @@ from __future__ import annotations
 import errno
 import json
 import os
-import resource
-import signal
 import sqlite3
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -29,25 +26,14 @@ from agent.adapters.local_embedder import LocalEmbedder
 from agent.config import load_settings
 from agent.errors import DiskFull
 from agent.recovery import RECONCILE_LIMIT, rebuild_index
+from tests.cli_harness import invoke
 from tests.helpers_store import ShaEmbedder, add_all, ledger_of, open_fake_memory, open_memory_with, text_for
+from tests.warm_agent import WarmAgent, warm_agent  # noqa: F401  (the fixture)
 
 TEXTS = ["My sister lives in Lisbon", "I grow tomatoes on my balcony", "I am allergic to penicillin"]
 
 
-def agent_with_files_capped_at(limit: int, *args: str) -> subprocess.CompletedProcess[str]:
-    """The real ``agent ARGS``, every file it writes capped at ``limit`` bytes, as on a disk that is full."""
-
-    def cap() -> None:
-        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
-        resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
-
-    return subprocess.run([sys.executable, "-m", "agent", *args], capture_output=True, text=True, timeout=120,
-                          env={**os.environ, "AGENT_EMBEDDER": "local"}, preexec_fn=cap)
-
-
-def agent(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "agent", *args], capture_output=True, text=True, timeout=120,
-                          env={**os.environ, "AGENT_EMBEDDER": "local"})
+ENV = {"AGENT_EMBEDDER": "local"}
 
 
 def listing(root: Path) -> list[str]:
@@ -55,7 +41,7 @@ def listing(root: Path) -> list[str]:
 
 
 def test_starts_on_a_full_disk_say_so_move_nothing_aside_and_the_next_start_with_room_recalls(
-    tmp_path: Path, local_embedder: LocalEmbedder
+    tmp_path: Path, local_embedder: LocalEmbedder, warm_agent: WarmAgent  # noqa: F811
 ) -> None:
     add_all(open_memory_with(local_embedder), TEXTS)
     forget_clients()
@@ -63,7 +49,8 @@ def test_starts_on_a_full_disk_say_so_move_nothing_aside_and_the_next_start_with
     before = listing(data)
 
     for limit in (4096, 4096, 1):  # repeated starts; the last cannot grow any file at all
-        full = agent_with_files_capped_at(limit, "memories", "search", "Where does my sister live?")
+        full = warm_agent.run({**os.environ, **ENV}, "memories", "search", "Where does my sister live?",
+                              file_size=limit)
         assert full.returncode == 1
         [line] = full.stderr.splitlines()
         assert line.startswith(f"agent: The memory index at {data / 'chroma'} cannot be opened: the disk holding ")
@@ -71,16 +58,16 @@ def test_starts_on_a_full_disk_say_so_move_nothing_aside_and_the_next_start_with
         assert "damaged" not in line and "corrupt" not in line
         assert listing(data) == before, "no copy set aside, no backup made"
 
-    found = agent("memories", "search", "Where does my sister live?", "--json")
+    found = invoke("memories", "search", "Where does my sister live?", "--json", env=ENV)
     assert found.returncode == 0 and found.stderr == "", found.stderr
     assert json.loads(found.stdout)[0]["text"] == "My sister lives in Lisbon"
-    listed = json.loads(agent("memories", "list", "--json").stdout)
+    listed = json.loads(invoke("memories", "list", "--json", env=ENV).stdout)
     assert sorted(m["text"] for m in listed) == sorted(TEXTS)
     assert listing(data) == before
 
 
 def test_a_chat_on_a_full_disk_answers_without_memory_and_names_the_disk(
-    tmp_path: Path, local_embedder: LocalEmbedder
+    tmp_path: Path, local_embedder: LocalEmbedder, warm_agent: WarmAgent  # noqa: F811
 ) -> None:
     from tests.fake_openai import FakeOpenAI, Reply
 
@@ -89,13 +76,8 @@ def test_a_chat_on_a_full_disk_answers_without_memory_and_names_the_disk(
     data = tmp_path / "data"
     before = listing(data)
     with FakeOpenAI(fallback=Reply("Noted.")) as fake:
-        def cap() -> None:
-            signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
-            resource.setrlimit(resource.RLIMIT_FSIZE, (4096, 4096))
-
-        chat = subprocess.run([sys.executable, "-m", "agent", "-s", "today"], input="Any snack ideas?\n",
-                              capture_output=True, text=True, timeout=120, preexec_fn=cap,
-                              env={**os.environ, "AGENT_EMBEDDER": "local", "OPENAI_BASE_URL": fake.url})
+        chat = warm_agent.run({**os.environ, **ENV, "OPENAI_BASE_URL": fake.url}, "-s", "today",
+                              stdin="Any snack ideas?\n", file_size=4096)
     assert chat.stdout == "Noted.\n"
     assert "Long-term memory is unavailable" in chat.stderr and "is full (File too large;" in chat.stderr
     assert "Traceback" not in chat.stderr

@@ -19,7 +19,8 @@ from agent.adapters.local_embedder import LocalEmbedder
 from agent.errors import OverCapacity
 from agent.memory.service import EVICTION_SLACK, MemoryPolicy, MemoryService
 from tests.chat_fakes import ScriptedChat
-from tests.helpers_store import add_all, ledger_of, open_fake_memory, open_memory_with, run_agent, text_for
+from tests.cli_harness import invoke
+from tests.helpers_store import add_all, ledger_of, open_fake_memory, open_memory_with, text_for
 from tests.repl_harness import build_chat, memory_service, run_lines
 
 
@@ -97,33 +98,33 @@ def test_the_chat_says_which_memory_a_write_evicted(tmp_path: Path) -> None:
 def test_agent_memories_add_refuses_past_capacity_and_evict_yes_does_it(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, local_embedder: LocalEmbedder
 ) -> None:
-    """The issue's case from outside: a store of 30 opened with a capacity of 10."""
+    """The issue's case from outside: a store of 30 opened with a capacity of 10 (the whole command, in-process)."""
     monkeypatch.setenv("AGENT_MEMORY_CAPACITY", "30")
     add_all(open_memory_with(local_embedder), [text_for("old", i) for i in range(30)])
     forget_clients()
     env = {"AGENT_EMBEDDER": "local", "AGENT_MEMORY_CAPACITY": "10"}
 
-    refused = run_agent("memories", "add", "I also keep a tortoise called Speedy", env=env)
+    refused = invoke("memories", "add", "I also keep a tortoise called Speedy", env=env)
     assert refused.returncode == 1 and refused.stdout == ""
     [line] = refused.stderr.splitlines()
     assert line.startswith("agent: Not remembered: the store holds 30 memories, 20 over its capacity of 10")
     assert "`agent memories evict --to 10`" in line and "AGENT_MEMORY_CAPACITY to 30 or more" in line
 
-    listed = run_agent("memories", "evict", "--json", env=env)
+    listed = invoke("memories", "evict", "--json", env=env)
     assert listed.returncode == 0, listed.stderr
     going = json.loads(listed.stdout)
     assert [m["text"] for m in going] == [text_for("old", i) for i in range(20)], "least recently seen first"
     assert "nothing was evicted: run `agent memories evict --to 10 --yes`" in listed.stderr
-    kept = json.loads(run_agent("memories", "list", "--json", env=env).stdout)
+    kept = json.loads(invoke("memories", "list", "--json", env=env).stdout)
     assert len(kept) == 30, "neither the refused add nor the listing evicted anything"
 
-    evicted = run_agent("memories", "evict", "--yes", env=env)
+    evicted = invoke("memories", "evict", "--yes", env=env)
     assert evicted.returncode == 0, evicted.stderr
     assert "evicted 20 memories, the least recently seen" in evicted.stdout and "10 remain" in evicted.stdout
-    added = run_agent("memories", "add", "I also keep a tortoise called Speedy", env=env)
+    added = invoke("memories", "add", "I also keep a tortoise called Speedy", env=env)
     assert added.returncode == 0, added.stderr
     remembered, evicted_line = added.stdout.splitlines()
     assert remembered.startswith("remembered ") and remembered.endswith(": I also keep a tortoise called Speedy")
     assert evicted_line.startswith("evicted ") and evicted_line.endswith(f"past the capacity): {text_for('old', 20)}")
-    remaining = json.loads(run_agent("memories", "list", "--json", env=env).stdout)
+    remaining = json.loads(invoke("memories", "list", "--json", env=env).stdout)
     assert len(remaining) == 10 and "I also keep a tortoise called Speedy" in [m["text"] for m in remaining]

@@ -3,15 +3,19 @@
 Before, ``agent memories forget`` printed ``forgot 1 memories`` and took the memory out of the ledger before it
 scrubbed the sessions: a kill during the scrub left the words in most of 300 session files, Ctrl-C left them too
 (exit 130, silently), a retry said ``matches no memory``, and nothing ever finished the job. These tests kill the
-real process at random moments of the scrub and read every file under the data directory raw afterwards."""
+real process at random moments of the scrub and read every file under the data directory raw afterwards.
+
+The forgetting command is the real process (forked from a warm interpreter, ``tests.warm_agent``: it is the one
+killed); the next start that finishes the job runs in-process (``tests.cli_harness``), as any command reads the
+same store whether it is a process of its own or not."""
 
 from __future__ import annotations
 
+import os
 import random
 import select
 import signal
-import subprocess
-import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -21,13 +25,15 @@ from agent.adapters.ledger import SqliteLedger
 from agent.conversation import Turn
 from agent.domain import MemoryRecord, content_hash, memory_id
 from agent.sessions import Session, SessionStore
-from tests.e2e_helpers import agent, agent_env
+from tests.cli_harness import invoke
+from tests.e2e_helpers import agent_env
 from tests.fake_openai import FakeOpenAI
+from tests.warm_agent import WarmAgent, warm_agent  # noqa: F401  (the fixture)
 
 SECRET = "I hide my spare key under the CANARY-Zq81x flowerpot"
 CHESS = "I play chess with my brother every week"
 NEEDLES = (b"canary", b"zq81x", b"flowerpot")
-SESSIONS = 300
+SESSIONS = 100  # the issue saw 300; 100 keep the scrub long enough that a kill right after the line lands in it
 
 
 def leaks(root: Path) -> list[str]:
@@ -42,8 +48,8 @@ def record(text: str, context: str = "") -> MemoryRecord:
 
 
 def seed(data: Path) -> str:
-    """300 sessions, the input history and another memory's reply context that hold the words; the memory itself
-    in the ledger (the forgetting process embeds it when it opens the store). Returns the memory's id prefix."""
+    """``SESSIONS`` sessions, the input history and another memory's reply context that hold the words; the memory
+    itself in the ledger (the forgetting process embeds it when it opens the store). Returns its id prefix."""
     store = SessionStore(data / "sessions", "default")
     for n in range(SESSIONS):
         store.save(Session(f"s{n:03d}", 1.0, 2.0, [Turn("hello there", "Hi."), Turn(SECRET, f"Noted: {SECRET}."),
@@ -57,42 +63,47 @@ def seed(data: Path) -> str:
     return memory_id("default", SECRET)[:8]
 
 
-def forget_cut_short(env: dict[str, str], prefix: str, how: signal.Signals, delay: float) -> subprocess.Popen[str]:
+def forget_cut_short(warm: WarmAgent, env: dict[str, str], prefix: str, how: signal.Signals,
+                     delay: float) -> tuple[int, str]:
     """``agent memories forget PREFIX``, sent ``how`` ``delay`` seconds after it said the memory is forgotten
-    (which it says just before it scrubs the other files)."""
-    process = subprocess.Popen([sys.executable, "-m", "agent", "memories", "forget", prefix], env=env, text=True,
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    assert process.stdout is not None and process.stderr is not None
-    try:
-        ready = select.select([process.stdout], [], [], 120)[0]  # generous: fails only if the agent hangs
-        line = process.stdout.readline() if ready else "(nothing in 120 s)"
-        assert line == "forgot 1 memory\n", (line, process.stderr.read() if process.poll() is not None else "")
-        time.sleep(delay)
-        process.send_signal(how)
-        process.wait(timeout=120)
-    finally:
-        if process.poll() is None:
-            process.kill()
-            process.wait()
-    return process
+    (which it says just before it scrubs the other files); its exit code and stderr."""
+    said, out = os.pipe()
+    with open(os.devnull) as nothing, tempfile.TemporaryFile() as err, open(said, "rb") as stdout:
+        pid = warm.start(["memories", "forget", prefix], env, [nothing.fileno(), out, err.fileno()])
+        os.close(out)
+        try:
+            ready = select.select([stdout], [], [], 120)[0]  # generous: fails only if the agent hangs
+            line = stdout.readline() if ready else b"(nothing in 120 s)"
+            if line == b"forgot 1 memory\n":
+                time.sleep(delay)
+            # (a child that finished first is gone, as a real process the signal comes too late for would be)
+            os.kill(pid, how if line == b"forgot 1 memory\n" else signal.SIGKILL)
+        finally:
+            code = warm.wait(pid)
+        err.seek(0)
+        stderr = err.read().decode()
+    assert line == b"forgot 1 memory\n", (line, stderr)
+    return code, stderr
 
 
 @pytest.mark.slow
-def test_a_forget_killed_during_its_scrub_is_finished_by_the_next_start_whichever_it_is(tmp_path: Path) -> None:
+def test_a_forget_killed_during_its_scrub_is_finished_by_the_next_start_whichever_it_is(
+    tmp_path: Path, warm_agent: WarmAgent  # noqa: F811
+) -> None:
     data = tmp_path / "data"
     rng = random.Random(9)
     starts = [("sessions", "list"), ("memories", "list"), ("-s", "next")]  # the chat, reading an empty script
     left_behind = []
     with FakeOpenAI() as fake:
         env = agent_env(fake)
-        for round_ in range(4):
+        for round_ in range(len(starts)):  # one round per kind of start (a fourth repeated the first)
             prefix = seed(data)
             delay = 0.0 if round_ == 0 else rng.uniform(0.0, 0.3)
-            process = forget_cut_short(env, prefix, signal.SIGKILL, delay)
-            killed = process.returncode == -signal.SIGKILL
+            code, _ = forget_cut_short(warm_agent, env, prefix, signal.SIGKILL, delay)
+            killed = code == -signal.SIGKILL
             left = leaks(data)
             left_behind.append(len([f for f in left if f.startswith("sessions/")]))
-            start = agent(env, *starts[round_ % len(starts)])
+            start = invoke(*starts[round_], env=env)
             assert start.returncode == 0, start.stderr
             told = [line for line in start.stderr.splitlines() if "forget that was cut short" in line]
             if killed:
@@ -102,28 +113,28 @@ def test_a_forget_killed_during_its_scrub_is_finished_by_the_next_start_whicheve
             else:  # it finished before the kill landed
                 assert told == []
             assert leaks(data) == [], f"round {round_}, delay {delay:.2f} s: the words are still there"
-            again = agent(env, "sessions", "list")
+            again = invoke("sessions", "list", env=env)
             assert "cut short" not in again.stderr, "the record was dropped once the job was done"
-    assert f"'{prefix}' matches no memory" in agent(env, "memories", "forget", prefix).stderr, "and it is gone"
+    assert f"'{prefix}' matches no memory" in invoke("memories", "forget", prefix, env=env).stderr, "and it is gone"
     assert any(left_behind), "at least one kill landed in the middle of the scrub"
 
 
 @pytest.mark.slow
-def test_ctrl_c_during_the_scrub_says_the_next_start_finishes_it_and_it_does(tmp_path: Path) -> None:
+def test_ctrl_c_during_the_scrub_says_the_next_start_finishes_it_and_it_does(
+    tmp_path: Path, warm_agent: WarmAgent  # noqa: F811
+) -> None:
     data = tmp_path / "data"
     with FakeOpenAI() as fake:
         env = agent_env(fake)
-        for _ in range(3):  # a loaded machine may let the scrub end before the signal lands: then try again
-            process = forget_cut_short(env, seed(data), signal.SIGINT, 0.0)
-            if process.returncode != 0:
+        for _ in range(5):  # a loaded machine may let the scrub end before the signal lands: then try again
+            code, stderr = forget_cut_short(warm_agent, env, seed(data), signal.SIGINT, 0.0)
+            if code != 0:
                 break
-        assert process.stderr is not None
-        stderr = process.stderr.read()
-        assert process.returncode == 130, stderr
+        assert code == 130, stderr
         assert stderr.splitlines()[-1:] == [
             "agent: Interrupted: 1 memory is forgotten, but their words may still be in session files or the input "
             "history; the next start of agent removes them."], stderr
         assert leaks(data), "the interrupt landed in the middle of the scrub"
-        start = agent(env, "sessions", "list")
+        start = invoke("sessions", "list", env=env)
         assert start.returncode == 0 and "Finished a forget that was cut short (1 memory)" in start.stderr
         assert leaks(data) == []

@@ -14,7 +14,8 @@ import pytest
 
 from agent.errors import MemoryRefused
 from agent.memory.gate import MAX_CHARS, decide, refusal
-from tests.e2e_helpers import agent, agent_env
+from tests.cli_harness import invoke
+from tests.e2e_helpers import agent_env
 from tests.fake_openai import FakeOpenAI, Reply
 from tests.repl_harness import memory_service
 
@@ -96,23 +97,24 @@ def fake() -> Iterator[FakeOpenAI]:
 
 @pytest.mark.slow
 def test_poisoning_lines_through_a_piped_chat_and_remember_are_not_stored(fake: FakeOpenAI, tmp_path: Path) -> None:
-    """A real ``agent`` chat fed the issue's poisoning lines as turns and as ``/remember``, and a 9.6 KB
-    ``agent memories add``: only the fact said beside them is a memory, and nothing of them reaches a later
-    request."""
+    """An ``agent`` chat (the whole command, in-process) fed the issue's poisoning lines as turns and as
+    ``/remember``, and a 9.6 KB ``agent memories add``: only the fact said beside them is a memory, and nothing of
+    them reaches a later request."""
     env = agent_env(fake)
     fact = "I am allergic to peanuts and I live in Porto"
     lines = [*ISSUE_POISON, *[f"/remember {text}" for text in ISSUE_POISON], fact]
-    chat = agent(env, "-s", "monday", stdin="\n".join(lines) + "\n")
+    chat = invoke("-s", "monday", stdin="\n".join(lines) + "\n", env=env)
     assert chat.returncode == 0, chat.stderr
     assert chat.stderr.count("Not remembered:") == len(ISSUE_POISON)
     assert [line for line in chat.stderr.splitlines() if line.startswith("remembered:")] == [f"remembered: {fact}"]
 
-    big = agent(env, "memories", "add", "I keep bees on my roof. " * 400)
+    big = invoke("memories", "add", "I keep bees on my roof. " * 400, env=env)
     assert big.returncode == 1 and big.stderr.startswith("agent: Not remembered: longer than")
-    stored = json.loads(agent(env, "memories", "list", "--json").stdout)
+    stored = json.loads(invoke("memories", "list", "--json", env=env).stdout)
     assert [m["text"] for m in stored] == [fact]
 
-    later = agent(env, "-s", "friday", stdin="Any peanut-free snacks I can find in Porto? And where do my notes go?\n")
+    later = invoke("-s", "friday", stdin="Any peanut-free snacks I can find in Porto? And where do my notes go?\n",
+                   env=env)
     assert later.returncode == 0, later.stderr
     sent = "\n".join(m["content"] for m in fake.chat_requests[-1].body["messages"][:-1])
     assert "allergic to peanuts" in sent, "recall works: the fact was stored and injected"

@@ -4,19 +4,20 @@ index like a small one.
 Before, reconcile sent every missing vector in one ``upsert`` and Chroma refused it whole (``Batch size of 20000 is
 greater than max batch size of 5461``) at every start, so a lost index never came back and chat ran without memory.
 The stores here are real Chroma stores on temp paths; their ledgers are written directly, vectors included, which
-is what a store whose ``chroma/`` directory is lost looks like, and costs seconds instead of minutes.
+is what a store whose ``chroma/`` directory is lost looks like, and costs seconds instead of minutes; the ledger of
+20,000 is written once per module and copied into each test's data directory.
 """
 
 from __future__ import annotations
 
-import hashlib
-import math
+import shutil
 import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 from unittest import mock
 
+import numpy as np
 import pytest
 
 from agent import wiring
@@ -26,7 +27,8 @@ from agent.adapters.local_embedder import LocalEmbedder
 from agent.config import load_settings
 from agent.domain import MemoryRecord, content_hash, memory_id
 from agent.recovery import rebuild_index
-from tests.helpers_store import ShaEmbedder, index_of, ledger_of, open_fake_memory, run_agent, text_for
+from tests.cli_harness import invoke
+from tests.helpers_store import ShaEmbedder, index_of, ledger_of, open_fake_memory, text_for
 
 N = 20_000
 USER = "default"
@@ -58,6 +60,19 @@ def sha_store(data: Path, n: int = N) -> dict[str, str]:
     return seed_ledger(data, texts, embedder.embed(texts), (embedder.name, embedder.model, embedder.dimension))
 
 
+@pytest.fixture(scope="module")
+def big_store(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, str]]:
+    """A ledger of ``N`` memories with their ``ShaEmbedder`` vectors and no index, written once for the module."""
+    data = tmp_path_factory.mktemp("big") / "data"
+    return data, sha_store(data)
+
+
+def lost_index_of(big_store: tuple[Path, dict[str, str]], data: Path) -> dict[str, str]:
+    """A copy of ``big_store`` at ``data``: a store of ``N`` whose index was lost. id -> text."""
+    shutil.copytree(big_store[0], data)
+    return big_store[1]
+
+
 def assert_found(stored: dict[str, str], sample: int = 20) -> None:
     memory = open_fake_memory()
     assert memory.count() == memory.index.count() == len(stored)
@@ -67,10 +82,10 @@ def assert_found(stored: dict[str, str], sample: int = 20) -> None:
 
 
 def test_reconcile_restores_a_lost_index_of_20000_memories_from_the_ledger(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, big_store: tuple[Path, dict[str, str]]
 ) -> None:
     monkeypatch.setenv("AGENT_MEMORY_CAPACITY", str(N))
-    stored = sha_store(tmp_path / "data")
+    stored = lost_index_of(big_store, tmp_path / "data")
     embedded: list[int] = []
     real_embed = ShaEmbedder.embed
 
@@ -90,9 +105,11 @@ def test_reconcile_restores_a_lost_index_of_20000_memories_from_the_ledger(
     assert_found(stored)
 
 
-def test_rebuild_re_embeds_20000_memories_into_a_new_index(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_rebuild_re_embeds_20000_memories_into_a_new_index(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, big_store: tuple[Path, dict[str, str]]
+) -> None:
     monkeypatch.setenv("AGENT_MEMORY_CAPACITY", str(N))
-    stored = sha_store(tmp_path / "data")
+    stored = lost_index_of(big_store, tmp_path / "data")
     with mock.patch.object(wiring, "build_embedder", lambda kind, settings: ShaEmbedder()):
         count, moved = rebuild_index(load_settings())
     assert (count, moved) == (N, None)
@@ -144,38 +161,43 @@ def test_every_call_that_takes_ids_is_cut_to_the_clients_batch_size(tmp_path: Pa
     assert ledger_of(memory).count(USER) == 0
 
 
-def test_a_real_agent_on_20000_memories_whose_index_was_deleted_recalls_and_says_so(
+def test_the_agent_on_a_store_whose_index_was_deleted_recalls_and_says_so_in_one_line(
     tmp_path: Path, local_embedder: LocalEmbedder
 ) -> None:
-    """The issue's case from outside: a store of 20,000 whose ``chroma/`` is deleted; the next command restores the
-    index from the ledger, says so in one line, and recalls."""
+    """The issue's case as the command line shows it: a store whose ``chroma/`` is deleted; the next command
+    restores the index from the ledger, says so in one line, recalls by meaning, and the next start finds the index
+    whole. The command runs in-process (nothing here is about the process), on 300 memories: restoring 20,000 in
+    batches is ``test_reconcile_restores_a_lost_index_of_20000_memories_from_the_ledger``, through the same
+    ``open_memory``, and putting 20,000 vectors of the model's 384 dimensions into Chroma would cost this test half a
+    minute for no other path."""
+    count = 300
     meant = ["My sister lives in Lisbon", "I grow tomatoes on my balcony", "I am allergic to penicillin"]
-    filler = [text_for("big", i) for i in range(N - len(meant))]
-    vectors = local_embedder.embed(meant) + [_unit(text, local_embedder.dimension) for text in filler]
+    filler = [text_for("big", i) for i in range(count - len(meant))]
+    vectors = local_embedder.embed(meant) + _far_apart(len(filler), local_embedder.dimension)
     space = (local_embedder.name, local_embedder.model, local_embedder.dimension)
     data = tmp_path / "data"
     seed_ledger(data, meant + filler, vectors, space)
     assert not (data / "chroma").exists()
 
-    env = {"AGENT_EMBEDDER": "local", "AGENT_MEMORY_CAPACITY": str(N)}
-    found = run_agent("memories", "search", "Where does my sister live?", "--json", env=env, timeout=600)
+    env = {"AGENT_EMBEDDER": "local"}
+    found = invoke("memories", "search", "Where does my sister live?", "--json", env=env)
 
     assert found.returncode == 0, found.stderr
     assert '"text": "My sister lives in Lisbon"' in found.stdout
     assert found.stderr.strip().splitlines() == [
-        f"The memory index lacked {N} of {N} memories; they were restored from the ledger."
+        f"The memory index lacked {count} of {count} memories; they were restored from the ledger."
     ]
-    again = run_agent("memories", "stats", "--json", env=env, timeout=600)
+    again = invoke("memories", "stats", "--json", env=env)
     assert again.returncode == 0 and again.stderr == "", again.stderr
-    assert f'"indexed": {N}' in again.stdout
+    assert f'"indexed": {count}' in again.stdout
 
 
-def _unit(text: str, dimension: int) -> list[float]:
-    """A unit vector in a direction of its own, far from every sentence the model embeds."""
-    raw = b"".join(hashlib.sha256(f"{i}:{text}".encode()).digest() for i in range(math.ceil(dimension / 32)))
-    vec = [b - 127.5 for b in raw[:dimension]]
-    norm = math.sqrt(sum(x * x for x in vec))
-    return [x / norm for x in vec]
+def _far_apart(count: int, dimension: int) -> list[list[float]]:
+    """``count`` random unit vectors: each in a direction of its own (cosine about 0 +- 0.05 to any other in the
+    model's 384 dimensions), far from every sentence the model embeds."""
+    raw = np.random.default_rng(2).standard_normal((count, dimension))
+    unit: list[list[float]] = (raw / np.linalg.norm(raw, axis=1, keepdims=True)).tolist()
+    return unit
 
 
 def test_a_rebuild_killed_while_it_overwrites_the_old_vectors_is_finished_at_the_next_start(

@@ -17,7 +17,8 @@ import pytest
 from agent.errors import SessionError
 from agent.sessions import Session, SessionStore
 from agent.wiring import DataPaths, user_directory
-from tests.e2e_helpers import agent, agent_env
+from tests.cli_harness import invoke
+from tests.e2e_helpers import agent_env
 from tests.fake_openai import FakeOpenAI, Reply
 
 SISTER = "My sister Clara lives in Porto and teaches the cello"
@@ -35,41 +36,41 @@ def test_alice_and_bob_on_one_data_dir_never_see_or_touch_each_others_sessions(
 ) -> None:
     env = agent_env(fake)
     data = tmp_path / "data"
-    before = agent(env, "-s", "old", stdin="A line from before users had sessions of their own\n")
+    before = invoke("-s", "old", stdin="A line from before users had sessions of their own\n", env=env)
     assert before.returncode == 0, before.stderr
-    alice = agent(env, "--user", "alice", "-s", "work", stdin=f"{SISTER}\n")
+    alice = invoke("--user", "alice", "-s", "work", stdin=f"{SISTER}\n", env=env)
     assert alice.returncode == 0 and "remembered" in alice.stderr, alice.stderr
     alice_file = data / "users" / "alice" / "sessions" / "work.json"
     alice_bytes = alice_file.read_bytes()
 
-    listed = agent(env, "--user", "bob", "sessions", "list")
+    listed = invoke("--user", "bob", "sessions", "list", env=env)
     assert listed.returncode == 0 and "No sessions yet" in listed.stdout
     for command in (["sessions", "show", "work"], ["sessions", "rm", "work"]):
-        refused = agent(env, "--user", "bob", *command)
+        refused = invoke("--user", "bob", *command, env=env)
         assert refused.returncode == 1 and "There is no session 'work'" in refused.stderr
-    assert agent(env, "sessions", "--user", "bob", "show", "work").returncode == 1  # the flag after the group too
+    assert invoke("sessions", "--user", "bob", "show", "work", env=env).returncode == 1  # the flag after the group too
 
-    resumed = agent(env, "--user", "bob", "-c", stdin="What do you know about my family?\n")
+    resumed = invoke("--user", "bob", "-c", stdin="What do you know about my family?\n", env=env)
     assert resumed.returncode == 0, resumed.stderr
     assert "No session to continue" in resumed.stderr
     assert fake.user_messages() == ["What do you know about my family?"]  # none of Alice's turns
-    named = agent(env, "--user", "bob", "-s", "work", stdin=f"{SISTER}\n")
+    named = invoke("--user", "bob", "-s", "work", stdin=f"{SISTER}\n", env=env)
     assert named.returncode == 0 and "(new)" not in named.stdout
     assert fake.user_messages() == [SISTER]  # Bob's own session "work", not Alice's
 
-    bob_ids = [m["id"] for m in json.loads(agent(env, "--user", "bob", "memories", "list", "--json").stdout)
+    bob_ids = [m["id"] for m in json.loads(invoke("--user", "bob", "memories", "list", "--json", env=env).stdout)
                if m["text"] == SISTER]
     assert len(bob_ids) == 1
-    forgot = agent(env, "--user", "bob", "memories", "forget", bob_ids[0])
+    forgot = invoke("--user", "bob", "memories", "forget", bob_ids[0], env=env)
     assert forgot.returncode == 0 and "session work" in forgot.stdout, forgot.stdout
     assert alice_file.read_bytes() == alice_bytes  # Bob's forget left Alice's session as it was
     assert SISTER not in (data / "users" / "bob" / "sessions" / "work.json").read_text()
-    alice_memories = json.loads(agent(env, "--user", "alice", "memories", "list", "--json").stdout)
+    alice_memories = json.loads(invoke("--user", "alice", "memories", "list", "--json", env=env).stdout)
     assert [m["text"] for m in alice_memories] == [SISTER]
 
-    alice_list = agent(env, "--user", "alice", "sessions", "list", "--json")
+    alice_list = invoke("--user", "alice", "sessions", "list", "--json", env=env)
     assert [s["name"] for s in json.loads(alice_list.stdout)] == ["work"]
-    default_list = json.loads(agent(env, "sessions", "list", "--json").stdout)
+    default_list = json.loads(invoke("sessions", "list", "--json", env=env).stdout)
     assert [s["name"] for s in default_list] == ["old"]  # the file from before is still the default user's
     assert (data / "sessions" / "old.json").is_file()
 

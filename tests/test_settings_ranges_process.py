@@ -1,4 +1,5 @@
-"""Bad settings through the real ``agent`` process: a capacity of 0 on a store that holds a memory, and a chat with
+"""Bad settings through the whole ``agent`` command (run in-process as its console script runs it,
+``tests.cli_harness``): a capacity of 0 on a store that holds a memory, and a chat with
 a bad setting, each stop with one line and exit 2 before anything is touched.
 
 Before, ``AGENT_MEMORY_CAPACITY=0 agent memories add ...`` printed ``remembered``, exited 0 and evicted every
@@ -12,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e_helpers import agent, agent_env
+from tests.cli_harness import invoke
+from tests.e2e_helpers import agent_env
 from tests.fake_openai import FakeOpenAI, Reply
 
 pytestmark = pytest.mark.slow
@@ -28,18 +30,19 @@ def fake() -> Iterator[FakeOpenAI]:
 
 def test_a_capacity_of_0_refuses_in_one_line_and_the_memory_stays(fake: FakeOpenAI) -> None:
     env = agent_env(fake)
-    assert agent(env, "memories", "add", BEES).returncode == 0
+    assert invoke("memories", "add", BEES, env=env).returncode == 0
 
-    refused = agent({**env, "AGENT_MEMORY_CAPACITY": "0"}, "memories", "add", "I also keep a tortoise called Speedy")
+    refused = invoke("memories", "add", "I also keep a tortoise called Speedy",
+                     env={**env, "AGENT_MEMORY_CAPACITY": "0"})
     assert refused.returncode == 2
     assert refused.stdout == ""
     assert refused.stderr == ("agent: AGENT_MEMORY_CAPACITY='0' is not valid: expected a whole number from 1 to "
                               "10,000,000.\n")
 
-    chat = agent({**env, "AGENT_MEMORY_CAPACITY": "-5"}, stdin="I also keep a tortoise called Speedy\n")
+    chat = invoke(stdin="I also keep a tortoise called Speedy\n", env={**env, "AGENT_MEMORY_CAPACITY": "-5"})
     assert chat.returncode == 2 and chat.stderr.count("\n") == 1 and "AGENT_MEMORY_CAPACITY='-5'" in chat.stderr
 
-    listed = agent(env, "memories", "list", "--json")
+    listed = invoke("memories", "list", "--json", env=env)
     assert listed.returncode == 0, listed.stderr
     assert BEES in listed.stdout and "tortoise" not in listed.stdout
     assert fake.chat_requests == []
@@ -51,7 +54,7 @@ def test_a_capacity_of_0_refuses_in_one_line_and_the_memory_stays(fake: FakeOpen
 def test_a_chat_with_a_bad_setting_exits_2_before_any_request(
     fake: FakeOpenAI, name: str, raw: str, tmp_path: Path
 ) -> None:
-    result = agent(agent_env(fake, **{name: raw}), "-s", "work", stdin="Hello there\n")
+    result = invoke("-s", "work", stdin="Hello there\n", env=agent_env(fake, **{name: raw}))
     assert result.returncode == 2
     assert result.stdout == ""
     [line] = result.stderr.splitlines()

@@ -3,14 +3,16 @@
 Before, the default action of both signals killed the process mid-reply: neither the user's line nor the partial
 reply reached the session file. Now the line and the reply as far as it got are saved, marked interrupted, pending
 memory writes finish, and the exit status is the conventional 128 + the signal's number.
+
+The chat is a real process, since the signal is the point (forked from a warm interpreter, ``tests.warm_agent``);
+what it left is read in-process afterwards (``tests.cli_harness``).
 """
 
 from __future__ import annotations
 
 import os
 import signal
-import subprocess
-import sys
+import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -18,8 +20,10 @@ from pathlib import Path
 import pytest
 
 from agent.ui.repl import HeldInterrupts, Leave
-from tests.e2e_helpers import Terminal, agent, agent_env, session_file
+from tests.cli_harness import invoke
+from tests.e2e_helpers import agent_env, session_file
 from tests.fake_openai import FakeOpenAI, Reply
+from tests.warm_agent import WarmAgent, WarmTerminal, warm_agent  # noqa: F401  (the fixture)
 
 PEANUTS = "I can't eat peanuts, they make my throat swell"
 STORY = " ".join(f"word{n}" for n in range(400))
@@ -29,17 +33,6 @@ STORY = " ".join(f"word{n}" for n in range(400))
 def fake() -> Iterator[FakeOpenAI]:
     with FakeOpenAI(fallback=Reply("Noted.")) as server:
         yield server
-
-
-def wait_exit(pid: int, timeout: float = 60.0) -> int:
-    """The exit code of child ``pid``; fails only if it has not exited after a generous ``timeout``."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        done, status = os.waitpid(pid, os.WNOHANG)
-        if done:
-            return os.waitstatus_to_exitcode(status)
-        time.sleep(0.05)
-    raise AssertionError(f"the agent (pid {pid}) did not exit")
 
 
 def interrupted_story(tmp_path: Path, name: str) -> list[dict[str, object]]:
@@ -55,11 +48,11 @@ def interrupted_story(tmp_path: Path, name: str) -> list[dict[str, object]]:
 @pytest.mark.slow
 @pytest.mark.parametrize(("how", "code"), [("SIGTERM", 143), ("SIGHUP", 129), ("closed terminal", 129)])
 def test_a_signal_or_a_closed_terminal_mid_reply_saves_the_line_and_the_partial_reply(
-    fake: FakeOpenAI, tmp_path: Path, how: str, code: int
+    fake: FakeOpenAI, tmp_path: Path, how: str, code: int, warm_agent: WarmAgent  # noqa: F811
 ) -> None:
     env = agent_env(fake)
     fake.add(Reply("I will keep peanuts out of it."), Reply(STORY, delay=0.1))
-    with Terminal(env, "-s", "evening") as terminal:
+    with WarmTerminal(warm_agent, env, "-s", "evening") as terminal:
         terminal.expect("›")
         terminal.type(f"{PEANUTS}\r")
         terminal.expect("tokens in")
@@ -67,34 +60,32 @@ def test_a_signal_or_a_closed_terminal_mid_reply_saves_the_line_and_the_partial_
         terminal.type("Tell me a long story\r")
         terminal.expect("word5 ")
         if how == "closed terminal":
-            os.close(terminal.fd)  # the kernel hangs the terminal up: SIGHUP, then reads and writes fail
+            terminal.close()  # the kernel hangs the terminal up: SIGHUP, then reads and writes fail
         else:
             os.kill(terminal.pid, getattr(signal, how))
-        terminal.exit_code = wait_exit(terminal.pid)
-        if how != "closed terminal":
-            os.close(terminal.fd)
+        terminal.wait()
     assert terminal.exit_code == code
     turns = interrupted_story(tmp_path, "evening")
     assert [t["status"] for t in turns] == ["complete", "interrupted"]
-    listed = agent(env, "memories", "list", "--json")
+    listed = invoke("memories", "list", "--json", env=env)
     assert PEANUTS in listed.stdout  # the write of the first turn finished before the chat ended
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize(("how", "code"), [("SIGTERM", 143), ("closed terminal", 129)])
 def test_a_signal_or_a_closed_terminal_at_the_prompt_ends_the_chat_with_every_turn_saved(
-    fake: FakeOpenAI, tmp_path: Path, how: str, code: int
+    fake: FakeOpenAI, tmp_path: Path, how: str, code: int, warm_agent: WarmAgent  # noqa: F811
 ) -> None:
     env = agent_env(fake)
     fake.add(Reply("Noted, no peanuts."))
-    with Terminal(env, "-s", "idle") as terminal:
+    with WarmTerminal(warm_agent, env, "-s", "idle") as terminal:
         terminal.expect("›")
         terminal.type(f"{PEANUTS}\r")
         terminal.expect("tokens in")
         terminal.expect("›")
         if how == "closed terminal":
-            os.close(terminal.fd)
-            terminal.exit_code = wait_exit(terminal.pid)
+            terminal.close()
+            terminal.wait()
         else:
             os.kill(terminal.pid, signal.SIGTERM)
             terminal.expect("SIGTERM: the session is saved")
@@ -102,30 +93,35 @@ def test_a_signal_or_a_closed_terminal_at_the_prompt_ends_the_chat_with_every_tu
     assert terminal.exit_code == code
     turns = session_file(tmp_path, "idle")["turns"]
     assert isinstance(turns, list) and [(t["user"], t["status"]) for t in turns] == [(PEANUTS, "complete")]
-    assert PEANUTS in agent(env, "memories", "list", "--json").stdout
+    assert PEANUTS in invoke("memories", "list", "--json", env=env).stdout
 
 
 @pytest.mark.slow
-def test_sigterm_mid_reply_in_a_script_saves_the_turn(fake: FakeOpenAI, tmp_path: Path) -> None:
+def test_sigterm_mid_reply_in_a_script_saves_the_turn(
+    fake: FakeOpenAI, tmp_path: Path, warm_agent: WarmAgent  # noqa: F811
+) -> None:
     fake.add(Reply(STORY, delay=0.1))
-    process = subprocess.Popen([sys.executable, "-m", "agent", "-s", "piped"], stdin=subprocess.PIPE,
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=agent_env(fake))
-    assert process.stdin is not None
-    process.stdin.write(b"Tell me a long story\n")
-    process.stdin.flush()
-    deadline = time.monotonic() + 60
-    while not fake.chat_requests:  # the reply takes 40 s to stream: the signal comes in the middle of it
-        assert time.monotonic() < deadline, "the agent sent no request"
-        time.sleep(0.05)
-    time.sleep(1.0)  # a few pieces arrive first (not a timing assertion: the turn is interrupted either way)
-    process.send_signal(signal.SIGTERM)
-    _, err = process.communicate(timeout=60)
-    assert process.returncode == 143, err
+    script, feed = os.pipe()
+    with os.fdopen(feed, "wb") as stdin, tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        pid = warm_agent.start(["-s", "piped"], agent_env(fake), [script, out.fileno(), err.fileno()])
+        os.close(script)
+        stdin.write(b"Tell me a long story\n")
+        stdin.flush()
+        deadline = time.monotonic() + 60
+        while not fake.chat_requests:  # the reply takes 40 s to stream: the signal comes in the middle of it
+            assert time.monotonic() < deadline, "the agent sent no request"
+            time.sleep(0.05)
+        time.sleep(1.0)  # a few pieces arrive first (not a timing assertion: the turn is interrupted either way)
+        os.kill(pid, signal.SIGTERM)
+        code = warm_agent.wait(pid)
+        err.seek(0)
+        stderr = err.read().decode()
+    assert code == 143, stderr
     turns = session_file(tmp_path, "piped")["turns"]
     assert isinstance(turns, list) and len(turns) == 1
     assert turns[0]["user"] == "Tell me a long story" and turns[0]["status"] == "interrupted"
     assert "word399" not in str(turns[0]["reply"])
-    assert "SIGTERM: the session is saved" in err.decode()
+    assert "SIGTERM: the session is saved" in stderr
 
 
 def test_a_leaving_signal_while_a_piece_is_drawn_waits_until_it_is_drawn_and_outranks_ctrl_c() -> None:

@@ -1,0 +1,290 @@
+"""The real ``agent`` command in a process of its own, forked from one warm interpreter instead of started afresh.
+
+For tests whose point is the process (a kill, a signal, a terminal that closes): a fresh ``python -m agent`` pays
+a second or more of imports before it does anything, each time. Here one helper process (``python -m
+tests.warm_agent``) imports the agent once; each run is a fork of it that becomes ``agent ARGS`` with its own
+environment, working directory and standard streams (file descriptors sent over a Unix socket), and ends through
+the interpreter's own shutdown, as the console script does. A test gets the child's pid to signal it and its exit
+code from the helper, which reaps it.
+
+The helper refuses to fork once it runs a second thread (a lock held by that thread would stay held in the child);
+the embedder and the stores are opened by each child, never before the fork.
+"""
+
+from __future__ import annotations
+
+import atexit
+import codecs
+import fcntl
+import gc
+import json
+import os
+import resource
+import select
+import signal
+import socket
+import struct
+import subprocess
+import sys
+import tempfile
+import termios
+import threading
+import time
+import traceback
+from collections.abc import Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.e2e_helpers import Terminal
+
+ROOT = Path(__file__).resolve().parent.parent
+_MAX_FDS = 3
+
+
+class WarmAgent:
+    """The forking helper; one child at a time: ``start`` one, then ``wait`` for it before the next."""
+
+    def __init__(self) -> None:
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        env = {**os.environ, "PYTHONPATH": str(ROOT), "OPENBLAS_NUM_THREADS": "1"}
+        self._proc = subprocess.Popen([sys.executable, "-m", "tests.warm_agent", str(theirs.fileno())],
+                                      pass_fds=(theirs.fileno(),), env=env, cwd=ROOT)
+        theirs.close()
+        self._sock = ours
+        self._pending = b""
+        assert self._message(120) == {"ready": True}
+
+    def _message(self, timeout: float) -> dict[str, Any] | None:
+        """The helper's next message, or None if none came within ``timeout``."""
+        deadline = time.monotonic() + timeout
+        while b"\n" not in self._pending:
+            if not select.select([self._sock], [], [], max(0.0, deadline - time.monotonic()))[0]:
+                return None
+            chunk = self._sock.recv(65536)
+            if not chunk:
+                raise AssertionError(f"the warm agent helper exited ({self._proc.wait(timeout=60)})")
+            self._pending += chunk
+        line, self._pending = self._pending.split(b"\n", 1)
+        message: dict[str, Any] = json.loads(line)
+        return message
+
+    def start(self, args: Sequence[str], env: Mapping[str, str], streams: Sequence[int], *,
+              terminal: bool = False, file_size: int | None = None) -> int:
+        """Fork ``agent ARGS`` with ``env`` as its whole environment, this process's working directory, and
+        ``streams`` as its stdin, stdout and stderr; ``terminal``: the stdin is a pty's slave that becomes the
+        child's controlling terminal (Ctrl-C and a hang-up reach it as signals); ``file_size``: no file it writes
+        grows past that many bytes (``RLIMIT_FSIZE``, SIGXFSZ ignored: every write past it fails with EFBIG, as
+        ENOSPC does on a full disk). Returns the child's pid."""
+        request = {"args": list(args), "env": dict(env), "cwd": os.getcwd(), "terminal": terminal,
+                   "file_size": file_size}
+        socket.send_fds(self._sock, [json.dumps(request).encode() + b"\n"], list(streams))
+        message = self._message(120)
+        assert message is not None, "the warm agent helper did not fork"
+        pid: int = message["pid"]
+        return pid
+
+    def wait(self, pid: int, timeout: float = 120.0) -> int:
+        """The exit code of child ``pid`` (negative: the signal that ended it), once the helper has reaped it; fails
+        only if the child still runs after a generous ``timeout``."""
+        code = self.poll(pid, timeout)
+        if code is None:
+            raise AssertionError(f"the agent (pid {pid}) did not exit within {timeout} s")
+        return code
+
+    def poll(self, pid: int, timeout: float = 0.0) -> int | None:
+        """The exit code of child ``pid`` if it is reaped within ``timeout``, else None."""
+        message = self._message(timeout)
+        if message is None:
+            return None
+        assert message["reaped"] == pid, message
+        code: int = message["code"]
+        return code
+
+    def run(self, env: Mapping[str, str], *args: str, stdin: str = "",
+            file_size: int | None = None) -> subprocess.CompletedProcess[str]:
+        """``agent ARGS`` to the end, with ``stdin`` piped in and its output captured through pipes (no file, so
+        ``file_size`` caps only what the agent writes itself), as ``subprocess.run``."""
+        with tempfile.TemporaryFile() as inp:
+            inp.write(stdin.encode())
+            inp.seek(0)
+            (out, out_w), (err, err_w) = os.pipe(), os.pipe()
+            pid = self.start(args, env, [inp.fileno(), out_w, err_w], file_size=file_size)
+            os.close(out_w)
+            os.close(err_w)
+            captured = {out: b"", err: b""}
+            open_ends = [out, err]
+            while open_ends:  # both ends close when the agent exits; reading both never lets a full pipe block it
+                ready = select.select(open_ends, [], [], 120)[0]
+                if not ready:  # generous: only an agent that hangs gets here
+                    os.kill(pid, signal.SIGKILL)
+                    self.wait(pid)
+                    raise AssertionError(f"agent {' '.join(args)} printed nothing for 120 s and was killed")
+                for end in ready:
+                    chunk = os.read(end, 65536)
+                    captured[end] += chunk
+                    if not chunk:
+                        open_ends.remove(end)
+                        os.close(end)
+            code = self.wait(pid)
+        return subprocess.CompletedProcess(["agent", *args], code, captured[out].decode("utf-8", "replace"),
+                                           captured[err].decode("utf-8", "replace"))
+
+    def close(self) -> None:
+        self._sock.close()
+        self._proc.wait(timeout=60)
+
+
+class WarmTerminal(Terminal):
+    """``tests.e2e_helpers.Terminal`` whose agent is forked by ``warm``: the slave of a new pty is its controlling
+    terminal; ``close`` hangs the terminal up, ``wait`` reads what it printed until the helper reaped it."""
+
+    def __init__(self, warm: WarmAgent, env: Mapping[str, str], *args: str) -> None:
+        self.fd, slave = os.openpty()
+        fcntl.ioctl(self.fd, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 100, 0, 0))
+        self._warm = warm
+        self.pid = warm.start(args, {**env, "TERM": "xterm", "PROMPT_TOOLKIT_NO_CPR": "1"}, [slave] * 3,
+                              terminal=True)
+        os.close(slave)  # the child's copies alone hold it: closing the master hangs the terminal up
+        self.output, self.seen, self.exit_code = "", 0, None
+        self._decoder = codecs.getincrementaldecoder("utf-8")("replace")
+        self._open = True
+
+    def __exit__(self, *exc: object) -> None:
+        if self.exit_code is None:
+            os.kill(self.pid, signal.SIGKILL)
+            self.exit_code = self._warm.wait(self.pid)
+        self.close()
+
+    def close(self) -> None:
+        """Close the master side (once): the kernel hangs the terminal up, SIGHUP, then reads and writes fail."""
+        if self._open:
+            self._open = False
+            os.close(self.fd)
+
+    def wait(self, timeout: float = 60.0) -> int:
+        deadline = time.monotonic() + timeout
+        while (code := self._warm.poll(self.pid)) is None:
+            if time.monotonic() > deadline:
+                raise AssertionError(f"the agent did not exit:\n{self.output[-2000:]}")
+            if self._open and select.select([self.fd], [], [], 0.05)[0]:
+                self._read()
+            elif not self._open:
+                code = self._warm.wait(self.pid, max(0.0, deadline - time.monotonic()))
+                break
+        if self._open:
+            self._drain()
+        self.close()
+        self.exit_code = code
+        return code
+
+
+@pytest.fixture(scope="module")
+def warm_agent() -> Iterator[WarmAgent]:
+    """One helper for the tests of a module (import this fixture into the module that uses it)."""
+    helper = WarmAgent()
+    try:
+        yield helper
+    finally:
+        helper.close()
+
+
+def _serve(sock: socket.socket) -> dict[str, Any] | None:
+    """Fork a child for each request; in the child, return its request; in the helper, None once the test is
+    done."""
+    import chromadb  # noqa: F401  (what every child would import: paid once here)
+
+    import agent.cli  # noqa: F401
+    import agent.wiring  # noqa: F401
+
+    gc.freeze()  # what is imported stays out of every collection, so the children do not copy it page by page
+    reply = sock.makefile("w", encoding="utf-8")
+    reply.write(json.dumps({"ready": True}) + "\n")
+    reply.flush()
+    while True:
+        threads = len(os.listdir("/proc/self/task"))
+        if threads != 1:
+            raise SystemExit(f"the warm agent runs {threads} threads: forking it is not safe")
+        msg, fds, _, _ = socket.recv_fds(sock, 1 << 20, _MAX_FDS)
+        if not msg:
+            return None
+        request: dict[str, Any] = json.loads(msg)
+        sys.stdout.flush()
+        sys.stderr.flush()
+        pid = os.fork()
+        if pid == 0:
+            sock.close()
+            request["fds"] = fds
+            return request
+        for fd in fds:
+            os.close(fd)
+        reply.write(json.dumps({"pid": pid}) + "\n")
+        reply.flush()
+        _, status = os.waitpid(pid, 0)
+        reply.write(json.dumps({"reaped": pid, "code": os.waitstatus_to_exitcode(status)}) + "\n")
+        reply.flush()
+
+
+def _become_agent(request: dict[str, Any]) -> int:
+    """In the child: the streams, environment, working directory and argv of ``agent ARGS``, then its main; returns
+    the exit status the interpreter would give it."""
+    from agent.cli import main
+
+    stdin, stdout, stderr = request["fds"]
+    if request["terminal"]:
+        os.setsid()
+        fcntl.ioctl(stdin, termios.TIOCSCTTY, 0)
+    if request["file_size"] is not None:
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (request["file_size"], request["file_size"]))
+    for fd, target in ((stdin, 0), (stdout, 1), (stderr, 2)):
+        os.dup2(fd, target)
+    for fd in {stdin, stdout, stderr} - {0, 1, 2}:
+        os.close(fd)
+    # Streams as the interpreter opens them at start: line-buffered at a terminal, block-buffered otherwise.
+    sys.stdin = open(0, encoding="utf-8", closefd=False)  # noqa: SIM115
+    sys.stdout = open(1, "w", encoding="utf-8", buffering=1 if os.isatty(1) else -1, closefd=False)  # noqa: SIM115
+    sys.stderr = open(2, "w", encoding="utf-8", errors="backslashreplace", buffering=1, closefd=False)  # noqa: SIM115
+    os.environ.clear()
+    os.environ.update(request["env"])
+    os.chdir(request["cwd"])
+    sys.argv = ["agent", *request["args"]]
+    try:
+        main(request["args"])
+    except SystemExit as done:
+        if done.code is None or isinstance(done.code, int):
+            return done.code or 0
+        print(done.code, file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        traceback.print_exc()
+        return -signal.SIGINT
+    except BaseException:
+        traceback.print_exc()
+        return 1
+    return 0
+
+
+def _shut_down(code: int) -> None:
+    """The interpreter's shutdown as far as the agent relies on it: the threads that are no daemon are joined, the
+    ``atexit`` functions run (they close the stores), the streams are flushed. The teardown of every module is
+    skipped: in a fork it would touch, and so copy, the whole heap inherited from the helper, for nothing the agent
+    does."""
+    for thread in threading.enumerate():
+        if thread is not threading.main_thread() and not thread.daemon:
+            thread.join()
+    atexit._run_exitfuncs()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    if code < 0:  # ended by an uncaught Ctrl-C: the interpreter ends itself with the signal
+        signal.signal(-code, signal.SIG_DFL)
+        os.kill(os.getpid(), -code)
+    os._exit(code & 0xFF)
+
+
+if __name__ == "__main__":
+    with socket.socket(fileno=int(sys.argv[1])) as channel:
+        child = _serve(channel)
+    if child is not None:
+        _shut_down(_become_agent(child))
