@@ -22,7 +22,7 @@ from dataclasses import dataclass, replace
 from typing import TypeVar
 
 from agent.conversation import Conversation, Fold, Leaving, Turn, TurnStatus
-from agent.domain import Message
+from agent.domain import ForgetRecord, Message
 from agent.errors import AgentError, ChatError, MemoryUnavailable, SessionError
 from agent.forget import Forgotten, scrub_session
 from agent.memory.service import MemoryService, Recall, WriteReport
@@ -229,6 +229,7 @@ class ChatEngine:
         self._clock = clock
         self._folding: Future[Fold] | None = None
         self._saving = threading.Lock()  # the summary thread saves too
+        self._followed: set[int] = set()  # the forgets this chat has taken out of its own session
 
     def begin(self, line: str) -> PendingTurn:
         """Recall memories for this line and assemble the request. A memory failure means no memories, noted
@@ -238,6 +239,7 @@ class ChatEngine:
         self.memory_error = None
         if self.memory is not None:
             try:
+                self.follow_forgets()
                 recall = self.memory.call(lambda service: service.recall(line))
             except AgentError as exc:
                 self.memory_error = exc
@@ -337,6 +339,22 @@ class ChatEngine:
         self.conversation.resume(self.session.turns, self.session.context_start, self.session.summary)
         self._save()
         return True
+
+    def follow_forgets(self) -> None:
+        """Take out of this session the words of forgets made in another process (another terminal's ``/forget``,
+        ``agent memories forget``) since the last turn: that process could not rewrite a session this one holds,
+        so the forget's record waits in the ledger (``agent.forget``). One read per turn; for each new record, the
+        session is scrubbed in memory and on disk. The next start of agent then finds no session holding the
+        words and finishes the forget (the input history included), dropping its record."""
+        assert self.memory is not None
+
+        def new(service: MemoryService) -> list[ForgetRecord]:
+            return [record for record in service.ledger.pending_forgets()
+                    if record.user == service.user and record.key not in self._followed]
+
+        for record in self.memory.call(new):
+            self._followed.add(record.key)
+            self.scrub(Forgotten(record.texts), set(record.ids))
 
     def _save(self) -> None:
         with self._saving:
