@@ -99,6 +99,7 @@ class MemoryWorker:
             warm_up = getattr(service.embedder, "warm_up", None)
             if callable(warm_up):
                 warm_up()
+            _warm_index(service)
         except AgentError:
             raise
         except Exception as exc:  # a bug in the memory layer must not take the chat down with it
@@ -162,6 +163,17 @@ class MemoryWorker:
             self._service.result().flush_seen()
         except Exception as exc:  # a store that failed to open or broke was reported when it did
             log.debug("last_seen not recorded: %s", exc)
+
+
+def _warm_index(service: MemoryService) -> None:
+    """Read a shared store's vectors now (``LedgerVectors``, ``HeldIndex``), not at the first search; a failure
+    here is left for that search to report, as it would be without the warm-up."""
+    warm_up = getattr(service.index, "warm_up", None)
+    if callable(warm_up):
+        try:
+            warm_up()
+        except AgentError as exc:
+            log.debug("index not warmed up: %s", exc)
 
 
 class PendingTurn:

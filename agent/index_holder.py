@@ -53,6 +53,10 @@ class HeldIndex(MirroredIndex):
         super().reset()
         self._indexed = set()
 
+    def warm_up(self) -> None:
+        """Read the index's ids and catch up now (a chat calls this while it opens), not at the first search."""
+        self.catch_up()
+
     def catch_up(self) -> None:
         """Put into Chroma the vectors other processes wrote to the ledger, and drop the ones they forgot."""
         mark = self._ledger.change_mark()

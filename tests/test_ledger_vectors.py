@@ -104,3 +104,14 @@ def test_the_holder_puts_in_what_others_wrote_and_drops_what_they_forgot(
     assert a not in {hit.id for hit in held.query(probe("note a"), 5)}
     assert chroma.ids() == {b}
     forget_clients()
+
+
+def test_a_warm_up_reads_the_vectors_before_the_first_search(
+    two: tuple[SqliteLedger, SqliteLedger], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    mine, _ = two
+    [a] = write(mine, "note a")
+    index = LedgerVectors(mine, USER)
+    index.warm_up()
+    monkeypatch.setattr(mine, "vector_rowids", lambda user: pytest.fail("read again at the first search"))
+    assert index.query(probe("note a"), 1)[0].id == a

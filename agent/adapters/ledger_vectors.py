@@ -78,6 +78,10 @@ class LedgerVectors:
     def reset(self) -> None:
         self._ledger.drop_vectors(self._user)
 
+    def warm_up(self) -> None:
+        """Read every vector now (a chat calls this while it opens), so its first search does not wait for it."""
+        self.refresh()
+
     def refresh(self) -> None:
         """Bring the rows in step with the ledger, if anything was committed to it since the last look."""
         mark = self._ledger.change_mark()
