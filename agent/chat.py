@@ -23,7 +23,7 @@ from dataclasses import dataclass, replace
 from typing import TypeVar
 
 from agent.conversation import DEFAULT, Conversation, Fold, Leaving, Turn, TurnStatus
-from agent.domain import MemoryRecord, Message
+from agent.domain import ForgetRecord, MemoryRecord, Message
 from agent.errors import AgentError, ChatError, ContextOverflow, MemoryUnavailable, SessionError, SystemRoleRefused
 from agent.forget import Forgotten, scrub_session
 from agent.memory.service import MemoryService, Recall, WriteReport
@@ -114,6 +114,7 @@ class MemoryWorker:
             warm_up = getattr(service.embedder, "warm_up", None)
             if callable(warm_up):
                 warm_up()
+            _warm_index(service)
         except AgentError:
             raise
         except Exception as exc:  # a bug in the memory layer must not take the chat down with it
@@ -189,6 +190,17 @@ class MemoryWorker:
             self._service.result().flush_seen()
         except Exception as exc:  # a store that failed to open or broke was reported when it did
             log.debug("last_seen not recorded: %s", exc)
+
+
+def _warm_index(service: MemoryService) -> None:
+    """Read a shared store's vectors now (``LedgerVectors``, ``HeldIndex``), not at the first search; a failure
+    here is left for that search to report, as it would be without the warm-up."""
+    warm_up = getattr(service.index, "warm_up", None)
+    if callable(warm_up):
+        try:
+            warm_up()
+        except AgentError as exc:
+            log.debug("index not warmed up: %s", exc)
 
 
 class PendingTurn:
@@ -313,6 +325,7 @@ class ChatEngine:
     def shown_model(self) -> str:
         """The model the server says it serves, else the configured name (or the one ``/model`` switched to)."""
         return self.model if self.server is None or self.model != self._asked else self.server.model
+        self._followed: set[int] = set()  # the forgets this chat has taken out of its own session
 
     def begin(self, line: str) -> PendingTurn:
         """Recall memories for this line and assemble the request. A memory failure means no memories, noted
@@ -323,6 +336,7 @@ class ChatEngine:
         self.memory_error = None
         if self.memory is not None:
             try:
+                self.follow_forgets()
                 recall = self.memory.call(lambda service: service.recall(line))
             except AgentError as exc:
                 self.memory_error = exc
@@ -502,6 +516,22 @@ class ChatEngine:
         self.conversation.resume(self.session.turns, self.session.context_start, self.session.summary)
         self._save()
         return True
+
+    def follow_forgets(self) -> None:
+        """Take out of this session the words of forgets made in another process (another terminal's ``/forget``,
+        ``agent memories forget``) since the last turn: that process could not rewrite a session this one holds,
+        so the forget's record waits in the ledger (``agent.forget``). One read per turn; for each new record, the
+        session is scrubbed in memory and on disk. The next start of agent then finds no session holding the
+        words and finishes the forget (the input history included), dropping its record."""
+        assert self.memory is not None
+
+        def new(service: MemoryService) -> list[ForgetRecord]:
+            return [record for record in service.ledger.pending_forgets()
+                    if record.user == service.user and record.key not in self._followed]
+
+        for record in self.memory.call(new):
+            self._followed.add(record.key)
+            self.scrub(Forgotten(record.texts), set(record.ids))
 
     def _save(self) -> None:
         with self._saving:

@@ -150,7 +150,8 @@ def scrub_sessions(store: SessionStore, forgotten: Forgotten, skip: str | None =
                 if os.path.lexists(store.path(name)) and _scrub_one(store, name, forgotten):
                     report.rewritten.append(name)
         except SessionBusy:
-            report.busy.append(name)
+            if _still_holds(store, name, forgotten):
+                report.busy.append(name)
         except (SessionError, OSError) as exc:
             report.failed.append(f"{name}: {exc}")
     for copy in sorted(directory.glob("*.json.corrupt-*")):
@@ -160,6 +161,16 @@ def scrub_sessions(store: SessionStore, forgotten: Forgotten, skip: str | None =
         except OSError as exc:
             report.failed.append(f"{copy.name}: {exc}")
     return report
+
+
+def _still_holds(store: SessionStore, name: str, forgotten: Forgotten) -> bool:
+    """Whether a session another process holds still has forgotten words in its file: a chat takes a forget made
+    elsewhere out of its own session at its next turn (``ChatEngine.follow_forgets``), and a session clean of them
+    keeps no forget waiting. One that cannot be read counts as holding them."""
+    try:
+        return scrub_session(store.load(name), forgotten)
+    except SessionError:
+        return True
 
 
 def _scrub_one(store: SessionStore, name: str, forgotten: Forgotten) -> bool:

@@ -3,9 +3,10 @@
 Why a lock at all: Chroma's embedded store keeps its HNSW index in the memory of each process that opens it and
 persists it from there, so two processes writing one directory silently lose records (measured with chromadb
 1.5.9). The lock is taken before Chroma opens the directory and held until the store is closed (in practice until
-the process ends, as Chroma itself keeps the store open that long), so a second process stops within a second with
-a message that says what to do, instead of corrupting the store. Several processes that need one memory at once use
-a Chroma server (``AGENT_CHROMA_URL``), which needs no lock.
+the process ends, as Chroma itself keeps the store open that long). Whoever opens memory only tries it
+(``try_acquire``, never a wait): the process that gets it holds the index (``agent.index_holder``), every other one
+works from the ledger alone (``agent.adapters.ledger_vectors``). Only the commands that rebuild the index wait for
+it, briefly (``acquire``), and stop with a message naming the holder.
 
 Why ``fcntl.flock`` rather than the ``filelock`` package: the kernel drops the lock when its holder dies, even by
 SIGKILL, so a stale lock file never blocks anyone; the lock file is opened with ``O_NOFOLLOW``, so a symlink planted
@@ -42,6 +43,15 @@ def _holder(fd: int) -> str:
     return text if text.isdigit() else ""
 
 
+def try_acquire(store: Path) -> bool:
+    """Hold the lock of ``store`` if no other process does, without waiting; whether this process holds it now."""
+    try:
+        acquire(store, 0.0)
+    except StoreLocked:
+        return False
+    return True
+
+
 def acquire(store: Path, wait: float) -> None:
     """Hold the lock of ``store`` for this process, waiting at most ``wait`` seconds; idempotent in one process.
 
@@ -69,9 +79,8 @@ def acquire(store: Path, wait: float) -> None:
                     who = f"Another agent process (pid {pid})" if pid else "Another agent process"
                     hung = f" (if it hangs: kill {pid})" if pid else ""
                     raise StoreLocked(
-                        f"{who} is using the memory store in {store.parent}: close it{hung} or use /memories "
-                        "inside it; to use memory from several processes at once, run a Chroma server and set "
-                        "AGENT_CHROMA_URL."
+                        f"{who} holds the memory index in {store.parent}, which this command rebuilds: close it"
+                        f"{hung}, then run the command again."
                     ) from None
                 time.sleep(_POLL)
         os.ftruncate(fd, 0)

@@ -24,8 +24,8 @@ from agent.recovery import MirroredIndex, Notify, drop_set_aside_indexes, move_a
 from agent.sessions import SessionStore
 
 if TYPE_CHECKING:
-    from agent.adapters.chroma_index import ChromaIndex
     from agent.adapters.ledger import SqliteLedger
+    from agent.adapters.ledger_vectors import LedgerVectors
 
 log = logging.getLogger(__name__)
 PROBE_LATEST = 3
@@ -172,10 +172,15 @@ def _own(name: str) -> bool:
 
 
 def _private(path: Path) -> None:
-    mode = path.lstat().st_mode
-    if stat.S_ISLNK(mode) or not mode & 0o077:
+    """Tighten ``path``; one that another agent process removed meanwhile (the ledger's rollback journal lives
+    for one transaction) has nothing left to tighten."""
+    try:
+        mode = path.lstat().st_mode
+        if stat.S_ISLNK(mode) or not mode & 0o077:
+            return
+        os.chmod(path, stat.S_IMODE(mode) & 0o700)
+    except FileNotFoundError:
         return
-    os.chmod(path, stat.S_IMODE(mode) & 0o700)
 
 
 def build_embedder(kind: str, settings: Settings) -> Embedder:
@@ -224,8 +229,8 @@ def open_memory(
     (never deleted or overwritten) and the ``StoreCorrupt`` raised says where it went. A damaged embedded index is
     moved aside the same way and rebuilt from the ledger's copies of the vectors: memory stays available, and
     ``notify`` (by default a logged warning, which the CLI prints on stderr) tells the user in one line, as it
-    tells anything else the open could not put right. The embedded store is held by this process until
-    ``forget_clients`` (see ``agent.locking``).
+    tells anything else the open could not put right. The embedded store is held by the first process that opens
+    it, until ``forget_clients`` (see ``agent.locking``); any other works from the ledger alone, never waiting.
     """
     from agent.adapters.ledger import SqliteLedger
 
@@ -241,8 +246,7 @@ def open_memory(
             moved,
         ) from exc
     try:
-        chroma, set_aside = _open_index(settings, paths, ledger, tell)
-        index = MirroredIndex(chroma, ledger, settings.user)
+        index, set_aside = _open_index(settings, paths, ledger, tell, hold=not check)
         if embedder is None or isinstance(embedder, str):
             requested = embedder or (settings.embedder if settings.embedder != "auto" else None)
             recorded = index.space()
@@ -250,12 +254,13 @@ def open_memory(
         service = MemoryService(ledger, index, embedder, settings.user, memory_policy(settings), extractor)
         if check:
             service.check_space()
-            done = reconcile(ledger, index, service.embedder, settings.user, tell)
-            if done.restored and not set_aside:  # a set-aside index was announced as rebuilt from the ledger already
-                tell(f"The memory index lacked {done.restored} of {service.count()} memories; they were restored "
-                     "from the ledger.")
-            if done.whole and not settings.chroma_url:
-                drop_set_aside_indexes(paths.chroma)
+            if isinstance(index, MirroredIndex):  # the index of a process that works from the ledger is the ledger
+                done = reconcile(ledger, index, service.embedder, settings.user, tell)
+                if done.restored and not set_aside:  # a set-aside index was announced as rebuilt already
+                    tell(f"The memory index lacked {done.restored} of {service.count()} memories; they were "
+                         "restored from the ledger.")
+                if done.whole and not settings.chroma_url:
+                    drop_set_aside_indexes(paths.chroma)
     except BaseException:
         ledger.close()
         raise
@@ -263,17 +268,25 @@ def open_memory(
 
 
 def _open_index(
-    settings: Settings, paths: DataPaths, ledger: SqliteLedger, notify: Notify
-) -> tuple[ChromaIndex, bool]:
-    """The user's index on the Chroma server, or in the embedded store after a health probe, and whether it was
-    set aside: an embedded index that fails the probe is moved aside and a fresh one opened (``reconcile`` then
-    fills it from the ledger)."""
-    from agent.adapters.chroma_index import ChromaIndex, open_client
+    settings: Settings, paths: DataPaths, ledger: SqliteLedger, notify: Notify, hold: bool
+) -> tuple[MirroredIndex | LedgerVectors, bool]:
+    """The user's index and whether it was set aside: on the Chroma server; or the embedded store, after a health
+    probe, when this process holds it (an index that fails the probe is moved aside and a fresh one opened, which
+    ``reconcile`` then fills from the ledger); or, when another process holds it, the ledger's own vector copies
+    (``agent.index_holder`` says why). ``hold`` waits briefly for the store instead: rebuild and reindex rewrite it."""
+    from agent import locking
+    from agent.adapters.chroma_index import LOCK_WAIT, ChromaIndex, open_client
+    from agent.adapters.ledger_vectors import LedgerVectors
+    from agent.index_holder import HeldIndex
 
     if settings.chroma_url:
         client = open_client(None, settings.chroma_url)
         remote = ChromaIndex(client, settings.user, settings.chroma_url, namespace=ledger.store_id(), remote=True)
-        return remote, False
+        return MirroredIndex(remote, ledger, settings.user), False
+    if hold:
+        locking.acquire(paths.chroma, LOCK_WAIT)
+    elif not locking.try_acquire(paths.chroma):
+        return LedgerVectors(ledger, settings.user), False
     try:
         index = ChromaIndex(open_client(paths.chroma, None), settings.user, str(paths.chroma))
         index.finish_reset()
@@ -281,8 +294,9 @@ def _open_index(
     except StoreCorrupt as exc:
         moved = set_aside_index(paths.chroma)
         notify(f"{exc} It was moved aside to {moved} and is rebuilt from the ledger (that copy goes once it is).")
-        return ChromaIndex(open_client(paths.chroma, None), settings.user, str(paths.chroma)), True
-    return index, False
+        fresh = ChromaIndex(open_client(paths.chroma, None), settings.user, str(paths.chroma))
+        return HeldIndex(fresh, ledger, settings.user), True
+    return HeldIndex(index, ledger, settings.user), False
 
 
 def finish_forgets(paths: DataPaths, notify: Notify, ledger: Ledger | None = None) -> None:

@@ -1,7 +1,7 @@
 """The chat keeps going when its memory store cannot be used: ``agent`` with piped stdin against the fake OpenAI
-server, run in this process (``tests.cli_harness``). A damaged ledger and a store held by another process turn
-memory off with one line; a torn index is rebuilt from the ledger while the chat starts, and recall works in the
-first reply."""
+server, run in this process (``tests.cli_harness``). A damaged ledger turns memory off with one line; a torn index
+is rebuilt from the ledger while the chat starts, and recall works in the first reply; a store whose index another
+process holds is recalled from the ledger, as in any second terminal."""
 
 from __future__ import annotations
 
@@ -62,7 +62,7 @@ def test_a_torn_index_is_rebuilt_and_the_first_reply_recalls(fake: FakeOpenAI, s
 
 
 @pytest.mark.slow
-def test_a_second_chat_on_a_held_store_answers_without_memory(fake: FakeOpenAI, seeded: Path) -> None:
+def test_a_second_chat_beside_a_holder_recalls_from_the_ledger(fake: FakeOpenAI, seeded: Path) -> None:
     holder = spawn("hold", "real")
     try:
         wait_for_line(holder, "ready")
@@ -72,6 +72,5 @@ def test_a_second_chat_on_a_held_store_answers_without_memory(fake: FakeOpenAI, 
         holder.communicate()
     assert result.returncode == 0, result.stderr
     assert result.stdout == "Noted.\n"
-    assert f"Another agent process (pid {holder.pid}) is using the memory store" in result.stderr
-    assert "Chatting without it in this run" in result.stderr
-    assert PEANUTS not in fake.system_prompts()[-1]
+    assert "is using the memory store" not in result.stderr and "Chatting without it" not in result.stderr
+    assert PEANUTS in fake.system_prompts()[-1]

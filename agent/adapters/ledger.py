@@ -208,9 +208,9 @@ class SqliteLedger:
     def __init__(self, path: Path) -> None:
         self.path = path
         self._lock = threading.RLock()
-        # The profile memories are read on every turn: kept until this connection writes or SQLite's data_version
-        # says another connection (another process) committed.
+        # Commits of this connection: with SQLite's data_version (commits of any other), the ledger's change mark.
         self._writes = 0
+        # The profile memories are read on every turn: kept until the change mark moves.
         self._profiled: dict[str, tuple[tuple[int, int], list[MemoryRecord]]] = {}
         fresh = not path.exists()
         try:
@@ -308,6 +308,18 @@ class SqliteLedger:
             except sqlite3.DatabaseError as exc:
                 raise _classify(self.path, exc, "written") from exc
 
+    def change_mark(self) -> tuple[int, int]:
+        """A value that differs after any transaction committed to the file since it was last read, by another
+        process (SQLite's ``data_version``, one cheap read) or through this connection (counted here): whoever
+        keeps a view of the ledger (``agent.adapters.ledger_vectors``, ``agent.index_holder``) compares it before
+        each search and refreshes only when it moved."""
+        with self._lock:
+            try:
+                version = int(self._db.execute("PRAGMA data_version").fetchone()[0])
+            except sqlite3.DatabaseError as exc:
+                raise _classify(self.path, exc, "read") from exc
+            return version, self._writes
+
     def _read(self, sql: str, params: Sequence[Any] = ()) -> list[sqlite3.Row]:
         with self._lock:
             try:
@@ -371,7 +383,7 @@ class SqliteLedger:
         """The memories that state profile facts, current and superseded, oldest first (the partial index), read
         again only after a write."""
         with self._lock:
-            stamp = (int(self._read("PRAGMA data_version")[0][0]), self._writes)
+            stamp = self.change_mark()
             cached = self._profiled.get(user)
             if cached is not None and cached[0] == stamp:
                 return list(cached[1])
@@ -501,6 +513,26 @@ class SqliteLedger:
                 "INSERT OR REPLACE INTO vectors (user, id, vector) VALUES (?, ?, ?)",
                 [(user, i, array("f", v).tobytes()) for i, v in zip(ids, vectors, strict=True)],
             )
+
+    def drop_vectors(self, user: str) -> None:
+        """Drop every copy of ``user``'s vectors (their memories stay): the ledger-only index's ``reset``."""
+        with self._tx() as db:
+            db.execute("DELETE FROM vectors WHERE user = ?", (user,))
+
+    def vector_rowids(self, user: str) -> list[int]:
+        """The row numbers of ``user``'s vector copies: a rewritten vector gets a new one, so comparing two lists
+        tells what was added, replaced and deleted without reading a vector."""
+        return [int(row[0]) for row in self._read("SELECT rowid FROM vectors WHERE user = ?", [user])]
+
+    def vector_rows(self, rowids: Sequence[int]) -> list[tuple[int, str, bytes]]:
+        """(row number, memory id, float32 bytes) of the vector copies at ``rowids`` that still exist."""
+        found: list[tuple[int, str, bytes]] = []
+        for start in range(0, len(rowids), 500):
+            chunk = list(rowids[start : start + 500])
+            marks = ",".join("?" * len(chunk))
+            rows = self._read(f"SELECT rowid, id, vector FROM vectors WHERE rowid IN ({marks})", chunk)
+            found.extend((int(row[0]), str(row[1]), bytes(row[2])) for row in rows)
+        return found
 
     def vector_ids(self, user: str) -> list[str]:
         return [row[0] for row in self._read("SELECT id FROM vectors WHERE user = ?", [user])]

@@ -1,0 +1,79 @@
+"""The index of the one process that holds the embedded Chroma store, kept in step with what the others wrote.
+
+Several agent processes share one data directory (chats in several terminals, ``agent memories ...`` beside
+them). Only one of them may have the embedded Chroma store open (``agent.locking``): whoever opens memory first
+holds it until it ends, and the others write their memories and vectors to the ledger only
+(``agent.adapters.ledger_vectors``). So the holder's Chroma index lacks what they wrote and still has what they
+forgot. Before each search, ``HeldIndex`` compares the ledger's change mark (one cheap read) and, only when it
+moved, catches up: the vectors the ledger has and the index lacks are put in (from the ledger's copies, without
+embedding anything), and the ones whose memory another process forgot are scrambled and deleted from Chroma's
+files. A memory written in another terminal is therefore found at this process's next turn, and a forgotten one
+is not, and leaves Chroma's files then.
+
+The index holds nothing the ledger does not: every vector reaches the ledger before Chroma (``MirroredIndex``), and
+a forget deletes from Chroma first, so comparing the ids of the two tells exactly what to add and what to drop.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+
+from agent.adapters.chroma_index import ChromaIndex
+from agent.adapters.ledger import SqliteLedger
+from agent.ports import IndexHit
+from agent.recovery import MirroredIndex
+
+log = logging.getLogger(__name__)
+
+
+class HeldIndex(MirroredIndex):
+    """``MirroredIndex`` that catches up with the ledger before each search."""
+
+    def __init__(self, chroma: ChromaIndex, ledger: SqliteLedger, user: str) -> None:
+        super().__init__(chroma, ledger, user)
+        self._mark: tuple[int, int] | None = None
+        self._indexed: set[str] | None = None  # the ids in Chroma, read at the first catch-up
+
+    def query(self, vector: Sequence[float], k: int) -> list[IndexHit]:
+        self.catch_up()
+        return super().query(vector, k)
+
+    def upsert(self, ids: Sequence[str], vectors: Sequence[Sequence[float]]) -> None:
+        super().upsert(ids, vectors)
+        if self._indexed is not None:
+            self._indexed.update(ids)
+
+    def delete(self, ids: Sequence[str]) -> None:
+        super().delete(ids)
+        if self._indexed is not None:
+            self._indexed.difference_update(ids)
+
+    def reset(self) -> None:
+        super().reset()
+        self._indexed = set()
+
+    def warm_up(self) -> None:
+        """Read the index's ids and catch up now (a chat calls this while it opens), not at the first search."""
+        self.catch_up()
+
+    def catch_up(self) -> None:
+        """Put into Chroma the vectors other processes wrote to the ledger, and drop the ones they forgot."""
+        mark = self._ledger.change_mark()
+        if mark == self._mark:
+            return
+        if self._indexed is None:
+            self._indexed = self.chroma.ids()
+        copies = set(self._ledger.vector_ids(self._user))
+        gone = sorted(self._indexed - copies)
+        if gone:
+            self.chroma.delete(gone)
+            self._indexed.difference_update(gone)
+        new = sorted(copies - self._indexed)
+        if new:
+            found = self._ledger.stored_vectors(self._user, new)
+            self.chroma.upsert(list(found), list(found.values()))
+            self._indexed.update(found)
+        if gone or new:
+            log.debug("index: caught up with the ledger, %d added and %d dropped", len(new), len(gone))
+        self._mark = mark

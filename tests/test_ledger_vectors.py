@@ -1,0 +1,117 @@
+"""The two indexes of several processes on one data directory, in-process: ``LedgerVectors`` (a process that does
+not hold Chroma searches the ledger's vector copies) and ``HeldIndex`` (the holder catches Chroma up with the
+ledger). A second ``SqliteLedger`` connection stands in for another process: SQLite tells the two apart the same
+way (``data_version``)."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+
+from agent.adapters.chroma_index import ChromaIndex, forget_clients, open_client
+from agent.adapters.ledger import SqliteLedger
+from agent.adapters.ledger_vectors import LedgerVectors
+from agent.domain import MemoryRecord, content_hash, memory_id
+from agent.index_holder import HeldIndex
+from tests.helpers_store import ShaEmbedder
+
+USER = "default"
+SPACE = (ShaEmbedder.name, ShaEmbedder.model, ShaEmbedder.dimension)
+
+
+def write(ledger: SqliteLedger, *texts: str) -> list[str]:
+    """Memories and their vector copies, as a process without the index writes them."""
+    now = time.time()
+    records = [MemoryRecord(id=memory_id(USER, t), text=t, kind="explicit", user=USER, session="t", turn=0,
+                            created_at=now, last_seen=now, content_hash=content_hash(t), source=t) for t in texts]
+    ledger.put(records)
+    ledger.claim_vectors(USER, SPACE)
+    ledger.put_vectors(USER, [r.id for r in records], ShaEmbedder().embed(texts))
+    return [r.id for r in records]
+
+
+def probe(text: str) -> list[float]:
+    return ShaEmbedder().embed([text])[0]
+
+
+@pytest.fixture
+def two(tmp_path: Path) -> tuple[SqliteLedger, SqliteLedger]:
+    path = tmp_path / "ledger.sqlite3"
+    return SqliteLedger(path), SqliteLedger(path)
+
+
+def test_a_search_ranks_by_cosine_and_returns_at_most_k(two: tuple[SqliteLedger, SqliteLedger]) -> None:
+    mine, _ = two
+    ids = write(mine, *(f"note {n}" for n in range(20)))
+    index = LedgerVectors(mine, USER)
+    hits = index.query(probe("note 7"), 3)
+    assert [hit.id for hit in hits][0] == ids[7] and hits[0].similarity == pytest.approx(1.0, abs=1e-5)
+    assert len(hits) == 3 and hits[0].similarity >= hits[1].similarity >= hits[2].similarity
+    assert len(index.query(probe("note 7"), 50)) == 20
+    assert index.query(probe("note 7"), 0) == []
+
+
+def test_what_another_process_writes_and_forgets_is_seen_at_the_next_search(
+    two: tuple[SqliteLedger, SqliteLedger]
+) -> None:
+    mine, other = two
+    write(mine, "note a")
+    index = LedgerVectors(mine, USER)
+    assert len(index.query(probe("note b"), 5)) == 1
+    [b] = write(other, "note b")
+    assert index.query(probe("note b"), 1)[0].id == b
+    other.delete(USER, [b])
+    assert b not in {hit.id for hit in index.query(probe("note b"), 5)}
+    [c] = write(other, "note c")
+    other.put_vectors(USER, [c], [probe("note c")])  # rewritten: a new row, read once
+    assert [hit.id for hit in index.query(probe("note c"), 5)].count(c) == 1
+
+
+def test_nothing_is_read_again_while_the_ledger_is_unchanged(
+    two: tuple[SqliteLedger, SqliteLedger], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    mine, other = two
+    write(mine, "note a", "note b")
+    index = LedgerVectors(mine, USER)
+    index.query(probe("note a"), 1)
+    reads: list[str] = []
+    monkeypatch.setattr(mine, "vector_rowids", lambda user: reads.append(user) or [])
+    index.query(probe("note a"), 1)
+    assert reads == []
+    monkeypatch.undo()
+    write(other, "note c")
+    monkeypatch.setattr(mine, "vector_rows", lambda rowids: reads.append(str(len(rowids))) or [])
+    index.query(probe("note a"), 1)
+    assert reads == ["1"], "only the new vector is read"
+
+
+def test_the_holder_puts_in_what_others_wrote_and_drops_what_they_forgot(
+    two: tuple[SqliteLedger, SqliteLedger], tmp_path: Path
+) -> None:
+    mine, other = two
+    [a] = write(mine, "note a")
+    chroma = ChromaIndex(open_client(tmp_path / "chroma", None), USER, str(tmp_path / "chroma"))
+    chroma.claim(SPACE)
+    held = HeldIndex(chroma, mine, USER)
+    held.upsert([a], [probe("note a")])
+    [b] = write(other, "note b")
+    assert b not in chroma.ids()
+    assert held.query(probe("note b"), 1)[0].id == b
+    assert chroma.ids() == {a, b}
+    other.delete(USER, [a])
+    assert a not in {hit.id for hit in held.query(probe("note a"), 5)}
+    assert chroma.ids() == {b}
+    forget_clients()
+
+
+def test_a_warm_up_reads_the_vectors_before_the_first_search(
+    two: tuple[SqliteLedger, SqliteLedger], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    mine, _ = two
+    [a] = write(mine, "note a")
+    index = LedgerVectors(mine, USER)
+    index.warm_up()
+    monkeypatch.setattr(mine, "vector_rowids", lambda user: pytest.fail("read again at the first search"))
+    assert index.query(probe("note a"), 1)[0].id == a
