@@ -102,14 +102,15 @@ def containment(a: set[str], b: set[str]) -> float:
 
 
 def _names(text: str) -> set[str]:
-    """Capitalised words past the first of a sentence, and numbers: what a guard must see differ."""
+    """Capitalised words past the first of a sentence, and words with a digit in them (numbers, "B12", a code
+    name): what a guard must see differ."""
     out = set()
     text = body(text)
     for match in WORD.finditer(text):
         word = match.group()
         start = text[: match.start()].rstrip()
         sentence_start = not start or start[-1] in ".!?:"
-        if word.isdigit() or (word[0].isupper() and not sentence_start and word not in {"I", "I'm", "I've", "I'd"}):
+        if any(c.isdigit() for c in word) or (word[0].isupper() and not sentence_start and word not in {"I", "I'm", "I've", "I'd"}):
             out.add(word.casefold())
     return out
 
