@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import shutil
 import statistics
 import sys
@@ -83,7 +84,14 @@ class Store:
 
 
 def contains(text: str, needle: str) -> bool:
+    """``needle`` in ``text``, case aside: a value that must reach the prompt may be part of a word ("diabet")."""
     return needle.casefold() in text.casefold()
+
+
+def mentions(text: str, needle: str) -> bool:
+    """``needle`` as a word or phrase of its own: a value that must not reach the prompt ("EST") is not found
+    inside another word of the system prompt ("request")."""
+    return re.search(rf"(?<!\w){re.escape(needle)}(?!\w)", text, re.IGNORECASE) is not None
 
 
 def say(service: MemoryService, lines: Sequence[str]) -> list[float]:
@@ -106,7 +114,7 @@ def run_updates(store: Store, cases: Sequence[dict[str, Any]], writes: list[floa
         service, _ = store.service(case["id"])
         writes += say(service, [case["old"], *case["chatter"], case["new"]])
         block = service.recall(case["probe"]).block.text
-        ok = all(contains(block, m) for m in case["must"]) and not any(contains(block, m) for m in case["must_not"])
+        ok = all(contains(block, m) for m in case["must"]) and not any(mentions(block, m) for m in case["must_not"])
         correct += ok
         old, new = by_source(service, case["old"]), by_source(service, case["new"])
         linked += bool(old and new and old.superseded_by == new.id)
@@ -205,7 +213,7 @@ def run_chat(data: dict[str, Any], root: Path) -> dict[str, Any]:
                 agent(env, "-s", f"s{n}", stdin=f"{line}\n")
             agent(env, "-s", "probe", stdin=f"{case['probe']}\n")
             prompt = fake.system_prompts()[-1]
-        ok = all(contains(prompt, m) for m in case["must"]) and not any(contains(prompt, m) for m in case["must_not"])
+        ok = all(contains(prompt, m) for m in case["must"]) and not any(mentions(prompt, m) for m in case["must_not"])
         correct += ok
         if not ok:
             failures.append(case["id"])

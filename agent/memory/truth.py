@@ -31,7 +31,7 @@ from agent.memory.profile import NO_LONGER, Fact, Statement, same_value, single_
 from agent.memory.text import WORD, content_words
 
 # Paraphrases of one fact score 0.83-0.92 with the local MiniLM; different facts in similar words 0.46-0.72
-# (bench/RESULTS.md, E13).
+# (bench/RESULTS.md, section 4).
 RESTATE_SIMILARITY = 0.80
 # A correction replaces its nearest current memory only if they are at least this close.
 CORRECTION_SIMILARITY = 0.50
