@@ -19,7 +19,7 @@ import sys
 import threading
 import time
 from array import array
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -71,8 +71,10 @@ class PipedChat:
         self.out: list[str] = []
         self.err: list[str] = []
         self._changed = threading.Condition()
-        for stream, lines in ((self.proc.stdout, self.out), (self.proc.stderr, self.err)):
-            threading.Thread(target=self._read, args=(stream, lines), daemon=True).start()
+        self._readers = [threading.Thread(target=self._read, args=(stream, lines), daemon=True)
+                         for stream, lines in ((self.proc.stdout, self.out), (self.proc.stderr, self.err))]
+        for reader in self._readers:
+            reader.start()
 
     def _read(self, stream: object, lines: list[str]) -> None:
         for line in stream:  # type: ignore[attr-defined]
@@ -85,12 +87,15 @@ class PipedChat:
         self.proc.stdin.write("".join(f"{line}\n" for line in lines))
         self.proc.stdin.flush()
 
+    def wait_until(self, done: Callable[[], bool]) -> None:
+        """Until ``done()`` holds for what the chat printed, or it exits."""
+        with self._changed:
+            self._changed.wait_for(lambda: done() or self.proc.poll() is not None, WAIT)
+        assert done(), "\n".join(self.err[-20:])
+
     def wait_replies(self, count: int) -> None:
         """Until the chat has answered ``count`` turns in all (the fake answers every turn "Noted.")."""
-        with self._changed:
-            done = self._changed.wait_for(lambda: self.out.count("Noted.") >= count or self.proc.poll() is not None,
-                                          WAIT)
-        assert done and self.out.count("Noted.") >= count, "\n".join(self.err[-20:])
+        self.wait_until(lambda: self.out.count("Noted.") >= count)
 
     def remembered(self) -> list[str]:
         return [line.removeprefix("remembered: ") for line in self.err if line.startswith("remembered: ")]
@@ -101,9 +106,12 @@ class PipedChat:
         return self.proc.wait(WAIT)
 
     def kill(self) -> None:
+        """SIGKILL, then everything it printed before is read."""
         if self.proc.poll() is None:
             self.proc.kill()
             self.proc.wait()
+        for reader in self._readers:
+            reader.join(WAIT)
 
 
 def run(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
@@ -232,6 +240,42 @@ def test_kill_9_at_random_moments_loses_no_acknowledged_memory(tmp_path: Path) -
     assert set(acknowledged) - stored == set(), "acknowledged memories are missing from the ledger"
     for mid, text in acknowledged.items():
         assert memory.search(text, k=1)[0].record.id == mid
+    forget_clients()
+
+
+CHAT_ROUNDS = 6
+
+
+@pytest.mark.slow
+def test_chats_killed_mid_turn_lose_no_memory_they_said_was_remembered(
+    fake: FakeOpenAI, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two chats per round told facts as fast as they read them, each killed at a moment of its own once it has
+    acknowledged at least one: every ``remembered:`` line they printed is a memory after the rounds."""
+    env, rng = env_for(fake), random.Random(5)
+    acknowledged: list[str] = []
+    for round_ in range(CHAT_ROUNDS):
+        chats = [PipedChat(env, f"k{round_}c{i}") for i in range(2)]
+        try:
+            for i, chat in enumerate(chats):
+                chat.say(*(fact(f"k{round_}c{i}", n) for n in range(30)))
+            for chat in chats:
+                chat.wait_until(lambda c=chat: bool(c.remembered()))
+                time.sleep(rng.uniform(0.0, 0.8))
+                chat.kill()
+        finally:
+            for chat in chats:
+                chat.kill()
+        for chat in chats:
+            assert not [line for line in chat.err if REFUSED in line], chat.err
+            acknowledged += chat.remembered()
+    assert len(acknowledged) >= 2 * CHAT_ROUNDS
+    for key in ("OPENAI_BASE_URL", "OPENAI_API_KEY", "AGENT_EMBEDDER"):
+        monkeypatch.setenv(key, env[key])
+    memory = wiring.open_memory(load_settings())
+    assert set(acknowledged) <= {record.text for record in memory.list()}
+    for text in acknowledged:
+        assert memory.search(text, k=1)[0].record.text == text
     forget_clients()
 
 
