@@ -110,7 +110,8 @@ def _names(text: str) -> set[str]:
         word = match.group()
         start = text[: match.start()].rstrip()
         sentence_start = not start or start[-1] in ".!?:"
-        if any(c.isdigit() for c in word) or (word[0].isupper() and not sentence_start and word not in {"I", "I'm", "I've", "I'd"}):
+        capitalised = word[0].isupper() and not sentence_start and word not in {"I", "I'm", "I've", "I'd"}
+        if capitalised or any(c.isdigit() for c in word):
             out.add(word.casefold())
     return out
 
