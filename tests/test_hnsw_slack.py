@@ -11,6 +11,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from agent.adapters import chroma_files
 from agent.adapters.chroma_index import ChromaIndex, forget_clients, open_client
 
@@ -22,6 +24,8 @@ NEEDLES = (b"quokka", b"vx72", b"painting")
 CHILD = """
 import random, sys, threading
 from pathlib import Path
+
+import pytest
 from agent.adapters.chroma_index import ChromaIndex, open_client
 
 def chat():
@@ -92,3 +96,18 @@ def test_bytes_left_past_the_elements_are_zeroed_at_open_and_the_index_still_ans
     chroma_files.check_hnsw(root)
     index = ChromaIndex(open_client(root, None), "default", str(root))
     assert index.count() == 9 and [index.query(v, 1)[0].id for v in vectors(3)] == ["n0", "n1", "n2"]
+
+
+def test_a_symlinked_segment_file_is_not_followed(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    root = tmp_path / "chroma"
+    ChromaIndex(open_client(root, None), "default", str(root)).upsert(["m0"], vectors(1))
+    forget_clients()
+    [header] = root.glob("*/header.bin")
+    length = header.parent / "length.bin"
+    outside = tmp_path / "outside.bin"
+    outside.write_bytes(length.read_bytes()[:4] + WORDS.encode())
+    length.unlink()
+    length.symlink_to(outside)
+    chroma_files.clear_slack(root)
+    assert WORDS.encode() in outside.read_bytes() and length.is_symlink()
+    assert "Could not clear the unused bytes" in caplog.text

@@ -19,6 +19,7 @@ import shutil
 import sqlite3
 import struct
 import time
+from collections.abc import Iterator
 from importlib.metadata import version as package_version
 from pathlib import Path
 from typing import Any
@@ -209,23 +210,34 @@ def element_bytes(header_file: Path) -> dict[str, int]:
     return {"length.bin": count * 4, "data_level0.bin": count * record}
 
 
-def _zero_from(path: Path, start: int, block: int = 1 << 16) -> None:
-    """Overwrite with zeros every block of ``path`` past ``start`` that holds a byte other than zero."""
-    fd = os.open(path, os.O_RDWR | os.O_NOFOLLOW)
+def _zero_from(path: Path, start: int) -> None:
+    """Overwrite with zeros every block of ``path`` past ``start`` that holds a byte other than zero. A file whose
+    room is clean is only read, so a clean store on a read-only disk is left alone without a warning."""
+    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
     try:
-        size, at, wrote = os.fstat(fd).st_size, start, False
-        while at < size:
-            chunk = os.pread(fd, min(block, size - at), at)
-            if not chunk:
-                break
-            if chunk.count(0) != len(chunk):
-                os.pwrite(fd, bytes(len(chunk)), at)
-                wrote = True
-            at += len(chunk)
-        if wrote:
-            os.fsync(fd)
+        if next(_dirty_blocks(fd, start), None) is None:
+            return
     finally:
         os.close(fd)
+    fd = os.open(path, os.O_RDWR | os.O_NOFOLLOW)
+    try:
+        for at, size in list(_dirty_blocks(fd, start)):
+            os.pwrite(fd, bytes(size), at)
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _dirty_blocks(fd: int, start: int, block: int = 1 << 16) -> Iterator[tuple[int, int]]:
+    """Offset and size of each block of ``fd`` past ``start`` holding a byte other than zero."""
+    size, at = os.fstat(fd).st_size, start
+    while at < size:
+        chunk = os.pread(fd, min(block, size - at), at)
+        if not chunk:
+            return
+        if chunk.count(0) != len(chunk):
+            yield at, len(chunk)
+        at += len(chunk)
 
 
 def _hnsw_problem(segment: Path) -> str | None:
