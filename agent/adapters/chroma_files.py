@@ -188,14 +188,16 @@ def clear_slack(chroma_dir: Path) -> None:
     process whose threads had freed strings holding the user's words, five vectors written put those words in
     ``data_level0.bin`` (freed 400-byte buffers, in ``length.bin``), though Chroma never had any text. Those bytes
     are never read (a new element zeroes its record before use), so they are zeroed; only the blocks that hold
-    any, so the file's holes stay holes. Run only while Chroma has no handle on the files: before it opens the
-    store and after it has closed it. A file that cannot be written is tried again at the next open."""
+    any, so the file's holes stay holes. Run while no Chroma call is running (before it opens the store, after a
+    delete, after it closed it): the embedded store writes these files only inside a call (measured: nothing
+    changes after one returns), the header's count first and then each element's record whole, and never writes
+    the room past the elements again once the segment exists. A file that cannot be written is tried again later."""
     for header_file in sorted(chroma_dir.glob("*/header.bin")):
         for name, used in element_bytes(header_file).items():
             try:
                 _zero_from(header_file.parent / name, used)
             except OSError as exc:
-                log.warning("Could not clear the unused bytes of %s (%s); tried again at the next open.",
+                log.warning("Could not clear the unused bytes of %s (%s); tried again at the next open or close.",
                             exc.filename, exc.strerror)
 
 
