@@ -102,8 +102,9 @@ def test_bytes_left_past_the_elements_are_zeroed_at_open_and_the_index_still_ans
     assert index.count() == 9 and [index.query(v, 1)[0].id for v in vectors(3)] == ["n0", "n1", "n2"]
 
 
-def test_a_delete_zeroes_them_in_a_running_process_and_the_index_keeps_working(tmp_path: Path) -> None:
-    """A chat that forgets does not wait for its exit: the bytes go with the delete, while Chroma has the files."""
+def test_a_write_or_delete_zeroes_them_in_a_running_process_and_the_index_keeps_working(tmp_path: Path) -> None:
+    """A chat that forgets does not wait for its exit: the bytes go with the delete (or the write that created the
+    segment), while Chroma has the files open."""
     root = tmp_path / "chroma"
     stored = vectors(6)
     index = ChromaIndex(open_client(root, None), "default", str(root))
@@ -115,7 +116,9 @@ def test_a_delete_zeroes_them_in_a_running_process_and_the_index_keeps_working(t
     index.delete(["m1"])
 
     assert leaks(root) == []
+    plant(header.parent)
     index.upsert(["n0", "n1", "n2"], vectors(3))
+    assert leaks(root) == [], "and with a write"
     assert [index.query(v, 1)[0].id for v in [*stored[:1], *stored[2:]]] == ["m0", "m2", "m3", "m4", "m5"]
     forget_clients()
     chroma_files.check_hnsw(root)
