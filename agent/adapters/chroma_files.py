@@ -189,16 +189,17 @@ def clear_slack(chroma_dir: Path) -> None:
     ``data_level0.bin`` (freed 400-byte buffers, in ``length.bin``), though Chroma never had any text. Those bytes
     are never read (a new element zeroes its record before use), so they are zeroed; only the blocks that hold
     any, so the file's holes stay holes. Run while no Chroma call is running (before it opens the store, after a
-    delete, after it closed it): the embedded store writes these files only inside a call (measured: nothing
-    changes after one returns), the header's count first and then each element's record whole, and never writes
-    the room past the elements again once the segment exists. A file that cannot be written is tried again later."""
-    for header_file in sorted(chroma_dir.glob("*/header.bin")):
-        for name, used in element_bytes(header_file).items():
-            try:
+    write or a delete, after it closed it): the embedded store writes these files only inside a call (measured:
+    nothing changes after one returns), the header's count first and then each element's record whole, and never
+    writes the room past the elements again once the segment exists. A file that cannot be read or written is
+    logged and tried again at the next call: never an error, since nothing is lost meanwhile."""
+    for header_file in chroma_dir.glob("*/header.bin"):
+        try:
+            for name, used in element_bytes(header_file).items():
                 _zero_from(header_file.parent / name, used)
-            except OSError as exc:
-                log.warning("Could not clear the unused bytes of %s (%s); tried again at the next open or close.",
-                            exc.filename, exc.strerror)
+        except OSError as exc:
+            log.warning("Could not clear the unused bytes of %s (%s); tried again at the next write or open.",
+                        exc.filename, exc.strerror)
 
 
 def element_bytes(header_file: Path) -> dict[str, int]:
