@@ -1,5 +1,6 @@
-"""What zeroing the HNSW files' unused room costs at each open and close (``chroma_files.clear_slack``): on a store
-of N vectors whose room past the elements is clean (every open after the first) and full of heap bytes (the first).
+"""What zeroing the HNSW files' unused room costs at each write, delete, open and close
+(``chroma_files.clear_slack``): on a store of N vectors whose room past the elements is clean (every call after the
+first) and full of heap bytes (the first).
 hnswlib writes that room only when it creates a segment, for 100 elements; a segment that grew past them has none.
 
     python bench/hnsw_slack.py [--vectors 5 10000]
@@ -74,7 +75,7 @@ def main() -> None:
         with tempfile.TemporaryDirectory() as tmp:
             room, clean, first = measure(Path(tmp) / "chroma", vectors)
         print(f"{vectors:,} vectors, {room / 1e3:.0f} kB of room past the elements: clear_slack takes a median "
-              f"{clean:.2f} ms when it is clean (every later open and close), about "
+              f"{clean:.2f} ms when it is clean (every later write, delete, open and close), about "
               f"{first:.2f} ms when it holds heap bytes (once)")
     print(f"machine: {machine.line()}")
 

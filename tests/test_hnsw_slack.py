@@ -11,6 +11,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from agent.adapters import chroma_files
 from agent.adapters.chroma_index import ChromaIndex, forget_clients, open_client
 
@@ -22,6 +24,8 @@ NEEDLES = (b"quokka", b"vx72", b"painting")
 CHILD = """
 import random, sys, threading
 from pathlib import Path
+
+import pytest
 from agent.adapters.chroma_index import ChromaIndex, open_client
 
 def chat():
@@ -50,6 +54,14 @@ def vectors(n: int) -> list[list[float]]:
     return [[rng.random() for _ in range(384)] for _ in range(n)]
 
 
+def plant(segment: Path) -> None:
+    """Put the words past the elements, where the heap bytes of the segment's creation lie."""
+    for name, used in chroma_files.element_bytes(segment / "header.bin").items():
+        with open(segment / name, "r+b") as f:
+            f.seek(used + 8)
+            f.write(WORDS.encode() * 3)
+
+
 def test_words_the_process_held_are_not_in_the_index_files_it_wrote(tmp_path: Path) -> None:
     root = tmp_path / "chroma"
     child = subprocess.run([sys.executable, "-c", CHILD, str(root), WORDS], capture_output=True, text=True,
@@ -71,11 +83,7 @@ def test_bytes_left_past_the_elements_are_zeroed_at_open_and_the_index_still_ans
     [header] = root.glob("*/header.bin")
     segment, used_by = header.parent, chroma_files.element_bytes(header)
     assert set(used_by) == {"length.bin", "data_level0.bin"}
-    planted = WORDS.encode() * 3
-    for name, used in used_by.items():
-        with open(segment / name, "r+b") as f:
-            f.seek(used + 8)
-            f.write(planted)
+    plant(segment)
     before = {name: (segment / name).read_bytes() for name in ("length.bin", "data_level0.bin")}
     assert len(leaks(root)) == 2
 
@@ -92,3 +100,42 @@ def test_bytes_left_past_the_elements_are_zeroed_at_open_and_the_index_still_ans
     chroma_files.check_hnsw(root)
     index = ChromaIndex(open_client(root, None), "default", str(root))
     assert index.count() == 9 and [index.query(v, 1)[0].id for v in vectors(3)] == ["n0", "n1", "n2"]
+
+
+def test_a_write_or_delete_zeroes_them_in_a_running_process_and_the_index_keeps_working(tmp_path: Path) -> None:
+    """A chat that forgets does not wait for its exit: the bytes go with the delete (or the write that created the
+    segment), while Chroma has the files open."""
+    root = tmp_path / "chroma"
+    stored = vectors(6)
+    index = ChromaIndex(open_client(root, None), "default", str(root))
+    index.upsert([f"m{i}" for i in range(6)], stored)
+    [header] = root.glob("*/header.bin")
+    plant(header.parent)
+    assert len(leaks(root)) == 2
+
+    index.delete(["m1"])
+
+    assert leaks(root) == []
+    plant(header.parent)
+    index.upsert(["n0", "n1", "n2"], vectors(3))
+    assert leaks(root) == [], "and with a write"
+    assert [index.query(v, 1)[0].id for v in [*stored[:1], *stored[2:]]] == ["m0", "m2", "m3", "m4", "m5"]
+    forget_clients()
+    chroma_files.check_hnsw(root)
+    index = ChromaIndex(open_client(root, None), "default", str(root))
+    assert index.count() == 8 and [index.query(v, 1)[0].id for v in vectors(3)] == ["n0", "n1", "n2"]
+
+
+def test_a_symlinked_segment_file_is_not_followed(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    root = tmp_path / "chroma"
+    ChromaIndex(open_client(root, None), "default", str(root)).upsert(["m0"], vectors(1))
+    forget_clients()
+    [header] = root.glob("*/header.bin")
+    length = header.parent / "length.bin"
+    outside = tmp_path / "outside.bin"
+    outside.write_bytes(length.read_bytes()[:4] + WORDS.encode())
+    length.unlink()
+    length.symlink_to(outside)
+    chroma_files.clear_slack(root)
+    assert WORDS.encode() in outside.read_bytes() and length.is_symlink()
+    assert "Could not clear the unused bytes" in caplog.text

@@ -19,6 +19,7 @@ import shutil
 import sqlite3
 import struct
 import time
+from collections.abc import Iterator
 from importlib.metadata import version as package_version
 from pathlib import Path
 from typing import Any
@@ -187,15 +188,18 @@ def clear_slack(chroma_dir: Path) -> None:
     process whose threads had freed strings holding the user's words, five vectors written put those words in
     ``data_level0.bin`` (freed 400-byte buffers, in ``length.bin``), though Chroma never had any text. Those bytes
     are never read (a new element zeroes its record before use), so they are zeroed; only the blocks that hold
-    any, so the file's holes stay holes. Run only while Chroma has no handle on the files: before it opens the
-    store and after it has closed it. A file that cannot be written is tried again at the next open."""
-    for header_file in sorted(chroma_dir.glob("*/header.bin")):
-        for name, used in element_bytes(header_file).items():
-            try:
+    any, so the file's holes stay holes. Run while no Chroma call is running (before it opens the store, after a
+    write or a delete, after it closed it): the embedded store writes these files only inside a call (measured:
+    nothing changes after one returns), the header's count first and then each element's record whole, and never
+    writes the room past the elements again once the segment exists. A file that cannot be read or written is
+    logged and tried again at the next call: never an error, since nothing is lost meanwhile."""
+    for header_file in chroma_dir.glob("*/header.bin"):
+        try:
+            for name, used in element_bytes(header_file).items():
                 _zero_from(header_file.parent / name, used)
-            except OSError as exc:
-                log.warning("Could not clear the unused bytes of %s (%s); tried again at the next open.",
-                            exc.filename, exc.strerror)
+        except OSError as exc:
+            log.warning("Could not clear the unused bytes of %s (%s); tried again at the next write or open.",
+                        exc.filename, exc.strerror)
 
 
 def element_bytes(header_file: Path) -> dict[str, int]:
@@ -209,23 +213,34 @@ def element_bytes(header_file: Path) -> dict[str, int]:
     return {"length.bin": count * 4, "data_level0.bin": count * record}
 
 
-def _zero_from(path: Path, start: int, block: int = 1 << 16) -> None:
-    """Overwrite with zeros every block of ``path`` past ``start`` that holds a byte other than zero."""
-    fd = os.open(path, os.O_RDWR | os.O_NOFOLLOW)
+def _zero_from(path: Path, start: int) -> None:
+    """Overwrite with zeros every block of ``path`` past ``start`` that holds a byte other than zero. A file whose
+    room is clean is only read, so a clean store on a read-only disk is left alone without a warning."""
+    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
     try:
-        size, at, wrote = os.fstat(fd).st_size, start, False
-        while at < size:
-            chunk = os.pread(fd, min(block, size - at), at)
-            if not chunk:
-                break
-            if chunk.count(0) != len(chunk):
-                os.pwrite(fd, bytes(len(chunk)), at)
-                wrote = True
-            at += len(chunk)
-        if wrote:
-            os.fsync(fd)
+        if next(_dirty_blocks(fd, start), None) is None:
+            return
     finally:
         os.close(fd)
+    fd = os.open(path, os.O_RDWR | os.O_NOFOLLOW)
+    try:
+        for at, size in list(_dirty_blocks(fd, start)):
+            os.pwrite(fd, bytes(size), at)
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _dirty_blocks(fd: int, start: int, block: int = 1 << 16) -> Iterator[tuple[int, int]]:
+    """Offset and size of each block of ``fd`` past ``start`` holding a byte other than zero."""
+    size, at = os.fstat(fd).st_size, start
+    while at < size:
+        chunk = os.pread(fd, min(block, size - at), at)
+        if not chunk:
+            return
+        if chunk.count(0) != len(chunk):
+            yield at, len(chunk)
+        at += len(chunk)
 
 
 def _hnsw_problem(segment: Path) -> str | None:

@@ -31,7 +31,8 @@ Opening the embedded store is guarded, because chromadb 1.5.9 fails in ways that
   SQLite keeps deleted rows in free pages. Vectors are overwritten with noise before they are deleted, and
   ``chroma.sqlite3`` is vacuumed once Chroma has let go of it, so forget leaves no copy of the vector either;
 - hnswlib writes its ``malloc``'d room past the last element into the segment's files, whatever the process's
-  heap held there (the user's words, measured): those bytes are zeroed before each open and after each close.
+  heap held there (the user's words, measured): those bytes are zeroed after each write and delete, before each
+  open and after each close.
 
 Against a server (``HttpClient``) every call runs in a worker thread with a deadline, because the client's HTTP
 session has no timeout and a server that stops answering would otherwise freeze the chat. The embedded calls run
@@ -412,6 +413,7 @@ class ChromaIndex:
         for start, chunk in self._batches(ids):
             embeddings = [list(v) for v in vectors[start : start + len(chunk)]]
             self._call("save vectors", partial(collection.upsert, ids=chunk, embeddings=embeddings))
+        self._clear_slack()
 
     def query(self, vector: Sequence[float], k: int) -> list[IndexHit]:
         collection = self._get()
@@ -460,6 +462,14 @@ class ChromaIndex:
             self._call("delete vectors", partial(collection.delete, ids=chunk))
         if dimension is not None:
             self._flush(collection, dimension)
+        self._clear_slack()
+
+    def _clear_slack(self) -> None:
+        """Zero the heap bytes hnswlib wrote past the segment's elements when a write created it
+        (``chroma_files.clear_slack``), right after the call, so no text of this process is left in the files
+        between calls: a forget in a running chat does not wait for the exit."""
+        if not self._remote:
+            chroma_files.clear_slack(Path(self._location))
 
     def _flush(self, collection: Any, dimension: int) -> None:
         """Write and delete a placeholder, so the HNSW segment persists the delete now. Until it does, its id map
