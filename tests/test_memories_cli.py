@@ -48,7 +48,8 @@ def test_add_list_search_json(tmp_path: Path) -> None:
     assert invoke("memories", "add", "My favourite coffee is a flat white").returncode == 0
     listed = json.loads(invoke("memories", "list", "--json").stdout)
     assert [m["text"] for m in listed] == [PEANUTS, "My favourite coffee is a flat white"]
-    assert set(listed[0]) == {"id", "text", "kind", "created_at", "last_seen", "session", "turn", "source"}
+    assert set(listed[0]) == {"id", "text", "kind", "created_at", "last_seen", "session", "turn", "source", "key",
+                              "profile", "superseded_by", "superseded_at", "restated", "history"}
     found = json.loads(invoke("memories", "search", "which foods am I allergic to?", "--json").stdout)
     assert found[0]["text"] == PEANUTS
     assert 0.0 < found[0]["similarity"] <= 1.0

@@ -107,6 +107,7 @@ def test_the_context_size_is_read_from_a_servers_too_long_error(message: str, co
 
 def test_the_probe_reads_llama_cpp_props_ollama_show_and_vllm_models(monkeypatch: pytest.MonkeyPatch) -> None:
     with FakeOpenAI() as server:
+        server.models = None  # a server with none of the routes the probe reads
         monkeypatch.setenv("OPENAI_BASE_URL", server.url)
         assert probe(load_settings()) == ServerInfo(error="404 Not Found")
         server.routes["/api/show"] = {"template": "{{ .Prompt }}", "parameters": "stop <eot>\nnum_ctx 8192"}

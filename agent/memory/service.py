@@ -15,7 +15,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 
 from agent.domain import MemoryKind, MemoryRecord, Quote, ScoredMemory, StatedFact, content_hash, memory_id
-from agent.errors import EmbedderMismatch, EmbeddingError, MemoryRefused, OverCapacity
+from agent.errors import EmbedderMismatch, EmbeddingError, MemoryRefused, MemoryUnavailable, OverCapacity
 from agent.memory import dates, gate, profile, truth
 from agent.memory.calibration import default_grounding, default_threshold
 from agent.memory.context import MemoryBlock, build_block
@@ -275,16 +275,21 @@ class MemoryService:
         return self.ledger.get(self.user, [stored.id]).get(stored.id, stored), outcome, evicted
 
     def _neighbours(self, record: MemoryRecord) -> tuple[list[float] | None, list[tuple[MemoryRecord, float]]]:
-        """The vector of ``record`` and its nearest current memories, best first. An embedder that fails here
-        fails again in ``write``, which keeps the record in the ledger first: the turn is not lost."""
+        """The vector of ``record`` and its nearest current memories, best first. An embedder or an index that fails
+        here fails again in ``write``, which keeps the record in the ledger first: the turn is not lost (a memory
+        whose neighbours cannot be read is stored as a memory of its own)."""
         try:
             vector = self.embedder.embed([record.text])[0]
         except EmbeddingError as exc:
             log.debug("truth: no neighbours (%s)", exc)
             return None, []
-        if self.index.space() is None:
+        try:
+            if self.index.space() is None:
+                return vector, []
+            hits = [hit for hit in self.index.query(vector, NEIGHBOURS) if hit.id != record.id]
+        except MemoryUnavailable as exc:
+            log.debug("truth: no neighbours (%s)", exc)
             return vector, []
-        hits = [hit for hit in self.index.query(vector, NEIGHBOURS) if hit.id != record.id]
         found = self.ledger.get(self.user, [hit.id for hit in hits])
         near = [(found[h.id], h.similarity) for h in hits if h.id in found and found[h.id].current]
         said = truth.body(record.text)
