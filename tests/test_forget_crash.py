@@ -14,6 +14,7 @@ from __future__ import annotations
 import os
 import random
 import select
+import shutil
 import signal
 import tempfile
 import time
@@ -50,10 +51,13 @@ def record(text: str, context: str = "") -> MemoryRecord:
 def seed(data: Path) -> str:
     """``SESSIONS`` sessions, the input history and another memory's reply context that hold the words; the memory
     itself in the ledger (the forgetting process embeds it when it opens the store). Returns its id prefix."""
-    store = SessionStore(data / "sessions", "default")
-    for n in range(SESSIONS):
-        store.save(Session(f"s{n:03d}", 1.0, 2.0, [Turn("hello there", "Hi."), Turn(SECRET, f"Noted: {SECRET}."),
-                                                   Turn("What is the capital of Peru?", "Lima.")]))
+    template = data.parent / "sessions-saved-once"  # saved through the store once, then copied: without the fsyncs
+    if not template.is_dir():
+        store = SessionStore(template, "default")
+        for n in range(SESSIONS):
+            store.save(Session(f"s{n:03d}", 1.0, 2.0, [Turn("hello there", "Hi."), Turn(SECRET, f"Noted: {SECRET}."),
+                                                       Turn("What is the capital of Peru?", "Lima.")]))
+    shutil.copytree(template, data / "sessions", dirs_exist_ok=True)
     (data / "history").write_text(f"\n# 2026-01-02 10:00:00.000000\n+{SECRET}\n")
     ledger = SqliteLedger(data / "ledger.sqlite3")
     try:

@@ -7,6 +7,8 @@ forget the other sessions still held the whole sentence in those forms."""
 from __future__ import annotations
 
 import random
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -16,7 +18,6 @@ from agent.conversation import Turn
 from agent.domain import MemoryRecord, content_hash, fold_with_spans, memory_id, normalise_text
 from agent.forget import FORGOTTEN, Forgotten
 from agent.sessions import Session, SessionStore
-from tests.cli_harness import invoke
 
 SAID = "My flat is in the Hauptstraße 12 above Café Müller"
 FORMS = {
@@ -72,7 +73,8 @@ def test_agent_memories_forget_takes_every_form_out_of_every_session(tmp_path: P
                              content_hash(SAID), SAID)])
     ledger.close()
 
-    done = invoke("memories", "forget", memory_id("default", SAID)[:8])  # the whole command, in-process
+    done = subprocess.run([sys.executable, "-m", "agent", "memories", "forget", memory_id("default", SAID)[:8]],
+                          capture_output=True, text=True, timeout=120)
 
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines() == [

@@ -110,18 +110,23 @@ def test_a_session_held_by_another_process_keeps_the_record_until_it_can_be_scru
 
 
 def test_critical_holds_ctrl_c_until_the_block_is_done_and_says_it_came(tmp_path: Path) -> None:
-    # raise_signal delivers to this thread, so Python runs the handler at once, between two bytecodes (os.kill may
-    # hand it to another thread of the test run, and the main thread then sees it only after its next wait)
-    with forget.critical() as held:
-        signal.raise_signal(signal.SIGINT)
-        reached = True
-    assert reached and held.interrupted
-    with forget.critical() as quiet:
-        pass
-    assert not quiet.interrupted
-    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
-    with pytest.raises(KeyboardInterrupt):  # the usual handler is back
-        signal.raise_signal(signal.SIGINT)
+    # The handler of an interpreter started at a terminal: a test run started in the background of a shell has
+    # SIGINT ignored, and there this test failed. raise_signal delivers to this thread, so Python runs the handler
+    # at once, between two bytecodes (a kill of the process may go to another of its threads).
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        with forget.critical() as held:
+            signal.raise_signal(signal.SIGINT)
+            reached = True
+        assert reached and held.interrupted
+        with forget.critical() as quiet:
+            pass
+        assert not quiet.interrupted
+        assert signal.getsignal(signal.SIGINT) is signal.default_int_handler, "the usual handler is back"
+        with pytest.raises(KeyboardInterrupt):
+            signal.raise_signal(signal.SIGINT)
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 def test_ctrl_c_during_a_forget_in_the_chat_waits_for_it_to_finish(tmp_path: Path, monkeypatch: pytest.MonkeyPatch

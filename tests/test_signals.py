@@ -27,6 +27,8 @@ from tests.warm_agent import WarmAgent, WarmTerminal, warm_agent  # noqa: F401  
 
 PEANUTS = "I can't eat peanuts, they make my throat swell"
 STORY = " ".join(f"word{n}" for n in range(400))
+# The fake server's embeddings: nothing here is about meaning, and each chat is spared loading the local model.
+FAKE_EMBEDDINGS = {"AGENT_EMBEDDER": "openai"}
 
 
 @pytest.fixture
@@ -50,7 +52,7 @@ def interrupted_story(tmp_path: Path, name: str) -> list[dict[str, object]]:
 def test_a_signal_or_a_closed_terminal_mid_reply_saves_the_line_and_the_partial_reply(
     fake: FakeOpenAI, tmp_path: Path, how: str, code: int, warm_agent: WarmAgent  # noqa: F811
 ) -> None:
-    env = agent_env(fake)
+    env = agent_env(fake, **FAKE_EMBEDDINGS)
     fake.add(Reply("I will keep peanuts out of it."), Reply(STORY, delay=0.1))
     with WarmTerminal(warm_agent, env, "-s", "evening") as terminal:
         terminal.expect("›")
@@ -76,7 +78,7 @@ def test_a_signal_or_a_closed_terminal_mid_reply_saves_the_line_and_the_partial_
 def test_a_signal_or_a_closed_terminal_at_the_prompt_ends_the_chat_with_every_turn_saved(
     fake: FakeOpenAI, tmp_path: Path, how: str, code: int, warm_agent: WarmAgent  # noqa: F811
 ) -> None:
-    env = agent_env(fake)
+    env = agent_env(fake, **FAKE_EMBEDDINGS)
     fake.add(Reply("Noted, no peanuts."))
     with WarmTerminal(warm_agent, env, "-s", "idle") as terminal:
         terminal.expect("›")
@@ -103,7 +105,8 @@ def test_sigterm_mid_reply_in_a_script_saves_the_turn(
     fake.add(Reply(STORY, delay=0.1))
     script, feed = os.pipe()
     with os.fdopen(feed, "wb") as stdin, tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
-        pid = warm_agent.start(["-s", "piped"], agent_env(fake), [script, out.fileno(), err.fileno()])
+        pid = warm_agent.start(["-s", "piped"], agent_env(fake, **FAKE_EMBEDDINGS),
+                               [script, out.fileno(), err.fileno()])
         os.close(script)
         stdin.write(b"Tell me a long story\n")
         stdin.flush()

@@ -1,11 +1,12 @@
 """The real ``agent`` command in a process of its own, forked from one warm interpreter instead of started afresh.
 
-For tests whose point is the process (a kill, a signal, a terminal that closes): a fresh ``python -m agent`` pays
-a second or more of imports before it does anything, each time. Here one helper process (``python -m
-tests.warm_agent``) imports the agent once; each run is a fork of it that becomes ``agent ARGS`` with its own
-environment, working directory and standard streams (file descriptors sent over a Unix socket), and ends through
-the interpreter's own shutdown, as the console script does. A test gets the child's pid to signal it and its exit
-code from the helper, which reaps it.
+For tests whose point is the process (a kill, a signal, a terminal that closes, a limit on file sizes); the rest
+run the command in-process (``tests.cli_harness``). A fresh ``python -m agent`` pays a second or more of imports
+before it does anything, each time. Here one helper process (``python -m tests.warm_agent``) imports the agent
+once; each run is a fork of it that becomes ``agent ARGS`` with its own environment, working directory and
+standard streams (file descriptors sent over a Unix socket), runs the console script's ``main`` and ends as the
+interpreter would (see ``_shut_down``). A test gets the child's pid to signal it, and its exit code from the
+helper, which reaps it.
 
 The helper refuses to fork once it runs a second thread (a lock held by that thread would stay held in the child);
 the embedder and the stores are opened by each child, never before the fork.
@@ -231,6 +232,9 @@ def _become_agent(request: dict[str, Any]) -> int:
     the exit status the interpreter would give it."""
     from agent.cli import main
 
+    # Ctrl-C as an interpreter started at a terminal has it: a test run started in the background of a shell (and
+    # so the helper) inherits SIGINT ignored
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     stdin, stdout, stderr = request["fds"]
     if request["terminal"]:
         os.setsid()
@@ -275,8 +279,11 @@ def _shut_down(code: int) -> None:
         if thread is not threading.main_thread() and not thread.daemon:
             thread.join()
     atexit._run_exitfuncs()
-    sys.stdout.flush()
-    sys.stderr.flush()
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    except (OSError, ValueError):
+        code = 120  # what the interpreter exits with when it cannot flush its streams
     if code < 0:  # ended by an uncaught Ctrl-C: the interpreter ends itself with the signal
         signal.signal(-code, signal.SIG_DFL)
         os.kill(os.getpid(), -code)
