@@ -361,14 +361,8 @@ class Repl:
             self.out.error(f"memory: could not save turn {outcome.turn} ({outcome.error})")
         elif outcome.report is not None and outcome.report.stored:
             report = outcome.report
-            for record in report.stored:  # as stored: a restatement shows the memory it refreshed
-                if record.id == report.restated:
-                    verb = "remembered again"
-                elif record.id in report.refreshed:
-                    verb = "already remembered"
-                else:
-                    verb = "remembered"
-                self.out.notice(f"{late}{verb}: {shorten(record.text)}", "green")
+            for record in report.stored:
+                self.out.notice(f"{late}{report.verb(record)}: {shorten(record.text)}", "green")
             if report.superseded:
                 self.out.notice(f"it replaces {plural(len(report.superseded), 'earlier memory', 'earlier memories')}"
                                 " (/memories --history shows it, /restore undoes it)", "green")
