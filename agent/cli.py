@@ -7,12 +7,14 @@ This is the only place that turns an ``AgentError`` into one line on stderr and 
 
 from __future__ import annotations
 
+import functools
+import inspect
 import json
 import logging
 import re
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -101,6 +103,25 @@ def _apply_common(data_dir: str | None, debug: bool, user: str | None = None) ->
     if debug:
         STATE.debug = True
         logging.basicConfig(level=logging.DEBUG, format="%(levelname)s %(name)s: %(message)s")
+
+
+def shared(command: Callable[..., None]) -> Callable[..., None]:
+    """``command`` with ``--data-dir``, ``--user`` and ``--debug`` of its own, so that they work after the
+    subcommand (``agent memories list --user bob``) as well as before it (``agent memories --user bob list``); the
+    later one wins. The options are declared once (``DataDirOpt``...) and added to the signature typer reads."""
+    signature = inspect.signature(command, eval_str=True)
+    extra = [inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=default, annotation=option)
+             for name, option, default in (("data_dir", DataDirOpt, None), ("user", UserOpt, None),
+                                           ("debug", DebugOpt, False))]
+
+    @functools.wraps(command)
+    def run(*args: Any, data_dir: str | None = None, user: str | None = None, debug: bool = False,
+            **kwargs: Any) -> None:
+        _apply_common(data_dir, debug, user)
+        command(*args, **kwargs)
+
+    run.__signature__ = signature.replace(parameters=[*signature.parameters.values(), *extra])  # type: ignore[attr-defined]
+    return run
 
 
 def _print_version(wanted: bool) -> None:
@@ -248,6 +269,7 @@ def _session_store() -> SessionStore:
 
 
 @sessions_app.command("list")
+@shared
 def sessions_list(as_json: JsonOpt = False) -> None:
     """Every session, most recently updated first."""
     infos = _session_store().list()
@@ -265,6 +287,7 @@ def sessions_list(as_json: JsonOpt = False) -> None:
 
 
 @sessions_app.command("show")
+@shared
 def sessions_show(name: NameArg, as_json: JsonOpt = False) -> None:
     """The whole conversation of session NAME."""
     session = _session_store().load(name)
@@ -277,6 +300,7 @@ def sessions_show(name: NameArg, as_json: JsonOpt = False) -> None:
 
 
 @sessions_app.command("rm")
+@shared
 def sessions_rm(name: NameArg) -> None:
     """Delete session NAME (its file; memories it led to stay: `agent memories` manages those)."""
     _session_store().remove(name)
@@ -337,6 +361,7 @@ def _print_memories(
 
 
 @memories_app.command("list")
+@shared
 def memories_list(
     as_json: JsonOpt = False,
     history: Annotated[bool, typer.Option("--history", help="Also the memories later ones replaced.")] = False,
@@ -363,6 +388,7 @@ def memories_list(
 
 
 @memories_app.command("profile")
+@shared
 def memories_profile(as_json: JsonOpt = False, embedder: EmbedderOpt = None) -> None:
     """The profile: stable facts read from what you said, the current value of each and the values replaced."""
     current, history = _service(embedder).profile()
@@ -385,6 +411,7 @@ def memories_profile(as_json: JsonOpt = False, embedder: EmbedderOpt = None) -> 
 
 
 @memories_app.command("restore")
+@shared
 def memories_restore(
     memory: Annotated[str, typer.Argument(help="The id (or a unique prefix) of a replaced memory.")],
     embedder: EmbedderOpt = None,
@@ -401,6 +428,7 @@ def memories_restore(
 
 
 @memories_app.command("search")
+@shared
 def memories_search(
     query: str,
     k: Annotated[int, typer.Option("--k", min=1, help="How many results at most.")] = 5,
@@ -415,6 +443,7 @@ def memories_search(
 
 
 @memories_app.command("add")
+@shared
 def memories_add(text: str, embedder: EmbedderOpt = None) -> None:
     """Store TEXT as an explicit memory."""
     if not text.strip():
@@ -431,6 +460,7 @@ KeepOpt = Annotated[int | None, typer.Option("--to", min=0, help="Memories to ke
 
 
 @memories_app.command("evict")
+@shared
 def memories_evict(
     to: KeepOpt = None,
     yes: Annotated[bool, typer.Option("--yes", help="Evict them (without it, only list what would go).")] = False,
@@ -465,6 +495,7 @@ def memories_evict(
 
 
 @memories_app.command("forget")
+@shared
 def memories_forget(
     ids: Annotated[list[str] | None,
                    typer.Argument(help="Memory ids as `list` shows them (or unique prefixes of 4+ chars).")] = None,
@@ -553,6 +584,7 @@ def _places(user: str) -> Places:
 
 
 @memories_app.command("edit")
+@shared
 def memories_edit(
     memory_id: Annotated[str, typer.Argument(metavar="ID", help="The memory's id (or a unique prefix).")],
     embedder: EmbedderOpt = None,
@@ -584,6 +616,7 @@ def memories_edit(
 
 
 @memories_app.command("export")
+@shared
 def memories_export(
     format_: Annotated[str, typer.Option("--format", metavar="jsonl|markdown",
                                          help="jsonl (what import reads, lossless) or markdown (to read).")] = "jsonl",
@@ -605,6 +638,7 @@ def memories_export(
 
 
 @memories_app.command("import")
+@shared
 def memories_import(
     file: Annotated[Path, typer.Argument(metavar="FILE", help="A JSON Lines export (`-` reads stdin).")],
     embedder: EmbedderOpt = None,
@@ -638,6 +672,7 @@ def memories_reindex(
 
 
 @memories_app.command("rebuild")
+@shared
 def memories_rebuild(embedder: EmbedderOpt = None) -> None:
     """Rebuild the vector index from the ledger (after Chroma's files were lost or damaged)."""
     from agent.recovery import rebuild_index
@@ -650,6 +685,7 @@ def memories_rebuild(embedder: EmbedderOpt = None) -> None:
 
 
 @memories_app.command("stats")
+@shared
 def memories_stats(as_json: JsonOpt = False, embedder: EmbedderOpt = None) -> None:
     """How many memories, of which kinds, the embedder and threshold, and the size on disk."""
     from agent.wiring import ensure_data_dir

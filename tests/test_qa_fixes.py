@@ -4,6 +4,7 @@ unless the behaviour is about the process or the terminal."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 from agent.domain import memory_id
 from agent.memory.context import inert
@@ -97,3 +98,17 @@ def test_evict_says_one_memory_not_1_memories() -> None:
     assert nothing.stdout == "Nothing to evict: 1 memory, 10,000 may stay.\n", nothing
     would = invoke("memories", "evict", "--to", "0")
     assert "This least recently seen memory of 1 memory would be evicted to keep 0" in would.stderr, would
+
+
+def test_shared_options_work_after_the_subcommand_too(tmp_path: Path) -> None:
+    """Before, ``agent memories list --user bob`` failed with "No such option"; only ``agent memories --user bob
+    list`` worked."""
+    other = tmp_path / "other"
+    assert invoke("memories", "add", "I drink green tea", "--user", "bob", "--data-dir", str(other)).returncode == 0
+    assert invoke("memories", "--user", "bob", "--data-dir", str(other), "list", "--json").returncode == 0
+    after = invoke("memories", "list", "--json", "--user", "bob", "--data-dir", str(other), "--debug")
+    assert after.returncode == 0, after
+    assert [m["text"] for m in json.loads(after.stdout)] == ["I drink green tea"]
+    assert texts() == [], "bob's memory is his, in the other directory"
+    shown = invoke("sessions", "show", "work", "--user", "bob")
+    assert shown.returncode == 1 and "users/bob/sessions/work.json" in shown.stderr, shown
