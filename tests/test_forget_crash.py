@@ -66,7 +66,8 @@ def forget_cut_short(env: dict[str, str], prefix: str, how: signal.Signals, dela
     try:
         ready = select.select([process.stdout], [], [], 120)[0]  # generous: fails only if the agent hangs
         line = process.stdout.readline() if ready else "(nothing in 120 s)"
-        assert line == f"forgot 1 memory: {SECRET}\n", (line, process.stderr.read() if process.poll() is not None else "")
+        told = process.stderr.read() if process.poll() is not None else ""
+        assert line == f"forgot 1 memory: {SECRET}\n", (line, told)
         time.sleep(delay)
         process.send_signal(how)
         process.wait(timeout=120)

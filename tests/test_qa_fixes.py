@@ -3,13 +3,22 @@ unless the behaviour is about the process or the terminal."""
 
 from __future__ import annotations
 
+import errno
 import json
+import os
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
-from agent.domain import memory_id
+import pytest
+
+from agent.domain import Message, memory_id
+from agent.errors import SessionError
 from agent.memory.context import inert
+from agent.ports import ChatChunk
+from agent.sessions import Session, SessionStore
 from agent.ui.render import escape_terminal
 from tests.cli_harness import invoke
+from tests.repl_harness import build_chat, run_lines
 
 
 def texts() -> list[str]:
@@ -112,3 +121,35 @@ def test_shared_options_work_after_the_subcommand_too(tmp_path: Path) -> None:
     assert texts() == [], "bob's memory is his, in the other directory"
     shown = invoke("sessions", "show", "work", "--user", "bob")
     assert shown.returncode == 1 and "users/bob/sessions/work.json" in shown.stderr, shown
+
+
+class CutShort:
+    """Streams a piece, then behaves as if the user pressed Ctrl-C (no usage ever arrives)."""
+
+    def stream(self, messages: Sequence[Message], model: str) -> Iterator[ChatChunk]:
+        yield ChatChunk(text="Once upon ")
+        raise KeyboardInterrupt
+
+
+def test_the_usage_line_after_ctrl_c_does_not_blame_the_server(tmp_path: Path) -> None:
+    done = run_lines(build_chat(tmp_path, CutShort()), "tell me a story")
+    assert "(estimated: the reply was interrupted)" in done.log, done.log
+    assert "the server sent no usage" not in done.log
+
+
+def test_a_new_session_that_cannot_be_saved_does_not_claim_a_previous_version(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Before, a read-only data directory with --no-memory said "the previous version is intact" of a session that
+    had none. (``tests/test_chat_small_fixes.py`` runs the real read-only mount where the machine allows it.)"""
+    store = SessionStore(tmp_path / "sessions", "default")
+    store.save(Session("old", 1.0, 2.0, []))
+
+    def read_only(*_: object) -> None:
+        raise OSError(errno.EROFS, os.strerror(errno.EROFS))
+
+    monkeypatch.setattr("agent.sessions.write_private", read_only)
+    for name, kept in (("fresh", "nothing of it is on disk yet"), ("old", "the previous version is intact")):
+        with pytest.raises(SessionError) as raised:
+            store.save(Session(name, 1.0, 3.0, []))
+        assert str(raised.value).endswith(f"could not be saved (Read-only file system); {kept}.")
