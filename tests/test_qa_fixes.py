@@ -153,3 +153,30 @@ def test_a_new_session_that_cannot_be_saved_does_not_claim_a_previous_version(
         with pytest.raises(SessionError) as raised:
             store.save(Session(name, 1.0, 3.0, []))
         assert str(raised.value).endswith(f"could not be saved (Read-only file system); {kept}.")
+
+
+def test_a_data_dir_ending_in_dotdot_is_taken_lexically_and_makes_nothing(tmp_path: Path) -> None:
+    """Before, ``--data-dir proj/typo/..`` made ``typo/`` and then failed with "cannot be created or used (File
+    exists)", exit 1; now it is ``proj``, refused as a project directory, and nothing is made."""
+    project = tmp_path / "proj"
+    project.mkdir()
+    (project / "README.md").write_text("mine\n")
+    refused = invoke("memories", "list", "--data-dir", f"{project}/typo/..")
+    assert refused.returncode == 2, refused
+    assert f"The data directory {project} already holds files that are not agent's" in refused.stderr
+    assert sorted(p.name for p in project.iterdir()) == ["README.md"]
+
+
+def test_a_misspelled_setting_is_warned_about_once_with_the_closest_name(tmp_path: Path) -> None:
+    (tmp_path / ".env").write_text("AGENT_MEMORY_KAPACITY=5\n")
+    listed = invoke("memories", "list", env={"AGENT_TIMOUT": "5", "AGENT_ZQXJ": "1"})
+    assert listed.returncode == 0, listed
+    warned = [line for line in listed.stderr.splitlines() if "is not a setting" in line]
+    assert warned == [
+        "agent: warning: AGENT_TIMOUT (in the environment) is not a setting of agent, so it is ignored: did you mean "
+        "AGENT_TIMEOUT?",
+        "agent: warning: AGENT_ZQXJ (in the environment) is not a setting of agent, so it is ignored: `agent config` "
+        "lists the settings.",
+        f"agent: warning: AGENT_MEMORY_KAPACITY (in {tmp_path / '.env'}) is not a setting of agent, so it is "
+        "ignored: did you mean AGENT_MEMORY_CAPACITY?",
+    ]
