@@ -17,6 +17,7 @@ from agent.memory.context import inert
 from agent.ports import ChatChunk
 from agent.sessions import Session, SessionStore
 from agent.ui.render import escape_terminal
+from tests.chat_fakes import ScriptedChat
 from tests.cli_harness import invoke
 from tests.repl_harness import build_chat, run_lines
 
@@ -180,3 +181,17 @@ def test_a_misspelled_setting_is_warned_about_once_with_the_closest_name(tmp_pat
         f"agent: warning: AGENT_MEMORY_KAPACITY (in {tmp_path / '.env'}) is not a setting of agent, so it is "
         "ignored: did you mean AGENT_MEMORY_CAPACITY?",
     ]
+
+
+def test_the_toolbar_and_session_count_the_same_context_and_clear_shows_at_once(tmp_path: Path) -> None:
+    """Before, /session said `context 15 of 6,000 tokens` while the toolbar said 216 (the last request, with the
+    system prompt), and after /clear the toolbar kept its number."""
+    done = run_lines(build_chat(tmp_path / "a", ScriptedChat("Hi Ann.")), "My name is Ann", "/session")
+    window = done.repl.engine.conversation.tokens()
+    assert window > 0
+    assert done.repl.toolbar().endswith(f"│ context {window:,} tokens ")
+    assert f"context  {window:,} of 6,000 tokens in the conversation window (as the toolbar;" in done.out
+
+    cleared = run_lines(build_chat(tmp_path / "b", ScriptedChat("Hi Ann.")), "My name is Ann", "/clear", "/session")
+    assert cleared.repl.toolbar().endswith("│ context 0 tokens ")
+    assert "context  0 of 6,000 tokens in the conversation window" in cleared.out

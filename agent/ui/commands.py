@@ -387,8 +387,9 @@ class Commands(ChatControls):
             ("file", str(engine.store.path(session.name))),
             ("started", started),
             ("turns", f"{len(session.turns)} ({conversation.turns - conversation.start} in the context window)"),
-            ("context", f"{conversation.tokens():,} of {conversation.budget_tokens:,} tokens"
-                        + (", with a summary of earlier turns" if conversation.summary else "")),
+            ("context", f"{conversation.tokens():,} of {conversation.budget_tokens:,} tokens in the conversation "
+                        "window" + (", with a summary of earlier turns" if conversation.summary else "")
+                        + " (as the toolbar; each request adds the system prompt and the memories recalled)"),
             ("model", engine.shown_model if engine.shown_model == engine.model else
                       f"{engine.shown_model} (served; asked for {engine.model})"),
             ("memory", self._memory_state()),

@@ -161,7 +161,6 @@ class Repl:
         self.out = out
         self.worker = worker
         self.debug = debug
-        self.context_tokens = engine.conversation.tokens()
         self.reader: LineReader = PipeReader(out.notice)
         self.commands = Commands(engine, out, self.reader.ask, history, data_root)
         self.signals = HeldInterrupts()
@@ -173,11 +172,13 @@ class Repl:
         self.commands.ask = reader.ask
 
     def toolbar(self) -> str:
+        """The status line, drawn anew at each redraw: the context is what ``/session`` counts, the conversation
+        window (summary and turns, what the budget limits), so ``/clear`` shows at once."""
         count = None if self.engine.memory is None else self.engine.memory.count
         memories = "off" if self.engine.memory is None else ("…" if count is None else str(count))
         memories += writes_state(self.engine)
         return (f" session {self.engine.session.name} │ model {self.engine.shown_model} │ memories {memories} │ "
-                f"context {self.context_tokens:,} tokens ")
+                f"context {self.engine.conversation.tokens():,} tokens ")
 
     def run(self) -> int:
         """The loop, until end of input, /exit, SIGTERM or SIGHUP. In a script, a failed turn makes the exit code
@@ -352,7 +353,6 @@ class Repl:
         else:
             tokens_in = sum(count_tokens(m.content) for m in pending.messages)
             tokens_out, mark = count_tokens(pending.text), "~"
-        self.context_tokens = tokens_in + tokens_out
         # The server sends usage at the end of a stream: one cut short (Ctrl-C, a failure) never got there.
         why = {"interrupted": "the reply was interrupted", "failed": "the reply broke off"}.get(
             status, "the server sent no usage")
