@@ -6,6 +6,7 @@ from __future__ import annotations
 import errno
 import json
 import os
+import re
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
@@ -19,6 +20,8 @@ from agent.sessions import Session, SessionStore
 from agent.ui.render import escape_terminal
 from tests.chat_fakes import ScriptedChat
 from tests.cli_harness import invoke
+from tests.e2e_helpers import Terminal, agent_env
+from tests.fake_openai import FakeOpenAI, Reply
 from tests.repl_harness import build_chat, run_lines
 
 
@@ -195,3 +198,57 @@ def test_the_toolbar_and_session_count_the_same_context_and_clear_shows_at_once(
     cleared = run_lines(build_chat(tmp_path / "b", ScriptedChat("Hi Ann.")), "My name is Ann", "/clear", "/session")
     assert cleared.repl.toolbar().endswith("│ context 0 tokens ")
     assert "context  0 of 6,000 tokens in the conversation window" in cleared.out
+
+
+_TERMINAL_CODE = re.compile(r"\x1b\[([0-9;?]*)([A-Za-z])|(\r)|(\n)|(\x08)|([^\x1b\r\n\x08]+)")
+
+
+def eager_wrap_screen(output: str, columns: int) -> list[str]:
+    """The rows a terminal that wraps as soon as a row is full shows for ``output`` (many do; xterm waits for the
+    next character): enough of one to follow what the live display writes (text, CR, LF, cursor up/left/right,
+    erase)."""
+    rows: list[list[str]] = [[]]
+    row = col = 0
+    for match in _TERMINAL_CODE.finditer(output):
+        params, final, cr, lf, backspace, text = match.groups()
+        if final in {"A", "C", "D"}:
+            step = int(params or 1)
+            row, col = (max(0, row - step), col) if final == "A" else (row, max(0, col + (step if final == "C" else
+                                                                                        -step)))
+        elif final == "K":
+            rows[row] = [] if params == "2" else rows[row][:col]
+        elif final == "J":
+            del rows[row + 1 :]
+            rows[row] = rows[row][:col]
+        elif cr or backspace:
+            col = 0 if cr else max(0, col - 1)
+        elif lf:
+            row += 1
+        for char in text or "":
+            line = rows[row]
+            line.extend(" " * (col + 1 - len(line)))
+            line[col] = char
+            row, col = (row + 1, 0) if col + 1 == columns else (row, col + 1)
+            rows.extend([] for _ in range(row + 1 - len(rows)))
+        rows.extend([] for _ in range(row + 1 - len(rows)))
+    return ["".join(r).rstrip() for r in rows]
+
+
+@pytest.mark.slow
+def test_ctrl_c_in_markdown_mode_leaves_the_partial_reply_on_screen_once() -> None:
+    """Before, on a terminal that wraps a full row at once, the live display (its rows padded to the full width)
+    erased one row too few: after Ctrl-C, and after /retry and Ctrl-C, the partial reply showed twice or more."""
+    pieces = ["Once upon a time ", *(f"w{n} " for n in range(200))]
+    with FakeOpenAI(fallback=Reply("x", chunks=pieces, delay=0.1)) as fake, \
+            Terminal(agent_env(fake), "--no-memory", "-s", "tty") as terminal:
+        terminal.expect("›")
+        for line in ("tell me a story", "/retry"):
+            terminal.type(f"{line}\r")
+            terminal.expect(r"w3 ")
+            terminal.type("\x03")
+            terminal.expect(r"\[interrupted")
+            terminal.expect("›")
+        terminal.type("\x04")
+        assert terminal.wait() == 0
+    shown = [row for row in eager_wrap_screen(terminal.output, 100) if row.startswith("Once upon a time")]
+    assert len(shown) == 2, shown  # once per attempt
