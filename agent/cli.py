@@ -7,12 +7,14 @@ This is the only place that turns an ``AgentError`` into one line on stderr and 
 
 from __future__ import annotations
 
+import functools
+import inspect
 import json
 import logging
 import re
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -27,7 +29,7 @@ from agent.errors import AgentError, UsageError
 from agent.memory.profile import Entry
 from agent.memory.service import MemoryService
 from agent.sessions import SessionStore
-from agent.ui.render import escape_terminal, plural
+from agent.ui.render import MIN_PREFIX, SHOWN_ID, escape_terminal, plural
 
 if TYPE_CHECKING:
     from agent.forget import Places
@@ -101,6 +103,25 @@ def _apply_common(data_dir: str | None, debug: bool, user: str | None = None) ->
     if debug:
         STATE.debug = True
         logging.basicConfig(level=logging.DEBUG, format="%(levelname)s %(name)s: %(message)s")
+
+
+def shared(command: Callable[..., None]) -> Callable[..., None]:
+    """``command`` with ``--data-dir``, ``--user`` and ``--debug`` of its own, so that they work after the
+    subcommand (``agent memories list --user bob``) as well as before it (``agent memories --user bob list``); the
+    later one wins. The options are declared once (``DataDirOpt``...) and added to the signature typer reads."""
+    signature = inspect.signature(command, eval_str=True)
+    extra = [inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=default, annotation=option)
+             for name, option, default in (("data_dir", DataDirOpt, None), ("user", UserOpt, None),
+                                           ("debug", DebugOpt, False))]
+
+    @functools.wraps(command)
+    def run(*args: Any, data_dir: str | None = None, user: str | None = None, debug: bool = False,
+            **kwargs: Any) -> None:
+        _apply_common(data_dir, debug, user)
+        command(*args, **kwargs)
+
+    run.__signature__ = signature.replace(parameters=[*signature.parameters.values(), *extra])  # type: ignore[attr-defined]
+    return run
 
 
 def _print_version(wanted: bool) -> None:
@@ -248,6 +269,7 @@ def _session_store() -> SessionStore:
 
 
 @sessions_app.command("list")
+@shared
 def sessions_list(as_json: JsonOpt = False) -> None:
     """Every session, most recently updated first."""
     infos = _session_store().list()
@@ -265,6 +287,7 @@ def sessions_list(as_json: JsonOpt = False) -> None:
 
 
 @sessions_app.command("show")
+@shared
 def sessions_show(name: NameArg, as_json: JsonOpt = False) -> None:
     """The whole conversation of session NAME."""
     session = _session_store().load(name)
@@ -277,6 +300,7 @@ def sessions_show(name: NameArg, as_json: JsonOpt = False) -> None:
 
 
 @sessions_app.command("rm")
+@shared
 def sessions_rm(name: NameArg) -> None:
     """Delete session NAME (its file; memories it led to stay: `agent memories` manages those)."""
     _session_store().remove(name)
@@ -337,6 +361,7 @@ def _print_memories(
 
 
 @memories_app.command("list")
+@shared
 def memories_list(
     as_json: JsonOpt = False,
     history: Annotated[bool, typer.Option("--history", help="Also the memories later ones replaced.")] = False,
@@ -363,6 +388,7 @@ def memories_list(
 
 
 @memories_app.command("profile")
+@shared
 def memories_profile(as_json: JsonOpt = False, embedder: EmbedderOpt = None) -> None:
     """The profile: stable facts read from what you said, the current value of each and the values replaced."""
     current, history = _service(embedder).profile()
@@ -385,6 +411,7 @@ def memories_profile(as_json: JsonOpt = False, embedder: EmbedderOpt = None) -> 
 
 
 @memories_app.command("restore")
+@shared
 def memories_restore(
     memory: Annotated[str, typer.Argument(help="The id (or a unique prefix) of a replaced memory.")],
     embedder: EmbedderOpt = None,
@@ -401,6 +428,7 @@ def memories_restore(
 
 
 @memories_app.command("search")
+@shared
 def memories_search(
     query: str,
     k: Annotated[int, typer.Option("--k", min=1, help="How many results at most.")] = 5,
@@ -415,13 +443,14 @@ def memories_search(
 
 
 @memories_app.command("add")
+@shared
 def memories_add(text: str, embedder: EmbedderOpt = None) -> None:
     """Store TEXT as an explicit memory."""
     if not text.strip():
         raise typer.BadParameter("the memory text is empty.", param_hint="TEXT")
     report = _service(embedder).remember(text)
     for record in report.stored:
-        typer.echo(f"remembered {record.id[:8]}: {escape_terminal(record.text)}")
+        typer.echo(f"{report.verb(record)} {record.id[:8]}: {escape_terminal(record.text)}")
     for record in report.evicted:
         shown = escape_terminal(record.text)
         typer.echo(f"evicted {record.id[:8]} (the least recently seen, past the capacity): {shown}")
@@ -431,6 +460,7 @@ KeepOpt = Annotated[int | None, typer.Option("--to", min=0, help="Memories to ke
 
 
 @memories_app.command("evict")
+@shared
 def memories_evict(
     to: KeepOpt = None,
     yes: Annotated[bool, typer.Option("--yes", help="Evict them (without it, only list what would go).")] = False,
@@ -443,7 +473,7 @@ def memories_evict(
     count = service.count()
     going = service.least_recently_seen(count - keep)
     if not going:
-        typer.echo(f"Nothing to evict: {count:,} memories, {keep:,} may stay.")
+        typer.echo(f"Nothing to evict: {plural(count, 'memory', 'memories')}, {keep:,} may stay.")
         return
     if not yes:
         if as_json:
@@ -452,21 +482,26 @@ def memories_evict(
             for record in going:
                 seen = datetime.fromtimestamp(record.last_seen).strftime("%Y-%m-%d %H:%M")
                 typer.echo(f"{record.id[:8]}  last seen {seen}  {escape_terminal(record.text)}")
-        print(f"These {len(going):,} least recently seen of {count:,} memories would be evicted to keep {keep:,}; "
+        these = "This least recently seen memory" if len(going) == 1 else f"These {len(going):,} least recently seen"
+        print(f"{these} of {plural(count, 'memory', 'memories')} would be evicted to keep {keep:,}; "
               f"nothing was evicted: run `agent memories evict --to {keep} --yes` to evict them.", file=sys.stderr)
         return
-    typer.echo(f"evicting {len(going):,} memories...")
+    typer.echo(f"evicting {plural(len(going), 'memory', 'memories')}...")
     service.forget([r.id for r in going])
     first, last = (datetime.fromtimestamp(r.last_seen).strftime("%Y-%m-%d %H:%M") for r in (going[0], going[-1]))
-    typer.echo(f"evicted {len(going):,} memories, the least recently seen (last seen {first} to {last}); "
+    typer.echo(f"evicted {plural(len(going), 'memory', 'memories')}, the least recently seen (last seen {first} to "
+               f"{last}); "
                f"{service.count():,} remain")
 
 
 @memories_app.command("forget")
+@shared
 def memories_forget(
-    ids: Annotated[list[str] | None, typer.Argument(help="Memory ids (or unique prefixes, as `list` shows).")] = None,
+    ids: Annotated[list[str] | None,
+                   typer.Argument(help="Memory ids as `list` shows them (or unique prefixes of 4+ chars).")] = None,
     all_: Annotated[bool, typer.Option("--all", help="Forget every memory of this user.")] = False,
-    yes: Annotated[bool, typer.Option("--yes", help="Do not ask for confirmation (with --all).")] = False,
+    yes: Annotated[bool, typer.Option("--yes", help="Do not ask for confirmation (--all, or an id prefix shorter "
+                                                    "than the shown id).")] = False,
     embedder: EmbedderOpt = None,
 ) -> None:
     """Forget memories for good: their text leaves every file of the data directory."""
@@ -484,23 +519,60 @@ def memories_forget(
                           abort=True)
         chosen = known
     else:
-        chosen = [_one(known, given) for given in ids or []]
+        chosen = [_one(known, given, asked=yes) for given in ids or []]
     places = _places(service.user)
     result = forget.forget(forget.inline(service), chosen, places, everything=all_, interruptible=True,
-                           on_begun=lambda count: typer.echo(f"forgot {plural(count, 'memory', 'memories')}"))
+                           on_begun=lambda count: _said_forgotten(count, [] if all_ else chosen))
     for line in result.lines():
         typer.echo(escape_terminal(line))  # it names files found in the data directory
     if result.index_error is not None:
         _warn(f"the index keeps their vectors until the next start ({result.index_error})")
 
 
-def _one(known: list[MemoryRecord], given: str) -> MemoryRecord:
-    """The memory whose id starts with ``given``; one line saying what to do when none or several do."""
-    matches = [record for record in known if record.id.startswith(given.lower())]
+def _said_forgotten(count: int, chosen: list[MemoryRecord]) -> None:
+    """``forgot 1 memory: TEXT``, or the count then each memory: the user sees which went (``--all``: the count)."""
+    if len(chosen) == 1:
+        typer.echo(f"forgot 1 memory: {escape_terminal(chosen[0].text)}")
+        return
+    typer.echo(f"forgot {plural(count, 'memory', 'memories')}{':' if chosen else ''}")
+    for record in chosen:
+        typer.echo(f"  {_named(record)}")
+
+
+def _one(known: list[MemoryRecord], given: str, asked: bool = False) -> MemoryRecord:
+    """The memory ``given`` names, by the chat's rule (``/forget``): an id prefix of at least ``MIN_PREFIX``
+    characters; one shorter than the ``SHOWN_ID`` the tables show could be a typo that names another memory, so it is
+    shown and asked about (``asked``: the caller shows the memory itself, as ``edit`` does in the editor; ``--yes``
+    passes for an answer). Not a row number of ``agent memories list``: numbers shift as memories come and go, and
+    one character would pick a memory by chance. One line saying what to do when it names none for sure."""
+    token = given.strip().lower()
+    current = [record for record in known if record.current]
+    if token.isdigit() and len(token) < MIN_PREFIX:
+        row = int(token)
+        there = (f" (row {row} there is {_named(current[row - 1])})"
+                 if 1 <= row <= len(current) else "")
+        raise UsageError(f"{given!r} is not a memory id: give the id column of `agent memories list`, not its # "
+                         f"column{there}.")
+    if len(token) < MIN_PREFIX:
+        raise UsageError(f"{given!r} is too short to name a memory: give at least {MIN_PREFIX} characters of the "
+                         "id shown by `agent memories list`.")
+    matches = [record for record in known if record.id.startswith(token)]
     if len(matches) != 1:
         problem = "matches no memory" if not matches else f"matches {len(matches)} memories"
         raise AgentError(f"{given!r} {problem}: use `agent memories list` to see the ids.")
-    return matches[0]
+    found = matches[0]
+    if len(token) >= SHOWN_ID or asked:
+        return found
+    shown = _named(found)
+    if not sys.stdin.isatty():
+        raise UsageError(f"{given!r} is a short id prefix (it matches {shown}): give at least {SHOWN_ID} characters "
+                         "of the id shown by `agent memories list`, or add --yes.")
+    typer.confirm(f"{given} is memory {shown}. Forget it?", abort=True)
+    return found
+
+
+def _named(record: MemoryRecord) -> str:
+    return f"{record.id[:SHOWN_ID]}: {escape_terminal(record.text)}"
 
 
 def _places(user: str) -> Places:
@@ -512,6 +584,7 @@ def _places(user: str) -> Places:
 
 
 @memories_app.command("edit")
+@shared
 def memories_edit(
     memory_id: Annotated[str, typer.Argument(metavar="ID", help="The memory's id (or a unique prefix).")],
     embedder: EmbedderOpt = None,
@@ -521,7 +594,7 @@ def memories_edit(
     from agent.ui.editor import edit_text
 
     service = _service(embedder)
-    old = _one(service.list(), memory_id)
+    old = _one(service.list(), memory_id, asked=True)  # the editor shows it: saving it unchanged changes nothing
     text = edit_text(old.text)
     why = edit.problem(old, text)
     if why is not None or text is None:
@@ -543,6 +616,7 @@ def memories_edit(
 
 
 @memories_app.command("export")
+@shared
 def memories_export(
     format_: Annotated[str, typer.Option("--format", metavar="jsonl|markdown",
                                          help="jsonl (what import reads, lossless) or markdown (to read).")] = "jsonl",
@@ -564,6 +638,7 @@ def memories_export(
 
 
 @memories_app.command("import")
+@shared
 def memories_import(
     file: Annotated[Path, typer.Argument(metavar="FILE", help="A JSON Lines export (`-` reads stdin).")],
     embedder: EmbedderOpt = None,
@@ -597,6 +672,7 @@ def memories_reindex(
 
 
 @memories_app.command("rebuild")
+@shared
 def memories_rebuild(embedder: EmbedderOpt = None) -> None:
     """Rebuild the vector index from the ledger (after Chroma's files were lost or damaged)."""
     from agent.recovery import rebuild_index
@@ -609,6 +685,7 @@ def memories_rebuild(embedder: EmbedderOpt = None) -> None:
 
 
 @memories_app.command("stats")
+@shared
 def memories_stats(as_json: JsonOpt = False, embedder: EmbedderOpt = None) -> None:
     """How many memories, of which kinds, the embedder and threshold, and the size on disk."""
     from agent.wiring import ensure_data_dir

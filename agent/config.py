@@ -9,9 +9,10 @@ the parsing and checking here. The API key is a setting like any other but is ne
 from __future__ import annotations
 
 import dataclasses
+import difflib
 import math
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
@@ -114,12 +115,13 @@ def _optional_path(raw: str) -> Path | None:
 
 
 def _path(raw: str) -> Path:
-    """A directory given by the user, ``~`` expanded (a shell leaves ``--data-dir=~/x`` as it is). Blank is refused:
-    ``--data-dir "$UNSET"`` must not mean the working directory."""
+    """A directory given by the user, ``~`` expanded (a shell leaves ``--data-dir=~/x`` as it is) and ``..`` taken
+    lexically, as the user reads it: ``proj/typo/..`` is ``proj``, so no ``typo`` is made on the way to a refusal.
+    Blank is refused: ``--data-dir "$UNSET"`` must not mean the working directory."""
     if not raw.strip():
         raise ValueError("expected a directory, got an empty path")
     try:
-        return Path(raw).expanduser()
+        return Path(os.path.normpath(Path(raw).expanduser()))
     except RuntimeError as exc:  # ~name of an unknown user, or no home directory
         raise ValueError(f"its ~ cannot be expanded ({exc})") from exc
 
@@ -321,6 +323,22 @@ def _value(spec: Spec, raw: Any, where: str) -> Any:
     return value
 
 
+def _misspelled(layers: Sequence[tuple[str, Path | None, Mapping[str, str]]]) -> list[str]:
+    """A line for each ``AGENT_`` name no setting has (``AGENT_TIMOUT=5``), naming the closest one: ignored
+    silently, a typo would leave the user wondering why the setting has no effect."""
+    known = sorted(name for spec in SPECS for name in spec.env)
+    lines = []
+    for _, path, layer in layers:
+        for name in layer:
+            if name.startswith("AGENT_") and name not in known:
+                # compared without the prefix every name shares, which would make any name look close
+                close = difflib.get_close_matches(name[6:], [k[6:] for k in known if k.startswith("AGENT_")], n=1)
+                hint = f"did you mean AGENT_{close[0]}?" if close else "`agent config` lists the settings."
+                lines.append(f"{name} ({f'in {path}' if path else 'in the environment'}) is not a setting of agent, "
+                             f"so it is ignored: {hint}")
+    return lines
+
+
 def load_settings(
     flags: Mapping[str, Any] | None = None,
     environ: Mapping[str, str] | None = None,
@@ -358,7 +376,8 @@ def load_settings(
             values[spec.field] = _value(spec, raw, where)
             sources[spec.field] = f"{layer_name} ({found})"
             break
-    warnings = tuple(w for path, _, layer in files if layer and (w := _loose_secret_file(path, layer)))
+    warnings = (*(w for path, _, layer in files if layer and (w := _loose_secret_file(path, layer))),
+                *_misspelled(layers))
     return Settings(**values, sources=sources, warnings=warnings, files=tuple(path for path, _, _ in files))
 
 

@@ -186,8 +186,8 @@ class SessionStore:
         try:
             write_private(path, data, f".{session.name}.{os.getpid()}")
         except OSError as exc:
-            raise SessionError(f"The session file {path} could not be saved ({exc.strerror}); "
-                               "the previous version is intact.") from exc
+            kept = "the previous version is intact" if self.exists(session.name) else "nothing of it is on disk yet"
+            raise SessionError(f"The session file {path} could not be saved ({exc.strerror}); {kept}.") from exc
 
     def list(self) -> list[SessionInfo]:
         """Every session, most recently updated first; unreadable files are listed with their error."""

@@ -186,7 +186,10 @@ def test_no_memory_chats_with_a_read_only_data_dir_and_says_once_that_saving_fai
         out, err = result.stdout.decode(), result.stderr.decode()
         assert out.count("Noted.") == 2, err  # both lines answered
         told, end = [line for line in err.splitlines() if "could not be saved (Read-only file system)" in line]
-        assert "The chat goes on" in told and "The turns since the last save are lost" in end, err
+        assert "The chat goes on" in told, err
+        kept = "the previous version is intact" if name == "work" else "nothing of it is on disk yet"
+        lost = "The turns since the last save are" if name == "work" else "Every turn of this session is"
+        assert f"; {kept}." in told and f"; {kept}." in end and f"{lost} lost when this chat ends" in end, err
         assert "symlink" not in err and "Traceback" not in err
         assert result.returncode == 1  # the turns of this run could not be kept: a script is told
     assert (data / "sessions" / "work.json").read_bytes() == before

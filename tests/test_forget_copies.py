@@ -64,7 +64,7 @@ def test_copies_of_the_index_that_hold_the_memory_are_deleted_and_a_set_aside_le
 
     assert forgot.exit_code == 0, forgot.output
     assert forgot.stdout.splitlines() == [
-        "forgot 1 memory",
+        f"forgot 1 memory: {SECRET}",
         "Deleted 1 copy of the index set aside, which held their vectors (chroma.backup-1.5.8-20260102-100500); the "
         "ledger rebuilds everything else they had.",
         "A damaged ledger set aside still holds their text (ledger.sqlite3.corrupt-20260102-101000): forget cannot "

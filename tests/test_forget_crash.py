@@ -67,6 +67,9 @@ def seed(data: Path) -> str:
     return memory_id("default", SECRET)[:8]
 
 
+FORGOT = f"forgot 1 memory: {SECRET}\n".encode()
+
+
 def forget_cut_short(warm: WarmAgent, env: dict[str, str], prefix: str, how: signal.Signals,
                      delay: float) -> tuple[int, str]:
     """``agent memories forget PREFIX``, sent ``how`` ``delay`` seconds after it said the memory is forgotten
@@ -78,15 +81,15 @@ def forget_cut_short(warm: WarmAgent, env: dict[str, str], prefix: str, how: sig
         try:
             ready = select.select([stdout], [], [], 120)[0]  # generous: fails only if the agent hangs
             line = stdout.readline() if ready else b"(nothing in 120 s)"
-            if line == b"forgot 1 memory\n":
+            if line == FORGOT:
                 time.sleep(delay)
             # (a child that finished first is gone, as a real process the signal comes too late for would be)
-            os.kill(pid, how if line == b"forgot 1 memory\n" else signal.SIGKILL)
+            os.kill(pid, how if line == FORGOT else signal.SIGKILL)
         finally:
             code = warm.wait(pid)
         err.seek(0)
         stderr = err.read().decode()
-    assert line == b"forgot 1 memory\n", (line, stderr)
+    assert line == FORGOT, (line, stderr)
     return code, stderr
 
 

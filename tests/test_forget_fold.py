@@ -78,7 +78,7 @@ def test_agent_memories_forget_takes_every_form_out_of_every_session(tmp_path: P
 
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines() == [
-        "forgot 1 memory",
+        f"forgot 1 memory: {SAID}",
         "The forgotten words were also removed from session fullwidth, session long-s, session nfd, session "
         "spaces, session upper, the input history."]
     held = [str(f) for f in data.rglob("*") if f.is_file() and any(n in f.read_bytes().lower() for n in NEEDLES)]

@@ -67,7 +67,7 @@ def test_forget_leaves_no_byte_of_the_text_on_disk(tmp_path: Path, local_embedde
     [canary] = [m for m in json.loads(invoke("memories", "list", "--json").stdout) if m["text"] == CANARY]
 
     result = invoke("memories", "forget", canary["id"][:10])
-    assert (result.returncode, result.stdout, result.stderr) == (0, "forgot 1 memory\n", "")
+    assert (result.returncode, result.stdout, result.stderr) == (0, f"forgot 1 memory: {CANARY}\n", "")
     leaks = [str(p) for p in data_files(root) if needle in p.read_bytes() or b"5821" in p.read_bytes()]
     assert leaks == []
     found = json.loads(invoke("memories", "search", "what is my locker code?", "--all", "--json").stdout)

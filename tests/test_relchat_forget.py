@@ -156,7 +156,7 @@ def test_agent_memories_forget_scrubs_the_sessions_and_the_history(tmp_path: Pat
     forgot = runner.invoke(app, ["memories", "forget", memory_id])
     assert forgot.exit_code == 0, forgot.output
     assert forgot.output.splitlines() == [
-        "forgot 1 memory", "The forgotten words were also removed from session monday, the input history."]
+        f"forgot 1 memory: {SECRET}", "The forgotten words were also removed from session monday, the input history."]
     assert leaks(data / "sessions", data / "history") == []
 
 

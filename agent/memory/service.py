@@ -71,6 +71,13 @@ class WriteReport:
     superseded: tuple[str, ...] = ()
     restated: str | None = None
 
+    def verb(self, record: MemoryRecord) -> str:
+        """How the chat and the command line say ``record`` (one of ``stored``) was stored: a restatement shows the
+        memory it refreshed, a text stored already is not news."""
+        if record.id == self.restated:
+            return "remembered again"
+        return "already remembered" if record.id in self.refreshed else "remembered"
+
 
 @dataclass(frozen=True)
 class Recall:

@@ -27,7 +27,7 @@ from agent.errors import AgentError
 from agent.ui.controls import ChatControls, writes_state
 from agent.ui.editor import edit_text
 from agent.ui.output import Output
-from agent.ui.render import SHOWN_ID, escape_terminal, memory_table, plural, safe
+from agent.ui.render import MIN_PREFIX, SHOWN_ID, escape_terminal, memory_table, plural, safe
 from agent.ui.truth_view import history_table, profile_rows, profile_table
 
 COMMANDS: dict[str, str] = {
@@ -53,7 +53,6 @@ COMMANDS: dict[str, str] = {
 EXIT_WORDS = {"exit", "quit", "/exit", "/quit"}
 # A word of /forget taken for an id prefix: hex with a digit in it (no word of a query has one) or a whole shown id.
 _ID = re.compile(r"(?=[a-f]*[0-9])[0-9a-f]{4,32}|[0-9a-f]{8,32}")
-MIN_PREFIX = 4  # a shorter prefix would pick a memory by chance in a store of thousands
 PAGE = 50  # /memories shows the newest 50; /memories --all shows every one
 SHOWN_CHARS = 160
 
@@ -362,7 +361,7 @@ class Commands(ChatControls):
         session, turn = self.engine.session.name, len(self.engine.session.turns)
         report = memory.call(lambda s: s.remember(text, session=session, turn=turn))
         for record in report.stored:
-            self.out.notice(f"remembered: {shorten(record.text)}", "green")
+            self.out.notice(f"{report.verb(record)}: {shorten(record.text)}", "green")
         for record in report.evicted:
             self.out.notice(evicted_line(record))
 
@@ -388,8 +387,9 @@ class Commands(ChatControls):
             ("file", str(engine.store.path(session.name))),
             ("started", started),
             ("turns", f"{len(session.turns)} ({conversation.turns - conversation.start} in the context window)"),
-            ("context", f"{conversation.tokens():,} of {conversation.budget_tokens:,} tokens"
-                        + (", with a summary of earlier turns" if conversation.summary else "")),
+            ("context", f"{conversation.tokens():,} of {conversation.budget_tokens:,} tokens in the conversation "
+                        "window" + (", with a summary of earlier turns" if conversation.summary else "")
+                        + " (as the toolbar; each request adds the system prompt and the memories recalled)"),
             ("model", engine.shown_model if engine.shown_model == engine.model else
                       f"{engine.shown_model} (served; asked for {engine.model})"),
             ("memory", self._memory_state()),

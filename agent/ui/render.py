@@ -14,15 +14,24 @@ from rich.table import Table
 
 from agent.domain import MemoryRecord, ScoredMemory
 
-# C0 controls except tab and newline, DEL, C1 controls (which include the 8-bit CSI and OSC introducers).
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+# C0 controls except tab and newline, DEL, C1 controls (which include the 8-bit CSI and OSC introducers), and the
+# invisible characters that change how a line shows: bidi marks, embeddings, overrides and isolates (U+202E shows the
+# text after it reversed) and the line and paragraph separators (U+2028 breaks a table row in two).
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069\u2028\u2029]")
 SHOWN_ID = 8  # characters of a memory's id in the tables: enough to name one among millions
+MIN_PREFIX = 4  # a shorter id prefix would pick a memory by chance in a store of thousands
 
 
 def escape_terminal(text: str) -> str:
     """Make text from memory or from the model inert on a terminal: every control character becomes visible
-    (``\\x1b`` prints as ``\\x1b``), so no escape sequence can clear the screen, plant a link or move the cursor."""
-    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
+    (``\\x1b`` prints as ``\\x1b``, U+202E as ``\\u202e``), so no escape sequence can clear the screen, plant a link
+    or move the cursor, and no text can show reordered or break a line."""
+    return _CONTROL.sub(_visible, text)
+
+
+def _visible(match: re.Match[str]) -> str:
+    code = ord(match.group())
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
 
 
 def safe(text: str) -> str:

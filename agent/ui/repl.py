@@ -161,7 +161,6 @@ class Repl:
         self.out = out
         self.worker = worker
         self.debug = debug
-        self.context_tokens = engine.conversation.tokens()
         self.reader: LineReader = PipeReader(out.notice)
         self.commands = Commands(engine, out, self.reader.ask, history, data_root)
         self.signals = HeldInterrupts()
@@ -173,11 +172,13 @@ class Repl:
         self.commands.ask = reader.ask
 
     def toolbar(self) -> str:
+        """The status line, drawn anew at each redraw: the context is what ``/session`` counts, the conversation
+        window (summary and turns, what the budget limits), so ``/clear`` shows at once."""
         count = None if self.engine.memory is None else self.engine.memory.count
         memories = "off" if self.engine.memory is None else ("…" if count is None else str(count))
         memories += writes_state(self.engine)
         return (f" session {self.engine.session.name} │ model {self.engine.shown_model} │ memories {memories} │ "
-                f"context {self.context_tokens:,} tokens ")
+                f"context {self.engine.conversation.tokens():,} tokens ")
 
     def run(self) -> int:
         """The loop, until end of input, /exit, SIGTERM or SIGHUP. In a script, a failed turn makes the exit code
@@ -226,7 +227,9 @@ class Repl:
         if leave is None and isinstance(self.signals.pending, Leave):  # it came on the way out
             leave = self.signals.pending
         if self.engine.unsaved is not None:
-            self.out.error(f"{self.engine.unsaved} The turns since the last save are lost when this chat ends.")
+            lost = ("The turns since the last save are" if self.engine.store.exists(self.engine.session.name) else
+                    "Every turn of this session is")
+            self.out.error(f"{self.engine.unsaved} {lost} lost when this chat ends.")
             return 1 if leave is None else leave.exit_code
         if leave is not None:
             return leave.exit_code
@@ -337,21 +340,23 @@ class Repl:
             left = "the oldest turn" if result.left == 1 else f"the {result.left} oldest turns"
             self.out.notice(f"({left} left the context window; a summary keeps it in mind)")
         if status != "failed" or pending.text:
-            self.out.notice(self._usage(pending))
+            self.out.notice(self._usage(pending, status))
 
     def _fold_problem(self, fold: Fold | None) -> None:
         if fold is not None and fold.error:
             turns = "the earlier turn" if fold.turns == 1 else f"{fold.turns} earlier turns"
             self.out.warn(f"Could not summarise {turns} ({fold.error}); kept the user's lines instead.")
 
-    def _usage(self, pending: PendingTurn) -> str:
+    def _usage(self, pending: PendingTurn, status: str) -> str:
         if pending.prompt_tokens is not None and pending.completion_tokens is not None:
             tokens_in, tokens_out, mark = pending.prompt_tokens, pending.completion_tokens, ""
         else:
             tokens_in = sum(count_tokens(m.content) for m in pending.messages)
             tokens_out, mark = count_tokens(pending.text), "~"
-        self.context_tokens = tokens_in + tokens_out
-        note = " (estimated: the server sent no usage)" if mark else ""
+        # The server sends usage at the end of a stream: one cut short (Ctrl-C, a failure) never got there.
+        why = {"interrupted": "the reply was interrupted", "failed": "the reply broke off"}.get(
+            status, "the server sent no usage")
+        note = f" (estimated: {why})" if mark else ""
         return f"↳ {mark}{tokens_in:,} tokens in · {mark}{tokens_out:,} out{note}"
 
     def on_write(self, outcome: WriteOutcome) -> None:
@@ -361,14 +366,8 @@ class Repl:
             self.out.error(f"memory: could not save turn {outcome.turn} ({outcome.error})")
         elif outcome.report is not None and outcome.report.stored:
             report = outcome.report
-            for record in report.stored:  # as stored: a restatement shows the memory it refreshed
-                if record.id == report.restated:
-                    verb = "remembered again"
-                elif record.id in report.refreshed:
-                    verb = "already remembered"
-                else:
-                    verb = "remembered"
-                self.out.notice(f"{late}{verb}: {shorten(record.text)}", "green")
+            for record in report.stored:
+                self.out.notice(f"{late}{report.verb(record)}: {shorten(record.text)}", "green")
             if report.superseded:
                 self.out.notice(f"it replaces {plural(len(report.superseded), 'earlier memory', 'earlier memories')}"
                                 " (/memories --history shows it, /restore undoes it)", "green")

@@ -68,14 +68,20 @@ class Lines:
 
 
 class LiveTail:
-    """The last ``lines`` lines of a Markdown text, as rendered at the console's width."""
+    """The last ``lines`` lines of a Markdown text, as rendered one column short of the console's width.
+
+    Markdown lines are padded to the full width, and a line that fills the last column leaves the cursor where
+    terminals differ: many wrap at once (the cursor goes down a row), others only with the next character. The
+    live display counts rows to erase itself, so on the first kind it erased one row too few and the partial reply
+    stayed on screen above its final copy (Ctrl-C, /retry). One column short, no line of it reaches the margin."""
 
     def __init__(self, text: str, lines: int) -> None:
         self.text = text
         self.lines = lines
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
-        rendered = console.render_lines(markdown(self.text), options, pad=False)
+        narrower = options.update_width(max(1, options.max_width - 1))
+        rendered = console.render_lines(markdown(self.text), narrower, pad=False)
         yield Lines(rendered[-self.lines :])
 
 
