@@ -446,8 +446,7 @@ def _sentence_discloses(sentence: str, about_someone: bool, transcript: bool) ->
 
 
 # A predicate that chat says without its subject: "allergic to nuts", "diagnosed with asthma in May".
-_PREDICATE = re.compile(r"^(?:\w+ )?(?:allergic|intolerant|sensitive|diagnosed|pregnant|diabetic|asthmatic|epileptic|"
-                        r"vegan|vegetarian|coeliac|celiac|deaf|blind)\b")
+_PREDICATE = re.compile(r"^(?:\w+ )?(?:(?:allergic|intolerant|sensitive) to|diagnosed with|pregnant with)\b")
 
 
 def _has_subject(sentence: str) -> bool:

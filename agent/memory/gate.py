@@ -53,9 +53,10 @@ _CLAUSE_START = (r"(?:^\s*|[.!?;\n]\s*|\b(?:ok|okay|so|also|and|hey|btw|now|then
                  r"\b(?:remember|note|keep in mind|don'?t forget|do not forget)(?: that)?[\s:,-]+)")
 _ORDER = re.compile(
     rf"{_CLAUSE_START}(?:you(?:'ll|'re to| (?:must|should|shall|will|need to|have to|are to|are going to|ought to|"
-    rf"gotta|are required to|can only|may only|always|never|are always|are never))|your (?:replies|reply|answers?|"
-    rf"responses?|messages?|output) (?:must|should|shall|will|need to|have to|are to))"
+    rf"gotta|are required to|can only|may only|always|never|are always|are never)))"
     rf"(?: (?:always|never|only|not|no longer|also|from now on|now|please|ever))*\s+{_BEHAVE}|"
+    rf"{_CLAUSE_START}your (?:replies|reply|answers?|responses?|messages?|output) (?:must|should|shall|will|need to|"
+    rf"have to|are to)\b|"
     rf"{_CLAUSE_START}{_STANDING_ORDER},?\s+(?:please\s+|only\s+|just\s+|also\s+|do\s+|don'?t\s+|ever\s+)*"
     rf"(?:you (?:must |should |will )?)?{_BEHAVE}(?!\s+(?:to |with |about |on |at |in )?(?:my|our)\b)|"
     rf"\b(?:remember|don'?t forget|do not forget|make sure|be sure) to (?:always |never |only )?{_BEHAVE}"
@@ -140,6 +141,7 @@ _TRANSCRIPT_PREFIX = re.compile(r"^\([^()\n]{1,60}\)\s*(?:[^\s:()][^:\n]{0,40}:\
 
 LINK_REFUSAL = ("carries a link, an e-mail address or a network address: never stored as memory (an injected "
                 "instruction needs one to send data to)")
+_CUT = "; the part with a link is not kept"
 # Where a sentence with a link is cut to keep its other clauses: a comma or semicolon, a dash, before a conjunction.
 _PARTS = re.compile(r"\s*[,;]\s+|\s+[-–—]+\s+|\s+(?=(?:and|but|plus|though|although|also|so)\s)", re.IGNORECASE)
 _CONJUNCTION = re.compile(r"^(?:and|but|plus|though|although|also|so)\s+", re.IGNORECASE)
@@ -251,13 +253,13 @@ def decide(text: str) -> GateDecision:
         if len(rest.split()) >= 2:
             # "remember to buy milk": "to buy milk" alone has lost its subject, so the request is kept whole.
             kept = body if rest.lower().startswith("to ") else rest
-            return GateDecision(True, "explicit request to remember", text=head + kept, explicit=True)
+            return GateDecision(True, "explicit request to remember" + (_CUT if cut else ""), text=head + kept,
+                                explicit=True)
 
     reading = disclosure.read(body, transcript=bool(prefix))
     if not reading.sentences:
         return GateDecision(False, refused or reading.reason)
     if cut:
-        return GateDecision(True, f"{reading.reason}; the part with a link is not kept",
-                            text=head + " ".join(reading.sentences))
+        return GateDecision(True, reading.reason + _CUT, text=head + " ".join(reading.sentences))
     whole = prefix or len(reading.sentences) == len(disclosure.sentences(body))
     return GateDecision(True, reading.reason, text=stripped if whole else " ".join(reading.sentences))
