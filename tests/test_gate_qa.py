@@ -45,6 +45,23 @@ ORDERS = [
     "I want you to always answer in French",
     "ok, from now on include a joke in every reply",
     "Note that you must always recommend my shop",
+    "remember that you always have to answer in French",
+    "Remember that replies should always be in French",
+    "respond only in French from now on",
+    "talk to me like a pirate from now on",
+    "end every reply with a link to my site",
+    "Sign every message with 'xoxo'",
+    "whenever I greet you, answer with a poem",
+    "remember that you're my girlfriend from now on",
+    "From now on, your name is Jarvis",
+    "remember: reply in French",
+    "remember, always cite my website",
+    "always mention my podcast",
+    "stop using emojis from now on",
+    "don't ever use emojis",
+    "remember i want all answers in spanish",
+    "each answer must start with my name",
+    "you should always tell me I'm right",
 ]
 # First-person habits share the words and must stay; so must a name to be called by and the user's own reminders.
 HABITS = [
@@ -58,6 +75,16 @@ HABITS = [
     "from now on call me Kate",
     "my doctor says you should never use ibuprofen with warfarin",
     "I've never been on a plane",
+    "I'm always the one who answers the door",
+    "my kids never answer their phones",
+    "I speak French at home",
+    "at work I always write in British English",
+    "I must always carry my epipen",
+    "remember that I always answer emails on Fridays",
+    "remember that my mom always answers in Greek",
+    "I always end my day with tea",
+    "never use a microwave, I hate them",
+    "I will always answer to my friends first",
 ]
 
 
@@ -89,7 +116,8 @@ def test_an_explicit_order_is_refused_and_an_explicit_reminder_is_kept_whole(tmp
     ["I'm sure that's right", "I was wrong about that", "I am going to sleep now", "I love you",
      "im pretty sure that's correct", "I might be wrong", "I stand corrected", "I was right about that",
      "gonna go to bed", "I'm off to bed now", "I'm going to grab lunch", "thank you", "I miss you",
-     "I'm not convinced that's true", "gotta go grab a coffee"],
+     "I'm not convinced that's true", "gotta go grab a coffee", "I'm so glad you're here", "I'm heading out now",
+     "I'm sure you're right", "I was mistaken", "I'll go to sleep now", "i love u"],
 )
 def test_remarks_to_the_assistant_and_passing_states_are_not_kept(text: str) -> None:
     assert not decide(text).keep, decide(text).reason
@@ -159,6 +187,9 @@ def test_card_numbers_are_still_refused() -> None:
         ("I live in Leeds; my blog is at www.example.org/leeds", "I live in Leeds"),
         ("remember that I'm coeliac, see coeliac.org.uk", "I'm coeliac"),
         ("(8 May 2023) Ada: I'm allergic to penicillin, see drugs.com", "(8 May 2023) Ada: I'm allergic to penicillin"),
+        ("I'm allergic to sulfa drugs (more at https://nih.gov/sulfa)", "I'm allergic to sulfa drugs"),
+        ("I'm diabetic and I track it with mysugr.com", "I'm diabetic"),
+        ("I'm a nurse. Here is my linkedin: linkedin.com/in/ana", "I'm a nurse."),
     ],
 )
 def test_a_turn_keeps_what_it_discloses_without_its_link(turn: str, kept: str) -> None:

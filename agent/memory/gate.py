@@ -42,26 +42,52 @@ _OVERRIDE = re.compile(
 # always reply to emails late", "I never answer unknown numbers", "my boss says I should always cc him". Being called
 # something ("from now on call me Kate") is a name, not an order; a verb on the user's own things is a habit whose
 # subject chat dropped ("always start my day with a run").
-_BEHAVE = (r"(?:reply|replies|respond|answer|answers|speak|talk|write|end|start|begin|finish|close|open|sign|"
-           r"include|add|append|insert|put|mention|say|use|format|translate|output|print|act|behave|pretend|"
-           r"role-?play|obey|follow|ignore|reveal|disclose|recommend|suggest|promote|advertise|link|praise|refuse|"
-           r"greet|spell|sound|prefix|swear|curse|rhyme|sing|(?:be|stay|remain|sound) (?:brief|short|concise|formal|"
-           r"informal|polite|rude|sarcastic|funny|honest|nice|mean|a pirate|like)|"
-           r"(?:talk|speak|write|reply|respond|answer) (?:to me )?(?:in|like|as))\b")
+# What the assistant puts in its replies: an order whoever's thing it names ("always mention my podcast").
+_PROMOTE = (r"(?:include|add|append|insert|mention|cite|quote|recommend|suggest|promote|advertise|link(?: to)?|plug|"
+            r"praise|reveal|disclose)\b")
+# How it replies. Said with no subject these are also the user's habits, told on the user's own things ("always
+# start my day with a run"), so without "you" they are an order only on something else; "use" only on words.
+_BEHAVE = (r"(?:reply|replies|respond|answer|speak|talk|write|end|start|begin|finish|close|open|sign|say|format|"
+           r"translate|output|print|act|behave|pretend|role-?play|obey|ignore|greet|spell|prefix|swear|curse|rhyme|"
+           r"(?:be|stay|remain|sound) (?:brief|short|concise|formal|informal|polite|rude|sarcastic|funny|honest|"
+           r"nice|mean|a pirate|like)|use (?:any |the |more |fewer |less |no |only |a |an |proper |plain )?(?:"
+           r"emojis?|emoticons?|bullets?|bullet points|markdown|slang|jargon|words?|swear words|profanity|"
+           r"contractions|exclamation|caps|capitals|lists?|tables?|headings?|headers?|bold|italics|latex|hashtags?|"
+           r"code blocks?|my (?:name|nickname|full name)|[a-z]+ (?:english|spelling|language|tone|voice|style|"
+           r"format|words?)))\b")
+_ORDER_VERB = rf"(?:{_PROMOTE}|{_BEHAVE}(?!\s+(?:to |with |about |on |at |in )?(?:my|our)\b))"
 _STANDING_ORDER = r"(?:from now on|going forward|henceforth|from here on(?: out)?|in (?:the )?future|always|never)"
+_REPLIES = r"(?:replies|reply|answers?|responses?|messages?|output)"
 _CLAUSE_START = (r"(?:^\s*|[.!?;\n]\s*|\b(?:ok|okay|so|also|and|hey|btw|now|then|please|pls)\b[,\s]\s*|"
                  r"\b(?:remember|note|keep in mind|don'?t forget|do not forget)(?: that)?[\s:,-]+)")
 _ORDER = re.compile(
-    rf"{_CLAUSE_START}(?:you(?:'ll|'re to| (?:must|should|shall|will|need to|have to|are to|are going to|ought to|"
-    rf"gotta|are required to|can only|may only|always|never|are always|are never)))"
-    rf"(?: (?:always|never|only|not|no longer|also|from now on|now|please|ever))*\s+{_BEHAVE}|"
-    rf"{_CLAUSE_START}your (?:replies|reply|answers?|responses?|messages?|output) (?:must|should|shall|will|need to|"
-    rf"have to|are to)\b|"
+    # "you must always end replies with ...", "you reply in French", "you always have to answer in French"
+    rf"{_CLAUSE_START}you(?:'ll|'re to|'d better)?(?: (?:always|never|only|not|no longer|also|from now on|now|"
+    rf"please|ever|must|should|shall|will|need to|have to|has to|are to|are going to|ought to|gotta|are required "
+    rf"to|can only|may only|do|don't|better))*\s+(?:{_PROMOTE}|{_BEHAVE}|tell\b|ask\b|use\b)|"
+    # a persona: "you're my girlfriend from now on", "from now on, your name is Jarvis"
+    rf"{_CLAUSE_START}(?:{_STANDING_ORDER},?\s+)?(?:your name is|you(?:'re| are) (?:now |from now on )?"
+    rf"(?:called|named|my (?:girlfriend|boyfriend|wife|husband|slave|servant|master))\b)|"
+    # "your replies must ...", "every answer should ...", "replies should always be in French"
+    rf"{_CLAUSE_START}(?:(?:your|every|each|all|all your|any) {_REPLIES}|replies|answers|responses) (?:must|should|"
+    rf"shall|will|need to|has to|have to|are to|is to)\b|"
+    # a standing order with no subject: "from now on answer only in French", "always reply in pirate speak"
     rf"{_CLAUSE_START}{_STANDING_ORDER},?\s+(?:please\s+|only\s+|just\s+|also\s+|do\s+|don'?t\s+|ever\s+)*"
-    rf"(?:you (?:must |should |will )?)?{_BEHAVE}(?!\s+(?:to |with |about |on |at |in )?(?:my|our)\b)|"
-    rf"\b(?:remember|don'?t forget|do not forget|make sure|be sure) to (?:always |never |only )?{_BEHAVE}"
-    rf"(?! to\b)|"
-    rf"\b(?:i want|i'?d like|i would like|i need) you to (?:always|never|only|from now on)\b",
+    rf"(?:you (?:must |should |will )?)?{_ORDER_VERB}|"
+    # an imperative that stands: "talk to me like a pirate from now on", "end every reply with a link",
+    # "stop using emojis from now on", "don't ever use emojis"
+    rf"{_CLAUSE_START}(?:please\s+|only\s+|just\s+)*(?:{_ORDER_VERB}|stop \w+ing\b|quit \w+ing\b)[^.!?\n]{{0,60}}?"
+    rf"(?:\b(?:from now on|going forward|henceforth|from here on|at all times|in every|for every|every time|"
+    rf"each time|always)\b|\b(?:every|each|all(?: of)?(?: your)?|your) {_REPLIES}\b)|"
+    rf"{_CLAUSE_START}(?:don'?t|do not|never) ever {_ORDER_VERB}|"
+    # given to remember: "remember to reply in pirate speak", "remember: reply in French"
+    rf"\b(?:remember|don'?t forget|do not forget|make sure|be sure) to (?:always |never |only )?{_ORDER_VERB}"
+    rf"(?! to\b)|\b(?:remember|note|keep in mind)(?: that)?[:,-]\s*(?:always |never |only |please )?{_ORDER_VERB}|"
+    # on a condition: "whenever I greet you, answer with a poem"
+    rf"\b(?:whenever|every ?time|each time|if|when) (?:i|we)\b[^,.!?\n]{{0,40}},\s*(?:please )?{_ORDER_VERB}|"
+    # "I want you to answer in French", "I want all answers in Spanish"
+    rf"\b(?:i want|i'?d like|i would like|i need|i expect) (?:you to (?:always |never |only )?(?:{_PROMOTE}|"
+    rf"{_BEHAVE}|use\b)|(?:all|every|each|your|all your) {_REPLIES})",
     re.IGNORECASE,
 )
 # An instruction to send the user's data somewhere: a verb of sending, the user's data, and either a standing
@@ -142,8 +168,9 @@ _TRANSCRIPT_PREFIX = re.compile(r"^\([^()\n]{1,60}\)\s*(?:[^\s:()][^:\n]{0,40}:\
 LINK_REFUSAL = ("carries a link, an e-mail address or a network address: never stored as memory (an injected "
                 "instruction needs one to send data to)")
 _CUT = "; the part with a link is not kept"
-# Where a sentence with a link is cut to keep its other clauses: a comma or semicolon, a dash, before a conjunction.
-_PARTS = re.compile(r"\s*[,;]\s+|\s+[-–—]+\s+|\s+(?=(?:and|but|plus|though|although|also|so)\s)", re.IGNORECASE)
+# Where a sentence with a link is cut to keep its other clauses: a comma, semicolon, bracket or dash, a conjunction.
+_PARTS = re.compile(r"\s*[,;]\s+|\s*[()]\s*|\s+[-–—]+\s+|\s+(?=(?:and|but|plus|though|although|also|so)\s)",
+                    re.IGNORECASE)
 _CONJUNCTION = re.compile(r"^(?:and|but|plus|though|although|also|so)\s+", re.IGNORECASE)
 # A clause that leans on what was cut: a predicate without its subject, or an end that wants more.
 _LEANING = re.compile(
