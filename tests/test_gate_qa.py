@@ -86,6 +86,13 @@ HABITS = [
     "never use a microwave, I hate them",
     "I will always answer to my friends first",
 ]
+# Advice between people is no order about replying, and a transcript is full of it.
+ADVICE = [
+    "(8 May 2023) Ada: I'm a painter. You should start a blog about it!",
+    "(8 May 2023) Bo: I adopted a greyhound. You have to start running with him!",
+    "I'm a chef, you should mention it to your boss",
+    "(9 May 2023) Ada: Talk to you soon, always a pleasure",
+]
 
 
 @pytest.mark.parametrize("text", ORDERS)
@@ -94,8 +101,8 @@ def test_orders_about_how_the_assistant_behaves_are_refused_as_instructions(text
     assert not decide(text).keep
 
 
-@pytest.mark.parametrize("text", HABITS)
-def test_first_person_habits_with_the_same_words_are_kept(text: str) -> None:
+@pytest.mark.parametrize("text", HABITS + ADVICE)
+def test_first_person_habits_and_advice_with_the_same_words_are_kept(text: str) -> None:
     assert refusal(text) is None
     assert decide(text).keep, decide(text).reason
 

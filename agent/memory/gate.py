@@ -5,10 +5,11 @@ or a recalled note cannot come back as a "fact". What the user disclosed about t
 and nothing else (``agent.memory.disclosure`` reads the grammar of it: questions, requests and remarks about the
 conversation disclose nothing unless they say something about the user on the way), and so are explicit
 "remember that ..." requests. ``refusal`` says what no memory may hold whoever asks, the user included: more than
-``MAX_CHARS``, a fence tag, a credential, an instruction aimed at the assistant (the shape of a memory-poisoning
-attempt: to ignore its instructions, or to send the user's data anywhere), and anything that could receive data
-(a URL, a bare domain, an e-mail address, an IP address, a Markdown link or image). Every decision carries its
-reason.
+``MAX_CHARS``, a fence tag, a credential or an identity or account number, an instruction aimed at the assistant
+(the shape of a memory-poisoning attempt: to ignore its instructions, to send the user's data anywhere, or an order
+about how it replies), and anything that could receive data (a URL, a bare domain, an e-mail address, an IP
+address, a Markdown link or image). A turn refused only for a link keeps the clauses that disclose without it.
+Every decision carries its reason.
 """
 
 from __future__ import annotations
@@ -56,15 +57,25 @@ _BEHAVE = (r"(?:reply|replies|respond|answer|speak|talk|write|end|start|begin|fi
            r"code blocks?|my (?:name|nickname|full name)|[a-z]+ (?:english|spelling|language|tone|voice|style|"
            r"format|words?)))\b")
 _ORDER_VERB = rf"(?:{_PROMOTE}|{_BEHAVE}(?!\s+(?:to |with |about |on |at |in )?(?:my|our)\b))"
+# Only about replying, whoever says it: "you will speak like a pirate", "you reply in French". "You should start a
+# blog" or "you should mention it to your boss" is advice between people (a transcript is full of it), so with "you"
+# the other verbs are an order only as a standing one ("you must always ...", "you should never ...").
+_REPLYING = (r"(?:reply|replies|respond|answer|greet|format|translate|output|behave|act as|pretend|role-?play|obey|"
+             r"sign off|(?:talk|speak|write|reply|respond|answer) (?:to me )?(?:in|like|as|only)|"
+             r"(?:start|begin|end|finish|close|open|prefix|sign) (?:(?:your|every|each|all|any) )?"
+             r"(?:replies|reply|answers?|responses?|messages?)|(?:be|stay|sound) (?:brief|short|concise|formal|"
+             r"informal|polite|rude|sarcastic|a pirate))\b")
 _STANDING_ORDER = r"(?:from now on|going forward|henceforth|from here on(?: out)?|in (?:the )?future|always|never)"
 _REPLIES = r"(?:replies|reply|answers?|responses?|messages?|output)"
+_MODALS = (r"(?: (?:also|now|please|not|must|should|shall|will|need to|have to|has to|are to|are going to|ought to|"
+           r"gotta|are required to|can|may|do|don't|better))*")
 _CLAUSE_START = (r"(?:^\s*|[.!?;\n]\s*|\b(?:ok|okay|so|also|and|hey|btw|now|then|please|pls)\b[,\s]\s*|"
                  r"\b(?:remember|note|keep in mind|don'?t forget|do not forget)(?: that)?[\s:,-]+)")
 _ORDER = re.compile(
     # "you must always end replies with ...", "you reply in French", "you always have to answer in French"
-    rf"{_CLAUSE_START}you(?:'ll|'re to|'d better)?(?: (?:always|never|only|not|no longer|also|from now on|now|"
-    rf"please|ever|must|should|shall|will|need to|have to|has to|are to|are going to|ought to|gotta|are required "
-    rf"to|can only|may only|do|don't|better))*\s+(?:{_PROMOTE}|{_BEHAVE}|tell\b|ask\b|use\b)|"
+    rf"{_CLAUSE_START}you(?:'ll|'re to|'d better)?{_MODALS}\s+{_REPLYING}|"
+    rf"{_CLAUSE_START}you(?:'ll|'re to|'d better)?{_MODALS}? (?:always|never|only|no longer|from now on|ever)"
+    rf"{_MODALS}\s+(?:{_PROMOTE}|{_BEHAVE}|tell\b|ask\b|use\b)|"
     # a persona: "you're my girlfriend from now on", "from now on, your name is Jarvis"
     rf"{_CLAUSE_START}(?:{_STANDING_ORDER},?\s+)?(?:your name is|you(?:'re| are) (?:now |from now on )?"
     rf"(?:called|named|my (?:girlfriend|boyfriend|wife|husband|slave|servant|master))\b)|"
@@ -78,7 +89,7 @@ _ORDER = re.compile(
     # "stop using emojis from now on", "don't ever use emojis"
     rf"{_CLAUSE_START}(?:please\s+|only\s+|just\s+)*(?:{_ORDER_VERB}|stop \w+ing\b|quit \w+ing\b)[^.!?\n]{{0,60}}?"
     rf"(?:\b(?:from now on|going forward|henceforth|from here on|at all times|in every|for every|every time|"
-    rf"each time|always)\b|\b(?:every|each|all(?: of)?(?: your)?|your) {_REPLIES}\b)|"
+    rf"each time)\b|\b(?:every|each|all(?: of)?(?: your)?|your) {_REPLIES}\b)|"
     rf"{_CLAUSE_START}(?:don'?t|do not|never) ever {_ORDER_VERB}|"
     # given to remember: "remember to reply in pirate speak", "remember: reply in French"
     rf"\b(?:remember|don'?t forget|do not forget|make sure|be sure) to (?:always |never |only )?{_ORDER_VERB}"
