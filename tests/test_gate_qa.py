@@ -62,6 +62,7 @@ ORDERS = [
     "remember i want all answers in spanish",
     "each answer must start with my name",
     "you should always tell me I'm right",
+    "from now on call yourself Jarvis",
 ]
 # First-person habits share the words and must stay; so must a name to be called by and the user's own reminders.
 HABITS = [
@@ -73,6 +74,7 @@ HABITS = [
     "I always take the stairs, never the elevator",
     "always start my day with a run",
     "from now on call me Kate",
+    "always call me Captain",
     "my doctor says you should never use ibuprofen with warfarin",
     "I've never been on a plane",
     "I'm always the one who answers the door",

@@ -45,7 +45,7 @@ _OVERRIDE = re.compile(
 # subject chat dropped ("always start my day with a run").
 # What the assistant puts in its replies: an order whoever's thing it names ("always mention my podcast").
 _PROMOTE = (r"(?:include|add|append|insert|mention|cite|quote|recommend|suggest|promote|advertise|link(?: to)?|plug|"
-            r"praise|reveal|disclose)\b")
+            r"praise|reveal|disclose|call (?:the user|yourself))\b")
 # How it replies. Said with no subject these are also the user's habits, told on the user's own things ("always
 # start my day with a run"), so without "you" they are an order only on something else; "use" only on words.
 _BEHAVE = (r"(?:reply|replies|respond|answer|speak|talk|write|end|start|begin|finish|close|open|sign|say|format|"
