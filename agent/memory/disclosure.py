@@ -128,6 +128,13 @@ _SAFETY = re.compile(
     r"arthritis|hypertension|blood pressure|cholesterol|heart condition|bipolar|depression|anxiety|ptsd|ocd|"
     r"antidepressants?|medication|diagnosed|sulfa|penicillin|shellfish|peanuts?|nuts?|tree nuts?)\b"
 )
+
+
+def safety_relevant(text: str) -> bool:
+    """Whether ``text`` names an allergy, intolerance, condition, disability or diet: kept whatever its length."""
+    return bool(_SAFETY.search(" ".join(_normal(text))))
+
+
 # The words of a task at the keyboard: a first-person clause with one of them is about the task, not the user.
 _TECH = re.compile(
     r"\b(?:error|errors|exception|traceback|bug|bugs|code|function|method|script|compiler?|compil\w+|install\w*|"
@@ -163,6 +170,14 @@ _REMARK = re.compile(
     r"(?:will |would )?(?:try|check|test|look into|have a look|take a look|think about|get back|let you know|do that|"
     r"give it a)|tried (?:that|this|it|those|these|your|both|again|already)|"
     r"(?:expected|wanted|needed|was expecting|was hoping for)(?! to\b)|"
+    r"(?:love|like|hate|adore|miss|trust|believe|thank|owe|appreciate) you\b|"
+    r"am (?:so |really |very )?(?:glad|happy|grateful|thankful|relieved) (?:you|that you|for you|for your|to hear|"
+    r"we)\b|"
+    r"(?:am|was|were|may be|might be|could be|must be|stand) (?:totally |completely |so |probably )?(?:wrong|"
+    r"mistaken|incorrect|corrected)\b|(?:am|was|were) (?:so |totally )?right(?:$| about| on| again| after all|"
+    r" this time)|"
+    r"am (?:so |very |really |pretty |quite |fairly |not |100% )?(?:sure|certain|positive|convinced) (?:that|this|"
+    r"it|you|there|so|of (?:that|it|this)|about (?:that|it|this)|the (?:answer|reply|first|second|last))\b|"
     r"(?:like|love|hate|appreciate|prefer|liked|loved|hated|enjoyed) (?:that|this|it|your|yours|how|when you|the "
     r"way you|what you|the (?:answer|reply|response|first|second|last|other))|"
     r"hope (?:you|so|not|that|this|it)|am (?:not sure|confused|lost|not convinced|not following|asking)|"
@@ -177,8 +192,16 @@ _REPORTING = re.compile(
     r"(?:think|guess|suppose|believe|feel like|feel that|reckon|can't believe|cannot believe|"
     r"said|say|told you|tell you|mentioned|mention|meant|know|mean|swear)(?: that)?(?:\s+|$)"
 )
-# A passing state is not a fact about the user: "I'm back", "I'm so confused", "I'm done for today".
+# A passing state is not a fact about the user: "I'm back", "I'm so confused", "I'm done for today", "I'm going
+# to sleep now", "gotta go grab lunch".
 _TRANSIENT = re.compile(
+    r"^(?:i (?:am|will|have to|need to|must|should|gotta|better) )?(?:just |about to |going to |gonna |off to |"
+    r"heading (?:off )?to |about to go to |going to go to |gonna go to |go to |go |to )*(?:sleep|bed|nap|take a nap|"
+    r"rest|have a rest|lie down|log off|sign off|head off|head out|go|leave|take a break|shower|grab (?:a |some )?"
+    r"(?:coffee|food|lunch|dinner|breakfast|a snack|a bite|a drink)|(?:heading|going|popping|stepping|logging|"
+    r"signing|checking|nodding) (?:out|off)|going to (?:sleep|bed))"
+    r"(?: now| soon| for now| for a bit| for a while| for the night| tonight| early| lol| haha| bye| then| too"
+    r"| rn| right now)*$|"
     r"^i am (?:so |very |really |a bit |kinda |kind of |just |still |not |pretty |a little )*(?:confused|lost|stuck|"
     r"unsure|not sure)\b|"
     r"^i am (?:so |very |really |a bit |kinda |kind of |just |still |not |pretty )*(?:back|here|done|ready|sorry|"
@@ -425,17 +448,34 @@ def _sentence_discloses(sentence: str, about_someone: bool, transcript: bool) ->
     return None
 
 
+# A predicate that chat says without its subject: "allergic to nuts", "diagnosed with asthma in May".
+_PREDICATE = re.compile(r"^(?:\w+ )?(?:(?:allergic|intolerant|sensitive) to|diagnosed with|pregnant with)\b")
+
+
+def _has_subject(sentence: str) -> bool:
+    """Whether a sentence names who it is about: the user, one of their people or pets, or a verb of its own (a
+    statement whose subject chat dropped, "Moved to Lisbon"). "Shellfish" alone has none."""
+    words = _normal(sentence)
+    return (any(w in _FIRST_PERSON or w.removesuffix("'s") in _FAMILY | _PETS for w in words)
+            or bool(_ELLIPTIC.match(" ".join(_strip_openers(words))) or _PREDICATE.match(" ".join(words))))
+
+
 def read(text: str, *, transcript: bool = False) -> Reading:
     """The sentences of ``text`` that disclose something about the user, and the reason of the first one.
     ``transcript``: ``text`` is a line of a record of people talking to each other (see ``_sentence_discloses``)."""
     kept: list[str] = []
     reasons: list[str] = []
     about_someone = False
+    asked = ""
     for sentence in sentences(text):
         why = _sentence_discloses(sentence, about_someone, transcript)
+        if why and asked and not _has_subject(sentence):
+            # "what am I allergic to? shellfish": the answer's subject is in the question; alone it is a fragment.
+            kept.append(asked)
         if why:
             kept.append(sentence)
             reasons.append(why)
+        asked = sentence if not why and sentence.rstrip().endswith("?") else ""
         about_someone = about_someone or any(_personal_mention(c) or c[0] in _FAMILY for c in _clauses(sentence))
     if not kept:
         return Reading((), "discloses nothing about the user (a question, request, remark or small talk)")

@@ -163,7 +163,9 @@ class MemoryService:
         """Run one user turn through the gate and store what it keeps. Only the user's words come here.
         ``extract`` False holds back the model's extraction (for a turn whose reply did not finish)."""
         decision = gate.decide(text) if self.policy.gate else gate.GateDecision(True, "gate off", text=text.strip())
-        statement = profile.read(text) if self.policy.truth else profile.Statement()
+        # A turn kept without the part that carries a link is stored, provenance included, without that part.
+        words = text.strip() if gate.refusal(text) is None else decision.text
+        statement = profile.read(words) if self.policy.truth else profile.Statement()
         if not decision.keep and statement and gate.refusal(text) is None:
             # "Please just call me Kate": a request in form, a profile fact in substance.
             decision = gate.GateDecision(True, "states a profile fact", text=text.strip())
@@ -182,7 +184,7 @@ class MemoryService:
         if extract and self._extractor is not None and not decision.explicit:
             texts += [(fact, "fact") for fact in self._grounded_facts(decision.text)]
         records = [
-            self._record(dates.resolve(t, stamp), k, session=session, turn=turn, when=stamp, source=text.strip(),
+            self._record(dates.resolve(t, stamp), k, session=session, turn=turn, when=stamp, source=words,
                          extra=extra)
             for t, k in texts
         ]
