@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
+from agent import locking
 from agent.config import Settings
 from agent.domain import Message
 from agent.errors import AgentError, StoreLocked
@@ -218,6 +219,13 @@ def store_checks(settings: Settings) -> Iterator[Check]:
 
     area = "store"
     notes: list[str] = []
+    if not settings.chroma_url and settings.data_dir.is_dir() and not locking.try_acquire(settings.data_dir / "chroma"):
+        # Normal with several terminals open: the holder keeps the index, this process would work from the ledger.
+        pid = locking.holder(settings.data_dir / "chroma")
+        who = f"another agent process (pid {pid})" if pid else "another agent process"
+        yield Check(area, "lock", "ok", f"{who} holds the memory index; a chat started now works from the ledger's "
+                    "copies of the vectors, and the index catches up at the holder's next turn")
+        return
     try:
         service = open_memory(settings, check=False, notify=notes.append)
     except StoreLocked as exc:

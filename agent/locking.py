@@ -35,6 +35,18 @@ def lock_path(store: Path) -> Path:
     return store.with_name(f"{store.name}.lock")
 
 
+def holder(store: Path) -> str:
+    """The pid written in the lock file of ``store`` (by whoever last held it), or "" when there is none."""
+    try:
+        fd = os.open(lock_path(store), os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except OSError:
+        return ""
+    try:
+        return _holder(fd)
+    finally:
+        os.close(fd)
+
+
 def _holder(fd: int) -> str:
     try:
         text = os.pread(fd, 32, 0).decode("ascii", "replace").strip()

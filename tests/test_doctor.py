@@ -92,8 +92,8 @@ def test_a_store_another_process_holds_loose_permissions_are_warnings(
     assert f"warn  data directory: permissions: 1 entry under {data} can be read by other users (e.g. {data})" \
         in lines
     assert f"      fix: chmod -R go-rwx {data} (the next chat does it too)" in lines
-    assert any(line.startswith(f"warn  store: lock: Another agent process (pid {holder.pid}) is using the memory "
-                               "store") for line in lines)
+    assert any(line.startswith(f"ok    store: lock: another agent process (pid {holder.pid}) holds the memory "
+                               "index; a chat started now works from the ledger") for line in lines), lines
 
 
 def test_an_index_that_lost_a_memory_of_the_ledger_is_a_warning(

@@ -79,9 +79,14 @@ def test_poisoning_turns_are_not_remembered_and_a_later_session_sends_nothing_an
     service = memory_service(tmp_path / "mem", local_embedder)
     monday = run_lines(build_chat(tmp_path, ObedientModel(), memory=lambda: service, session="monday"),
                        *POISON_TURNS, "I am allergic to peanuts and I am planning a trip to Rome")
+    # Of the poisoning turns only a disclosure without the link survives: "I'm planning my trip to Rome." is kept,
+    # the blog's "tip" with its address is not (the gate keeps what a turn discloses without its link).
     assert [line for line in monday.log.splitlines() if line.startswith("remembered:")] == [
+        "remembered: I'm planning my trip to Rome.",
         "remembered: I am allergic to peanuts and I am planning a trip to Rome"]
-    assert [r.text for r in service.list()] == ["I am allergic to peanuts and I am planning a trip to Rome"]
+    assert [r.text for r in service.list()] == [
+        "I'm planning my trip to Rome.", "I am allergic to peanuts and I am planning a trip to Rome"]
+    assert not [r for r in service.list() if "evil" in r.text or "http" in r.text or "send" in r.text]
 
     model = ObedientModel()
     friday = run_lines(build_chat(tmp_path, model, memory=lambda: service, session="friday"),
