@@ -297,6 +297,7 @@ class ChatEngine:
         self._leaving: Leaving | None = None  # turns trimmed to fit the server, folded with the turn's own
         self._answered: list[Message] = []  # the last request the server answered: it fits the server's context
         self._observed: dict[tuple[int, str], bool] = {}  # (turn, line) given to the gate: was its reply finished
+        self._followed: set[int] = set()  # the forgets this chat has taken out of its own session
 
     def adopt_server(self, wait: float = 0.0) -> ServerProfile | None:
         """Take what the probe of the server found (waiting at most ``wait`` seconds for it): where the system
@@ -325,7 +326,6 @@ class ChatEngine:
     def shown_model(self) -> str:
         """The model the server says it serves, else the configured name (or the one ``/model`` switched to)."""
         return self.model if self.server is None or self.model != self._asked else self.server.model
-        self._followed: set[int] = set()  # the forgets this chat has taken out of its own session
 
     def begin(self, line: str) -> PendingTurn:
         """Recall memories for this line and assemble the request. A memory failure means no memories, noted
