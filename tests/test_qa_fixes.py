@@ -252,3 +252,17 @@ def test_ctrl_c_in_markdown_mode_leaves_the_partial_reply_on_screen_once() -> No
         assert terminal.wait() == 0
     shown = [row for row in eager_wrap_screen(terminal.output, 100) if row.startswith("Once upon a time")]
     assert len(shown) == 2, shown  # once per attempt
+
+
+@pytest.mark.slow
+def test_at_a_terminal_a_short_prefix_shows_the_memory_and_asks() -> None:
+    said = "I drink green tea"
+    assert invoke("memories", "add", said).returncode == 0
+    prefix = memory_id("default", said)[:5]
+    with Terminal(dict(os.environ), "memories", "forget", prefix) as terminal:
+        asked = terminal.expect(r"Forget it\? \[y/N\]")
+        terminal.type("y\r")
+        terminal.expect(f"forgot 1 memory: {said}")
+        assert terminal.wait() == 0
+    assert f"{prefix} is memory {memory_id('default', said)[:8]}: {said}." in asked
+    assert texts() == []
