@@ -180,10 +180,16 @@ LINK_REFUSAL = ("carries a link, an e-mail address or a network address: never s
                 "instruction needs one to send data to)")
 _CUT = "; the part with a link is not kept"
 # Where a sentence with a link is cut to keep its other clauses: a comma, semicolon, bracket or dash, a conjunction.
-_PARTS = re.compile(r"\s*[,;]\s+|\s*[()]\s*|\s+[-–—]+\s+|\s+(?=(?:and|but|plus|though|although|also|so)\s)",
-                    re.IGNORECASE)
+# A bracket after "]" is a Markdown link's, which is cut whole with the link.
+_PARTS = re.compile(
+    r"(\s*[,;]\s+|\s*(?<!\])\(\s*|\s*\)\s*|\s+[-–—]+\s+|\s+(?=(?:and|but|plus|though|although|also|so)\s))",
+    re.IGNORECASE,
+)
 _CONJUNCTION = re.compile(r"^(?:and|but|plus|though|although|also|so)\s+", re.IGNORECASE)
 # A clause that leans on what was cut: a predicate without its subject, or an end that wants more.
+# The words that lead to a link: "see", "at", "visit", "my site is".
+_LEADS = re.compile(r"^(?:at|on|via|see|visit|check|here|to|from|in|by|of|for|with|[:(\[-])[:.!]?$|^[(\[!]|^.*:$",
+                    re.IGNORECASE)
 _LEANING = re.compile(
     r"^(?:is|are|was|were|has|have|had|which|who|whose|where|that|it|its|it's)\b|"
     r"\b(?:at|to|is|are|was|on|in|for|of|from|with|by|the|a|an|my|our|and|or|via|here|see|visit)[:.!]?$",
@@ -250,19 +256,54 @@ def _carries_link(text: str) -> bool:
 def _without_links(text: str) -> str:
     """What of a turn carries no link, one sentence or clause a line: the sentences without one, and of a sentence
     with one, the clauses that carry none and stand on their own ("I'm allergic to penicillin, see drugs.com for
-    details" keeps "I'm allergic to penicillin"). A clause that leans on the part cut away ("my blog, blog.io, is
-    about my cats": "my blog" and "is about my cats") is not kept: no fragment, and never the link."""
+    details" keeps "I'm allergic to penicillin"); only when none is left, the clauses cut at their link. A clause that
+    leans on the part cut away ("my blog, blog.io, is about my cats": "my blog" and "is about my cats") is not kept:
+    no fragment, and never the link."""
     kept: list[str] = []
     for sentence in disclosure.sentences(text):
         if not _carries_link(sentence):
             kept.append(sentence)
             continue
-        for part in _PARTS.split(sentence):
-            piece = _CONJUNCTION.sub("", part.strip())
-            if (piece and not _carries_link(piece) and not _LEANING.search(piece)
-                    and (len(piece.split()) >= 3 or disclosure.safety_relevant(piece))):
-                kept.append(piece)
+        chunks = _PARTS.split(sentence)
+        parts, separators = chunks[0::2], ["", *chunks[1::2]]
+        # The sentence without its parts that carry a link or lean on one, each kept part after its own separator.
+        whole = ""
+        for part, separator in zip(parts, separators, strict=True):
+            if not (_standing(part) and not _carries_link(part)):
+                continue
+            if not whole:
+                whole = _CONJUNCTION.sub("", part.strip())
+            else:  # a bracket's separator opened or closed the part cut away: a space stands for it
+                whole += (" " if "(" in separator or ")" in separator else separator) + part
+        if whole:
+            kept.append(whole)
+        else:
+            kept += [piece for piece in map(_standing, map(_link_cut, filter(_carries_link, parts))) if piece]
     return "\n".join(kept)
+
+
+def _standing(part: str) -> str:
+    """A clause that stands on its own without what was cut from beside it, or ''."""
+    piece = _CONJUNCTION.sub("", part.strip())
+    if (not piece or _carries_link(piece) or _LEANING.search(piece)
+            or (len(piece.split()) < 3 and not disclosure.safety_relevant(piece))):
+        return ""
+    return piece
+
+
+def _link_cut(part: str) -> str:
+    """A clause with a link and no comma to cut at, cut at the link: the words before it, or after it when it opens
+    the clause ("I'm vegan https://vegan.org", "I'm allergic to penicillin see drugs.com for details"), without the
+    words that led to it ("see", "at"). What follows a link in the middle of a clause is dropped with it, so
+    nothing is stitched together: "I use github.com/me daily" leaves "I use", too short to keep."""
+    words = part.split()
+    marks = [i for i, word in enumerate(words) if _carries_link(word)]
+    if not marks:  # a link over several words ("[my site](x.io)"): no clean cut
+        return ""
+    words = words[marks[-1] + 1 :] if marks[0] == 0 else words[: marks[0]]
+    while words and _LEADS.match(words[-1]):
+        words.pop()
+    return " ".join(words)
 
 
 def decide(text: str) -> GateDecision:
