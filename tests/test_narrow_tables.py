@@ -77,4 +77,5 @@ def test_memories_in_an_80_column_terminal() -> None:
         terminal.type("\x04")
         assert terminal.wait() == 0
     rows = [line for line in re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", table).splitlines() if line.startswith("1 ")]
-    assert rows == [f"1 {TEXT[:40]}      explicit {narrow_date(time.time())} cli     {memory_id('default', TEXT)[:8]}"]
+    today = narrow_date(time.time())
+    assert rows == [f"1 {TEXT[:40]}      explicit {today} cli     {memory_id('default', TEXT)[:8]}"]

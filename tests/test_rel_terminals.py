@@ -311,7 +311,7 @@ def test_forget_in_another_process_takes_effect_in_the_chats_at_their_next_turn_
         reader.say(asking[3])
         holder.wait_replies(3)
         reader.wait_replies(3)
-        assert leaks(tmp_path / "data" / "sessions", *NEEDLES) == [], "each chat took the words out of its session"
+        assert leaks(tmp_path / "data" / "sessions", *NEEDLES) == [], "each chat removed the words from its session"
         assert holder.close() == 0 and reader.close() == 0
     finally:
         holder.kill()
