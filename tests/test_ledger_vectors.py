@@ -115,3 +115,19 @@ def test_a_warm_up_reads_the_vectors_before_the_first_search(
     index.warm_up()
     monkeypatch.setattr(mine, "vector_rowids", lambda user: pytest.fail("read again at the first search"))
     assert index.query(probe("note a"), 1)[0].id == a
+
+
+def test_a_ledger_another_process_creates_at_the_same_moment_is_opened_not_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two agents started together on a new data directory: both see no ledger, one creates it first, and the other's
+    exclusive create fails. Before, that one said "cannot be created (File exists)" and ran without memory."""
+    path = tmp_path / "ledger.sqlite3"
+    first = SqliteLedger(path)
+    seen = Path.exists
+    monkeypatch.setattr(Path, "exists", lambda self: False if self == path else seen(self))
+    second = SqliteLedger(path)  # it too saw no file, then found the other's
+    write(first, "I keep bees in Lisbon")
+    assert [r.text for r in second.all(USER)] == ["I keep bees in Lisbon"]
+    first.close()
+    second.close()

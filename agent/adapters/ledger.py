@@ -215,7 +215,12 @@ class SqliteLedger:
         fresh = not path.exists()
         try:
             if fresh:
-                os.close(os.open(path, os.O_CREAT | os.O_WRONLY | os.O_EXCL | os.O_NOFOLLOW, 0o600))
+                try:
+                    os.close(os.open(path, os.O_CREAT | os.O_WRONLY | os.O_EXCL | os.O_NOFOLLOW, 0o600))
+                except FileExistsError:
+                    if os.path.islink(path):  # a link planted there is never followed
+                        raise
+                    fresh = False  # another agent process, starting at the same moment, created it first
             self._db = sqlite3.connect(path, timeout=BUSY_WAIT, check_same_thread=False, isolation_level=None)
         except OSError as exc:
             what = f"The memory ledger {path} cannot be created"
