@@ -112,8 +112,13 @@ def ensure_data_dir(root: Path) -> DataPaths:
         if root.is_dir():
             created = _check_store(root)
         else:
-            root.mkdir(mode=0o700, parents=True)
-            created = True
+            try:
+                root.mkdir(mode=0o700, parents=True)
+                created = True
+            except FileExistsError:  # another agent process, starting at the same moment, made it first
+                if not root.is_dir():
+                    raise
+                created = _check_store(root)
         _mark(root, required=created)
         _tighten(root)
     except OSError as exc:
@@ -148,6 +153,8 @@ def _mark(root: Path, required: bool) -> None:
         fd = os.open(marker, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
             handle.write(MARKER_TEXT)
+    except FileExistsError:  # written a moment ago by another agent process making the same store
+        return
     except OSError:
         if required:
             raise

@@ -12,6 +12,7 @@ import os
 import stat
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -183,3 +184,25 @@ def test_an_empty_directory_becomes_a_store_and_an_old_store_still_opens(fake: F
     assert listed.returncode == 0, listed.stderr
     assert "bees on my roof" in listed.stdout
     assert (empty / MARKER).is_file()
+
+
+def test_two_agents_making_the_same_new_store_at_once_both_use_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Both saw no directory (and no marker) and both made it: the second one's mkdir and marker found the first
+    one's. Before, the second said "cannot be created or used (File exists)"."""
+    root = tmp_path / "new"
+    ensure_data_dir(root)  # the first agent made the store
+    is_dir, exists = Path.is_dir, Path.exists
+    seen: set[Path] = set()
+
+    def once(real: Any, path: Path) -> bool:  # the second saw nothing, once, just before the first made it
+        if path in (root, root / MARKER) and path not in seen:
+            seen.add(path)
+            return False
+        return bool(real(path))
+
+    monkeypatch.setattr(Path, "is_dir", lambda self: once(is_dir, self))
+    monkeypatch.setattr(Path, "exists", lambda self: once(exists, self))
+    assert ensure_data_dir(root).root == root
+    assert seen == {root, root / MARKER}, "both races were taken"
