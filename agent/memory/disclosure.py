@@ -81,13 +81,15 @@ _REQUEST_VERBS = frozenset(
 )
 # A question that asks the assistant to recall what the user said discloses nothing new.
 _RECALL = re.compile(
-    r"^(?:(?:what|what's|when|when's|where|where's|who|who's|which|how old|how many|how much)\b[^?]{0,25}?"
+    r"^(?:(?:can|could|would|will) you (?:please )?|please )?"
+    r"(?:(?:what|what's|when|when's|where|where's|who|who's|which|how old|how many|how much)\b[^?]{0,25}?"
     r"\b(?:is|are|was|were|'s|does|do|did)\s+(?:the\s+\w+\s+of\s+)?(?:my|our)\b"
     r"|(?:what|where|when|who|which)\b.{0,12}\b(?:do|did|am|was|have|were)\s+i\b"
     r"|(?:what|how old|who)\s+am\s+i\b|(?:do|did) you (?:know|remember|recall)\b|(?:did|have) i (?:tell|told|say|"
     r"said|mention)|remind me\b|what do you know\b|tell me (?:what you know|about me|about myself)"
     r"|(?:what|how much) (?:else )?(?:do|did) you (?:know|remember|recall)(?: about)? (?:me|my|what|where|when|who)\b"
     r"|am i\b|(?:do|did|have) i (?:have|own|like|live|work|tell|say|mention|study|go by)\b)"
+    r"|tell me again\b"
 )
 _FAMILY = frozenset(
     """mom mum mommy mummy mama mother dad daddy papa father parents parent wife husband hubby partner spouse
@@ -123,9 +125,14 @@ _SAFETY = re.compile(
     r"\b(?:allerg\w*|intoleran\w*|anaphyla\w*|epipen|coeliac|celiac|diabet\w*|insulin|epilep\w*|seizures?|asthma\w*|"
     r"vegan|vegetarian|pesc[ae]tarian|flexitarian|kosher|halal|keto|paleo|gluten|lactose|dairy|plant based|"
     r"low (?:sodium|salt|sugar|carb|fat|fodmap)|pregnan\w*|"
-    r"wheelchair|deaf|blind|colou?r ?blind|partially sighted|disabled|disabilit\w*|adhd|autis\w*|dyslex\w*|"
+    r"wheelchair|deaf|hard of hearing|hearing aids?|(?:visually|hearing) impaired|blind|colou?r ?blind|"
+    r"partially sighted|disabled|disabilit\w*|adhd|autis\w*|dyslex\w*|"
     r"crohn'?s?|ibs|hives|migraines?|sober|pacemaker|blood thinners?|warfarin|cancer|chemo|dementia|alzheimer'?s?|"
     r"arthritis|hypertension|blood pressure|cholesterol|heart condition|bipolar|depression|anxiety|ptsd|ocd|"
+    r"transplant|(?:hip|knee) replacement|heart attack|(?:had a|mini) stroke|kidney (?:disease|stones?|failure)|"
+    r"thyroid|hypothyroid\w*|hyperthyroid\w*|metformin|inhaler|eczema|psoriasis|lupus|multiple sclerosis|"
+    r"parkinson'?s|fibromyalgia|endometriosis|pcos|sleep apnoea|sleep apnea|insomnia|gout|an(?:a)?emi[ac]|"
+    r"long covid|chronic (?:pain|fatigue|illness)|"
     r"antidepressants?|medication|diagnosed|sulfa|penicillin|shellfish|peanuts?|nuts?|tree nuts?)\b"
 )
 
@@ -158,6 +165,7 @@ _IDENTITY = re.compile(
 # A first-person clause about the conversation itself.
 _REMARK = re.compile(
     r"^not (?:what|quite|really|exactly|it|that|right|correct|true|helpful|the|sure|bad)\b|"
+    r"^(?:i (?:have |just |actually )?)?changed my mind$|"
     r"^i (?:really |totally |completely |just |still |also |already |actually |even |kind of |kinda |sort of )*(?:"
     r"will be (?:right )?back|"
     r"(?:do not|don't|didn't|did not) (?:understand|get|follow|see|think so|know|care|mind|agree|like (?:that|this|it"
@@ -179,7 +187,8 @@ _REMARK = re.compile(
     r"am (?:so |very |really |pretty |quite |fairly |not |100% )?(?:sure|certain|positive|convinced) (?:that|this|"
     r"it|you|there|so|of (?:that|it|this)|about (?:that|it|this)|the (?:answer|reply|first|second|last))\b|"
     r"(?:like|love|hate|appreciate|prefer|liked|loved|hated|enjoyed) (?:that|this|it|your|yours|how|when you|the "
-    r"way you|what you|the (?:answer|reply|response|first|second|last|other))|"
+    r"way you|what you|the (?:answer|reply|response|first|second|last|other)|(?:the|that) (?:\w+ )?(?:one|ones|"
+    r"version|option|options|draft|suggestion|wording)\b)|"
     r"hope (?:you|so|not|that|this|it)|am (?:not sure|confused|lost|not convinced|not following|asking)|"
     r"wonder\b|was (?:just )?(?:wondering|curious|kidding|joking)|have (?:a|another|one more|some|two|a few|a quick) "
     r"(?:question|questions|idea)|"
@@ -213,7 +222,8 @@ _TRANSIENT = re.compile(
 _ASIDE = re.compile(r"^if (?:it|that) (?:helps|matters|is relevant|makes a difference)$|^in case (?:it|that)")
 # "Just Alex please", "Kate is fine": a name on its own, as capitalised as a name is.
 _BARE_NAME = re.compile(
-    r"^(?:[Jj]ust |[Ii]t'?s )?[A-Z][a-z]+(?: [A-Z][a-z]+)?,? (?:please|is fine|will do|works|is good)[.!]*$"
+    r"^(?:(?:[Jj]ust |[Ii]t'?s )[A-Z][a-z]+(?: [A-Z][a-z]+)?,? please|(?:[Jj]ust |[Ii]t'?s )?[A-Z][a-z]+"
+    r"(?: [A-Z][a-z]+)?,? (?:is fine|will do|works|is good))[.!]*$"
 )
 _HYPOTHETICAL = re.compile(
     r"^(?:if|suppose|supposing|imagine|hypothetically|assuming|assume|say|let's say|lets say|what if|pretend)\b"
@@ -249,10 +259,24 @@ _ELLIPTIC = re.compile(
     r"(?!it\b|that\b|this\b|he\b|she\b|there\b)|ran|lost|broke|quit|joined|graduated|adopted|visited|learned|learnt|"
     r"met|spent|signed|switched|grew|lived|worked|used to|studied|retired|flying|heading|going (?:to|back|on|home)|"
     r"moving|starting|working|living|studying|planning|hoping|learning|training|leaving|travell?ing|staying|"
-    r"expecting|recovering|dealing|struggling|getting married|based|born|raised|originally|from [a-z]|"
-    r"work (?:as|in|at|for|from|nights|shifts)|live (?:in|with|near|alone|on)|love|hate|enjoy|prefer|"
+    r"expecting|recovering|dealing|struggling|getting married|based|born|raised|originally|"
+    r"from (?!(?:the|this|that|these|those|here|there|now|scratch|what|which|where|a|an|it|your|time)\b)[a-z]+|"
+    r"work (?:as|in|at|for|from|nights|shifts)|live (?:in|with|near|alone|on|out|about|just|outside|close|by|right|"
+    r"abroad|overseas|up|down|off|next|across|around|a|an|\d+|two|three|five|ten|walking|upstairs|downstairs|"
+    r"together|apart)|love|hate|enjoy|prefer|"
+    r"(?:drive|own|rent|speak|coach|volunteer|commute|cycle|swim|knit|bake|surf|sail|ski|climb|sew) (?:a|an|two|"
+    r"three|\d+|for|at|in|to|by|every|each|most|on|fluent|some|mostly|about|around|weekly|daily)|"
     r"(?:don't|never|can't|cannot|rarely|always|usually|only) (?:eat|drink|smoke|like|have|own|drive|speak|live|work|"
-    r"sleep|stand|handle|tolerate|take|do)|not a (?:big )?fan|(?:big|huge) fan|fan of|favou?rite|name's|"
+    r"sleep|stand|handle|tolerate|take|do|swim|cook|sing|dance|ski|skate|ride|spell|whistle|digest|afford|walk|hear|"
+    r"focus|concentrate)|(?:haven't|have not|hadn't) (?!(?:tried|checked|looked|read|seen|heard|started|decided|done|"
+    r"finished|got|gotten|had|used|tested|run|received|noticed|thought|figured|understood|asked|found|been able)\b)"
+    r"[a-z]+(?! (?:that|this|it|them|those|these|yet|one|any|your|a clue|time)\b)|"
+    r"(?:so |very |really |pretty |quite |totally |kinda |a bit |deathly |absolutely |super |fairly |"
+    r"terribly )*(?:unemployed|jobless|redundant|laid off|between jobs|out of work|on (?:maternity|paternity|sick|"
+    r"parental) leave|furloughed|self employed|freelancing|skint|in debt|homeschooling|tone deaf|(?:scared|afraid|"
+    r"terrified|frightened) of|fluent in|(?:bad|terrible|rubbish|hopeless|useless|awful) at|addicted to|hooked on|"
+    r"new to|obsessed with|bad with)(?! (?:that|this|it|so|not|what|which)\b)|"
+    r"not a (?:big )?fan|(?:big|huge) fan|fan of|favou?rite|fave|fav|faves|favs|name's|"
     r"(?:mom|mum|mother|dad|father) of|proud|happily|newly|single|married|divorced|engaged|widowed|retired|"
     r"home is|home's|hometown|going \w+ing|(?:can't|cannot|can not) wait|looking forward|"
     r"(?:never|always|already|once) (?:been|had|tried|done|seen|visited|met|liked|eaten|owned|lived|worked|played|"
@@ -273,15 +297,80 @@ _ELLIPTIC = re.compile(
     r"(?!(?:asked|answered|mentioned|explained|described|suggested|listed|mixed|confused|surprised|amazed|"
     r"impressed|used|need|feed|speed|seed|shed|bed|red|tired)\b)[a-z]{3,}ed (?:to|from|with|in|at|on|for|into|"
     r"back|up|out|last|this|over|a|an|the|my|our)|[a-z]{3,}ed\b.*\b(?:yesterday|last|ago|this morning|in \d{4})|"
-    r"(?:freelance|self employed|part time|full time|former|ex) [a-z]+|"
+    r"(?:freelance|self employed|part time|full time|former|ex) [a-z]+|left handed|right handed|ambidextrous|"
+    r"(?:short|near|long|far) sighted|off to [a-z]+ (?:next|this|tomorrow|on|in|for|soon)|"
+    r"(?:night|day|early|late|double|long|weekend|evening|morning|\d+ hour) shifts?|on call|"
     r"(?:\d+|one|two|three|four|five|six) (?:kids|children|sons|daughters|boys|girls|grandkids|grandchildren|cats|"
     r"dogs))\b"
+)
+# A description without subject or verb, the way chat introduces itself: "Huge Arsenal supporter", "Big sci-fi
+# reader", "Not a morning person", "Retired firefighter, 62". Its head is a noun for a person by what they do or
+# like; what comes before it describes them, what follows only places them ("... for 15 years", "... at heart").
+_ROLE_NOUNS = (
+    r"fan|supporter|reader|person|people person|lover|owner|player|runner|jogger|cyclist|swimmer|climber|hiker|"
+    r"gamer|cook|baker|gardener|knitter|painter|photographer|musician|drummer|guitarist|pianist|singer|dancer|"
+    r"writer|blogger|addict|nerd|geek|snob|junkie|buff|enthusiast|collector|drinker|eater|sleeper|riser|owl|bird|"
+    r"introvert|extrovert|ambivert|homebody|parent|mum|mom|dad|father|mother|grandparent|grandma|grandad|grandpa|"
+    r"graduate|grad|student|undergrad|postgrad|freelancer|contractor|expat|immigrant|native|local|smoker|"
+    r"non smoker|teetotaller|teetotaler|beginner|newbie|novice|learner|speaker|user|worker|volunteer|member|"
+    r"holder|subscriber|believer|atheist|christian|muslim|hindu|buddhist|catholic|veteran|vet|carer|caregiver|"
+    r"widow|widower|retiree|pensioner|commuter|traveller|traveler|foodie|vegan|vegetarian|child|only child|"
+    r"middle child|eldest|youngest|oldest|twin|"
+    r"assistant|nurse|teacher|engineer|developer|manager|designer|doctor|lawyer|intern|analyst|consultant|chef|"
+    r"driver|cleaner|officer|technician|scientist|researcher|accountant|director|founder|firefighter|"
+    r"plumber|electrician|builder|farmer|pilot|paramedic|midwife|pharmacist|dentist|architect|programmer|coder|"
+    r"librarian|journalist|editor|translator|barista|waiter|waitress|bartender|mechanic|carpenter|soldier|"
+    r"police officer|cop|surgeon|therapist|counsellor|counselor|professor|lecturer|tutor|coach|trainer|artist"
+)
+_SELF_DESCRIPTION = re.compile(
+    rf"^(?!(?:the|this|that|these|those|your|his|her|their|its|what|such|which|whose|you|he|she|they|it)\b)"
+    rf"(?:not |never |no )?(?:(?:a|an|quite a|a bit of a|kind of a|bit of a|such a|total|huge|big) )?"
+    rf"(?:(?:keen|avid|passionate|lifelong|long time|amateur|hobby|weekend|casual|devoted|die hard|diehard|"
+    rf"aspiring|former|ex|recovering|budding|wannabe|occasional|self taught|trainee|qualified|certified|"
+    rf"professional|retired|proud|closet|reformed|lapsed) (?:[a-z0-9'-]+ )?(?!\w+ment\b)[a-z'-]+(?:er|ist|ian|ic|"
+    rf"ant|ent|or|ee|ess)s?(?: .*)?$|"
+    rf"(?:(?!(?:for|the|to|of|with|in|on|at|or|from|about|as|your|his|her|their|our|this|that|any|some|every|"
+    rf"dear|hello|hi|hey|fellow|good|great|best|greatest|worst|better|amazing|awesome|brilliant|poor|lucky|"
+    rf"thanks|thank)\b)[a-z0-9'-]+ ){{0,3}}(?:{_ROLE_NOUNS})s?)"
+    rf"(?: (?:at heart|by trade|through and through|at all|really|honestly|tbh|lol|haha|here|too|myself|though|"
+    rf"actually|"
+    rf"(?:of|at|in|for|from|since|by|with|and|who|on|\d+) .*))?$"
+)
+# A preference said as a choice, without subject or verb: "tea over coffee any day", "window seat every time".
+_CHOICE = re.compile(
+    r"^(?!(?:the|this|that|these|those|your|his|her|their|its|what|which|you|he|she|they|it|same|game|start|move|"
+    r"hand|think|turn|go|come|get|run|look|take|fall|pull|switch|hang|roll|tip|head|works|worked|happens|fails|"
+    r"rain|snow|sun|storm|clouds)\b)"
+    r"(?:[a-z0-9'-]+ ){0,3}[a-z0-9'-]+ (?:over (?!(?:the|a|an|this|that|my|our|your|it|there|here|zoom|skype|"
+    r"facetime|phone|text|email|video|weekend|night|summer|winter|christmas|easter|time|years?)\b)"
+    r"(?:[a-z0-9'-]+ ){0,3}[a-z0-9'-]+(?: (?:any day|every time|every day|"
+    r"always|hands down|for me|any time|anytime|forever|all day|100 percent))?|(?:every (?:single )?time|any day"
+    r"(?: of the week)?|hands down|all day every day|for life|or nothing|or bust))$"
+)
+# Subject dropped, and "did" opens it as if it asked: "did my undergrad in physics", "did a masters at LSE".
+_DID_EXPERIENCE = re.compile(
+    r"^did (?:a|an|my) (?:\w+ )?(?:degree|masters|master's|phd|doctorate|ba|bsc|msc|mba|undergrad|undergraduate|"
+    r"postgrad|apprenticeship|internship|residency|placement|gap year|year abroad|stint|tour|marathon|10k|5k|"
+    r"triathlon|ironman|bootcamp|diploma|pgce)\b"
+)
+# A habit said without subject or verb: "yoga three times a week", "gym every morning at 6".
+_HABIT = re.compile(
+    r"^(?!(?:the|this|that|these|those|your|his|her|their|its|what|which|you|he|she|they|it|same|game|works|"
+    r"happens|fails|rain|snow|error|errors|crash|crashes|bug|meeting|meetings|update|updates|backup|backups)\b)"
+    r"(?:[a-z0-9'-]+ ){0,2}[a-z0-9'-]+ (?:every (?:single )?(?:day|morning|evening|night|week|weekend|month|"
+    r"monday|tuesday|wednesday|thursday|friday|saturday|sunday)|(?:once|twice|\w+ times) a (?:day|week|month|year)|"
+    r"on (?:weekends|weekdays|mondays|tuesdays|wednesdays|thursdays|fridays|saturdays|sundays)|daily|weekly)\b"
+)
+# A verb in a clause without a subject makes it an event or an order, not a description ("love the reader").
+_FINITE = frozenset(
+    """is are was were be been am has have had do does did can could will would should may might must shall
+    's love loves hate hates like likes need needs want wants get gets got make makes find try use""".split()
 )
 _UPDATE = re.compile(r"\b(?:anymore|any more|no longer)\b|^(?:correction|update)\b")
 _NAME = re.compile(
     r"\b(?:call me|my name is|my name's|my names|name's|i go by|i am called|i'm called|calls me|known as|"
     r"address me as|pronounced|spelled|spelt|with (?:one|two|a double|an?) [a-z]$|my pronouns|"
-    r"pronouns are|they/them|she/her|he/him)\b|^(?:it's|this is) [a-z]+ here$"
+    r"pronouns are|they them|she her|he him|she they|he they)\b|^(?:it's|this is) [a-z]+ here$|^go(?:es)? by\b"
 )
 
 
@@ -328,6 +417,8 @@ def _clauses(sentence: str) -> list[list[str]]:
 def _is_question(words: list[str]) -> bool:
     """The shape of a question or a request at the start of a clause, with or without its question mark."""
     first, second = words[0], words[1] if len(words) > 1 else ""
+    if _DID_EXPERIENCE.match(" ".join(words)):
+        return False
     if first in _WH:
         # "when i was a kid we had a dog" is a statement: a wh-word followed by a subject opens a clause.
         return first.endswith("'s") or second not in {"i", "we", "my", "our"} or words[1:3] in (["do", "i"],
@@ -347,7 +438,13 @@ def _is_question(words: list[str]) -> bool:
 # "A laptop for a graphic designer like me": the question describes the user.
 _LIKE_ME = re.compile(r"\blike (?:me|myself)\b")
 # A safety word in a question is the user's only with the user as its owner ("I'm pregnant", "my allergy").
-_SAFETY_OWNER = re.compile(r"\b(?:i|we) (?:am|are|have|had|was|were)\b|\bmy\b")
+# Or with the user as the subject chat dropped: "On blood thinners, anything I should avoid?", "Is it safe to fly at
+# 30 weeks pregnant?".
+_SAFETY_OWNER = re.compile(
+    r"\b(?:i|we) (?:am|are|have|had|was|were)\b|\bmy\b|^(?:allergic|intolerant|diabetic|asthmatic|epileptic|"
+    r"coeliac|celiac|pregnant)\b|\b(?:on|taking) (?:blood thinners?|warfarin|insulin|antidepressants?|chemo|"
+    r"medication|meds)\b|\b\d+ (?:weeks|months) pregnant\b"
+)
 _CHILD_BY_AGE = re.compile(r"\b(?:my|our) (?:\d+|one|two|three|four|five|six|seven|eight|nine|ten) (?:year|month|"
                            r"week)s? old\b")
 
@@ -385,6 +482,14 @@ def _statement_discloses(words: list[str], about_someone: bool, technical: bool)
     if technical:
         return None
     if _ELLIPTIC.match(text):
+        return "a first-person statement without its subject"
+    if _SELF_DESCRIPTION.match(text) and not _FINITE.intersection(words):
+        return "a self-description without its subject"
+    if _CHOICE.match(text) and not _FINITE.intersection(words):
+        return "a preference said as a choice"
+    if _HABIT.match(text) and not _FINITE.intersection(words):
+        return "a habit said without its subject"
+    if _DID_EXPERIENCE.match(text):
         return "a first-person statement without its subject"
     if words[0].removesuffix("'s") in _FAMILY_NAMES or (words[0] == "the" and len(words) > 1
                                                          and words[1].removesuffix("'s") in _FAMILY | _PETS):
