@@ -75,7 +75,7 @@ _REQUEST_VERBS = frozenset(
     """tell give show help write explain suggest recommend list make find summarize summarise translate describe
     create draft compose generate please rewrite rephrase check fix order pick book plan quiz teach convert compare
     calculate name remind read play imagine act pretend continue repeat define correct edit proofread shorten expand
-    send search look try keep stop start use answer respond reply brainstorm outline review improve
+    send search look try keep stop start use answer respond reply brainstorm outline review improve be talk
     polish format critique evaluate assess analyse analyze debug optimise optimize refactor simplify clarify grade
     rate""".split()
 )
@@ -160,7 +160,7 @@ _CODE = re.compile(
 _IDENTITY = re.compile(
     r"\bi (?:am|was) (?:a|an|the)\b|\bi (?:work|worked|use|used|prefer|love|like|hate|teach|study|studied)\b|"
     r"\bi have been (?:a|an|coding|programming|working|using|writing|doing)\b|\bi am (?:learning|studying)\b|"
-    r"\bmy (?:job|work|career)\b|\byears?\b"
+    r"\bmy (?:job|work|career)\b|\byears?\b|^(?:been|worked as|working as) (?:a|an)\b"
 )
 # A first-person clause about the conversation itself.
 _REMARK = re.compile(
@@ -201,6 +201,16 @@ _REPORTING = re.compile(
     r"(?:think|guess|suppose|believe|feel like|feel that|reckon|can't believe|cannot believe|"
     r"said|say|told you|tell you|mentioned|mention|meant|know|mean|swear)(?: that)?(?:\s+|$)"
 )
+# Someone who is not family, as the subject: what "a friend of mine" did is theirs, not the user's, and what "my
+# colleague says" is judged by what follows ("my friend says you can't get sunburnt through a window").
+_OTHERS = (r"(?:\w+ )?(?:friend|mate|pal|buddy|colleague|coworker|co worker|neighbou?r|roommate|flatmate|housemate|"
+           r"classmate|acquaintance|boss|manager|teacher|doctor|coach|guy|someone)s?")
+_SOMEONE_ELSE = re.compile(
+    rf"^(?:(?P<distant>(?:a|one|some|two|three) {_OTHERS} of (?:mine|ours))|(?:a|my|our|one of my) {_OTHERS})"
+    r"(?P<says> (?:says|said|told me|tells me|thinks|thought|reckons|claims|swears|insists|read)(?: that)?)?"
+)
+# In a sentence about a task at the keyboard, "I need to ..." states the task ("... and i need to dedupe by email").
+_TASK_FRAME = re.compile(r"^i (?:really |just )?(?:need|want|have|am trying|would like|wanna|gotta|must) to\b")
 # A passing state is not a fact about the user: "I'm back", "I'm so confused", "I'm done for today", "I'm going
 # to sleep now", "gotta go grab lunch".
 _TRANSIENT = re.compile(
@@ -282,7 +292,7 @@ _ELLIPTIC = re.compile(
     r"(?:never|always|already|once) (?:been|had|tried|done|seen|visited|met|liked|eaten|owned|lived|worked|played|"
     r"learned|wanted)|(?!(?:something|nothing|anything|everything|thing|morning|evening|during|spring|string|bring|"
     r"king|ring|sing|wing|ceiling|building|meaning|feeling|wedding|pudding|darling|being|sibling|thanksgiving|"
-    r"according|interesting|amazing|boring|exciting|loving|caring)\b)[a-z]{3,}ing (?!.*\b(?:is|are|was|were|"
+    r"according|interesting|amazing|boring|exciting|loving|caring)\b)[a-z]{2,}ing (?!.*\b(?:is|are|was|were|"
     r"can|will|would|makes?|sounds?|seems?|helps?|brings?|gives?)\b)|"
     r"(?:new|first|my first) (?:job|role|position|house|home|flat|"
     r"apartment|car|baby|puppy|kitten|day at)|(?:really |totally |so |not |not really |not much )?(?:into|keen on|"
@@ -457,6 +467,10 @@ def _personal_mention(words: list[str]) -> bool:
     return bool(_CHILD_BY_AGE.search(" ".join(words)))
 
 
+_MENTIONS_FIRST_PERSON = "a first-person statement"
+_SAFETY_FACT = "a safety-relevant fact (allergy, intolerance, condition or diet)"
+
+
 def _statement_discloses(words: list[str], about_someone: bool, technical: bool) -> str | None:
     """Why a statement clause discloses something about the user, or None. ``technical``: the sentence it is in
     has the words of a task at the keyboard, so a clause without its subject is about that task."""
@@ -469,17 +483,27 @@ def _statement_discloses(words: list[str], about_someone: bool, technical: bool)
     if reported:
         rest = _strip_openers(words[len(reported.group(0).split()) :])
         return _statement_discloses(rest, about_someone, technical) if rest else None
+    other = _SOMEONE_ELSE.match(text)
+    if other and (other.group("says") or other.group("distant")):
+        rest = words[len(other.group(0).split()) :]
+        if other.group("says"):  # what the doctor says of a safety matter is the user's ("... with warfarin")
+            why = _statement_discloses(rest, about_someone, technical) if rest else None
+            return why or (_SAFETY_FACT if _SAFETY.search(text) else None)
+        if not _FIRST_PERSON.intersection(rest):
+            return None
+    if technical and _TASK_FRAME.match(text):
+        return None
     if _REMARK.match(text) or _TRANSIENT.match(text) or _HYPOTHETICAL.match(text):
         return None
     if words[0] in _DEMONSTRATIVE and not _STRONG_FIRST_PERSON.search(text) and not _SPEAKER_VERB.search(text):
         return None
     if _SAFETY.search(text):
-        return "a safety-relevant fact (allergy, intolerance, condition or diet)"
+        return _SAFETY_FACT
     if _TECH.search(text) and not _IDENTITY.search(text):
         return None
     if any(w in _FIRST_PERSON for w in words):
-        return "a first-person statement"
-    if technical:
+        return _MENTIONS_FIRST_PERSON
+    if technical and not _IDENTITY.search(text):
         return None
     if _ELLIPTIC.match(text):
         return "a first-person statement without its subject"
@@ -538,15 +562,19 @@ def _sentence_discloses(sentence: str, about_someone: bool, transcript: bool) ->
     if _BARE_NAME.match(sentence.strip()):
         return "a name or form of address"
     shapes = [_is_question(c) for c in clauses]
-    # A sentence that ends with a question mark but opens no clause as a question asks with all of it.
+    # A sentence that ends with a question mark but opens no clause as a question asks with its last clause; what
+    # comes before it may say something on the way ("not a fan of horror, something funny for tonight?"), but a
+    # phrase that only names the user's things frames the question ("near where I live, good restaurants?").
     asked_whole = sentence.rstrip().endswith("?") and not any(shapes)
     technical = bool(_TECH.search(normal))
     for clause, shape in zip(clauses, shapes, strict=True):
-        if shape or asked_whole:
+        if shape or (asked_whole and clause is clauses[-1]):
             why = _question_discloses(clause)
         else:
             why = _statement_discloses(clause, about_someone, technical)
-            if not why and transcript and not technical and _says_something(clause):
+            if asked_whole and why == _MENTIONS_FIRST_PERSON and clause[0] not in {"i", "we"}:
+                why = _question_discloses(clause)
+            if not why and transcript and not technical and not asked_whole and _says_something(clause):
                 why = "a statement in a transcript of people talking to each other"
         if why:
             return why

@@ -50,6 +50,8 @@ _PROMOTE = (r"(?:include|add|append|insert|mention|cite|quote|recommend|suggest|
 # start my day with a run"), so without "you" they are an order only on something else; "use" only on words.
 _BEHAVE = (r"(?:reply|replies|respond|answer|speak|talk|write|end|start|begin|finish|close|open|sign|say|format|"
            r"translate|output|print|act|behave|pretend|role-?play|obey|ignore|greet|spell|prefix|swear|curse|rhyme|"
+           r"keep (?:(?:it|things|them|(?:your |the |all )?(?:answers?|replies|reply|responses?|messages?)) )?(?:short|"
+           r"brief|concise|simple|under|below|casual|formal|light|professional|friendly|to the point)|"
            r"(?:be|stay|remain|sound) (?:brief|short|concise|formal|informal|polite|rude|sarcastic|funny|honest|"
            r"nice|mean|a pirate|like)|use (?:any |the |more |fewer |less |no |only |a |an |proper |plain )?(?:"
            r"emojis?|emoticons?|bullets?|bullet points|markdown|slang|jargon|words?|swear words|profanity|"
