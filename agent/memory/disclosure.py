@@ -49,7 +49,7 @@ _OPENERS = frozenset(
     """btw fyi actually also well oh ok okay so like honestly tbh anyway anyways basically lol haha hah yeah yes yep
     no nope nah hmm ugh um uh plus update correction news big and but then now just still finally recently currently
     really since because cause cuz bc though although hey hi hello hiya cheers thanks thank ps heh omg wow sadly
-    luckily unfortunately apparently""".split()
+    luckily unfortunately apparently wait""".split()
 )
 _SMALL_TALK = frozenset(
     """hi hello hey hiya yo morning evening afternoon good night bye goodbye goodnight thanks thank you thx ty cheers
@@ -79,6 +79,7 @@ _REQUEST_VERBS = frozenset(
     polish format critique evaluate assess analyse analyze debug optimise optimize refactor simplify clarify grade
     rate""".split()
 )
+_SPEECH_VERBS = frozenset("speak talk write reply respond answer explain listen chat".split())
 # A question that asks the assistant to recall what the user said discloses nothing new.
 _RECALL = re.compile(
     r"^(?:(?:can|could|would|will) you (?:please )?|please )?"
@@ -144,13 +145,14 @@ def safety_relevant(text: str) -> bool:
 
 # The words of a task at the keyboard: a first-person clause with one of them is about the task, not the user.
 _TECH = re.compile(
-    r"\b(?:error|errors|exception|traceback|bug|bugs|code|function|method|script|compiler?|compil\w+|install\w*|"
-    r"package|module|library|npm|pip|git|commit|branch|merge|docker|container|kubernetes|server|localhost|"
-    r"database|postgres|mysql|sql|query|regex|api|endpoint|cors|css|html|div|flexbox|javascript|js|typescript|"
-    r"node|react native|component|segfault|segmentation|repo|deploy|build|terminal|console|undefined|null|loop|"
-    r"variable|"
-    r"array|dict|dictionary|string|json|csv|ssh|port|permission denied|times out|timeout|crash\w*|syntax|import|"
-    r"directory|folder|browser|website|webpage|wordpress|python|java|rust|excel|spreadsheet|formula|pivot|wifi|printer)\b"
+    r"\b(?:error|errors|exceptions?|traceback|bug|bugs|code|functions?|methods?|scripts?|compiler?|compil\w+|"
+    r"install\w*|packages?|modules?|library|libraries|npm|pip|git|commits?|branch|branches|merge|docker|containers?|"
+    r"kubernetes|servers?|localhost|databases?|postgres|mysql|sql|query|queries|regex|api|endpoints?|cors|css|html|"
+    r"div|flexbox|javascript|js|typescript|node|react native|components?|segfault|segmentation|repos?|deploy|build|"
+    r"terminal|console|undefined|null|loops?|variables?|arrays?|dicts?|dictionary|dictionaries|strings?|json|csv|"
+    r"ssh|port|permission denied|times out|timeout|crash\w*|syntax|import|directory|directories|folders?|browser|"
+    r"website|webpage|wordpress|python|java|rust|excel|spreadsheets?|(?<!baby )(?<!infant )formulas?(?! (?:1|one|e|"
+    r"milk)\b)|pivot|wifi|printer)\b"
 )
 _CODE = re.compile(
     r"[{}`\\]|</?\w+>|\w\(|\)\s*[:{;]|=>|==|!=|::|\b\w+_\w+\b|\b[a-z]{2,}[A-Z]\w*|;\s*$|"
@@ -193,20 +195,24 @@ _REMARK = re.compile(
     r"wonder\b|was (?:just )?(?:wondering|curious|kidding|joking)|have (?:a|another|one more|some|two|a few|a quick) "
     r"(?:question|questions|idea)|"
     r"(?:don't |do not )?need (?:help|you to|a hand|that|this|it|all that|all this|so much|the)|want you to|"
-    r"would like you to|read (?:that|this|it|all|your))"
+    r"would like you to|read (?:that|this|it|all|your)|misread|misunderstood|misheard|mistyped|misspel(?:led|t)|"
+    r"made a typo|(?:sent|pasted|copied|attached) the wrong)"
 )
 # "I think / I said / I told you / I meant that ...": the frame says nothing, what follows may.
 _REPORTING = re.compile(
     r"^i (?:really |honestly |just |already |also |do |don't |do not |didn't |did not |never )?"
     r"(?:think|guess|suppose|believe|feel like|feel that|reckon|can't believe|cannot believe|"
-    r"said|say|told you|tell you|mentioned|mention|meant|know|mean|swear)(?: that)?(?:\s+|$)"
+    r"said|say|told you|tell you|mentioned|mention|meant|know|mean|swear|(?:read|heard|saw|learned|learnt) that|"
+    r"(?:read|heard|saw|seen) (?:somewhere|online|on (?:reddit|twitter|tiktok|facebook|youtube|instagram|the news|"
+    r"the radio|tv|a forum|a podcast)|in (?:the news|a book|an article|the paper))(?: that)?)(?: that)?(?:\s+|$)"
 )
 # Someone who is not family, as the subject: what "a friend of mine" did is theirs, not the user's, and what "my
 # colleague says" is judged by what follows ("my friend says you can't get sunburnt through a window").
 _OTHERS = (r"(?:\w+ )?(?:friend|mate|pal|buddy|colleague|coworker|co worker|neighbou?r|roommate|flatmate|housemate|"
-           r"classmate|acquaintance|boss|manager|teacher|doctor|coach|guy|someone)s?")
+           r"classmate|acquaintance|boss|manager|teacher|doctor|coach|guy|someone)s?(?=\b|')")
 _SOMEONE_ELSE = re.compile(
-    rf"^(?:(?P<distant>(?:a|one|some|two|three) {_OTHERS} of (?:mine|ours))|(?:a|my|our|one of my) {_OTHERS})"
+    rf"^(?:(?P<distant>(?:a|one|some|two|three) {_OTHERS} of (?:mine|ours)(?:'s)?|(?:my|our) {_OTHERS}'s)|"
+    rf"(?:a|my|our|one of my) {_OTHERS})"
     r"(?P<says> (?:says|said|told me|tells me|thinks|thought|reckons|claims|swears|insists|read)(?: that)?)?"
 )
 # In a sentence about a task at the keyboard, "I need to ..." states the task ("... and i need to dedupe by email").
@@ -341,7 +347,7 @@ _SELF_DESCRIPTION = re.compile(
     rf"ant|ent|or|ee|ess)s?(?: .*)?$|"
     rf"(?:(?!(?:for|the|to|of|with|in|on|at|or|from|about|as|your|his|her|their|our|this|that|any|some|every|"
     rf"dear|hello|hi|hey|fellow|good|great|best|greatest|worst|better|amazing|awesome|brilliant|poor|lucky|"
-    rf"thanks|thank)\b)[a-z0-9'-]+ ){{0,3}}(?:{_ROLE_NOUNS})s?)"
+    rf"thanks|thank)\b)[a-z0-9'-]+ |stay at home |work from home ){{0,3}}(?:{_ROLE_NOUNS})s?)"
     rf"(?: (?:at heart|by trade|through and through|at all|really|honestly|tbh|lol|haha|here|too|myself|though|"
     rf"actually|"
     rf"(?:of|at|in|for|from|since|by|with|and|who|on|\d+) .*))?$"
@@ -436,6 +442,10 @@ def _is_question(words: list[str]) -> bool:
     if _WANTS.match(" ".join(words)):
         return True
     if first in _ASKING_AUX:
+        return True
+    if first in {"don't", "never"} and second in _REQUEST_VERBS:  # "don't be so formal", "never use emojis"
+        return True
+    if first in _SPEECH_VERBS and words[1:3] == ["to", "me"]:  # "speak to me in french"
         return True
     if first in _AUX:
         return second in _SUBJECTS or second in _FAMILY or second in _PETS
