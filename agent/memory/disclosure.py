@@ -49,7 +49,7 @@ _OPENERS = frozenset(
     """btw fyi actually also well oh ok okay so like honestly tbh anyway anyways basically lol haha hah yeah yes yep
     no nope nah hmm ugh um uh plus update correction news big and but then now just still finally recently currently
     really since because cause cuz bc though although hey hi hello hiya cheers thanks thank ps heh omg wow sadly
-    luckily unfortunately apparently wait""".split()
+    luckily unfortunately apparently wait sorry""".split()
 )
 _SMALL_TALK = frozenset(
     """hi hello hey hiya yo morning evening afternoon good night bye goodbye goodnight thanks thank you thx ty cheers
@@ -102,7 +102,8 @@ _FAMILY = frozenset(
 # Said without "my", these still name the user's own people ("Mom is in the hospital again").
 _FAMILY_NAMES = frozenset(
     "mom mum mommy mummy mama mother dad daddy papa father grandma grandpa granny gran nan nana hubby wifey wife "
-    "husband partner son daughter sister brother boyfriend girlfriend fiance fiancee fiancé baby".split()
+    "husband partner son daughter sister brother boyfriend girlfriend fiance fiancee fiancé baby grandad granddad "
+    "gramps nanna nonna auntie aunty stepdad stepmum stepmom".split()
 )
 # Verbs after which "me" is not the object of a request: "kiwi gives me hives" does not open with them anyway,
 # but "call me Kate" and "everyone calls me Bex" do.
@@ -146,11 +147,14 @@ def safety_relevant(text: str) -> bool:
 # The words of a task at the keyboard: a first-person clause with one of them is about the task, not the user.
 _TECH = re.compile(
     r"\b(?:error|errors|exceptions?|traceback|bug|bugs|code|functions?|methods?|scripts?|compiler?|compil\w+|"
-    r"install\w*|packages?|modules?|library|libraries|npm|pip|git|commits?|branch|branches|merge|docker|containers?|"
+    r"install\w*|packages?|modules?|npm|pip|git|commits?|branch|branches|merge|docker|containers?|"
     r"kubernetes|servers?|localhost|databases?|postgres|mysql|sql|query|queries|regex|api|endpoints?|cors|css|html|"
     r"div|flexbox|javascript|js|typescript|node|react native|components?|segfault|segmentation|repos?|deploy|build|"
-    r"terminal|console|undefined|null|loops?|variables?|arrays?|dicts?|dictionary|dictionaries|strings?|json|csv|"
-    r"ssh|port|permission denied|times out|timeout|crash\w*|syntax|import|directory|directories|folders?|browser|"
+    r"(?<!is )(?<!was )terminal(?! (?:illness|ill|diagnosis|condition|patient|care|stage|cancer))|console|"
+    r"undefined|null|loops?|variables?|arrays?|dicts?|dictionary|dictionaries|strings?|json|csv|"
+    r"ssh|port|permission denied|times out|timeout|syntax|import|directory|directories|folders?|browser|"
+    r"(?<!car )(?<!bike )(?<!motorbike )(?<!motorcycle )(?<!plane )(?<!ski )(?<!skiing )(?<!cycling )crash\w*"
+    r"(?! (?:course|diet|my (?:car|bike)|into))|"
     r"website|webpage|wordpress|python|java|rust|excel|spreadsheets?|(?<!baby )(?<!infant )formulas?(?! (?:1|one|e|"
     r"milk)\b)|pivot|wifi|printer)\b"
 )
@@ -166,7 +170,7 @@ _IDENTITY = re.compile(
 )
 # A first-person clause about the conversation itself.
 _REMARK = re.compile(
-    r"^not (?:what|quite|really|exactly|it|that|right|correct|true|helpful|the|sure|bad)\b|"
+    r"^not (?:what|(?:quite|really|exactly)(?! (?:a|an)\b)|it|that|right|correct|true|helpful|the|sure|bad)\b|"
     r"^(?:i (?:have |just |actually )?)?changed my mind$|"
     r"^i (?:really |totally |completely |just |still |also |already |actually |even |kind of |kinda |sort of )*(?:"
     r"will be (?:right )?back|"
@@ -196,7 +200,8 @@ _REMARK = re.compile(
     r"(?:question|questions|idea)|"
     r"(?:don't |do not )?need (?:help|you to|a hand|that|this|it|all that|all this|so much|the)|want you to|"
     r"would like you to|read (?:that|this|it|all|your)|misread|misunderstood|misheard|mistyped|misspel(?:led|t)|"
-    r"made a typo|(?:sent|pasted|copied|attached) the wrong)"
+    r"made a typo|(?:sent|pasted|copied|attached) the wrong|(?:was|wasn't|was not|am not|haven't been) (?:very |being |"
+    r"too )?(?:clear|specific|precise)|should have (?:said|been clearer|mentioned|specified|explained))"
 )
 # "I think / I said / I told you / I meant that ...": the frame says nothing, what follows may.
 _REPORTING = re.compile(
@@ -212,7 +217,7 @@ _OTHERS = (r"(?:\w+ )?(?:friend|mate|pal|buddy|colleague|coworker|co worker|neig
            r"classmate|acquaintance|boss|manager|teacher|doctor|coach|guy|someone)s?(?=\b|')")
 _SOMEONE_ELSE = re.compile(
     rf"^(?:(?P<distant>(?:a|one|some|two|three) {_OTHERS} of (?:mine|ours)(?:'s)?|(?:my|our) {_OTHERS}'s)|"
-    rf"(?:a|my|our|one of my) {_OTHERS})"
+    rf"(?:a|my|our|one of my) {_OTHERS}|(?P<family>(?:my|our) (?:\w+ )?(?:{'|'.join(sorted(_FAMILY))})))"
     r"(?P<says> (?:says|said|told me|tells me|thinks|thought|reckons|claims|swears|insists|read)(?: that)?)?"
 )
 # In a sentence about a task at the keyboard, "I need to ..." states the task ("... and i need to dedupe by email").
@@ -317,7 +322,12 @@ _ELLIPTIC = re.compile(
     r"(?:short|near|long|far) sighted|off to [a-z]+ (?:next|this|tomorrow|on|in|for|soon)|"
     r"(?:night|day|early|late|double|long|weekend|evening|morning|\d+ hour) shifts?|on call|"
     r"(?:\d+|one|two|three|four|five|six) (?:kids|children|sons|daughters|boys|girls|grandkids|grandchildren|cats|"
-    r"dogs))\b"
+    r"dogs|guinea pigs|rabbits|bunnies|hamsters|chickens|hens|horses|ponies|ferrets|budgies|parrots|goldfish|"
+    r"tortoises|snakes|lizards|rats|mice|gerbils|goats|sheep|cows|pigs|ducks)|"
+    r"(?:a )?(?:bad|dodgy|weak|sore|gammy|busted|broken|injured|stiff|painful|arthritic|torn|slipped|herniated|"
+    r"pulled|fractured|bad) (?:knees?|back|shoulders?|hips?|wrists?|ankles?|neck|elbows?|hamstrings?|disc|"
+    r"ligaments?|acl|achilles|foot|feet|hands?|eyes?|ears?|stomach|gut|heart|lungs?|teeth|tooth|ribs?|leg|legs|"
+    r"arm|arms))\b"
 )
 # A description without subject or verb, the way chat introduces itself: "Huge Arsenal supporter", "Big sci-fi
 # reader", "Not a morning person", "Retired firefighter, 62". Its head is a noun for a person by what they do or
@@ -336,11 +346,21 @@ _ROLE_NOUNS = (
     r"driver|cleaner|officer|technician|scientist|researcher|accountant|director|founder|firefighter|"
     r"plumber|electrician|builder|farmer|pilot|paramedic|midwife|pharmacist|dentist|architect|programmer|coder|"
     r"librarian|journalist|editor|translator|barista|waiter|waitress|bartender|mechanic|carpenter|soldier|"
-    r"police officer|cop|surgeon|therapist|counsellor|counselor|professor|lecturer|tutor|coach|trainer|artist"
+    r"police officer|cop|surgeon|therapist|counsellor|counselor|professor|lecturer|tutor|coach|trainer|artist|"
+    r"solicitor|barrister|paralegal|clerk|receptionist|secretary|administrator|admin|cashier|porter|caretaker|"
+    r"janitor|nanny|childminder|au pair|mentor|physio|physiotherapist|optician|hairdresser|barber|beautician|"
+    r"stylist|tailor|butcher|florist|landscaper|roofer|plasterer|decorator|welder|machinist|operator|surveyor|"
+    r"estate agent|broker|banker|trader|actuary|auditor|economist|statistician|marketer|copywriter|recruiter|"
+    r"salesman|saleswoman|sales rep|courier|postman|postwoman|trucker|cabbie|chauffeur|sailor|fisherman|miner|"
+    r"marine|nun|priest|vicar|rabbi|imam|councillor|civil servant|actor|actress|comedian|dj|producer|animator|"
+    r"illustrator|sculptor|potter|composer|violinist|cellist|carpenter|joiner|bricklayer|labourer|laborer|"
+    r"housekeeper|cook|dietitian|dietician|nutritionist|psychologist|psychiatrist|social worker|youth worker|"
+    r"support worker|care worker|healthcare assistant|teaching assistant|phd student|medic|gp|radiographer|"
+    r"sonographer|optometrist|podiatrist|chiropractor|osteopath|hygienist|dental nurse|vet nurse|zookeeper"
 )
 _SELF_DESCRIPTION = re.compile(
     rf"^(?!(?:the|this|that|these|those|your|his|her|their|its|what|such|which|whose|you|he|she|they|it)\b)"
-    rf"(?:not |never |no )?(?:(?:a|an|quite a|a bit of a|kind of a|bit of a|such a|total|huge|big) )?"
+    rf"(?:(?:not|never|no|really|very|much|of|exactly|quite|such|a bit|kind|sort|bit|total|huge|big|massive|a|an) )*"
     rf"(?:(?:keen|avid|passionate|lifelong|long time|amateur|hobby|weekend|casual|devoted|die hard|diehard|"
     rf"aspiring|former|ex|recovering|budding|wannabe|occasional|self taught|trainee|qualified|certified|"
     rf"professional|retired|proud|closet|reformed|lapsed) (?:[a-z0-9'-]+ )?(?!\w+ment\b)[a-z'-]+(?:er|ist|ian|ic|"
@@ -385,7 +405,7 @@ _FINITE = frozenset(
 _UPDATE = re.compile(r"\b(?:anymore|any more|no longer)\b|^(?:correction|update)\b")
 _NAME = re.compile(
     r"\b(?:call me|my name is|my name's|my names|name's|i go by|i am called|i'm called|calls me|known as|"
-    r"address me as|pronounced|spelled|spelt|with (?:one|two|a double|an?) [a-z]$|my pronouns|"
+    r"address me as|refer to me as|pronounced|spelled|spelt|with (?:one|two|a double|an?) [a-z]$|my pronouns|"
     r"pronouns are|they them|she her|he him|she they|he they)\b|^(?:it's|this is) [a-z]+ here$|^go(?:es)? by\b"
 )
 
@@ -497,7 +517,7 @@ def _statement_discloses(words: list[str], about_someone: bool, technical: bool)
     if other and (other.group("says") or other.group("distant")):
         rest = words[len(other.group(0).split()) :]
         if other.group("says"):  # what the doctor says of a safety matter is the user's ("... with warfarin")
-            why = _statement_discloses(rest, about_someone, technical) if rest else None
+            why = _statement_discloses(rest, about_someone or bool(other.group("family")), technical) if rest else None
             return why or (_SAFETY_FACT if _SAFETY.search(text) else None)
         if not _FIRST_PERSON.intersection(rest):
             return None

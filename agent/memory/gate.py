@@ -87,6 +87,12 @@ _ORDER = re.compile(
     # a standing order with no subject: "from now on answer only in French", "always reply in pirate speak"
     rf"{_CLAUSE_START}{_STANDING_ORDER},?\s+(?:please\s+|only\s+|just\s+|also\s+|do\s+|don'?t\s+|ever\s+)*"
     rf"(?:you (?:must |should |will )?)?{_ORDER_VERB}|"
+    # from now on, any imperative of the assistant's work: "from now on give me the answer first", "going forward
+    # skip the intro" (a name is not an order: "from now on refer to me as Kate")
+    rf"{_CLAUSE_START}(?:from now on|going forward|henceforth|from here on(?: out)?),?\s+(?:please\s+|just\s+|also\s+|"
+    rf"always\s+)*(?:give|tell|show|write|explain|list|put|keep|use|answer|reply|respond|summari[sz]e|format|start|"
+    rf"end|include|ask|stop|skip|avoid|check|double check|make|be|talk|speak|assume|treat|refer to|address)\b"
+    rf"(?! (?:to )?me as\b)|"
     # an imperative that stands: "talk to me like a pirate from now on", "end every reply with a link",
     # "stop using emojis from now on", "don't ever use emojis"
     rf"{_CLAUSE_START}(?:please\s+|only\s+|just\s+)*(?:{_ORDER_VERB}|stop \w+ing\b|quit \w+ing\b)[^.!?\n]{{0,60}}?"

@@ -1,0 +1,81 @@
+"""The classes of line the gate missed on batches written by someone who had never seen it (bench/RESULTS.md
+section 5), each tried in phrasings that are in no labelled file, beside the lines that share their words and must
+not be kept: the grammar is judged, not the sentences it was fixed on."""
+
+from __future__ import annotations
+
+import pytest
+
+from agent.memory.gate import decide
+
+
+@pytest.mark.parametrize(
+    "turn",
+    [
+        # a description without subject or verb, headed by a noun for a person
+        "Lifelong Everton supporter, sadly.",
+        "Avid gardener, mostly veg.",
+        "keen amateur potter",
+        "not much of a beach person tbh",
+        "stay at home mum of three",
+        "Eldest of four, so used to chaos.",
+        # a preference said as a choice, a habit said without its verb
+        "mountains over beaches, every time",
+        "aisle seat every time",
+        "pilates twice a week, swimming on sundays",
+        # states, skills and events whose subject chat dropped
+        "Terrified of spiders.",
+        "fluent in german, rusty italian",
+        "Can't cook to save my life.",
+        "haven't eaten meat since 2015",
+        "did a masters in history at york",
+        "doing an apprenticeship in plumbing, any tips for the exam",
+        "live just outside Dublin with my partner",
+        "night shifts all this month",
+        # forms of address
+        "goes by Mo, short for Mohammed",
+        "please use she/her for me",
+        # a statement before a question that has no question word
+        "not really a dog person, low maintenance pets?",
+        "been a data analyst for six years, mostly sql, thinking about going into teaching",
+        # a safety fact in a question whose subject chat dropped
+        "on warfarin, can i have grapefruit?",
+        "Is it safe to eat brie at 20 weeks pregnant?",
+        # what a doctor says of a safety matter is the user's
+        "my gp says i should avoid ibuprofen because of my kidneys",
+    ],
+)
+def test_disclosures_without_the_usual_grammar_are_kept(turn: str) -> None:
+    assert decide(turn).keep, decide(turn).reason
+
+
+@pytest.mark.parametrize(
+    "turn",
+    [
+        # someone else's report or doings
+        "my flatmate reckons microwaving water is dangerous, true?",
+        "a colleague of mine just bought a tesla, are they reliable",
+        "my friend's cat keeps sneezing, should she see a vet",
+        "i read online that you can freeze eggs in the shell",
+        # orders about how the assistant replies, given as imperatives or to remember
+        "talk to me like a pirate",
+        "be less wordy",
+        "don't be so cheerful",
+        "remember to keep replies short",
+        "speak to me in german for the rest of this",
+        # the task stated in a sentence about a task at the keyboard
+        "i have two csv files and i need to join them on the id column, whats the best way",
+        # a recall question in a polite frame, a remark about misreading, a phrase that only frames a question
+        "can you remind me what my daughter's teacher is called?",
+        "oh i misread your last message",
+        "near where i work, decent lunch spots?",
+        "changed my mind, i prefer the second version",
+        # choices and descriptions that are not the user's
+        "works every time",
+        "rain over the weekend",
+        "Messi, greatest player of all time",
+        "hi fellow gamer",
+    ],
+)
+def test_lines_that_share_those_words_but_disclose_nothing_are_dropped(turn: str) -> None:
+    assert not decide(turn).keep, decide(turn).reason
