@@ -321,7 +321,11 @@ _ELLIPTIC = re.compile(
     r"(?:freelance|self employed|part time|full time|former|ex) [a-z]+|left handed|right handed|ambidextrous|"
     r"(?:short|near|long|far) sighted|off to [a-z]+ (?:next|this|tomorrow|on|in|for|soon)|"
     r"(?:night|day|early|late|double|long|weekend|evening|morning|\d+ hour) shifts?|on call|"
-    r"(?:\d+|one|two|three|four|five|six) (?:kids|children|sons|daughters|boys|girls|grandkids|grandchildren|cats|"
+    r"(?:an? )?(?:big |first |job |final |driving |hospital |dentist |doctor's |doctors )?(?:interview|exam|exams|"
+    r"appointment|surgery|operation|op|flight|wedding|driving test|viva|presentation|audition|gig|recital|race|"
+    r"scan|check up|checkup|funeral|graduation|court date|shift) (?:tomorrow|today|tonight|this|next|on|in|at)|"
+    r"(?:with |got )?(?:\d+|one|two|three|four|five|six) (?:kids|children|sons|daughters|boys|girls|grandkids|"
+    r"grandchildren|cats|"
     r"dogs|guinea pigs|rabbits|bunnies|hamsters|chickens|hens|horses|ponies|ferrets|budgies|parrots|goldfish|"
     r"tortoises|snakes|lizards|rats|mice|gerbils|goats|sheep|cows|pigs|ducks)|"
     r"(?:a )?(?:bad|dodgy|weak|sore|gammy|busted|broken|injured|stiff|painful|arthritic|torn|slipped|herniated|"
@@ -485,8 +489,8 @@ _SAFETY_OWNER = re.compile(
     r"coeliac|celiac|pregnant)\b|\b(?:on|taking) (?:blood thinners?|warfarin|insulin|antidepressants?|chemo|"
     r"medication|meds)\b|\b\d+ (?:weeks|months) pregnant\b"
 )
-_CHILD_BY_AGE = re.compile(r"\b(?:my|our) (?:\d+|one|two|three|four|five|six|seven|eight|nine|ten) (?:year|month|"
-                           r"week)s? old\b")
+_CHILD_BY_AGE = re.compile(r"\b(?:my|our) (?:(?:\d+|one|two|three|four|five|six|seven|eight|nine|ten) (?:year|"
+                           r"month|week)s? old|\d+ ?(?:yo|yr old|y o|mo|month old))\b")
 
 
 def _personal_mention(words: list[str]) -> bool:
