@@ -41,8 +41,19 @@ from agent.memory.gate import decide
         # a safety fact in a question whose subject chat dropped
         "on warfarin, can i have grapefruit?",
         "Is it safe to eat brie at 20 weeks pregnant?",
-        # what a doctor says of a safety matter is the user's
+        # what a doctor says of a safety matter is the user's, what family says of themselves is the family's
         "my gp says i should avoid ibuprofen because of my kidneys",
+        "my wife says she wants to go back to uni",
+        # words of the keyboard in another sense: a crash, a terminal illness, formula milk, a guitar string
+        "had a motorbike crash in 2019 and my shoulder still aches",
+        "my grandad is terminal and we're planning one last trip",
+        "our baby is on formula and keeps getting colic",
+        "i play violin in an orchestra and snapped a string mid concert",
+        # an event with its day, a child by age, a body part that hurts, counted animals
+        "scan tomorrow at 10, bit nervous",
+        "my 6yo won't eat vegetables",
+        "dodgy knee, so no running routes please",
+        "three rescue hens and a goat",
     ],
 )
 def test_disclosures_without_the_usual_grammar_are_kept(turn: str) -> None:
@@ -70,6 +81,17 @@ def test_disclosures_without_the_usual_grammar_are_kept(turn: str) -> None:
         "oh i misread your last message",
         "near where i work, decent lunch spots?",
         "changed my mind, i prefer the second version",
+        # what was read, learned or heard about the world
+        "i learned recently that honey never spoils",
+        "i watched a video saying we only use 10% of our brains, is that true",
+        "my uncle always says you lose most heat through your head",
+        # the task at hand done, the options of the reply weighed, curiosity about a topic
+        "i sorted it, thanks",
+        "i'll go with the second one",
+        "i can't choose, both look good",
+        "i want to know more about how volcanoes form",
+        "i'm getting a 500 error on checkout",
+        "i want longer answers from now on",
         # choices and descriptions that are not the user's
         "works every time",
         "rain over the weekend",

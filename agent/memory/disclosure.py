@@ -152,11 +152,13 @@ _TECH = re.compile(
     r"div|flexbox|javascript|js|typescript|node|react native|components?|segfault|segmentation|repos?|deploy|build|"
     r"(?<!is )(?<!was )terminal(?! (?:illness|ill|diagnosis|condition|patient|care|stage|cancer))|console|"
     r"undefined|null|loops?|variables?|arrays?|dicts?|dictionary|dictionaries|strings?|json|csv|"
-    r"ssh|port|permission denied|times out|timeout|syntax|import|directory|directories|folders?|browser|"
+    r"ssh|port|permission denied|[45]0\d (?:error|on|code|status|response)|login|status code|http\w*|times out|"
+    r"timeout|syntax|import|directory|directories|folders?|browser|"
     r"(?<!car )(?<!bike )(?<!motorbike )(?<!motorcycle )(?<!plane )(?<!ski )(?<!skiing )(?<!cycling )crash\w*"
     r"(?! (?:course|diet|my (?:car|bike)|into))|"
-    r"website|webpage|wordpress|python|java|rust|excel|spreadsheets?|(?<!baby )(?<!infant )formulas?(?! (?:1|one|e|"
-    r"milk)\b)|pivot|wifi|printer)\b"
+    r"website|webpage|wordpress|python|java|rust|excel|spreadsheets?|"
+    r"(?:(?<=a )|(?<=the )|(?<=this )|(?<=that )|(?<=excel )|(?<=sheets )|(?<=my ))formulas?"
+    r"(?! (?:1|one|e|milk|fed|feeding)\b)|pivot|wifi|printer)\b"
 )
 _CODE = re.compile(
     r"[{}`\\]|</?\w+>|\w\(|\)\s*[:{;]|=>|==|!=|::|\b\w+_\w+\b|\b[a-z]{2,}[A-Z]\w*|;\s*$|"
@@ -164,7 +166,8 @@ _CODE = re.compile(
 )
 # Frames that make a first-person clause about the user even with a technical word: who they are, what they use.
 _IDENTITY = re.compile(
-    r"\bi (?:am|was) (?:a|an|the)\b|\bi (?:work|worked|use|used|prefer|love|like|hate|teach|study|studied)\b|"
+    r"\bi (?:am|was) (?:a|an|the)\b|\bi (?:work|worked|use|used|prefer|love|like|hate|teach|study|studied|play|"
+    r"played|sing|volunteer|coach|own|live|lived|grew up|was born)\b|"
     r"\bi have been (?:a|an|coding|programming|working|using|writing|doing)\b|\bi am (?:learning|studying)\b|"
     r"\bmy (?:job|work|career)\b|\byears?\b|^(?:been|worked as|working as) (?:a|an)\b"
 )
@@ -201,15 +204,35 @@ _REMARK = re.compile(
     r"(?:don't |do not )?need (?:help|you to|a hand|that|this|it|all that|all this|so much|the)|want you to|"
     r"would like you to|read (?:that|this|it|all|your)|misread|misunderstood|misheard|mistyped|misspel(?:led|t)|"
     r"made a typo|(?:sent|pasted|copied|attached) the wrong|(?:was|wasn't|was not|am not|haven't been) (?:very |being |"
-    r"too )?(?:clear|specific|precise)|should have (?:said|been clearer|mentioned|specified|explained))"
+    r"too )?(?:clear|specific|precise)|should have (?:said|been clearer|mentioned|specified|explained)|"
+    # the task at hand, done or stuck: "I fixed it", "I got it working", "I tried restarting it"
+    r"(?:have )?(?:fixed|solved|sorted|figured|worked|got|typed|found|managed|did) (?:it|that|this)(?: (?:out|working|"
+    r"wrong|right|now|finally|myself|lol|haha|thanks|again))*$|tried (?:restarting|rebooting|reinstalling|updating|"
+    r"clearing|turning|unplugging|resetting|deleting|refreshing|reloading|logging|signing)\b|"
+    # choosing among the options of the reply: "I'll go with option b", "I can't decide between the two"
+    r"(?:can't|cannot|couldn't|can not) (?:decide|choose|pick)(?: between (?:them|these|those|the two|both|the "
+    r"options)| which one)?$|will (?:go with|take|pick|choose|use) (?:the|option|"
+    r"that|this|it|both|number|a|b|c|\d)\b|like (?:both|neither|all of them|them both|none of them)$|"
+    r"have (?:no|not a) (?:idea|clue)\b|(?:hate|love) (?:it )?when (?:that|this|you)\b|feel you$|"
+    r"was thinking the same|(?:totally |completely |almost |nearly )?forgot(?: (?:about )?(?:that|this|it))?$|"
+    # curiosity about a topic is a request: "I want to learn about black holes", "I'm curious about ..."
+    r"(?:want|would like|wanna) to (?:learn|know|hear|read|understand) (?:more )?(?:about|how|why|what|if|whether)\b|"
+    r"am (?:just )?(?:curious|intrigued) about\b|am (?:interested|curious) (?:in )?(?:how|why|what|whether)\b|"
+    r"am just (?:browsing|looking|chilling|killing time|messing around|testing))"
 )
 # "I think / I said / I told you / I meant that ...": the frame says nothing, what follows may.
 _REPORTING = re.compile(
     r"^i (?:really |honestly |just |already |also |do |don't |do not |didn't |did not |never )?"
     r"(?:think|guess|suppose|believe|feel like|feel that|reckon|can't believe|cannot believe|"
-    r"said|say|told you|tell you|mentioned|mention|meant|know|mean|swear|(?:read|heard|saw|learned|learnt) that|"
-    r"(?:read|heard|saw|seen) (?:somewhere|online|on (?:reddit|twitter|tiktok|facebook|youtube|instagram|the news|"
-    r"the radio|tv|a forum|a podcast)|in (?:the news|a book|an article|the paper))(?: that)?)(?: that)?(?:\s+|$)"
+    r"said|say|told you|tell you|mentioned|mention|meant|know|mean|swear)(?: that)?(?:\s+|$)"
+)
+# "I read somewhere that ...", "I saw a documentary saying ...": a claim about the world, whoever "we" are in it.
+_HEARSAY = re.compile(
+    r"^i (?:just |once |recently )?(?:(?:read|heard|saw|learned|learnt)(?: today| recently| yesterday| once)? that|"
+    r"(?:saw|watched|read|heard) (?:a|an|this) (?:documentary|article|video|post|thread|study|book|paper|podcast|"
+    r"programme|program) (?:saying|that|claiming|which said)|(?:read|heard|saw|seen) (?:somewhere|online|on (?:reddit|"
+    r"twitter|tiktok|facebook|youtube|instagram|the news|the radio|tv|a forum|a podcast)|in (?:the news|a book|an "
+    r"article|the paper))(?: that)?)(?:\s+|$)"
 )
 # Someone who is not family, as the subject: what "a friend of mine" did is theirs, not the user's, and what "my
 # colleague says" is judged by what follows ("my friend says you can't get sunburnt through a window").
@@ -218,7 +241,8 @@ _OTHERS = (r"(?:\w+ )?(?:friend|mate|pal|buddy|colleague|coworker|co worker|neig
 _SOMEONE_ELSE = re.compile(
     rf"^(?:(?P<distant>(?:a|one|some|two|three) {_OTHERS} of (?:mine|ours)(?:'s)?|(?:my|our) {_OTHERS}'s)|"
     rf"(?:a|my|our|one of my) {_OTHERS}|(?P<family>(?:my|our) (?:\w+ )?(?:{'|'.join(sorted(_FAMILY))})))"
-    r"(?P<says> (?:says|said|told me|tells me|thinks|thought|reckons|claims|swears|insists|read)(?: that)?)?"
+    r"(?P<says> (?:always |once |used to )?(?:says|said|say|told me|told us|tells me|tells us|taught me|taught us|"
+    r"thinks|thought|reckons|claims|swears|insists|read)(?: that)?)?"
 )
 # In a sentence about a task at the keyboard, "I need to ..." states the task ("... and i need to dedupe by email").
 _TASK_FRAME = re.compile(r"^i (?:really |just )?(?:need|want|have|am trying|would like|wanna|gotta|must) to\b")
@@ -324,7 +348,7 @@ _ELLIPTIC = re.compile(
     r"(?:an? )?(?:big |first |job |final |driving |hospital |dentist |doctor's |doctors )?(?:interview|exam|exams|"
     r"appointment|surgery|operation|op|flight|wedding|driving test|viva|presentation|audition|gig|recital|race|"
     r"scan|check up|checkup|funeral|graduation|court date|shift) (?:tomorrow|today|tonight|this|next|on|in|at)|"
-    r"(?:with |got )?(?:\d+|one|two|three|four|five|six) (?:kids|children|sons|daughters|boys|girls|grandkids|"
+    r"(?:with |got )?(?:\d+|one|two|three|four|five|six) (?:\w+ )?(?:kids|children|sons|daughters|boys|girls|grandkids|"
     r"grandchildren|cats|"
     r"dogs|guinea pigs|rabbits|bunnies|hamsters|chickens|hens|horses|ponies|ferrets|budgies|parrots|goldfish|"
     r"tortoises|snakes|lizards|rats|mice|gerbils|goats|sheep|cows|pigs|ducks)|"
@@ -369,7 +393,7 @@ _SELF_DESCRIPTION = re.compile(
     rf"aspiring|former|ex|recovering|budding|wannabe|occasional|self taught|trainee|qualified|certified|"
     rf"professional|retired|proud|closet|reformed|lapsed) (?:[a-z0-9'-]+ )?(?!\w+ment\b)[a-z'-]+(?:er|ist|ian|ic|"
     rf"ant|ent|or|ee|ess)s?(?: .*)?$|"
-    rf"(?:(?!(?:for|the|to|of|with|in|on|at|or|from|about|as|your|his|her|their|our|this|that|any|some|every|"
+    rf"(?:(?!(?:a|an|for|the|to|of|with|in|on|at|or|from|about|as|your|his|her|their|our|this|that|any|some|every|"
     rf"dear|hello|hi|hey|fellow|good|great|best|greatest|worst|better|amazing|awesome|brilliant|poor|lucky|"
     rf"thanks|thank)\b)[a-z0-9'-]+ |stay at home |work from home ){{0,3}}(?:{_ROLE_NOUNS})s?)"
     rf"(?: (?:at heart|by trade|through and through|at all|really|honestly|tbh|lol|haha|here|too|myself|though|"
@@ -517,6 +541,10 @@ def _statement_discloses(words: list[str], about_someone: bool, technical: bool)
     if reported:
         rest = _strip_openers(words[len(reported.group(0).split()) :])
         return _statement_discloses(rest, about_someone, technical) if rest else None
+    hearsay = _HEARSAY.match(text)
+    if hearsay:
+        rest = words[len(hearsay.group(0).split()) :]
+        return _statement_discloses(rest, about_someone, technical) if {"i", "me", "my"} & set(rest) else None
     other = _SOMEONE_ELSE.match(text)
     if other and (other.group("says") or other.group("distant")):
         rest = words[len(other.group(0).split()) :]

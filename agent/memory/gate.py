@@ -105,6 +105,8 @@ _ORDER = re.compile(
     # on a condition: "whenever I greet you, answer with a poem"
     rf"\b(?:whenever|every ?time|each time|if|when) (?:i|we)\b[^,.!?\n]{{0,40}},\s*(?:please )?{_ORDER_VERB}|"
     # "I want you to answer in French", "I want all answers in Spanish"
+    rf"\b(?:i want|i'?d like|i would like|i need|i expect) (?:\w+ ){{0,2}}{_REPLIES}\b[^.!?\n]{{0,40}}?"
+    rf"\b(?:from now on|going forward|henceforth|in future|from here on)\b|"
     rf"\b(?:i want|i'?d like|i would like|i need|i expect) (?:you to (?:always |never |only )?(?:{_PROMOTE}|"
     rf"{_BEHAVE}|use\b)|(?:all|every|each|your|all your) {_REPLIES})",
     re.IGNORECASE,
