@@ -49,6 +49,9 @@ from agent.memory.gate import decide
         "my grandad is terminal and we're planning one last trip",
         "our baby is on formula and keeps getting colic",
         "i play violin in an orchestra and snapped a string mid concert",
+        "we keep a ball python and two geckos",
+        "stocky build, always struggled to find shirts that fit",
+        "i want to set up a website for my dog grooming business",
         # an event with its day, a child by age, a body part that hurts, counted animals
         "scan tomorrow at 10, bit nervous",
         "my 6yo won't eat vegetables",
@@ -91,6 +94,7 @@ def test_disclosures_without_the_usual_grammar_are_kept(turn: str) -> None:
         "i can't choose, both look good",
         "i want to know more about how volcanoes form",
         "i'm getting a 500 error on checkout",
+        "my laptop fan is loud when i run the build",
         "i want longer answers from now on",
         # choices and descriptions that are not the user's
         "works every time",

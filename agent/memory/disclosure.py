@@ -149,14 +149,16 @@ _TECH = re.compile(
     r"\b(?:error|errors|exceptions?|traceback|bug|bugs|code|functions?|methods?|scripts?|compiler?|compil\w+|"
     r"install\w*|packages?|modules?|npm|pip|git|commits?|branch|branches|merge|docker|containers?|"
     r"kubernetes|servers?|localhost|databases?|postgres|mysql|sql|query|queries|regex|api|endpoints?|cors|css|html|"
-    r"div|flexbox|javascript|js|typescript|node|react native|components?|segfault|segmentation|repos?|deploy|build|"
+    r"div|flexbox|javascript|js|typescript|(?<!lymph )nodes?|react native|components?|segfault|segmentation|repos?|"
+    r"deploy|(?<!slim )(?<!small )(?<!stocky )(?<!athletic )(?<!heavy )(?<!big )(?<!petite )build|"
     r"(?<!is )(?<!was )terminal(?! (?:illness|ill|diagnosis|condition|patient|care|stage|cancer))|console|"
-    r"undefined|null|loops?|variables?|arrays?|dicts?|dictionary|dictionaries|strings?|json|csv|"
-    r"ssh|port|permission denied|[45]0\d (?:error|on|code|status|response)|login|status code|http\w*|times out|"
-    r"timeout|syntax|import|directory|directories|folders?|browser|"
+    r"undefined|null|(?<!in the )loops?|variables?|arrays?|dicts?|dictionary|dictionaries|"
+    r"strings?(?! (?:quartet|section|instruments?|lights|bag|beans?)\b)|json|csv|ssh|port(?! (?:wine|town|city|of)\b)|"
+    r"permission denied|[45]0\d (?:error|on|code|status|response)|login|status code|http\w*|times out|"
+    r"timeout|syntax|import(?! (?:business|export|company|duties|tax)\b)|directory|directories|folders?|browser|"
     r"(?<!car )(?<!bike )(?<!motorbike )(?<!motorcycle )(?<!plane )(?<!ski )(?<!skiing )(?<!cycling )crash\w*"
     r"(?! (?:course|diet|my (?:car|bike)|into))|"
-    r"website|webpage|wordpress|python|java|rust|excel|spreadsheets?|"
+    r"website|webpage|wordpress|(?<!pet )(?<!ball )(?<!royal )python|java|rust|excel(?! at\b)|spreadsheets?|"
     r"(?:(?<=a )|(?<=the )|(?<=this )|(?<=that )|(?<=excel )|(?<=sheets )|(?<=my ))formulas?"
     r"(?! (?:1|one|e|milk|fed|feeding)\b)|pivot|wifi|printer)\b"
 )
@@ -167,7 +169,7 @@ _CODE = re.compile(
 # Frames that make a first-person clause about the user even with a technical word: who they are, what they use.
 _IDENTITY = re.compile(
     r"\bi (?:am|was) (?:a|an|the)\b|\bi (?:work|worked|use|used|prefer|love|like|hate|teach|study|studied|play|"
-    r"played|sing|volunteer|coach|own|live|lived|grew up|was born)\b|"
+    r"played|sing|volunteer|coach|own|live|lived|grew up|was born)\b|\bwe (?:live|lived|own|run)\b|"
     r"\bi have been (?:a|an|coding|programming|working|using|writing|doing)\b|\bi am (?:learning|studying)\b|"
     r"\bmy (?:job|work|career)\b|\byears?\b|^(?:been|worked as|working as) (?:a|an)\b"
 )
@@ -339,6 +341,8 @@ _ELLIPTIC = re.compile(
     r"(?:might|may|will|would|could|should|gonna|wanna|going to|want to|hope to|plan to|hoping to|need to|have to|"
     r"got to|gotta) (?:move|go back|start|quit|retire|visit|buy|sell|switch|learn|apply|leave|travel|study|marry|"
     r"get married|have a baby|change jobs|emigrate|relocate)|"
+    r"(?:slim|stocky|athletic|petite|curvy|heavy|skinny|broad|muscular|lean) (?:build|frame)|"
+    r"(?:always |never |once |already |only |even )?"
     r"(?!(?:asked|answered|mentioned|explained|described|suggested|listed|mixed|confused|surprised|amazed|"
     r"impressed|used|need|feed|speed|seed|shed|bed|red|tired)\b)[a-z]{3,}ed (?:to|from|with|in|at|on|for|into|"
     r"back|up|out|last|this|over|a|an|the|my|our)|[a-z]{3,}ed\b.*\b(?:yesterday|last|ago|this morning|in \d{4})|"
@@ -553,7 +557,7 @@ def _statement_discloses(words: list[str], about_someone: bool, technical: bool)
             return why or (_SAFETY_FACT if _SAFETY.search(text) else None)
         if not _FIRST_PERSON.intersection(rest):
             return None
-    if technical and _TASK_FRAME.match(text):
+    if technical and _TASK_FRAME.match(text) and not _personal_mention(words):
         return None
     if _REMARK.match(text) or _TRANSIENT.match(text) or _HYPOTHETICAL.match(text):
         return None
@@ -561,7 +565,7 @@ def _statement_discloses(words: list[str], about_someone: bool, technical: bool)
         return None
     if _SAFETY.search(text):
         return _SAFETY_FACT
-    if _TECH.search(text) and not _IDENTITY.search(text):
+    if _TECH.search(text) and not _IDENTITY.search(text) and not _personal_mention(words):
         return None
     if any(w in _FIRST_PERSON for w in words):
         return _MENTIONS_FIRST_PERSON
