@@ -307,6 +307,15 @@ _ELLIPTIC = re.compile(
     r"met|spent|signed|switched|grew|lived|worked|used to|studied|retired|flying|heading|going (?:to|back|on|home)|"
     r"moving|starting|working|living|studying|planning|hoping|learning|training|leaving|travell?ing|staying|"
     r"expecting|recovering|dealing|struggling|getting married|based|born|raised|originally|"
+    # irregular pasts whose subject chat dropped: "flew to Berlin last week", "became a dad in March"
+    r"(?:took|gave|made|wrote|drove|flew|rode|swam|sold|left|found|won|came|began|became|fell|kept|taught|caught|"
+    r"brought|built|sent|hurt|wore|ate|drank|chose|woke|slept|held|led|paid|sang|threw|hit|beat|stole|spoke|tore|"
+    r"froze|dug|ran) (?!(?:it|that|this|those|these|you|your|a (?:mistake|typo|point)|too|sense|up with|out (?:wrong|"
+    r"weird|badly|fine|ok))\b)|"
+    r"(?:play|sing|teach|work|coach|volunteer) (?:in|for|at|with) (?:a|an|the|my|our)\b|"
+    r"(?:run|study|teach) (?:a|an|two|three|\d+|marathons|ultras|law|medicine|nursing|history|maths|english|music|"
+    r"art|at|in|for|part time|full time)\b|go (?:to (?:the gym|church|mass|school|uni|college|university|work|yoga|"
+    r"pilates|the mosque|temple|synagogue)|(?!(?:on|ahead|back|away)\b)\w+ing\b)|"
     r"from (?!(?:the|this|that|these|those|here|there|now|scratch|what|which|where|a|an|it|your|time)\b)[a-z]+|"
     r"work (?:as|in|at|for|from|nights|shifts)|live (?:in|with|near|alone|on|out|about|just|outside|close|by|right|"
     r"abroad|overseas|up|down|off|next|across|around|a|an|\d+|two|three|five|ten|walking|upstairs|downstairs|"
@@ -421,6 +430,12 @@ _DID_EXPERIENCE = re.compile(
     r"postgrad|apprenticeship|internship|residency|placement|gap year|year abroad|stint|tour|marathon|10k|5k|"
     r"triathlon|ironman|bootcamp|diploma|pgce)\b"
 )
+# Verbs of request that chat also uses for the user's work or pastime, subject dropped: "teach at a primary school",
+# "play in a band on weekends".
+_WORK_PLACE = re.compile(
+    r"^(?:teach|play|work|study|coach|volunteer) (?:(?:at|in|for) (?:a|an|the|my|our|\w+ (?:school|team|club|band|"
+    r"orchestra|choir|hospital|charity))|part time|full time|on weekends)\b"
+)
 # A habit said without subject or verb: "yoga three times a week", "gym every morning at 6".
 _HABIT = re.compile(
     r"^(?!(?:the|this|that|these|those|your|his|her|their|its|what|which|you|he|she|they|it|same|game|works|"
@@ -485,7 +500,7 @@ def _clauses(sentence: str) -> list[list[str]]:
 def _is_question(words: list[str]) -> bool:
     """The shape of a question or a request at the start of a clause, with or without its question mark."""
     first, second = words[0], words[1] if len(words) > 1 else ""
-    if _DID_EXPERIENCE.match(" ".join(words)):
+    if _DID_EXPERIENCE.match(" ".join(words)) or _WORK_PLACE.match(" ".join(words)):
         return False
     if first in _WH:
         # "when i was a kid we had a dog" is a statement: a wh-word followed by a subject opens a clause.
