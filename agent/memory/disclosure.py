@@ -49,7 +49,7 @@ _OPENERS = frozenset(
     """btw fyi actually also well oh ok okay so like honestly tbh anyway anyways basically lol haha hah yeah yes yep
     no nope nah hmm ugh um uh plus update correction news big and but then now just still finally recently currently
     really since because cause cuz bc though although hey hi hello hiya cheers thanks thank ps heh omg wow sadly
-    luckily unfortunately apparently wait sorry""".split()
+    luckily unfortunately apparently wait sorry oops whoops""".split()
 )
 _SMALL_TALK = frozenset(
     """hi hello hey hiya yo morning evening afternoon good night bye goodbye goodnight thanks thank you thx ty cheers
@@ -77,7 +77,7 @@ _REQUEST_VERBS = frozenset(
     calculate name remind read play imagine act pretend continue repeat define correct edit proofread shorten expand
     send search look try keep stop start use answer respond reply brainstorm outline review improve be talk
     polish format critique evaluate assess analyse analyze debug optimise optimize refactor simplify clarify grade
-    rate""".split()
+    rate ignore disregard""".split()
 )
 _SPEECH_VERBS = frozenset("speak talk write reply respond answer explain listen chat".split())
 # A question that asks the assistant to recall what the user said discloses nothing new.
@@ -176,7 +176,7 @@ _IDENTITY = re.compile(
 # A first-person clause about the conversation itself.
 _REMARK = re.compile(
     r"^not (?:what|(?:quite|really|exactly)(?! (?:a|an)\b)|it|that|right|correct|true|helpful|the|sure|bad)\b|"
-    r"^(?:i (?:have |just |actually )?)?changed my mind$|"
+    r"^(?:i (?:have |just |actually )?)?changed my mind$|^(?:my|our) (?:bad|mistake|apologies|fault)$|"
     r"^i (?:really |totally |completely |just |still |also |already |actually |even |kind of |kinda |sort of )*(?:"
     r"will be (?:right )?back|"
     r"(?:do not|don't|didn't|did not) (?:understand|get|follow|see|think so|know|care|mind|agree|like (?:that|this|it"
@@ -220,7 +220,8 @@ _REMARK = re.compile(
     # curiosity about a topic is a request: "I want to learn about black holes", "I'm curious about ..."
     r"(?:want|would like|wanna) to (?:learn|know|hear|read|understand) (?:more )?(?:about|how|why|what|if|whether)\b|"
     r"am (?:just )?(?:curious|intrigued) about\b|am (?:interested|curious) (?:in )?(?:how|why|what|whether)\b|"
-    r"am just (?:browsing|looking|chilling|killing time|messing around|testing))"
+    r"am just (?:browsing|looking|chilling|killing time|messing around|testing)|am trying to (?:remember|recall|think "
+    r"of|understand|work out|figure out) (?:the|what|how|why|which|where|when|who|if|whether)\b)"
 )
 # "I think / I said / I told you / I meant that ...": the frame says nothing, what follows may.
 _REPORTING = re.compile(
