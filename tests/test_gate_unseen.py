@@ -57,6 +57,19 @@ from agent.memory.gate import decide
         "my 6yo won't eat vegetables",
         "dodgy knee, so no running routes please",
         "three rescue hens and a goat",
+        # home, household and situation said without "I"
+        "there's four of us, me, my wife and two teenagers",
+        "Glasgow has been home since 2010",
+        "Manchester born and bred",
+        "currently on maternity leave",
+        "off sick with flu this week",
+        "turning 50 in the spring",
+        "no kids, one very spoilt cat",
+        # irregular pasts and the work or pastime said without "I"
+        "flew back from Lagos yesterday",
+        "became a grandad last month",
+        "teach at a secondary school in Hull",
+        "play in a brass band",
     ],
 )
 def test_disclosures_without_the_usual_grammar_are_kept(turn: str) -> None:
@@ -96,6 +109,14 @@ def test_disclosures_without_the_usual_grammar_are_kept(turn: str) -> None:
         "i'm getting a 500 error on checkout",
         "my laptop fan is loud when i run the build",
         "i want longer answers from now on",
+        # the same words about the world or the conversation
+        "Paris is home to the Louvre",
+        "back in the day nobody had phones",
+        "turned 30 degrees here today",
+        "no pets policy at a rental, is that legal",
+        "play for me",
+        "came out wrong",
+        "my bad",
         # choices and descriptions that are not the user's
         "works every time",
         "rain over the weekend",

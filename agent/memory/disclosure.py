@@ -382,7 +382,8 @@ _ROLE_NOUNS = (
     r"graduate|grad|student|undergrad|postgrad|freelancer|contractor|expat|immigrant|native|local|smoker|"
     r"non smoker|teetotaller|teetotaler|beginner|newbie|novice|learner|speaker|user|worker|volunteer|member|"
     r"holder|subscriber|believer|atheist|christian|muslim|hindu|buddhist|catholic|veteran|vet|carer|caregiver|"
-    r"widow|widower|retiree|pensioner|commuter|traveller|traveler|foodie|vegan|vegetarian|child|only child|"
+    r"widow|widower|retiree|pensioner|buyer|renter|tenant|landlord|landlady|homeowner|home owner|commuter|"
+    r"traveller|traveler|foodie|vegan|vegetarian|child|only child|"
     r"middle child|eldest|youngest|oldest|twin|"
     r"assistant|nurse|teacher|engineer|developer|manager|designer|doctor|lawyer|intern|analyst|consultant|chef|"
     r"driver|cleaner|officer|technician|scientist|researcher|accountant|director|founder|firefighter|"
@@ -412,7 +413,7 @@ _SELF_DESCRIPTION = re.compile(
     rf"thanks|thank)\b)[a-z0-9'-]+ |stay at home |work from home ){{0,3}}(?:{_ROLE_NOUNS})s?)"
     rf"(?: (?:at heart|by trade|through and through|at all|really|honestly|tbh|lol|haha|here|too|myself|though|"
     rf"actually|"
-    rf"(?:of|at|in|for|from|since|by|with|and|who|on|\d+) .*))?$"
+    rf"(?:of|at|in|for|from|since|by|with|and|who|on|to|\d+|\w+ing) .*))?$"
 )
 # A preference said as a choice, without subject or verb: "tea over coffee any day", "window seat every time".
 _CHOICE = re.compile(
@@ -436,6 +437,21 @@ _DID_EXPERIENCE = re.compile(
 _WORK_PLACE = re.compile(
     r"^(?:teach|play|work|study|coach|volunteer) (?:(?:at|in|for) (?:a|an|the|my|our|\w+ (?:school|team|club|band|"
     r"orchestra|choir|hospital|charity))|part time|full time|on weekends)\b"
+)
+# Where and how the user lives, said without "I": "there are 5 of us", "Lisbon is home now", "London born and bred",
+# "currently in hospital with pneumonia", "on a gap year in Australia", "female, 34", "no kids, no pets".
+_SITUATION = re.compile(
+    r"^(?:there's|there is|there are|there're) (?:\d+|two|three|four|five|six|seven|eight|nine|ten) of us\b|"
+    r"\b(?:is|has been|became|was) (?:now |my |our )?home\b(?! to\b)|\bborn and (?:bred|raised)\b|"
+    r"^(?:in (?:hospital|rehab|recovery|therapy|my (?:first|second|third|final|last) year)|off (?:sick|work)|"
+    r"on (?:a gap year|sabbatical|holiday|leave|furlough|benefits|the dole|placement|secondment)|back (?:in|at|"
+    r"home) (?!(?:the|a|an) (?:answer|reply|question|topic|point|day)\b))\b|"
+    r"^(?:in year \d+(?: at (?:school|college))?|at (?:school|uni|university|college|sixth form))$|"
+    r"^(?:nearly|almost|turning|turned|just turned) \d{1,3}\b(?! (?:degrees|percent)\b)|"
+    r"^(?:male|female|non binary|nonbinary|trans (?:man|woman))$|"
+    r"^no (?:kids|children|pets|car|siblings|partner)\b(?! (?:policy|allowed|rule)s?\b)|^semi retired\b|"
+    r"^(?:a bit |quite |very |slightly )?(?:overweight|underweight|obese|unfit|out of shape|menopausal|"
+    r"perimenopausal|postpartum|infertile)\b"
 )
 # A habit said without subject or verb: "yoga three times a week", "gym every morning at 6".
 _HABIT = re.compile(
@@ -487,8 +503,12 @@ def sentences(text: str) -> list[str]:
     return merged
 
 
+# "No" opens a clause as a discourse word ("no, the other one") but not in "no longer ..." or "no kids".
+_NO_WHAT = frozenset("longer kids children pets car siblings partner".split())
+
+
 def _strip_openers(words: list[str]) -> list[str]:
-    while words and words[0] in _OPENERS and len(words) > 1 and words[:2] != ["no", "longer"]:
+    while words and words[0] in _OPENERS and len(words) > 1 and not (words[0] == "no" and words[1] in _NO_WHAT):
         words = words[1:]
     return words
 
@@ -577,6 +597,8 @@ def _statement_discloses(words: list[str], about_someone: bool, technical: bool)
         return None
     if _REMARK.match(text) or _TRANSIENT.match(text) or _HYPOTHETICAL.match(text):
         return None
+    if _SITUATION.search(text):
+        return "a statement of the user's home, household or situation"
     if words[0] in _DEMONSTRATIVE and not _STRONG_FIRST_PERSON.search(text) and not _SPEAKER_VERB.search(text):
         return None
     if _SAFETY.search(text):
