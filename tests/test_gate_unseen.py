@@ -34,6 +34,9 @@ from agent.memory.gate import decide
         "night shifts all this month",
         # forms of address
         "goes by Mo, short for Mohammed",
+        "Professor Adeyemi at work, but Tunde is fine",
+        "not Elizabeth, Liz",
+        "hiya, it's Gwen",
         "please use she/her for me",
         # a statement before a question that has no question word
         "not really a dog person, low maintenance pets?",
@@ -115,6 +118,8 @@ def test_disclosures_without_the_usual_grammar_are_kept(turn: str) -> None:
         "turned 30 degrees here today",
         "no pets policy at a rental, is that legal",
         "play for me",
+        "call me when you're free",
+        "It's Friday!",
         "came out wrong",
         "my bad",
         # choices and descriptions that are not the user's

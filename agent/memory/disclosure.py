@@ -269,9 +269,16 @@ _TRANSIENT = re.compile(
 # "If it helps, I'm vegan": an aside that only opens a statement.
 _ASIDE = re.compile(r"^if (?:it|that) (?:helps|matters|is relevant|makes a difference)$|^in case (?:it|that)")
 # "Just Alex please", "Kate is fine": a name on its own, as capitalised as a name is.
+# "Dr Patel, but Anil is fine", "Mrs Jones at school, Sarah to you", "not Katherine, Kate", "hey, it's Lou".
+_NOT_NAMES = (r"(?!(?:Monday|Tuesday|Wednesday|Thursday|Friday|Saturday|Sunday|January|February|March|April|May|June|"
+              r"July|August|September|October|November|December|Christmas|Easter|Ramadan|Diwali|Halloween|Google|"
+              r"English|Python|Fine|Good|Ok|Okay|Back|Here|Sorry|Done|Ready|Sure|Home|Lost|Confused|Tired|Not|Me)\b)")
 _BARE_NAME = re.compile(
     r"^(?:(?:[Jj]ust |[Ii]t'?s )[A-Z][a-z]+(?: [A-Z][a-z]+)?,? please|(?:[Jj]ust |[Ii]t'?s )?[A-Z][a-z]+"
-    r"(?: [A-Z][a-z]+)?,? (?:is fine|will do|works|is good))[.!]*$"
+    r"(?: [A-Z][a-z]+)?,? (?:is fine|will do|works|is good))[.!]*$|"
+    r"(?:,\s*|\bbut\s+)[A-Z][a-z]+,? (?:is fine|will do|works|is good|to you|to my friends)[.!]*$|"
+    r"^[Nn]ot [A-Z][a-z]+, [A-Z][a-z]+[.!]*$|"
+    rf"^(?:(?:[Hh]i|[Hh]ey|[Hh]ello|[Hh]iya),? )?(?:[Ii]t'?s|[Tt]his is|[Ii]'?m) {_NOT_NAMES}[A-Z][a-z]+[.!]*$"
 )
 _HYPOTHETICAL = re.compile(
     r"^(?:if|suppose|supposing|imagine|hypothetically|assuming|assume|say|let's say|lets say|what if|pretend)\b"
@@ -468,7 +475,10 @@ _FINITE = frozenset(
 )
 _UPDATE = re.compile(r"\b(?:anymore|any more|no longer)\b|^(?:correction|update)\b")
 _NAME = re.compile(
-    r"\b(?:call me|my name is|my name's|my names|name's|i go by|i am called|i'm called|calls me|known as|"
+    r"\b(?:call me(?! (?:when|if|back|later|crazy|tomorrow|tonight|a|an|after|before|asap|any ?time|old "
+    r"fashioned|whatever|maybe|now|soon|sometime|whenever|every|daily)\b)(?! (?:at|on) (?!\d))|"
+    r"calls me(?! (?:every|each|daily|on|at|when|twice|once|back|crazy|names|out)\b)|"
+    r"my name is|my name's|my names|name's|i go by|i am called|i'm called|known as|"
     r"address me as|refer to me as|pronounced|spelled|spelt|with (?:one|two|a double|an?) [a-z]$|my pronouns|"
     r"pronouns are|they them|she her|he him|she they|he they)\b|^(?:it's|this is) [a-z]+ here$|^go(?:es)? by\b"
 )
@@ -540,7 +550,9 @@ def _is_question(words: list[str]) -> bool:
     if first in {"any", "anyone", "anybody"} or words[:2] == ["i", "wonder"]:
         return True
     # An imperative: a verb of request, or any verb followed by "me" ("respond to me" aside, "get me a taxi").
-    return first in _REQUEST_VERBS or first in {"let's", "let"} or second in {"me", "us"} and first not in _ABOUT_ME
+    if first in _ABOUT_ME:  # "call me Kate" names the user, "call me when you can" asks
+        return second in {"me", "us"} and not _NAME.search(" ".join(words))
+    return first in _REQUEST_VERBS or first in {"let's", "let"} or second in {"me", "us"}
 
 
 # "A laptop for a graphic designer like me": the question describes the user.
@@ -663,7 +675,7 @@ def _sentence_discloses(sentence: str, about_someone: bool, transcript: bool) ->
         return None
     if _CORRECTION.match(normal):
         return "a correction of something said before"
-    if _BARE_NAME.match(sentence.strip()):
+    if _BARE_NAME.search(sentence.strip()):
         return "a name or form of address"
     shapes = [_is_question(c) for c in clauses]
     # A sentence that ends with a question mark but opens no clause as a question asks with its last clause; what
