@@ -2,11 +2,15 @@
 
 A turn is cut into sentences and each sentence into clauses. A *statement* clause discloses when the user is its
 subject ("I'm vegan", "we live in York", "my daughter is 6"), when chat has dropped that subject ("Allergic to
-cats.", "Moving to Lisbon next month", "nurse here"), when a family member is ("Mom is in the hospital again"), or
+cats.", "Moving to Lisbon next month", "nurse here"), or chat has dropped the verb too: a description ("Huge Arsenal
+supporter"), a choice ("tea over coffee any day"), a habit ("yoga twice a week"), a situation ("there are 5 of us",
+"Lisbon is home now", "on a gap year"); when a family member is its subject ("Mom is in the hospital again"), or
 when it says something safety-relevant (an allergy, an intolerance, a condition, a diet), whatever its length. It
-does not when it is about the conversation ("that's wrong", "I think you misunderstood", "I'll try that"), about
-a task at the keyboard ("I'm getting a segfault when I run it"), a passing state ("I'm back") or a hypothesis
-("suppose I have 3 apples"). A *question* or *request* discloses only through what it says on the way: a clause
+does not when it is about the conversation ("that's wrong", "I think you misunderstood", "I'll go with option b"),
+about a task at the keyboard ("I'm getting a segfault when I run it"), a passing state ("I'm back"), a hypothesis
+("suppose I have 3 apples"), hearsay about the world ("I read somewhere that ...") or someone else who is not family
+("a friend of mine just got a husky", "my colleague reckons ..."). A *question* or *request* (an order about how to
+reply among them: "be more blunt with me") discloses only through what it says on the way: a clause
 that is a disclosing statement ("..., I'm diabetic?"), the user's own people, pets, body or events ("how do I get
 my daughter to sleep?"), or a first-person safety fact ("how do I tell my boss I'm pregnant"); a question that
 asks the assistant to recall ("where do I live?", "when is my exam?") discloses nothing, and neither do the
