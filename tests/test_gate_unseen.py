@@ -41,6 +41,7 @@ from agent.memory.gate import decide
         # a statement before a question that has no question word
         "not really a dog person, low maintenance pets?",
         "been a data analyst for six years, mostly sql, thinking about going into teaching",
+        "ml engineer, mostly pytorch and kubernetes",
         # a safety fact in a question whose subject chat dropped
         "on warfarin, can i have grapefruit?",
         "Is it safe to eat brie at 20 weeks pregnant?",

@@ -172,7 +172,7 @@ _CODE = re.compile(
 )
 # Frames that make a first-person clause about the user even with a technical word: who they are, what they use.
 _IDENTITY = re.compile(
-    r"\bi (?:am|was) (?:a|an|the)\b|\bi (?:work|worked|use|used|prefer|love|like|hate|teach|study|studied|play|"
+    r"\bi (?:am|was) (?:a|an|the)\b|\b(?:i|we) (?:work|worked|use|used|prefer|love|like|hate|teach|study|studied|play|"
     r"played|sing|volunteer|coach|own|live|lived|grew up|was born)\b|\bwe (?:live|lived|own|run)\b|"
     r"\bi have been (?:a|an|coding|programming|working|using|writing|doing)\b|\bi am (?:learning|studying)\b|"
     r"\bmy (?:job|work|career)\b|\byears?\b|^(?:been|worked as|working as) (?:a|an)\b"
@@ -399,7 +399,7 @@ _ROLE_NOUNS = (
     r"assistant|nurse|teacher|engineer|developer|manager|designer|doctor|lawyer|intern|analyst|consultant|chef|"
     r"driver|cleaner|officer|technician|scientist|researcher|accountant|director|founder|firefighter|"
     r"plumber|electrician|builder|farmer|pilot|paramedic|midwife|pharmacist|dentist|architect|programmer|coder|"
-    r"librarian|journalist|editor|translator|barista|waiter|waitress|bartender|mechanic|carpenter|soldier|"
+    r"dev|librarian|journalist|editor|translator|barista|waiter|waitress|bartender|mechanic|carpenter|soldier|"
     r"police officer|cop|surgeon|therapist|counsellor|counselor|professor|lecturer|tutor|coach|trainer|artist|"
     r"solicitor|barrister|paralegal|clerk|receptionist|secretary|administrator|admin|cashier|porter|caretaker|"
     r"janitor|nanny|childminder|au pair|mentor|physio|physiotherapist|optician|hairdresser|barber|beautician|"
@@ -623,7 +623,7 @@ def _statement_discloses(words: list[str], about_someone: bool, technical: bool)
         return None
     if any(w in _FIRST_PERSON for w in words):
         return _MENTIONS_FIRST_PERSON
-    if technical and not _IDENTITY.search(text):
+    if technical and not _IDENTITY.search(text) and not _SELF_DESCRIPTION.match(text):
         return None
     if _ELLIPTIC.match(text):
         return "a first-person statement without its subject"
