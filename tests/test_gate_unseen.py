@@ -98,6 +98,8 @@ def test_disclosures_without_the_usual_grammar_are_kept(turn: str) -> None:
         "i have two csv files and i need to join them on the id column, whats the best way",
         # a recall question in a polite frame, a remark about misreading, a phrase that only frames a question
         "can you remind me what my daughter's teacher is called?",
+        "could you list everything you know about my health",
+        "you remember my son's name right",
         "oh i misread your last message",
         "near where i work, decent lunch spots?",
         "changed my mind, i prefer the second version",

@@ -93,8 +93,9 @@ _RECALL = re.compile(
     r"|(?:what|how old|who)\s+am\s+i\b|(?:do|did) you (?:know|remember|recall)\b|(?:did|have) i (?:tell|told|say|"
     r"said|mention)|remind me\b|what do you know\b|tell me (?:what you know|about me|about myself)"
     r"|(?:what|how much) (?:else )?(?:do|did) you (?:know|remember|recall)(?: about)? (?:me|my|what|where|when|who)\b"
-    r"|am i\b|(?:do|did|have) i (?:have|own|like|live|work|tell|say|mention|study|go by)\b)"
-    r"|tell me again\b"
+    r"|am i\b|(?:do|did|have) i (?:have|own|like|live|work|tell|say|mention|study|go by)\b"
+    r"|tell me again\b|tell me my\b|(?:list|tell me|give me|show me|say) (?:everything |all |what )?(?:you know|you "
+    r"remember|you have on|you've got on)\b)"
 )
 _FAMILY = frozenset(
     """mom mum mommy mummy mama mother dad daddy papa father parents parent wife husband hubby partner spouse
@@ -181,6 +182,7 @@ _IDENTITY = re.compile(
 _REMARK = re.compile(
     r"^not (?:what|(?:quite|really|exactly)(?! (?:a|an)\b)|it|that|right|correct|true|helpful|the|sure|bad)\b|"
     r"^(?:i (?:have |just |actually )?)?changed my mind$|^(?:my|our) (?:bad|mistake|apologies|fault)$|"
+    r"^you (?:know|remember) my (?:[\w']+ )?[\w']+(?: right| yeah| yes)?$|"
     r"^i (?:really |totally |completely |just |still |also |already |actually |even |kind of |kinda |sort of )*(?:"
     r"will be (?:right )?back|"
     r"(?:do not|don't|didn't|did not) (?:understand|get|follow|see|think so|know|care|mind|agree|like (?:that|this|it"
