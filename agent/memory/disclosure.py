@@ -53,7 +53,7 @@ _OPENERS = frozenset(
     """btw fyi actually also well oh ok okay so like honestly tbh anyway anyways basically lol haha hah yeah yes yep
     no nope nah hmm ugh um uh plus update correction news big and but then now just still finally recently currently
     really since because cause cuz bc though although hey hi hello hiya cheers thanks thank ps heh omg wow sadly
-    luckily unfortunately apparently wait sorry oops whoops""".split()
+    luckily unfortunately apparently wait sorry oops whoops officially""".split()
 )
 _SMALL_TALK = frozenset(
     """hi hello hey hiya yo morning evening afternoon good night bye goodbye goodnight thanks thank you thx ty cheers
@@ -367,8 +367,11 @@ _ELLIPTIC = re.compile(
     r"(?:slim|stocky|athletic|petite|curvy|heavy|skinny|broad|muscular|lean) (?:build|frame)|"
     r"(?:always |never |once |already |only |even )?"
     r"(?!(?:asked|answered|mentioned|explained|described|suggested|listed|mixed|confused|surprised|amazed|"
-    r"impressed|used|need|feed|speed|seed|shed|bed|red|tired)\b)[a-z]{3,}ed (?:to|from|with|in|at|on|for|into|"
-    r"back|up|out|last|this|over|a|an|the|my|our)|[a-z]{3,}ed\b.*\b(?:yesterday|last|ago|this morning|in \d{4})|"
+    r"impressed|used|need|feed|speed|seed|shed|bed|red|tired|formatted|saved|exported|converted|printed|marked|"
+    r"tagged|flagged|labelled|labeled|uploaded|downloaded|rendered|displayed|returned|defined|declared|typed|"
+    r"encoded|stored|cached|attached|pasted|copied|added)\b)[a-z]{3,}ed (?:to|from|with|in|at|on|for|into|"
+    r"back|up|out|last|this|over|a|an|the|my|our|as)|[a-z]{3,}ed\b.*\b(?:yesterday|last|ago|this morning|in \d{4})|"
+    r"changed (?:jobs|careers|schools|teams|roles|departments|banks|doctors|gp)|"
     r"(?:freelance|self employed|part time|full time|former|ex) [a-z]+|left handed|right handed|ambidextrous|"
     r"(?:short|near|long|far) sighted|off to [a-z]+ (?:next|this|tomorrow|on|in|for|soon)|"
     r"(?:night|day|early|late|double|long|weekend|evening|morning|\d+ hour) shifts?|on call|"
@@ -479,7 +482,7 @@ _FINITE = frozenset(
     """is are was were be been am has have had do does did can could will would should may might must shall
     's love loves hate hates like likes need needs want wants get gets got make makes find try use""".split()
 )
-_UPDATE = re.compile(r"\b(?:anymore|any more|no longer)\b|^(?:correction|update)\b")
+_UPDATE = re.compile(r"\b(?:anymore|any more|no longer|for good(?! measure))\b|^(?:correction|update)\b")
 _NAME = re.compile(
     r"\b(?:call me(?! (?:when|if|back|later|crazy|tomorrow|tonight|a|an|after|before|asap|any ?time|old "
     r"fashioned|whatever|maybe|now|soon|sometime|whenever|every|daily)\b)(?! (?:at|on) (?!\d))|"
