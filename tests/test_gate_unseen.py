@@ -22,6 +22,12 @@ from agent.memory.gate import decide
         # a preference said as a choice, a habit said without its verb
         "mountains over beaches, every time",
         "aisle seat every time",
+        "more of a dog person tbh",
+        "indie rock all the way",
+        "dogs > cats, obviously",
+        "am addicted to sudoku",
+        "can't get enough of spicy ramen",
+        "always order the fish",
         "pilates twice a week, swimming on sundays",
         # states, skills and events whose subject chat dropped
         "Terrified of spiders.",

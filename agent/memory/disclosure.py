@@ -180,7 +180,8 @@ _IDENTITY = re.compile(
 )
 # A first-person clause about the conversation itself.
 _REMARK = re.compile(
-    r"^not (?:what|(?:quite|really|exactly)(?! (?:a|an)\b)|it|that|right|correct|true|helpful|the|sure|bad)\b|"
+    r"^not (?:what|(?:quite|really|exactly)(?! (?:a|an|into|keen|fond|big on|much of)\b)|it|that|right|correct|"
+    r"true|helpful|the|sure|bad)\b|"
     r"^(?:i (?:have |just |actually )?)?changed my mind$|^(?:my|our) (?:bad|mistake|apologies|fault)$|"
     r"^you (?:know|remember) my (?:[\w']+ )?[\w']+(?: right| yeah| yes)?$|"
     r"^i (?:really |totally |completely |just |still |also |already |actually |even |kind of |kinda |sort of )*(?:"
@@ -320,7 +321,10 @@ _ELLIPTIC = re.compile(
     r"(?!it\b|that\b|this\b|he\b|she\b|there\b)|ran|lost|broke|quit|joined|graduated|adopted|visited|learned|learnt|"
     r"met|spent|signed|switched|grew|lived|worked|used to|studied|retired|flying|heading|going (?:to|back|on|home)|"
     r"moving|starting|working|living|studying|planning|hoping|learning|training|leaving|travell?ing|staying|"
-    r"expecting|recovering|dealing|struggling|getting married|based|born|raised|originally|"
+    r"expecting|recovering|dealing|struggling|getting married|based|born|raised|originally|am (?!i\b)|"
+    r"(?:would |'d )?rather (?:have|be|go|do|eat|stay|watch|read|live|work|take|pay|spend|drink)\b|"
+    r"(?:can't|cannot|can not) get enough of\b|anything but (?!(?:that|this|it)\b)|"
+    r"(?:coffee|tea|latte|flat white|cappuccino|espresso) (?:black|white|strong|weak|with|no|milky|decaf)\b|"
     # irregular pasts whose subject chat dropped: "flew to Berlin last week", "became a dad in March"
     r"(?:took|gave|made|wrote|drove|flew|rode|swam|sold|left|found|won|came|began|became|fell|kept|taught|caught|"
     r"brought|built|sent|hurt|wore|ate|drank|chose|woke|slept|held|led|paid|sang|threw|hit|beat|stole|spoke|tore|"
@@ -338,6 +342,7 @@ _ELLIPTIC = re.compile(
     r"three|\d+|for|at|in|to|by|every|each|most|on|fluent|some|mostly|about|around|weekly|daily)|"
     r"(?:don't|never|can't|cannot|rarely|always|usually|only) (?:eat|drink|smoke|like|have|own|drive|speak|live|work|"
     r"sleep|stand|handle|tolerate|take|do|swim|cook|sing|dance|ski|skate|ride|spell|whistle|digest|afford|walk|hear|"
+    r"order(?! me\b)|choose|pick|buy|go for|book(?! me\b)|wear|watch|read|listen to|carry|"
     r"focus|concentrate)|(?:haven't|have not|hadn't) (?!(?:tried|checked|looked|read|seen|heard|started|decided|done|"
     r"finished|got|gotten|had|used|tested|run|received|noticed|thought|figured|understood|asked|found|been able)\b)"
     r"[a-z]+(?! (?:that|this|it|them|those|these|yet|one|any|your|a clue|time)\b)|"
@@ -400,7 +405,8 @@ _ROLE_NOUNS = (
     r"holder|subscriber|believer|atheist|christian|muslim|hindu|buddhist|catholic|veteran|vet|carer|caregiver|"
     r"widow|widower|retiree|pensioner|buyer|renter|tenant|landlord|landlady|homeowner|home owner|commuter|"
     r"traveller|traveler|foodie|vegan|vegetarian|child|only child|"
-    r"middle child|eldest|youngest|oldest|twin|"
+    r"middle child|eldest|youngest|oldest|twin|bookworm|couch potato|gym rat|sucker|softie|optimist|pessimist|"
+    r"worrier|overthinker|procrastinator|saver|spender|"
     r"assistant|nurse|teacher|engineer|developer|manager|designer|doctor|lawyer|intern|analyst|consultant|chef|"
     r"driver|cleaner|officer|technician|scientist|researcher|accountant|director|founder|firefighter|"
     r"plumber|electrician|builder|farmer|pilot|paramedic|midwife|pharmacist|dentist|architect|programmer|coder|"
@@ -419,7 +425,8 @@ _ROLE_NOUNS = (
 )
 _SELF_DESCRIPTION = re.compile(
     rf"^(?!(?:the|this|that|these|those|your|his|her|their|its|what|such|which|whose|you|he|she|they|it)\b)"
-    rf"(?:(?:not|never|no|really|very|much|of|exactly|quite|such|a bit|kind|sort|bit|total|huge|big|massive|a|an) )*"
+    rf"(?:(?:not|never|no|really|very|much|of|exactly|quite|such|a bit|kind|sort|bit|total|huge|big|massive|a|an|"
+    rf"more|definitely|strictly|totally|proper|real|true|complete|absolute|always|mostly|generally|basically) )*"
     rf"(?:(?:keen|avid|passionate|lifelong|long time|amateur|hobby|weekend|casual|devoted|die hard|diehard|"
     rf"aspiring|former|ex|recovering|budding|wannabe|occasional|self taught|trainee|qualified|certified|"
     rf"professional|retired|proud|closet|reformed|lapsed) (?:[a-z0-9'-]+ )?(?!\w+ment\b)[a-z'-]+(?:er|ist|ian|ic|"
@@ -439,7 +446,8 @@ _CHOICE = re.compile(
     r"(?:[a-z0-9'-]+ ){0,3}[a-z0-9'-]+ (?:over (?!(?:the|a|an|this|that|my|our|your|it|there|here|zoom|skype|"
     r"facetime|phone|text|email|video|weekend|night|summer|winter|christmas|easter|time|years?)\b)"
     r"(?:[a-z0-9'-]+ ){0,3}[a-z0-9'-]+(?: (?:any day|every time|every day|"
-    r"always|hands down|for me|any time|anytime|forever|all day|100 percent))?|(?:every (?:single )?time|any day"
+    r"always|hands down|for me|any time|anytime|forever|all day|100 percent))?|(?:every (?:single )?time|all the way|"
+    r"any day"
     r"(?: of the week)?|hands down|all day every day|for life|or nothing|or bust))$"
 )
 # Subject dropped, and "did" opens it as if it asked: "did my undergrad in physics", "did a masters at LSE".
@@ -501,11 +509,16 @@ class Reading:
     reason: str
 
 
+# "thrillers > romance" is a choice: ">" between words reads as "over".
+_GREATER = re.compile(r"(?<=[a-z])\s*>\s*(?=[a-z])")
+
+
 def _normal(text: str) -> list[str]:
     """Lower-cased words, apostrophes unified, chat spellings read as the usual contractions, the first person's
     contractions expanded ("i'm" becomes "i am")."""
     out: list[str] = []
-    for word in _WORD.findall(text.lower().replace("’", "'").replace("‘", "'")):
+    text = _GREATER.sub(" over ", text.lower().replace("’", "'").replace("‘", "'"))
+    for word in _WORD.findall(text):
         word = _SPELLINGS.get(word, word)
         out += _EXPANSIONS.get(word, [word])
     return out
@@ -548,6 +561,8 @@ def _is_question(words: list[str]) -> bool:
                                                                                                    ["can", "i"])
     if _WANTS.match(" ".join(words)):
         return True
+    if first == "am" and second != "i":  # "am obsessed with taylor swift": the subject dropped, not a question
+        return False
     if first in _ASKING_AUX:
         return True
     if first in {"don't", "never"} and second in _REQUEST_VERBS:  # "don't be so formal", "never use emojis"
