@@ -67,6 +67,11 @@ from agent.memory.gate import decide
         "my 6yo won't eat vegetables",
         "dodgy knee, so no running routes please",
         "three rescue hens and a goat",
+        # the user's own people, pets and body without "my"
+        "dog's called Pepper and she's 3",
+        "baby won't settle at night",
+        "wrist's been sore since I fell",
+        "kids are 2 and 5",
         # home, household and situation said without "I"
         "there's four of us, me, my wife and two teenagers",
         "Glasgow has been home since 2010",
@@ -131,6 +136,8 @@ def test_disclosures_without_the_usual_grammar_are_kept(turn: str) -> None:
         "It's Friday!",
         "came out wrong",
         "my bad",
+        "kids are exhausting these days, says every parent",
+        "sleep is important for teenagers",
         # choices and descriptions that are not the user's
         "works every time",
         "rain over the weekend",

@@ -477,11 +477,29 @@ _SITUATION = re.compile(
     r"^(?:a bit |quite |very |slightly )?(?:overweight|underweight|obese|unfit|out of shape|menopausal|"
     r"perimenopausal|postpartum|infertile)\b"
 )
+# Chat drops "my" before the user's own people, pets and body, and then a singular noun without an article is
+# theirs ("cat's called Biscuit", "toddler won't sleep through", "knee's been bad since the marathon"); a plural
+# is the user's only with a number or a state of theirs ("kids are 4 and 7", "parents are divorced"), since "kids are
+# expensive" is about the world.
+_OWN_BEING = (r"(?:little one|youngest|eldest|oldest|toddler|newborn|kid|child|stepson|stepdaughter|cat|dog|puppy|"
+              r"kitten|bunny|rabbit|hamster|parrot|horse|pony|tortoise|budgie|guinea pig)")
+_OWN_BODY = (r"(?:knee|back|shoulder|hip|wrist|ankle|neck|elbow|foot|skin|stomach|gut|eyesight|hearing|sleep|period|"
+             r"cycle|bladder|chest|throat|jaw|tooth|migraine|asthma|eczema|anxiety|mood)")
+_BODY_STATE = r"(?:been|getting|killing|still|playing|flaring|bad|sore|awful|terrible|worse|better|really|so|not)"
+_OWN_WITHOUT_MY = re.compile(
+    rf"^{_OWN_BEING}(?:'s \w+| (?:is|was|has|had|won't|can't|doesn't|didn't|isn't|wasn't|keeps|kept|starts|started|"
+    rf"lives|loves|hates|turns|turned|needs|gets|got|goes|went|will|just|still|always|never|seems|sleeps|eats|barks|"
+    rf"cries|snores)\b)|"
+    rf"^{_OWN_BODY}(?:'s {_BODY_STATE}| (?:hurts|aches|flared|keeps|won't|has been|is {_BODY_STATE})\b)|"
+    r"^(?:kids|children|parents|in laws|twins|grandparents|step kids|stepkids|periods|knees|eyes|ears) "
+    r"(?:are|were) (?:\d+|both|all|divorced|separated|visiting|staying|away|off|home|grown|at|in|coming|really|"
+    r"getting|still)\b"
+)
 # A habit said without subject or verb: "yoga three times a week", "gym every morning at 6".
 _HABIT = re.compile(
     r"^(?!(?:the|this|that|these|those|your|his|her|their|its|what|which|you|he|she|they|it|same|game|works|"
     r"happens|fails|rain|snow|error|errors|crash|crashes|bug|meeting|meetings|update|updates|backup|backups)\b)"
-    r"(?:[a-z0-9'-]+ ){0,2}[a-z0-9'-]+ (?:every (?:single )?(?:day|morning|evening|night|week|weekend|month|"
+    r"(?:[a-z0-9'-]+ ){0,2}[a-z0-9'-]+ (?:every (?:single |other )?(?:day|morning|evening|night|week|weekend|month|"
     r"monday|tuesday|wednesday|thursday|friday|saturday|sunday)|(?:once|twice|\w+ times) a (?:day|week|month|year)|"
     r"on (?:weekends|weekdays|mondays|tuesdays|wednesdays|thursdays|fridays|saturdays|sundays)|daily|weekly)\b"
 )
@@ -658,6 +676,8 @@ def _statement_discloses(words: list[str], about_someone: bool, technical: bool)
     if words[0].removesuffix("'s") in _FAMILY_NAMES or (words[0] == "the" and len(words) > 1
                                                          and words[1].removesuffix("'s") in _FAMILY | _PETS):
         return "a statement about the user's family or pets"
+    if _OWN_WITHOUT_MY.match(text):
+        return "a statement about the user's family, pets or body"
     if about_someone and words[0] in {"he", "she", "they", "he's", "she's", "they're", "his", "her", "their"}:
         return "a statement about someone of the user's named just before"
     if words[-1] == "here" and len(words) <= 5 and words[0] not in _AUX:
