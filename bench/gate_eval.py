@@ -5,9 +5,11 @@ tells something about the user (a fact, preference, plan, relationship, health o
 update) and ``not`` when it does not (questions and requests that disclose nothing, remarks about the conversation,
 small talk, code, pasted errors, statements about the world, injection attempts). The gate's ``keep`` is scored
 against it: recall of disclosures (kept / disclosures) and precision (disclosures among the kept), overall and per
-category, with the lines it gets wrong. Two files ship with it: ``gate_dev.jsonl``, the set the rules were tuned
-on, and ``gate_heldout.jsonl``, written separately in another style and never tuned on: its figures are the
-honest estimate of how the gate does on lines nobody has seen. The decision time per line is printed too.
+category, with the lines it gets wrong. Three files ship with it: ``gate_dev.jsonl``, the set the rules were tuned
+on; ``gate_heldout.jsonl``, written separately in another style by the engineer who wrote the rules (its errors
+have been seen, so it is no longer an unseen figure); and ``gate_heldout_b.jsonl``, written by someone who had never
+seen the gate, scored once and never tuned on: its figures are the honest estimate of how the gate does on lines
+nobody has seen (bench/RESULTS.md, section 5). The decision time per line is printed too.
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ from agent.memory.gate import decide
 from bench import machine
 
 HERE = Path(__file__).resolve().parent
-FILES = (HERE / "gate_dev.jsonl", HERE / "gate_heldout.jsonl")
+FILES = (HERE / "gate_dev.jsonl", HERE / "gate_heldout.jsonl", HERE / "gate_heldout_b.jsonl")
 
 
 @dataclass(frozen=True)

@@ -120,8 +120,9 @@ def test_a_safety_fact_is_kept_inside_chatter_and_whatever_its_length() -> None:
 @pytest.mark.parametrize("path", FILES, ids=lambda p: p.name)
 def test_the_labelled_sets_hold_the_floors_of_the_issue(path: Path) -> None:
     """The issue's floors (recall of disclosures 0.95, precision 0.90) on the dev set the rules were built on; on
-    the held-out set they were never tuned on, precision 0.90 and recall 0.90, below the measured 0.936, so the
-    guard holds without pretending to the goal (bench/gate_eval.py prints the figures and the errors)."""
+    the held-out sets, precision 0.90 and recall 0.90, below what they measured when first scored (0.949 and, for
+    the file written by someone who had never seen the gate, 0.992), so the guard holds without pretending to the
+    goal (bench/gate_eval.py prints the figures and the errors)."""
     lines = load(path)
     result = score(path.name, lines)
     assert len(lines) >= 120 and result.disclosures >= 60
