@@ -2,7 +2,8 @@
 
 The agent with the gate on, through the write and read paths of ``bench/locomo_recall.py`` (``MemoryService.observe``
 per turn with its dia_id and the turn it answers as context, ``MemoryService.search`` without a threshold per
-question), with one piece of the product switched off or changed per variant (bench/RESULTS.md, E13). Pieces are
+question), with one piece of the product switched off or changed per variant (bench/RESULTS.md, E13), from the
+fusion weights E13 started from (``MERGED``); ``current`` is the product as it is. Pieces are
 swapped in by patching the module attribute the product calls, for the length of one variant; the product's code
 is not changed. ``oldgate`` is the gate before issue 10 §1, read from git (``OLD_GATE``), so it needs the project's
 git history. Each text is embedded once for all variants. Prints R@5 / R@10 / R@25 over all questions, over
@@ -20,7 +21,7 @@ import tempfile
 import time
 import types
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -76,6 +77,9 @@ class CachedEmbedder:
 
 
 Patch = tuple[Any, str, Any]
+# The fusion of the merged code that E13 took apart (dense 0.35): every variant starts from it, so its rows can be
+# run again as they were, whatever the product's weights are now (``current``).
+MERGED = FusionWeights(dense=0.35, keyword=0.65)
 
 
 @dataclass(frozen=True)
@@ -84,7 +88,7 @@ class Variant:
     statement is indexed without its context."""
 
     patches: Callable[[CachedEmbedder], list[Patch]] = lambda _: []
-    weights: FusionWeights = field(default_factory=FusionWeights)
+    weights: FusionWeights = MERGED
     gate: bool = True
     truth: bool = True
     context_once: bool = False
@@ -159,17 +163,17 @@ def variants(old: Callable[[], types.ModuleType]) -> dict[str, Variant]:
     def said(e: CachedEmbedder) -> list[Patch]:
         return [(dates, "resolve", recording_resolve(e)), (e, "use_said", True)]
 
-    merged = FusionWeights()
+    e13 = MERGED
     return {
-        "merged": Variant(),
-        "recency0": Variant(weights=replace(merged, recency=0.0)),
+        "current": Variant(weights=FusionWeights()),
+        "recency0": Variant(weights=replace(e13, recency=0.0)),
         "notruth": Variant(truth=False),
         "nodates": Variant(undated),
         "embed_said": Variant(said),
         "wholeturn": Variant(lambda _: [(gate, "decide", whole_turn)]),
         "oldgate": Variant(older),
         "oldgate_nodates": Variant(lambda e: older(e) + undated(e)),
-        "oldgate_notruth_r0": Variant(older, weights=replace(merged, recency=0.0), truth=False),
+        "oldgate_notruth_r0": Variant(older, weights=replace(e13, recency=0.0), truth=False),
         "gateoff": Variant(gate=False),
         "ctx05": Variant(rank("bm25(2.0, 0.5)")),
         "text3": Variant(rank("bm25(3.0, 1.0)")),
@@ -180,10 +184,11 @@ def variants(old: Callable[[], types.ModuleType]) -> dict[str, Variant]:
         "q50": Variant(lambda _: [(retriever, "by_recency", scored_down(0.5, ends_with_question))]),
         "qo70": Variant(lambda _: [(retriever, "by_recency", scored_down(0.7, question_only))]),
         "qo50": Variant(lambda _: [(retriever, "by_recency", scored_down(0.5, question_only))]),
-        **{f"d{round(d * 100)}": Variant(weights=replace(merged, dense=d, keyword=round(1 - d, 2)))
+        **{f"d{round(d * 100)}": Variant(weights=replace(e13, dense=d, keyword=round(1 - d, 2)))
            for d in (0.15, 0.20, 0.25, 0.30, 0.35, 0.40, 0.50)},
-        "oldgate_d25": Variant(older, weights=replace(merged, dense=0.25, keyword=0.75)),
-        "gateoff_d25": Variant(gate=False, weights=replace(merged, dense=0.25, keyword=0.75)),
+        "oldgate_d25": Variant(older, weights=replace(e13, dense=0.25, keyword=0.75)),
+        "oldgate_nodates_d25": Variant(lambda e: older(e) + undated(e), weights=replace(e13, dense=0.25, keyword=0.75)),
+        "gateoff_d25": Variant(gate=False, weights=replace(e13, dense=0.25, keyword=0.75)),
     }
 
 
@@ -243,8 +248,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     table = variants(old)
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--data", type=Path, required=True, help="a file in LoCoMo's JSON format")
-    parser.add_argument("variants", nargs="*", default=["merged"], metavar="VARIANT",
-                        help=f"any of: {', '.join(table)} (default merged)")
+    parser.add_argument("variants", nargs="*", default=["current"], metavar="VARIANT",
+                        help=f"any of: {', '.join(table)} (default current)")
     args = parser.parse_args(argv)
     unknown = [name for name in args.variants if name not in table]
     if unknown:
