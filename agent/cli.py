@@ -148,7 +148,7 @@ def _data_dir(ledger: Ledger | None = None) -> DataPaths:
 
     settings = STATE.settings()
     paths = ensure_data_dir(settings.data_dir).for_user(settings.user)
-    finish_forgets(paths, _warn, ledger)
+    finish_forgets(settings, paths, _warn, ledger)
     return paths
 
 
@@ -675,7 +675,7 @@ def memories_reindex(
 @shared
 def memories_rebuild(embedder: EmbedderOpt = None) -> None:
     """Rebuild the vector index from the ledger (after Chroma's files were lost or damaged)."""
-    from agent.recovery import rebuild_index
+    from agent.wiring import rebuild_index
 
     _data_dir()
     count, moved = rebuild_index(STATE.settings(), embedder)

@@ -14,17 +14,22 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from agent.adapters.mirrored_index import (
+    MirroredIndex,
+    drop_set_aside_indexes,
+    reconcile,
+    set_aside_index,
+)
 from agent.config import Settings
 from agent.errors import AgentError, ConfigError, StoreCorrupt, UsageError
+from agent.files import move_aside
 from agent.forget import Places, finish_cut_short
 from agent.memory.retriever import FusionWeights
 from agent.memory.service import Extractor, MemoryPolicy, MemoryService
-from agent.ports import Embedder, Ledger
-from agent.recovery import MirroredIndex, Notify, drop_set_aside_indexes, move_aside, reconcile, set_aside_index
+from agent.ports import Embedder, Ledger, Notify
 from agent.sessions import SessionStore
 
 if TYPE_CHECKING:
-    from agent.adapters.ledger import SqliteLedger
     from agent.adapters.ledger_vectors import LedgerVectors
 
 log = logging.getLogger(__name__)
@@ -239,19 +244,9 @@ def open_memory(
     tells anything else the open could not put right. The embedded store is held by the first process that opens
     it, until ``forget_clients`` (see ``agent.locking``); any other works from the ledger alone, never waiting.
     """
-    from agent.adapters.ledger import SqliteLedger
-
     tell = notify or log.warning
     paths = ensure_data_dir(settings.data_dir)
-    try:
-        ledger = SqliteLedger(paths.ledger)
-    except StoreCorrupt as exc:
-        moved = move_aside(paths.ledger)
-        raise StoreCorrupt(
-            f"{exc} It was moved aside to {moved} and a new, empty ledger starts next time; the moved file still "
-            f"holds the text of your memories (`sqlite3 {moved} .recover` may save it).",
-            moved,
-        ) from exc
+    ledger = build_ledger(settings, paths)
     try:
         index, set_aside = _open_index(settings, paths, ledger, tell, hold=not check)
         if embedder is None or isinstance(embedder, str):
@@ -275,16 +270,17 @@ def open_memory(
 
 
 def _open_index(
-    settings: Settings, paths: DataPaths, ledger: SqliteLedger, notify: Notify, hold: bool
+    settings: Settings, paths: DataPaths, ledger: Ledger, notify: Notify, hold: bool
 ) -> tuple[MirroredIndex | LedgerVectors, bool]:
     """The user's index and whether it was set aside: on the Chroma server; or the embedded store, after a health
     probe, when this process holds it (an index that fails the probe is moved aside and a fresh one opened, which
     ``reconcile`` then fills from the ledger); or, when another process holds it, the ledger's own vector copies
-    (``agent.index_holder`` says why). ``hold`` waits briefly for the store instead: rebuild and reindex rewrite it."""
+    (``agent.adapters.index_holder`` says why). ``hold`` waits briefly for the store instead: rebuild and reindex
+    rewrite it."""
     from agent import locking
     from agent.adapters.chroma_index import LOCK_WAIT, ChromaIndex, open_client
+    from agent.adapters.index_holder import HeldIndex
     from agent.adapters.ledger_vectors import LedgerVectors
-    from agent.index_holder import HeldIndex
 
     if settings.chroma_url:
         client = open_client(None, settings.chroma_url)
@@ -306,20 +302,62 @@ def _open_index(
     return HeldIndex(index, ledger, settings.user), False
 
 
-def finish_forgets(paths: DataPaths, notify: Notify, ledger: Ledger | None = None) -> None:
+def rebuild_index(settings: Settings, embedder: str | None = None) -> tuple[int, Path | None]:
+    """Re-embed this user's memories from the ledger's text into a fresh index; returns (memories indexed, where
+    an index written by a newer chromadb went). Opening moves a damaged index aside by itself and says so; the
+    newer one, which opening refuses, is moved aside here, as the user asked for a new index."""
+    from agent.adapters.chroma_files import written_by_newer_chromadb
+
+    paths = ensure_data_dir(settings.data_dir)
+    moved = None
+    if not settings.chroma_url and written_by_newer_chromadb(paths.chroma):
+        moved = set_aside_index(paths.chroma)
+    count = open_memory(settings, embedder=embedder, check=False).rebuild()
+    if not settings.chroma_url and moved is None:
+        drop_set_aside_indexes(paths.chroma)
+    return count, moved
+
+
+def build_ledger(settings: Settings, paths: DataPaths, set_aside: bool = True) -> Ledger:
+    """The ledger of ``settings``, opened: the one place that picks its adapter.
+
+    A damaged ledger is moved to ``<name>.corrupt-<time>`` (never deleted or overwritten) and the ``StoreCorrupt``
+    raised says where it went; without ``set_aside`` it is left where it is for the memory commands to report."""
+    from agent.adapters.ledger import SqliteLedger
+
+    try:
+        return SqliteLedger(paths.ledger)
+    except StoreCorrupt as exc:
+        if not set_aside:
+            raise
+        moved = move_aside(paths.ledger)
+        raise StoreCorrupt(
+            f"{exc} It was moved aside to {moved} and a new, empty ledger starts next time; the moved file still "
+            f"holds the text of your memories (`sqlite3 {moved} .recover` may save it).",
+            moved,
+        ) from exc
+
+
+def existing_ledger(settings: Settings, paths: DataPaths) -> Ledger | None:
+    """The ledger of ``settings`` if there is one yet, as it is (``build_ledger`` without setting it aside): a
+    start that only looks for unfinished work must not create one."""
+    if not paths.ledger.exists():
+        return None
+    return build_ledger(settings, paths, set_aside=False)
+
+
+def finish_forgets(settings: Settings, paths: DataPaths, notify: Notify, ledger: Ledger | None = None) -> None:
     """Finish the forgets a kill or Ctrl-C cut short (``agent.forget``): every start of the agent calls this, and
     ``notify`` says what it did in one line. ``ledger`` is the one the caller has open; without it the ledger is
     opened here, if there is one, and one that cannot be opened now is left for the memory commands to report."""
-    from agent.adapters.ledger import SqliteLedger
-
     own = None
     if ledger is None:
-        if not paths.ledger.exists():
-            return
         try:
-            ledger = own = SqliteLedger(paths.ledger)
+            ledger = own = existing_ledger(settings, paths)
         except AgentError as exc:
             log.debug("no forget finished: %s", exc)
+            return
+        if ledger is None:
             return
     try:
         line = finish_cut_short(ledger, lambda user: _places(paths.for_user(user)))

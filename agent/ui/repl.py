@@ -406,7 +406,7 @@ def run_chat(settings: Settings, options: ChatOptions) -> int:
     check_endpoint(settings)
     paths = ensure_data_dir(settings.data_dir).for_user(settings.user)
     out = Output(Mode.detect(options.plain))
-    finish_forgets(paths, out.notice)  # before this chat holds its own session, so that one is scrubbed too
+    finish_forgets(settings, paths, out.notice)  # before this chat holds its own session, so that one is scrubbed too
     store = SessionStore(paths.sessions, settings.user)
     name, resumed = pick_session(store, options)
     with store.lock(name):
