@@ -195,7 +195,8 @@ def chat(
 def _chat(
     session: str | None, continue_: bool, model: str | None, no_memory: bool, plain: bool, read_only: bool
 ) -> None:
-    from agent.ui.repl import ChatOptions, run_chat
+    from agent.chat import ChatOptions
+    from agent.wiring import run_chat
 
     settings = STATE.settings(model=model)
     code = run_chat(

@@ -170,6 +170,17 @@ class ChatChunk:
     completion_tokens: int | None = None
 
 
+@dataclass(frozen=True)
+class RetryNotice:
+    """A retry of a chat request about to happen: the ``attempt``-th of at most ``retries``, after ``delay``
+    seconds, and why. A chat model tells each one before it waits, so the user sees why nothing comes yet."""
+
+    attempt: int
+    retries: int
+    delay: float
+    reason: str
+
+
 class ChatModel(Protocol):
     """Streams a reply to a list of messages. Raises ``ChatError`` subclasses; a stream that stops without a
     finish reason simply ends, and the caller treats the reply as truncated."""

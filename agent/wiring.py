@@ -1,6 +1,8 @@
-"""The one place that builds adapters from settings and hands them to the core.
+"""The composition root: the one place that builds adapters from settings and hands them to the core, the store
+and the chat.
 
-Everything else receives its collaborators through constructors, so tests build the same objects around fakes.
+Everything else receives its collaborators through constructors, so tests build the same objects around fakes; no
+other module imports ``agent.adapters``.
 """
 
 from __future__ import annotations
@@ -20,14 +22,16 @@ from agent.adapters.mirrored_index import (
     reconcile,
     set_aside_index,
 )
+from agent.chat import ChatEngine, ChatEvents, ChatOptions, DeferredChatModel, MemoryWorker, in_background
 from agent.config import Settings
+from agent.conversation import Conversation, model_summarizer
 from agent.errors import AgentError, ConfigError, StoreCorrupt, UsageError
 from agent.files import move_aside
 from agent.forget import Places, finish_cut_short
 from agent.memory.retriever import FusionWeights
 from agent.memory.service import Extractor, MemoryPolicy, MemoryService
-from agent.ports import Embedder, Ledger, Notify
-from agent.sessions import SessionStore
+from agent.ports import ChatModel, Embedder, Ledger, Notify
+from agent.sessions import Session, SessionStore
 
 if TYPE_CHECKING:
     from agent.adapters.ledger_vectors import LedgerVectors
@@ -373,3 +377,71 @@ def finish_forgets(settings: Settings, paths: DataPaths, notify: Notify, ledger:
 def _places(paths: DataPaths) -> Places:
     """The session files and the input history of ``paths``' user, where a forget of theirs scrubs."""
     return Places(SessionStore(paths.sessions, paths.user), paths.history, paths.root)
+
+
+def run_chat(settings: Settings, options: ChatOptions) -> int:
+    """Open the chat for ``settings`` and ``options``; returns the exit code."""
+    from agent.adapters.openai_client import check_endpoint
+    from agent.ui.output import Mode, Output
+    from agent.ui.prompt import TerminalReader
+    from agent.ui.repl import Repl, ReplEvents, banner, open_session, pick_session
+
+    if options.no_memory and options.read_only:
+        raise UsageError("Use --no-memory (no memory at all) or --read-only (recall, never write), not both.")
+    check_endpoint(settings)
+    paths = ensure_data_dir(settings.data_dir).for_user(settings.user)
+    out = Output(Mode.detect(options.plain))
+    finish_forgets(settings, paths, out.notice)  # before this chat holds its own session, so that one is scrubbed too
+    store = SessionStore(paths.sessions, settings.user)
+    name, resumed = pick_session(store, options)
+    with store.lock(name):
+        session, resumed = open_session(store, name, resumed, out.warn)
+        events = ReplEvents(out)
+        engine, worker = build_chat(settings, options, store, session, events)
+        repl = Repl(engine, out, worker, events, options.debug, paths.history, settings.data_dir)
+        if options.resume_latest and not resumed:
+            out.notice("No session to continue: starting a new one.")
+        if out.mode.interactive:
+            repl.use(TerminalReader(paths.history, repl.toolbar, out.warn))
+            banner(repl, resumed, options)
+        return repl.run()
+
+
+def build_chat(
+    settings: Settings,
+    options: ChatOptions,
+    store: SessionStore,
+    session: Session,
+    events: ChatEvents,
+    model: ChatModel | None = None,
+) -> tuple[ChatEngine, MemoryWorker | None]:
+    """The chat engine of ``session`` and its memory worker (None with ``--no-memory``), telling ``events`` what
+    happens. ``model`` is used as it is (benchmarks bring theirs); without it the OpenAI-compatible client is
+    built in the background, as are the probe of the server and the memory store."""
+    from agent.adapters.openai_chat import chat_model
+    from agent.adapters.openai_models import served_models
+    from agent.adapters.server_probe import probe
+    from agent.extract import model_extractor
+    from agent.server import server_profile
+    from agent.tokens import warm_up as warm_up_tokens
+
+    in_background(warm_up_tokens, "tokens")
+    chat = model or DeferredChatModel(lambda: chat_model(settings, on_retry=events.on_retry))
+    # The summary and extraction calls go where the chat's requests go (``placement``, once the server is probed).
+    conversation = Conversation(settings.context_tokens,
+                                model_summarizer(chat, settings.model, lambda: conversation.placement))
+    conversation.resume(session.turns, session.context_start, session.summary)
+    worker = None
+    if not options.no_memory:
+        extractor = None
+        if settings.llm_extract:
+            extractor = model_extractor(chat, settings.model, events.on_extraction_failed,
+                                        lambda: conversation.placement)
+        worker = MemoryWorker(lambda: open_memory(settings, extractor=extractor), events.on_write,
+                              read_only=options.read_only)
+    server = in_background(lambda: server_profile(probe(settings), model=settings.model,
+                                                  system_prompt=settings.system_prompt,
+                                                  max_tokens=settings.max_tokens), "server-probe")
+    engine = ChatEngine(chat, settings.model, conversation, store, session, worker, server=server,
+                        max_tokens=settings.max_tokens, catalog=lambda: served_models(settings))
+    return engine, worker
