@@ -1,4 +1,5 @@
-"""Rendering shared by the CLI and the REPL: escaping untrusted text and tables of memories."""
+"""Rendering shared by the CLI and the REPL: escaping untrusted text, tables of memories, and printing them (the CLI
+prints through here, so rich stays inside ``agent/ui``)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from collections.abc import Sequence
 from datetime import datetime
 
 from rich import box
-from rich.console import Console, ConsoleOptions, RenderResult
+from rich.console import Console, ConsoleOptions, RenderableType, RenderResult
 from rich.markup import escape as escape_markup
 from rich.table import Table
 
@@ -37,6 +38,22 @@ def _visible(match: re.Match[str]) -> str:
 def safe(text: str) -> str:
     """Escaped for the terminal and for rich markup, ready for a rich table cell or ``console.print``."""
     return escape_markup(escape_terminal(text))
+
+
+def print_stdout(renderable: RenderableType) -> None:
+    """Print a command's table or transcript on stdout, with no highlighting: the words are the user's."""
+    Console(highlight=False).print(renderable)
+
+
+def stdout_is_terminal() -> bool:
+    return Console(highlight=False).is_terminal
+
+
+def plain_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> Table:
+    table = Table(*header)
+    for row in rows:
+        table.add_row(*row)
+    return table
 
 
 def plural(count: int, one: str, many: str) -> str:
