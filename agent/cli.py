@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from agent.config import Settings, load_settings
+from agent.config import EmbedderKind, Settings, embedder_kind, load_settings
 from agent.domain import MemoryRecord, ScoredMemory
 from agent.errors import AgentError, UsageError
 from agent.memory.profile import Entry
@@ -96,10 +96,7 @@ class State:
     def service(self, embedder: str | None = None, check: bool = True) -> MemoryService:
         from agent.wiring import open_memory
 
-        if embedder is not None and embedder not in {"local", "openai"}:
-            raise typer.BadParameter(f"{embedder!r} is not an embedder: use local or openai.",
-                                     param_hint="--embedder")
-        service = open_memory(self.settings(), embedder=embedder, check=check)
+        service = open_memory(self.settings(), embedder=_embedder(embedder), check=check)
         self.data_dir(service.ledger)  # the ledger just opened: a locked one is waited for once, not twice
         return service
 
@@ -213,6 +210,15 @@ def _print_version(wanted: bool) -> None:
 
 VersionOpt = Annotated[bool, typer.Option("--version", help="Print the version and exit.", is_eager=True,
                                           callback=_print_version)]
+
+
+def _embedder(given: str | None) -> EmbedderKind | None:
+    """The embedder ``--embedder`` names, if given."""
+    try:
+        return None if given is None else embedder_kind(given)
+    except ValueError:
+        raise typer.BadParameter(f"{given!r} is not an embedder: use local or openai.",
+                                 param_hint="--embedder") from None
 
 
 def _warn(line: str) -> None:
@@ -714,7 +720,7 @@ def memories_rebuild(embedder: EmbedderOpt = None, *, state: State) -> None:
     from agent.wiring import rebuild_index
 
     state.data_dir()
-    count, moved = rebuild_index(state.settings(), embedder)
+    count, moved = rebuild_index(state.settings(), _embedder(embedder))
     if moved is not None:
         typer.echo(f"moved the damaged index aside to {moved}")
     typer.echo(f"rebuilt the index: {plural(count, 'memory', 'memories')}")
