@@ -22,8 +22,8 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from typing import Protocol, TypeVar
 
-from agent.conversation import DEFAULT, Conversation, Fold, Leaving, Turn, TurnStatus
-from agent.domain import ForgetRecord, MemoryRecord, Message
+from agent.conversation import DEFAULT, Conversation, Fold, Leaving
+from agent.domain import CONTEXT, ForgetRecord, MemoryRecord, Message, Turn, TurnStatus
 from agent.errors import AgentError, ChatError, ContextOverflow, MemoryUnavailable, SessionError, SystemRoleRefused
 from agent.forget import Forgotten, scrub_session
 from agent.memory.service import MemoryService, Recall, WriteReport
@@ -182,7 +182,7 @@ class MemoryWorker:
                 if again and not service.extracts:
                     return WriteOutcome(turn)
                 report = service.observe(
-                    text, session=session, turn=turn, extra={"context": context} if context else None,
+                    text, session=session, turn=turn, extra={CONTEXT: context} if context else None,
                     extract=finished,
                 )
                 self.count = service.count()

@@ -199,9 +199,14 @@ def _private(path: Path) -> None:
         return
 
 
-def build_embedder(kind: EmbedderKind, settings: Settings) -> Embedder:
-    """The embedder called ``kind``, configured from settings."""
-    if kind == "local":
+def build_embedder(kind: str, settings: Settings) -> Embedder:
+    """The embedder called ``kind``, configured from settings. ``kind`` is a string, as a store records the embedder
+    it was built with: one of no ``EmbedderKind`` is refused with ``ConfigError``."""
+    try:
+        chosen = embedder_kind(kind)
+    except ValueError:
+        raise ConfigError(f"Unknown embedder {kind!r}: use local or openai.") from None
+    if chosen == "local":
         from agent.adapters.local_embedder import LocalEmbedder
 
         return LocalEmbedder(settings.local_model_dir)
@@ -209,14 +214,6 @@ def build_embedder(kind: EmbedderKind, settings: Settings) -> Embedder:
     from agent.adapters.openai_embedder import OpenAIEmbedder
 
     return OpenAIEmbedder(make_client(settings), settings.embedding_model)
-
-
-def _recorded_kind(name: str) -> EmbedderKind:
-    """The kind of the embedder a store records having been built with."""
-    try:
-        return embedder_kind(name)
-    except ValueError:
-        raise ConfigError(f"Unknown embedder {name!r}: use local or openai.") from None
 
 
 def memory_policy(settings: Settings, weights: FusionWeights | None = None) -> MemoryPolicy:
@@ -262,7 +259,7 @@ def open_memory(
         if embedder is None or isinstance(embedder, str):
             requested = embedder or (settings.embedder if settings.embedder != "auto" else None)
             recorded = index.space()
-            kind = requested or (_recorded_kind(recorded[0]) if recorded else settings.resolved_embedder)
+            kind = requested or (recorded.embedder if recorded else settings.resolved_embedder)
             embedder = build_embedder(kind, settings)
         service = MemoryService(ledger, index, embedder, settings.user, memory_policy(settings), extractor)
         if check:
