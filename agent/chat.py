@@ -535,8 +535,7 @@ class ChatEngine:
         if self.last_recall is not None:
             recall = self.last_recall
             block = replace(recall.block, memories=tuple(m for m in recall.block.memories if m.record.id not in ids))
-            self.last_recall = replace(
-                recall, block=block, candidates=tuple(m for m in recall.candidates if m.record.id not in ids))
+            self.last_recall = replace(recall, block=block)
         if not scrub_session(self.session, forgotten):
             return False
         self.conversation.resume(self.session.turns, self.session.context_start, self.session.summary)

@@ -362,9 +362,6 @@ class SqliteLedger:
         rows = self._read(f"SELECT {_COLUMNS} FROM memories WHERE user = ? ORDER BY created_at, rowid", [user])
         return [_row_to_record(row) for row in rows]
 
-    def users(self) -> list[str]:
-        return [row[0] for row in self._read("SELECT DISTINCT user FROM memories ORDER BY user")]
-
     def ids(self, user: str) -> list[str]:
         return [row[0] for row in self._read("SELECT id FROM memories WHERE user = ?", [user])]
 

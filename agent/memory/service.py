@@ -94,7 +94,6 @@ class Recall:
 
     block: MemoryBlock
     threshold: float
-    candidates: tuple[ScoredMemory, ...]
 
 
 def space_of(embedder: Embedder) -> VectorSpace:
@@ -446,7 +445,7 @@ class MemoryService:
                             self.policy.profile_budget_tokens, history if past else ())
         now = self._clock()
         self._seen.update((m.record.id, now) for m in block.memories)
-        return Recall(block=block, threshold=threshold, candidates=tuple(found))
+        return Recall(block=block, threshold=threshold)
 
     def _recent(self, probe: str, n: int, skip: set[str]) -> list[ScoredMemory]:
         """Up to ``n`` current memories seen last, not in ``skip``, with their similarity to ``probe``."""
