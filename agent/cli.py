@@ -101,11 +101,10 @@ class State:
         return service
 
     def places(self, user: str) -> Places:
-        from agent import forget
-        from agent.wiring import ensure_data_dir
+        """Where a forget of ``user``'s scrubs: their session files and input history."""
+        from agent.wiring import ensure_data_dir, places_of
 
-        paths = ensure_data_dir(self.settings().data_dir).for_user(user)
-        return forget.Places(SessionStore(paths.sessions, user), paths.history, paths.root)
+        return places_of(ensure_data_dir(self.settings().data_dir).for_user(user))
 
 
 # Taken as text, not a Path: a Path makes "" into "." and leaves "~" as it is; settings check and expand it.

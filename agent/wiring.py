@@ -368,7 +368,7 @@ def finish_forgets(settings: Settings, paths: DataPaths, notify: Notify, ledger:
         if ledger is None:
             return
     try:
-        line = finish_cut_short(ledger, lambda user: _places(paths.for_user(user)))
+        line = finish_cut_short(ledger, lambda user: places_of(paths.for_user(user)))
     except AgentError as exc:
         line = f"A forget that was cut short could not be finished now ({exc}); the next start tries again."
     finally:
@@ -378,7 +378,7 @@ def finish_forgets(settings: Settings, paths: DataPaths, notify: Notify, ledger:
         notify(line)
 
 
-def _places(paths: DataPaths) -> Places:
+def places_of(paths: DataPaths) -> Places:
     """The session files and the input history of ``paths``' user, where a forget of theirs scrubs."""
     return Places(SessionStore(paths.sessions, paths.user), paths.history, paths.root)
 
