@@ -2,7 +2,7 @@
 and the chat.
 
 Everything else receives its collaborators through constructors, so tests build the same objects around fakes; no
-other module imports ``agent.adapters``.
+other module imports ``agent.adapters`` but ``agent.doctor``, whose checks probe the adapters themselves.
 """
 
 from __future__ import annotations
