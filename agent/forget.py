@@ -18,7 +18,7 @@ and the command line, which only say what it did) goes in steps:
    finishes the forgets a kill or an interrupt left, and says so in one line.
 
 A vector left in the index by a kill between the ledger and the index is dropped by the next open of the index
-(``recovery.reconcile``), which the record does not need to remember.
+(``agent.adapters.mirrored_index.reconcile``), which the record does not need to remember.
 """
 
 from __future__ import annotations
@@ -36,9 +36,10 @@ from typing import Protocol, TypeVar
 
 from agent.domain import ForgetRecord, MemoryRecord, fold_with_spans, normalise_text
 from agent.errors import AgentError, Interrupted, MemoryUnavailable, SessionBusy, SessionError
+from agent.files import read_regular, write_private
 from agent.memory.service import MemoryService
 from agent.ports import Ledger
-from agent.sessions import NAME_PATTERN, Session, SessionStore, read_regular, write_private
+from agent.sessions import NAME_PATTERN, Session, SessionStore
 
 FORGOTTEN = "[forgotten]"
 T = TypeVar("T")
@@ -225,7 +226,7 @@ def scrub_contexts(ledger: Ledger, user: str, forgotten: Forgotten) -> int:
     """Rewrite, in place, the keyword context of ``user``'s memories that quotes forgotten words (the end of the
     reply a remembered line answered); the memories keep their text, dates and vectors. Returns how many."""
     contexts = {record.id: forgotten.scrub(context) for record in ledger.all(user)
-                if (context := record.extra.get("context", "")) and forgotten.within(context)}
+                if (context := record.context) and forgotten.within(context)}
     ledger.set_contexts(user, contexts)
     return len(contexts)
 
