@@ -34,8 +34,9 @@ class Quote:
 
 @dataclass(frozen=True)
 class StatedFact:
-    """A profile fact a memory states (``agent.memory.profile``); ``superseded_by`` is the id of the memory that
-    replaced this value while the memory itself stays current for its other facts."""
+    """A profile fact: what ``agent.memory.profile`` reads in a turn and what a memory states (one type for both, so
+    a fact read is the fact stored); ``superseded_by`` is the id of the memory that replaced this value while the
+    memory itself stays current for its other facts."""
 
     key: str
     value: str

@@ -21,7 +21,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-from agent.domain import MemoryRecord
+from agent.domain import MemoryRecord, StatedFact
 
 # Keys whose values co-exist: a second allergy is one more allergy, not a correction of the first.
 # Single-valued keys also include "best friend", a manager or doctor by role, and each "favourite <thing>".
@@ -55,18 +55,12 @@ NO_LONGER = "no longer "
 
 
 @dataclass(frozen=True)
-class Fact:
-    key: str
-    value: str
-
-
-@dataclass(frozen=True)
 class Statement:
     """What one user turn says about the profile: facts that hold now, and facts it says no longer hold (a
     retraction with an empty value retracts whatever the key held)."""
 
-    facts: tuple[Fact, ...] = ()
-    retracts: tuple[Fact, ...] = ()
+    facts: tuple[StatedFact, ...] = ()
+    retracts: tuple[StatedFact, ...] = ()
 
     def __bool__(self) -> bool:
         return bool(self.facts or self.retracts)
@@ -288,9 +282,9 @@ _FILLER_WORDS = re.compile(r"\b(?:also|too|really|still|actually|honestly|defini
                            re.IGNORECASE)
 
 
-def _sentence_facts(sentence: str) -> list[Fact]:
+def _sentence_facts(sentence: str) -> list[StatedFact]:
     sentence = _FILLER_WORDS.sub("", sentence)
-    found: list[Fact] = []
+    found: list[StatedFact] = []
     for key, pattern in _FACTS:
         for match in pattern.finditer(sentence):
             if key not in {"name", "avoids"} and _NEGATED.search(sentence[: match.start("v")]):
@@ -305,27 +299,27 @@ def _sentence_facts(sentence: str) -> list[Fact]:
                     continue
                 if key in {"child", "pet", "partner"}:
                     cleaned = _with_relation(sentence, match.start("v"), cleaned)
-                found.append(Fact(key, cleaned))
+                found.append(StatedFact(key, cleaned))
     if any(f.key == "pet" and f.value[:1].isupper() for f in found):  # "a golden retriever named Max": Max
         found = [f for f in found if f.key != "pet" or f.value[:1].isupper()]
     for match in [*_FAVOURITE.finditer(sentence), *_FAVOURITE_AFTER.finditer(sentence)]:
         thing = normal(match.group("thing"))
         cleaned = _clean(match.group("v"), FAVOURITE + thing)
         if cleaned is not None:
-            found.append(Fact(FAVOURITE + thing.replace("color", "colour"), cleaned))
+            found.append(StatedFact(FAVOURITE + thing.replace("color", "colour"), cleaned))
     return found
 
 
-def _retractions(sentence: str) -> tuple[list[Fact], list[Fact]]:
+def _retractions(sentence: str) -> tuple[list[StatedFact], list[StatedFact]]:
     """What a sentence says no longer holds ("I'm not vegan anymore", "I quit my job"), and the values it states
     in their place: "diet: no longer vegan", "job: no job now"."""
-    out: list[Fact] = []
-    stated: list[Fact] = []
+    out: list[StatedFact] = []
+    stated: list[StatedFact] = []
     if _RETRACT_JOB.search(sentence):
-        out += [Fact("job", ""), Fact("employer", "")]
-        stated.append(Fact("job", "no job now"))
+        out += [StatedFact("job", ""), StatedFact("employer", "")]
+        stated.append(StatedFact("job", "no job now"))
     if (again := _MEAT_AGAIN.search(sentence)) is not None:
-        out += [Fact("diet", ""), Fact("avoids", again.group("food"))]
+        out += [StatedFact("diet", ""), StatedFact("avoids", again.group("food"))]
     for clause in _CLAUSE.split(sentence):  # "I'm not vegan anymore, I'm vegetarian now": only the first
         if not _NO_LONGER.search(clause):
             continue
@@ -334,16 +328,16 @@ def _retractions(sentence: str) -> tuple[list[Fact], list[Fact]]:
         positive = re.sub(r"\bstopped being\b", "am", positive, flags=re.IGNORECASE)
         gone = [f for f in _sentence_facts(positive) if f.key in _RETRACTABLE]
         out += gone
-        stated += [Fact(f.key, f"{NO_LONGER}{f.value}") for f in gone]
+        stated += [StatedFact(f.key, f"{NO_LONGER}{f.value}") for f in gone]
     return out, stated
 
 
 def read(text: str) -> Statement:
     """The profile facts and retractions ``text`` states, sentence by sentence; questions, plans and the past state
     none."""
-    facts: list[Fact] = []
-    retracts: list[Fact] = []
-    no_longer: list[Fact] = []
+    facts: list[StatedFact] = []
+    retracts: list[StatedFact] = []
+    no_longer: list[StatedFact] = []
     for sentence in _SENTENCE.split(text.strip()):
         if not sentence or sentence.rstrip().endswith("?"):
             continue

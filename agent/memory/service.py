@@ -245,7 +245,7 @@ class MemoryService:
         """Store ``record`` (with the profile facts of ``statement``) unless it restates a current memory, which is
         refreshed instead; then mark what it replaces. The new memory is durable before anything is superseded:
         a crash in between leaves both current, a duplicate, never a loss. Also returns what the write evicted."""
-        record = replace(record, facts=tuple(StatedFact(f.key, f.value) for f in statement.facts))
+        record = replace(record, facts=statement.facts)
         if not self.policy.truth:
             written, evicted = self._write([record])
             return written[0], truth.Outcome(), evicted
@@ -270,7 +270,7 @@ class MemoryService:
             self.ledger.supersede(self.user, [record.id], "", 0.0)
             self.ledger.set_facts(self.user, record.id, record.facts)
         self.ledger.supersede(self.user, outcome.supersedes, record.id, record.created_at)
-        by_memory: dict[str, list[profile.Fact]] = {}
+        by_memory: dict[str, list[StatedFact]] = {}
         for memory, fact in outcome.replaces_facts:
             by_memory.setdefault(memory, []).append(fact)
         for old in (r for r in profiled if r.id in by_memory):

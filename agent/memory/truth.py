@@ -26,8 +26,8 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from agent.domain import MemoryRecord
-from agent.memory.profile import NO_LONGER, Fact, Statement, same_value, single_valued
+from agent.domain import MemoryRecord, StatedFact
+from agent.memory.profile import NO_LONGER, Statement, same_value, single_valued
 from agent.memory.text import WORD, content_words
 
 # Paraphrases of one fact score 0.83-0.92 with the local MiniLM; different facts in similar words 0.46-0.72
@@ -70,7 +70,7 @@ class Outcome:
     profile values it replaces, and the id of the memory it restates (then it is not stored itself)."""
 
     supersedes: tuple[str, ...] = ()
-    replaces_facts: tuple[tuple[str, Fact], ...] = ()
+    replaces_facts: tuple[tuple[str, StatedFact], ...] = ()
     restates: str | None = None
     reason: str = ""
 
@@ -123,12 +123,12 @@ def is_correction(text: str) -> bool:
     return bool(_CORRECTION.search(said)) and bool(_FIRST_PERSON.search(said)) and not _ADDITIVE.search(said)
 
 
-def live_facts(record: MemoryRecord) -> list[Fact]:
+def live_facts(record: MemoryRecord) -> list[StatedFact]:
     """The facts of ``record`` no later memory replaced."""
-    return [Fact(f.key, f.value) for f in record.facts if not f.superseded_by]
+    return [f for f in record.facts if not f.superseded_by]
 
 
-def _contradicts(old: Fact, statement: Statement) -> bool:
+def _contradicts(old: StatedFact, statement: Statement) -> bool:
     for fact in statement.facts:
         if fact.key != old.key:
             continue
@@ -168,7 +168,7 @@ def decide(
     profiled = [old for old in profiled if same_speaker(old, text)]
     neighbours = [(old, similarity) for old, similarity in neighbours if same_speaker(old, text)]
     supersedes: list[str] = []
-    replaced: list[tuple[str, Fact]] = []
+    replaced: list[tuple[str, StatedFact]] = []
     for old in profiled:
         gone = [fact for fact in live_facts(old) if _contradicts(fact, statement)]
         # A new job takes the employer stated with the old one along (and the other way round).
