@@ -22,6 +22,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from agent.domain import MemoryRecord, StatedFact
+from agent.memory import things
 
 # Keys whose values co-exist: a second allergy is one more allergy, not a correction of the first.
 # Single-valued keys also include "best friend", a manager or doctor by role, and each "favourite <thing>".
@@ -68,6 +69,11 @@ class Statement:
 
 def single_valued(key: str) -> bool:
     return key not in SET_KEYS
+
+
+def is_thing(key: str) -> bool:
+    """A key of ``agent.memory.things`` ("phone", "car"), not one of the profile's own."""
+    return key not in _KEYS and not key.startswith(FAVOURITE)
 
 
 def label(key: str) -> str:
@@ -140,6 +146,7 @@ _RELATION = r"(?:'s name is| is called| is named| named| called|,)?\s+"
 _I_AM = r"(?:i'm|i am|im)"
 _NOW = r"(?:now |currently |still |actually |really |finally |officially )?"
 
+_ROLES = ("manager", "boss", "doctor", "gp", "therapist", "dentist", "landlord", "landlady", "roommate", "flatmate")
 _FACTS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
     (key, re.compile(pattern))
     for key, pattern in (
@@ -202,8 +209,7 @@ _FACTS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
                 r"(?P<v>(?i:an?|two|three|four|a new)\s+(?:[\w-]+\s+)?(?:" + _PETS + r"|" + _BREEDS + r")s?)\b"),
         ("work city", r"(?i:\bmy (?:office|workplace) is in|\bi work in (?-i:(?=[A-Z]))|\bi commute to)\s*" + _PLACE),
         *((role, r"(?i:\bmy (?:new )?" + role + r"(?:'s name is| is called| is named| is now| now is| is))\s+" + _NAME)
-          for role in ("manager", "boss", "doctor", "gp", "therapist", "dentist", "landlord", "landlady", "roommate",
-                       "flatmate")),
+          for role in _ROLES),
         ("language", r"(?i:\bi speak(?: fluent)?|\b" + _I_AM + r" (?:fluent|a native speaker) in|\bmy (?:native|"
                      r"first|mother) (?:language|tongue) is)\s+" + _LANGUAGE),
         ("birthday", r"(?i:\bmy birthday is(?: on)?|\bi was born on)\s+(?P<v>[\w ,]{3,25}?)" + _END),
@@ -214,6 +220,9 @@ _FACTS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
                     r" (?:a|my) (?:degree|masters|master's|phd|bachelor's) in)\s+" + _ROLE),
     )
 )
+# The keys the patterns above read: a thing of ``agent.memory.things`` never takes one of them.
+_KEYS = frozenset({*LABELS, *SET_KEYS, *_ROLES, "native language", "first language", "mother tongue", "time zone",
+                   "birthday", "favourite", "favorite", "best friend", "office", "workplace"})
 _FAVOURITE = re.compile(
     r"(?i:\bmy (?:new |all[- ]time |absolute |current )?favou?rite\s+)(?P<thing>[a-z][\w -]{1,25}?)"
     r"(?i:\s+(?:is|are|has to be|would be|these days is|now is|is now)\s+)" + _ROLE
@@ -234,7 +243,9 @@ _PLAN = re.compile(
     r"want to|wanna|would like to|'d like to|about to|considering|if|moving to|dream of|wish)\b",
     re.IGNORECASE,
 )
-_PAST = re.compile(r"\b(?:used to|formerly|previously|back when|when i was|as a kid|as a child|years ago i|until)\b",
+# "I used to live in Boston" is the past; "still getting used to it" is not.
+_PAST = re.compile(r"\b(?:(?<!getting )(?<!get )(?<!got )(?<!am )(?<!'m )(?<!be )used to|formerly|previously|"
+                   r"back when|when i was|as a kid|as a child|years ago i|until)\b",
                    re.IGNORECASE)
 _NEGATED = re.compile(r"\b(?:not|never|don't|do not|no|isn't|wasn't|n't)\b\W+(?:\w+\W+){0,2}$", re.IGNORECASE)
 _NO_LONGER = re.compile(r"(?:\bnot\b|n't\b).*\b(?:anymore|any more|any longer)\b|\bno longer\b|\bstopped being\b|"
@@ -283,6 +294,7 @@ _FILLER_WORDS = re.compile(r"\b(?:also|too|really|still|actually|honestly|defini
 
 
 def _sentence_facts(sentence: str) -> list[StatedFact]:
+    owned = things.read(_FILLER_WORDS.sub("", sentence), _KEYS) if not things.ADDITIVE.search(sentence) else []
     sentence = _FILLER_WORDS.sub("", sentence)
     found: list[StatedFact] = []
     for key, pattern in _FACTS:
@@ -307,7 +319,7 @@ def _sentence_facts(sentence: str) -> list[StatedFact]:
         cleaned = _clean(match.group("v"), FAVOURITE + thing)
         if cleaned is not None:
             found.append(StatedFact(FAVOURITE + thing.replace("color", "colour"), cleaned))
-    return found
+    return found + owned
 
 
 def _retractions(sentence: str) -> tuple[list[StatedFact], list[StatedFact]]:

@@ -27,8 +27,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from agent.domain import MemoryRecord, StatedFact
-from agent.memory.profile import NO_LONGER, Statement, same_value, single_valued
+from agent.memory.profile import NO_LONGER, Statement, is_thing, same_value, single_valued
 from agent.memory.text import WORD, content_words
+from agent.memory.things import ADDITIVE, refines
 
 # Paraphrases of one fact score 0.83-0.92 with the local MiniLM; different facts in similar words 0.46-0.72
 # (bench/RESULTS.md, section 4).
@@ -46,8 +47,6 @@ _CORRECTION = re.compile(
     r"\binstead of\b|\bnot [\w' -]{1,30}, but\b|\bnot [\w' -]{1,30} anymore\b",
     re.IGNORECASE,
 )
-_ADDITIVE = re.compile(r"\b(?:also|too|as well|another|second|in addition|besides|plus|both|new hobby)\b",
-                       re.IGNORECASE)
 # Keys stated together that change together.
 COUPLED = frozenset({"job", "employer"})
 # A restatement says mostly the same words: this share of the shorter statement's content words is in the other.
@@ -120,7 +119,7 @@ def is_correction(text: str) -> bool:
     """An explicit correction of something the user said: a cue ("actually", "sorry, I got that wrong", "I meant")
     in a statement about themselves, not one that adds ("also")."""
     said = body(text)
-    return bool(_CORRECTION.search(said)) and bool(_FIRST_PERSON.search(said)) and not _ADDITIVE.search(said)
+    return bool(_CORRECTION.search(said)) and bool(_FIRST_PERSON.search(said)) and not ADDITIVE.search(said)
 
 
 def live_facts(record: MemoryRecord) -> list[StatedFact]:
@@ -132,7 +131,9 @@ def _contradicts(old: StatedFact, statement: Statement) -> bool:
     for fact in statement.facts:
         if fact.key != old.key:
             continue
-        if single_valued(fact.key) and not same_value(fact.value, old.value):
+        # A thing told more precisely ("a Golf", then "a red Golf") is the same thing.
+        if single_valued(fact.key) and not same_value(fact.value, old.value) and not (
+                is_thing(fact.key) and refines(fact.value, old.value)):
             return True
         # A set: "allergic to cats" again ends an earlier "no longer cats".
         if old.value.startswith(NO_LONGER) and same_value(old.value.removeprefix(NO_LONGER), fact.value):
@@ -194,7 +195,7 @@ def decide(
         new_facts = bool(statement.facts) and not _same_facts(statement, old)
         correction = is_correction(text)
         if (similarity >= RESTATE_SIMILARITY and not statement.retracts and not new_facts and not correction
-                and not _ADDITIVE.search(text) and containment(words, stems(old.text)) >= RESTATE_CONTAINMENT
+                and not ADDITIVE.search(text) and containment(words, stems(old.text)) >= RESTATE_CONTAINMENT
                 and not _facts_conflict(statement, old) and not _names(text) ^ _names(old.text)):
             return Outcome(restates=old.id, reason=f"said again (similarity {similarity:.2f})")
         if (correction and similarity >= CORRECTION_SIMILARITY and words & stems(old.text)
