@@ -381,6 +381,7 @@ class Entry:
     turn: int
     replaced_by: str = ""
     replaced_at: float = 0.0
+    origin: str = ""  # ``domain.EXTRACTOR`` for a value the model proposed
 
 
 def _order(key: str) -> tuple[int, str]:
@@ -400,7 +401,7 @@ def view(records: Sequence[MemoryRecord]) -> tuple[list[Entry], list[Entry]]:
             # A memory superseded for one of its facts keeps the others in the profile.
             replaced_by = fact.superseded_by
             entry = Entry(fact.key, fact.value, record.id, record.created_at, record.session, record.turn,
-                          replaced_by, record.superseded_at if replaced_by else 0.0)
+                          replaced_by, record.superseded_at if replaced_by else 0.0, fact.origin)
             if replaced_by:
                 history.append(entry)
                 continue
