@@ -14,7 +14,7 @@ from agent.adapters.ledger import SqliteLedger
 from agent.adapters.local_embedder import LocalEmbedder
 from agent.memory.profile import is_thing, read
 from agent.memory.service import MemoryPolicy, MemoryService
-from agent.memory.things import refines
+from agent.memory.things import refines, replaces
 from tests.fakes import InMemoryIndex
 
 START = datetime(2026, 12, 1, 10, 0).timestamp()
@@ -47,6 +47,9 @@ START = datetime(2026, 12, 1, 10, 0).timestamp()
         ("My car is not a Tesla.", []),
         ("My store is something I'm always working on.", []),
         ("I use a standing desk.", []),
+        ("My car is a hybrid.", []),
+        ("My appointment is Friday at 3pm.", []),
+        ("My train is the 7:40.", []),
         ("say i drive 300 miles at 60 mph, how long does it take", []),
         # someone else's, a person, a pet, a wish, one more of a kind
         ("My brother's car is a Tesla.", []),
@@ -75,6 +78,11 @@ def test_the_profiles_own_keys_are_not_things() -> None:
 def test_a_value_told_more_precisely_refines_the_one_held() -> None:
     assert refines("Golf", "a red Golf") and refines("ThinkPad X1", "ThinkPad")
     assert not refines("Golf", "Tesla") and not refines("iPhone 12", "iPhone 13")
+
+
+def test_a_name_replaces_a_name_and_a_plain_word_a_plain_word() -> None:
+    assert replaces("Pixel 8", "iPhone 12") and replaces("canyon", "trek")
+    assert not replaces("Ford Transit", "company van") and not replaces("red Golf", "Golf")
 
 
 @pytest.fixture
@@ -123,6 +131,7 @@ def test_i_drive_and_my_car_are_one_thing(memory: MemoryService) -> None:
         ("My car is a Volkswagen Golf.", "I also drive a company van for work."),
         ("My car is a Golf.", "My car is a red Golf, it's ancient."),
         ("My laptop is a ThinkPad.", "My laptop is a lifesaver for work."),
+        ("My car is a company van.", "My car is a Ford Transit."),
     ],
 )
 def test_what_does_not_contradict_supersedes_nothing(memory: MemoryService, first: str, second: str) -> None:

@@ -60,13 +60,21 @@ _JUDGEMENTS = frozenset(
     form means chance journey gift blessing challenge struggle mix work pleasure treat delight godsend saviour savior
     winner keeper gem star hit classic must favourite favorite lemon clunker money pit step start thing one""".split()
 )
+# What kind of thing it is, not which one: "my car is a hybrid" and "my car is a Toyota" both hold.
+_KINDS = frozenset("""suv suvs ev mpv 4x4 hybrid electric automatic manual convertible hatchback sedan saloon estate
+    coupe lease rental loaner hand-me-down second-hand used refurb refurbished prepaid contract""".split())
+# An event has a date or a time, and there are many of them: "my appointment is Friday at 3pm" replaces nothing.
+_WHEN = re.compile(r"^(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday|january|february|march|april|may|"
+                   r"june|july|august|september|october|november|december|jan|feb|mar|apr|jun|jul|aug|sep|sept|oct|"
+                   r"nov|dec|tomorrow|today|tonight|\d{4}-\d\d-\d\d)$|\d(?:am|pm)$|\d:\d\d", re.IGNORECASE)
 # A value with a verb or a pronoun in it is a clause ("car is a Tesla" after "my brother's"), not a name.
 _CLAUSE_WORDS = frozenset("""is are was were be been being has have had does did do isn't wasn't i i'm i've you we
     they it he she me my our your their his her""".split())
 _END = (r"(?=\s*(?:[.,!?;:()]|$|\s+(?:and|but|now|these days|nowadays|since|for|because|so|at|in|on|with|by|to|"
         r"from|after|before|which|who|that|though|although|still|finally|again|anymore|today|lately|too|as well|"
         r"instead|which|whose|if|when|where|while|until)\b))")
-_VALUE = r"(?P<v>(?:(?:a|an|the)\s+)?[\w.&+'’-]+(?:\s+[\w.&+'’-]+){0,3}?)" + _END
+_TOKEN = r"(?:[\w.&+'’-]|(?<=\d):(?=\d))+"  # "Pixel 8", "AT&T", "X-T4", "7:40"
+_VALUE = r"(?P<v>(?:(?:a|an|the)\s+)?" + _TOKEN + r"(?:\s+" + _TOKEN + r"){0,3}?)" + _END
 # The thing: one or two lower-case words after "my" ("phone", "work laptop", "e-reader"), a leading "new" or
 # "current" aside (an update cue, not part of the thing).
 _MY_THING = re.compile(
@@ -94,7 +102,9 @@ def value_of(raw: str) -> str | None:
     words = value.casefold().split()
     if not words or words[0] in _DESCRIPTION_START or _CLAUSE_WORDS & set(words) or any("'s" in w for w in words):
         return None
-    if words[-1] in _JUDGEMENTS or words[0] in _JUDGEMENTS:
+    if words[-1] in _JUDGEMENTS or words[0] in _JUDGEMENTS or words[-1] in _KINDS or words[0] in _KINDS:
+        return None
+    if any(_WHEN.search(w) for w in words):
         return None
     if named(value):
         return value
@@ -135,3 +145,10 @@ def refines(a: str, b: str) -> bool:
     """One value only adds words to the other ("Golf", "red Golf"): the same thing told more precisely."""
     x, y = set(_ARTICLE.sub("", a).casefold().split()), set(_ARTICLE.sub("", b).casefold().split())
     return bool(x and y) and (x <= y or y <= x)
+
+
+def replaces(new: str, old: str) -> bool:
+    """Whether ``new`` is another value of the thing than ``old``: not the same told more precisely, and both names
+    ("a Pixel 8" after "an iPhone 12") or both plain words ("a canyon" after "a trek"): a name after a plain word
+    may be the same thing named ("a company van", then "a Ford Transit")."""
+    return not refines(new, old) and named(new) == named(old)

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from agent.domain import MemoryRecord, StatedFact
 from agent.memory.profile import NO_LONGER, Statement, is_thing, same_value, single_valued
 from agent.memory.text import WORD, content_words
-from agent.memory.things import ADDITIVE, refines
+from agent.memory.things import ADDITIVE, replaces
 
 # Paraphrases of one fact score 0.83-0.92 with the local MiniLM; different facts in similar words 0.46-0.72
 # (bench/RESULTS.md, section 4).
@@ -132,8 +132,8 @@ def _contradicts(old: StatedFact, statement: Statement) -> bool:
         if fact.key != old.key:
             continue
         # A thing told more precisely ("a Golf", then "a red Golf") is the same thing.
-        if single_valued(fact.key) and not same_value(fact.value, old.value) and not (
-                is_thing(fact.key) and refines(fact.value, old.value)):
+        if single_valued(fact.key) and not same_value(fact.value, old.value) and (
+                not is_thing(fact.key) or replaces(fact.value, old.value)):
             return True
         # A set: "allergic to cats" again ends an earlier "no longer cats".
         if old.value.startswith(NO_LONGER) and same_value(old.value.removeprefix(NO_LONGER), fact.value):
