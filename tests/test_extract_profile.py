@@ -15,7 +15,7 @@ from agent.memory.profile import read
 from agent.memory.service import MemoryService
 from agent.memory.transfer import from_portable, portable
 from agent.ui.truth_view import truth_fields
-from tests.chat_fakes import ScriptedChat
+from tests.chat_fakes import ScriptedChat, say
 from tests.repl_harness import build_chat, memory_service, run_lines
 
 LEEDS = "Boston is behind us, the new flat is in Leeds."
@@ -105,3 +105,11 @@ def test_malformed_output_is_ignored_and_the_chat_says_why(tmp_path: Path) -> No
     assert f"remembered: {LEEDS}" in done.log
     assert ("extraction: profile value not taken ('- profile: home Leeds': not a profile line of the form "
             "'profile: key = value')") in done.log
+
+
+def test_the_retry_of_a_cut_off_reply_adds_the_extractors_value_to_the_memory_already_kept(tmp_path: Path) -> None:
+    chat = ScriptedChat(say("Leeds is", finish_reason="length"), "Noted.", "profile: home = Leeds")
+    run_lines(build_chat(tmp_path, chat, memory=lambda: extracting(tmp_path / "mem", chat), max_tokens=16),
+              LEEDS, "/retry")
+    kept = [r for r in memory_service(tmp_path / "mem").list() if r.source == LEEDS]
+    assert [(r.kind, r.facts) for r in kept] == [("turn", (StatedFact("home", "Leeds", origin=EXTRACTOR),))]
