@@ -7,15 +7,19 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from openai import OpenAI
 
+from agent.adapters.openai_chat import OpenAIChat
 from agent.domain import EXTRACTOR, StatedFact
 from agent.extract import MAX_PROFILE, model_extractor, parse_answer
 from agent.memory.extraction import Extraction, ground
 from agent.memory.profile import read
 from agent.memory.service import MemoryService
 from agent.memory.transfer import from_portable, portable
+from agent.prompts import prompt
 from agent.ui.truth_view import truth_fields
 from tests.chat_fakes import ScriptedChat, say
+from tests.fake_openai import FakeOpenAI, Reply
 from tests.repl_harness import build_chat, memory_service, run_lines
 
 LEEDS = "Boston is behind us, the new flat is in Leeds."
@@ -113,3 +117,18 @@ def test_the_retry_of_a_cut_off_reply_adds_the_extractors_value_to_the_memory_al
               LEEDS, "/retry")
     kept = [r for r in memory_service(tmp_path / "mem").list() if r.source == LEEDS]
     assert [(r.kind, r.facts) for r in kept] == [("turn", (StatedFact("home", "Leeds", origin=EXTRACTOR),))]
+
+
+def test_through_the_openai_adapter_a_proposal_split_across_stream_pieces_is_applied(tmp_path: Path) -> None:
+    answer = Reply("- profile: home = Leeds\n- profile: home = Paris",
+                   chunks=["- prof", "ile: home = Le", "eds\n- profile: ho", "me = Paris"])
+    with FakeOpenAI([Reply("NONE"), answer]) as fake:
+        chat = OpenAIChat(OpenAI(api_key="sk-test", base_url=fake.url, timeout=30), max_retries=0)
+        base = memory_service(tmp_path)
+        memory = MemoryService(base.ledger, base.index, base.embedder, "me",
+                               extractor=model_extractor(chat, "m", lambda exc: None))
+        memory.observe("I live in Boston.", session="s1", turn=1)
+        report = memory.observe(LEEDS, session="s2", turn=1)
+        assert fake.chat_requests[-1].body["messages"][0]["content"] == prompt("extract")
+    assert report.dropped == ("home = Paris: not in your words (paris)",) and len(report.superseded) == 1
+    assert [(e.key, e.value, e.origin) for e in memory.profile()[0]] == [("home", "Leeds", EXTRACTOR)]
