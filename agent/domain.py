@@ -74,14 +74,20 @@ class Quote:
     at: float
 
 
+EXTRACTOR = "extractor"
+
+
 @dataclass(frozen=True)
 class StatedFact:
-    """A profile fact a memory states (``agent.memory.profile``); ``superseded_by`` is the id of the memory that
-    replaced this value while the memory itself stays current for its other facts."""
+    """A profile fact: what ``agent.memory.profile`` reads in a turn and what a memory states (one type for both, so
+    a fact read is the fact stored); ``superseded_by`` is the id of the memory that replaced this value while the
+    memory itself stays current for its other facts. ``origin`` is where the value came from: "" for the user's words
+    read by the profile's patterns, ``EXTRACTOR`` for a value the model proposed (and the user's words hold)."""
 
     key: str
     value: str
     superseded_by: str = ""
+    origin: str = ""
 
 
 @dataclass(frozen=True)

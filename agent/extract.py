@@ -1,8 +1,10 @@
-"""Stage-2 memory extraction: ask the chat model for at most two standalone facts about the user.
+"""Stage-2 memory extraction: ask the chat model for at most two standalone facts about the user, and the profile
+values the message states.
 
 Off by default (``AGENT_LLM_EXTRACT``): it costs a model call per remembered turn. The model's answer is parsed by
-``parse_facts``, a pure function, and the memory service keeps a fact only if it is close to the user's own words
-(the grounding threshold), so a hallucinated fact does not get in.
+``parse_answer``, a pure function, and the memory service keeps a fact only if it is close to the user's own words
+(the grounding threshold) and a profile value only if its words are the user's (``agent.memory.extraction``), so a
+hallucinated fact does not get in.
 """
 
 from __future__ import annotations
@@ -11,8 +13,9 @@ import re
 from collections.abc import Callable
 
 from agent.conversation import DEFAULT, complete, placed
-from agent.domain import Message
+from agent.domain import Message, StatedFact
 from agent.errors import ChatError
+from agent.memory.extraction import Extraction
 from agent.memory.gate import refusal
 from agent.memory.service import Extractor
 from agent.ports import ChatModel
@@ -23,6 +26,11 @@ MAX_FACTS = 2
 MAX_CHARS = 300
 _BULLET = re.compile(r"^\s*(?:[-*•]|\d+[.)])\s+")
 _ABOUT_USER = re.compile(r"^(?:the\s+)?user\b", re.IGNORECASE)
+MAX_PROFILE = 4
+MAX_VALUE_CHARS = 60
+# "profile: home = Berlin", bulleted or not; the key is a few lower-case words ("favourite coffee", "phone").
+_PROFILE_LINE = re.compile(r"^\s*(?:(?:[-*•]|\d+[.)])\s+)?profile\s*:", re.IGNORECASE)
+_PROFILE = re.compile(r"^\s*(?P<key>[a-z][a-z' -]{0,39}?)\s*=\s*(?P<value>\S.*?)\s*$", re.IGNORECASE)
 
 
 def parse_facts(answer: str) -> list[str]:
@@ -46,6 +54,36 @@ def parse_facts(answer: str) -> list[str]:
     return facts[:MAX_FACTS]
 
 
+def parse_profile(line: str) -> StatedFact | None:
+    """The key and value of one ``profile:`` line, or None when it is not ``key = value`` with a value of at most
+    ``MAX_VALUE_CHARS``."""
+    match = _PROFILE.match(_PROFILE_LINE.sub("", line, count=1))
+    if match is None:
+        return None
+    key = " ".join(match.group("key").casefold().replace("favorite", "favourite").split())
+    value = match.group("value").strip().rstrip(".").strip().strip("\"'`").strip()
+    return StatedFact(key, value) if value and len(value) <= MAX_VALUE_CHARS else None
+
+
+def parse_answer(answer: str) -> Extraction:
+    """The model's whole answer: the facts of ``parse_facts`` and at most ``MAX_PROFILE`` profile values; a
+    ``profile:`` line that does not parse is dropped, and so said."""
+    profile: list[StatedFact] = []
+    dropped: list[str] = []
+    rest: list[str] = []
+    for line in answer.splitlines():
+        if not _PROFILE_LINE.match(line):
+            rest.append(line)
+            continue
+        fact = parse_profile(line)
+        if fact is None:
+            dropped.append(f"{line.strip()[:80]!r}: not a profile line of the form 'profile: key = value'")
+        elif fact not in profile:
+            profile.append(fact)
+    dropped += [f"{f.key} = {f.value}: more than {MAX_PROFILE} profile values" for f in profile[MAX_PROFILE:]]
+    return Extraction(tuple(parse_facts("\n".join(rest))), tuple(profile[:MAX_PROFILE]), tuple(dropped))
+
+
 def model_extractor(
     chat: ChatModel,
     model: str,
@@ -53,15 +91,15 @@ def model_extractor(
     placement: Callable[[], Placement] = lambda: DEFAULT,
 ) -> Extractor:
     """An extractor asking ``chat`` with ``prompts/extract.md`` (placed where the chat's own requests go); a failed
-    call is reported and yields no fact, so the turn itself is still remembered."""
+    call is reported and yields nothing, so the turn itself is still remembered."""
 
-    def extract(text: str) -> list[str]:
+    def extract(text: str) -> Extraction:
         try:
             messages = placed([Message("system", prompt("extract")), Message("user", text)], placement())
             answer = complete(chat, messages, model)
         except ChatError as exc:
             on_error(exc)
-            return []
-        return parse_facts(answer)
+            return Extraction()
+        return parse_answer(answer)
 
     return extract

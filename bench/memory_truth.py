@@ -43,7 +43,7 @@ if __package__ in (None, ""):  # run as a script: make ``bench`` importable from
 from agent.adapters.chroma_index import ChromaIndex, forget_clients, open_client
 from agent.adapters.ledger import SqliteLedger
 from agent.adapters.local_embedder import LocalEmbedder
-from agent.domain import MemoryRecord, StatedFact
+from agent.domain import MemoryRecord
 from agent.memory.retriever import dot
 from agent.memory.service import MemoryPolicy, MemoryService
 from agent.ports import Embedder
@@ -232,8 +232,7 @@ def profile_records(start: int, count: int) -> list[MemoryRecord]:
     out = []
     for n in range(start, start + count):
         text = f"{PROFILE_LINES[n % len(PROFILE_LINES)]} (note {n})"
-        facts = tuple(StatedFact(f.key, f.value) for f in profile.read(text).facts)
-        out.append(replace(records([text], n)[0], facts=facts))
+        out.append(replace(records([text], n)[0], facts=profile.read(text).facts))
     return out
 
 

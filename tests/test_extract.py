@@ -7,6 +7,7 @@ import pytest
 from agent.domain import Message
 from agent.errors import ChatError, ChatRetryable
 from agent.extract import model_extractor, parse_facts
+from agent.memory.extraction import Extraction
 from agent.prompts import prompt
 from tests.chat_fakes import ScriptedChat, say
 
@@ -38,12 +39,12 @@ def test_parse_facts(answer: str, facts: list[str]) -> None:
 def test_the_extractor_asks_with_the_extract_prompt_and_parses_the_answer() -> None:
     chat = ScriptedChat("- The user is allergic to peanuts.")
     extract = model_extractor(chat, "m", lambda exc: None)
-    assert extract("I can't eat peanuts") == ["The user is allergic to peanuts."]
+    assert extract("I can't eat peanuts") == Extraction(("The user is allergic to peanuts.",))
     assert chat.requests[0] == [Message("system", prompt("extract")), Message("user", "I can't eat peanuts")]
 
 
 def test_a_failed_extraction_is_reported_and_yields_nothing() -> None:
     errors: list[ChatError] = []
     chat = ScriptedChat(say("", error=ChatRetryable("server down")))
-    assert model_extractor(chat, "m", errors.append)("I can't eat peanuts") == []
+    assert model_extractor(chat, "m", errors.append)("I can't eat peanuts") == Extraction()
     assert [str(e) for e in errors] == ["server down"]

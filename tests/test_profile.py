@@ -7,7 +7,7 @@ import pytest
 
 from agent.domain import MemoryRecord, StatedFact, content_hash, memory_id
 from agent.memory.context import PROFILE_TAG, build_block, defang
-from agent.memory.profile import Fact, read, view
+from agent.memory.profile import read, view
 
 
 @pytest.mark.parametrize(
@@ -117,6 +117,6 @@ def test_the_profile_is_fenced_first_within_its_own_budget_and_cannot_close_its_
 
 
 def test_fact_values_compare_loosely() -> None:
-    assert Fact("allergy", "peanuts") != Fact("allergy", "peanut")
+    assert StatedFact("allergy", "peanuts") != StatedFact("allergy", "peanut")
     current, _ = view([memory("a", 1.0, [("allergy", "Peanuts")]), memory("b", 2.0, [("allergy", "the peanut")])])
     assert len(current) == 1

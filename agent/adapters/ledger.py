@@ -144,7 +144,9 @@ def search_context(record: MemoryRecord) -> str:
 
 
 def _facts_json(facts: Sequence[StatedFact]) -> str:
-    return json.dumps([[f.key, f.value, f.superseded_by] for f in facts], ensure_ascii=False)
+    # The origin only when there is one: a file of facts read from the user's words is as it always was.
+    return json.dumps([[f.key, f.value, f.superseded_by, *([f.origin] if f.origin else [])] for f in facts],
+                      ensure_ascii=False)
 
 
 def _quotes_json(quotes: Sequence[Quote]) -> str:
@@ -195,7 +197,8 @@ def _row_to_record(row: sqlite3.Row) -> MemoryRecord:
         content_hash=row["content_hash"],
         source=row["source"],
         extra=json.loads(row["extra"]),
-        facts=tuple(StatedFact(str(key), str(value), str(by)) for key, value, by in json.loads(row["facts"])),
+        facts=tuple(StatedFact(str(key), str(value), str(by), str(origin[0]) if origin else "")
+                    for key, value, by, *origin in json.loads(row["facts"])),
         superseded_by=row["superseded_by"],
         superseded_at=float(row["superseded_at"]),
         restated=tuple(Quote(str(t), str(s), int(n), float(a)) for t, s, n, a in json.loads(row["restated"])),

@@ -21,7 +21,8 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-from agent.domain import MemoryRecord
+from agent.domain import MemoryRecord, StatedFact
+from agent.memory import things
 
 # Keys whose values co-exist: a second allergy is one more allergy, not a correction of the first.
 # Single-valued keys also include "best friend", a manager or doctor by role, and each "favourite <thing>".
@@ -55,18 +56,12 @@ NO_LONGER = "no longer "
 
 
 @dataclass(frozen=True)
-class Fact:
-    key: str
-    value: str
-
-
-@dataclass(frozen=True)
 class Statement:
     """What one user turn says about the profile: facts that hold now, and facts it says no longer hold (a
     retraction with an empty value retracts whatever the key held)."""
 
-    facts: tuple[Fact, ...] = ()
-    retracts: tuple[Fact, ...] = ()
+    facts: tuple[StatedFact, ...] = ()
+    retracts: tuple[StatedFact, ...] = ()
 
     def __bool__(self) -> bool:
         return bool(self.facts or self.retracts)
@@ -74,6 +69,11 @@ class Statement:
 
 def single_valued(key: str) -> bool:
     return key not in SET_KEYS
+
+
+def is_thing(key: str) -> bool:
+    """A key of ``agent.memory.things`` ("phone", "car"), not one of the profile's own."""
+    return key not in _KEYS and not key.startswith(FAVOURITE)
 
 
 def label(key: str) -> str:
@@ -146,6 +146,7 @@ _RELATION = r"(?:'s name is| is called| is named| named| called|,)?\s+"
 _I_AM = r"(?:i'm|i am|im)"
 _NOW = r"(?:now |currently |still |actually |really |finally |officially )?"
 
+_ROLES = ("manager", "boss", "doctor", "gp", "therapist", "dentist", "landlord", "landlady", "roommate", "flatmate")
 _FACTS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
     (key, re.compile(pattern))
     for key, pattern in (
@@ -208,8 +209,7 @@ _FACTS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
                 r"(?P<v>(?i:an?|two|three|four|a new)\s+(?:[\w-]+\s+)?(?:" + _PETS + r"|" + _BREEDS + r")s?)\b"),
         ("work city", r"(?i:\bmy (?:office|workplace) is in|\bi work in (?-i:(?=[A-Z]))|\bi commute to)\s*" + _PLACE),
         *((role, r"(?i:\bmy (?:new )?" + role + r"(?:'s name is| is called| is named| is now| now is| is))\s+" + _NAME)
-          for role in ("manager", "boss", "doctor", "gp", "therapist", "dentist", "landlord", "landlady", "roommate",
-                       "flatmate")),
+          for role in _ROLES),
         ("language", r"(?i:\bi speak(?: fluent)?|\b" + _I_AM + r" (?:fluent|a native speaker) in|\bmy (?:native|"
                      r"first|mother) (?:language|tongue) is)\s+" + _LANGUAGE),
         ("birthday", r"(?i:\bmy birthday is(?: on)?|\bi was born on)\s+(?P<v>[\w ,]{3,25}?)" + _END),
@@ -220,6 +220,9 @@ _FACTS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
                     r" (?:a|my) (?:degree|masters|master's|phd|bachelor's) in)\s+" + _ROLE),
     )
 )
+# The keys the patterns above read: a thing of ``agent.memory.things`` never takes one of them.
+_KEYS = frozenset({*LABELS, *SET_KEYS, *_ROLES, "native language", "first language", "mother tongue", "time zone",
+                   "birthday", "favourite", "favorite", "best friend", "office", "workplace"})
 _FAVOURITE = re.compile(
     r"(?i:\bmy (?:new |all[- ]time |absolute |current )?favou?rite\s+)(?P<thing>[a-z][\w -]{1,25}?)"
     r"(?i:\s+(?:is|are|has to be|would be|these days is|now is|is now)\s+)" + _ROLE
@@ -240,7 +243,9 @@ _PLAN = re.compile(
     r"want to|wanna|would like to|'d like to|about to|considering|if|moving to|dream of|wish)\b",
     re.IGNORECASE,
 )
-_PAST = re.compile(r"\b(?:used to|formerly|previously|back when|when i was|as a kid|as a child|years ago i|until)\b",
+# "I used to live in Boston" is the past; "still getting used to it" is not.
+_PAST = re.compile(r"\b(?:(?<!getting )(?<!get )(?<!got )(?<!am )(?<!'m )(?<!be )used to|formerly|previously|"
+                   r"back when|when i was|as a kid|as a child|years ago i|until)\b",
                    re.IGNORECASE)
 _NEGATED = re.compile(r"\b(?:not|never|don't|do not|no|isn't|wasn't|n't)\b\W+(?:\w+\W+){0,2}$", re.IGNORECASE)
 _NO_LONGER = re.compile(r"(?:\bnot\b|n't\b).*\b(?:anymore|any more|any longer)\b|\bno longer\b|\bstopped being\b|"
@@ -288,9 +293,10 @@ _FILLER_WORDS = re.compile(r"\b(?:also|too|really|still|actually|honestly|defini
                            re.IGNORECASE)
 
 
-def _sentence_facts(sentence: str) -> list[Fact]:
+def _sentence_facts(sentence: str) -> list[StatedFact]:
+    owned = things.read(_FILLER_WORDS.sub("", sentence), _KEYS) if not things.ADDITIVE.search(sentence) else []
     sentence = _FILLER_WORDS.sub("", sentence)
-    found: list[Fact] = []
+    found: list[StatedFact] = []
     for key, pattern in _FACTS:
         for match in pattern.finditer(sentence):
             if key not in {"name", "avoids"} and _NEGATED.search(sentence[: match.start("v")]):
@@ -305,27 +311,27 @@ def _sentence_facts(sentence: str) -> list[Fact]:
                     continue
                 if key in {"child", "pet", "partner"}:
                     cleaned = _with_relation(sentence, match.start("v"), cleaned)
-                found.append(Fact(key, cleaned))
+                found.append(StatedFact(key, cleaned))
     if any(f.key == "pet" and f.value[:1].isupper() for f in found):  # "a golden retriever named Max": Max
         found = [f for f in found if f.key != "pet" or f.value[:1].isupper()]
     for match in [*_FAVOURITE.finditer(sentence), *_FAVOURITE_AFTER.finditer(sentence)]:
         thing = normal(match.group("thing"))
         cleaned = _clean(match.group("v"), FAVOURITE + thing)
         if cleaned is not None:
-            found.append(Fact(FAVOURITE + thing.replace("color", "colour"), cleaned))
-    return found
+            found.append(StatedFact(FAVOURITE + thing.replace("color", "colour"), cleaned))
+    return found + owned
 
 
-def _retractions(sentence: str) -> tuple[list[Fact], list[Fact]]:
+def _retractions(sentence: str) -> tuple[list[StatedFact], list[StatedFact]]:
     """What a sentence says no longer holds ("I'm not vegan anymore", "I quit my job"), and the values it states
     in their place: "diet: no longer vegan", "job: no job now"."""
-    out: list[Fact] = []
-    stated: list[Fact] = []
+    out: list[StatedFact] = []
+    stated: list[StatedFact] = []
     if _RETRACT_JOB.search(sentence):
-        out += [Fact("job", ""), Fact("employer", "")]
-        stated.append(Fact("job", "no job now"))
+        out += [StatedFact("job", ""), StatedFact("employer", "")]
+        stated.append(StatedFact("job", "no job now"))
     if (again := _MEAT_AGAIN.search(sentence)) is not None:
-        out += [Fact("diet", ""), Fact("avoids", again.group("food"))]
+        out += [StatedFact("diet", ""), StatedFact("avoids", again.group("food"))]
     for clause in _CLAUSE.split(sentence):  # "I'm not vegan anymore, I'm vegetarian now": only the first
         if not _NO_LONGER.search(clause):
             continue
@@ -334,16 +340,16 @@ def _retractions(sentence: str) -> tuple[list[Fact], list[Fact]]:
         positive = re.sub(r"\bstopped being\b", "am", positive, flags=re.IGNORECASE)
         gone = [f for f in _sentence_facts(positive) if f.key in _RETRACTABLE]
         out += gone
-        stated += [Fact(f.key, f"{NO_LONGER}{f.value}") for f in gone]
+        stated += [StatedFact(f.key, f"{NO_LONGER}{f.value}") for f in gone]
     return out, stated
 
 
 def read(text: str) -> Statement:
     """The profile facts and retractions ``text`` states, sentence by sentence; questions, plans and the past state
     none."""
-    facts: list[Fact] = []
-    retracts: list[Fact] = []
-    no_longer: list[Fact] = []
+    facts: list[StatedFact] = []
+    retracts: list[StatedFact] = []
+    no_longer: list[StatedFact] = []
     for sentence in _SENTENCE.split(text.strip()):
         if not sentence or sentence.rstrip().endswith("?"):
             continue
@@ -375,6 +381,7 @@ class Entry:
     turn: int
     replaced_by: str = ""
     replaced_at: float = 0.0
+    origin: str = ""  # ``domain.EXTRACTOR`` for a value the model proposed
 
 
 def _order(key: str) -> tuple[int, str]:
@@ -394,7 +401,7 @@ def view(records: Sequence[MemoryRecord]) -> tuple[list[Entry], list[Entry]]:
             # A memory superseded for one of its facts keeps the others in the profile.
             replaced_by = fact.superseded_by
             entry = Entry(fact.key, fact.value, record.id, record.created_at, record.session, record.turn,
-                          replaced_by, record.superseded_at if replaced_by else 0.0)
+                          replaced_by, record.superseded_at if replaced_by else 0.0, fact.origin)
             if replaced_by:
                 history.append(entry)
                 continue

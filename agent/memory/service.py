@@ -28,13 +28,15 @@ from agent.errors import EmbedderMismatch, EmbeddingError, MemoryRefused, Memory
 from agent.memory import dates, gate, profile, truth
 from agent.memory.calibration import default_grounding, default_threshold
 from agent.memory.context import MemoryBlock, build_block
+from agent.memory.extraction import Extraction, ground
 from agent.memory.retriever import FusionWeights, Retriever, dot
 from agent.ports import Embedder, Ledger, VectorIndex
 from agent.tokens import TokenCounter, count_tokens
 
 log = logging.getLogger(__name__)
 
-Extractor = Callable[[str], list[str]]
+# The optional model extraction: a turn's words in, the facts and profile values the model proposes out.
+Extractor = Callable[[str], Extraction]
 # The write cap of a session counts the new memories it wrote in the last 24 hours, in the ledger (so a restart
 # does not reset it): a drip of injected statements is held to one day's worth, a session used for months is not.
 CAP_WINDOW = 24 * 3600.0
@@ -79,6 +81,8 @@ class WriteReport:
     evicted: tuple[MemoryRecord, ...] = ()
     superseded: tuple[str, ...] = ()
     restated: str | None = None
+    # What the model's extraction proposed and the memory did not take, one reason each.
+    dropped: tuple[str, ...] = ()
 
     def verb(self, record: MemoryRecord) -> str:
         """How the chat and the command line say ``record`` (one of ``stored``) was stored: a restatement shows the
@@ -94,6 +98,11 @@ class Recall:
 
     block: MemoryBlock
     threshold: float
+
+
+def _holds(record: MemoryRecord, facts: Sequence[StatedFact]) -> bool:
+    """Whether ``record`` states each of ``facts`` already."""
+    return all(any(f.key == g.key and f.value == g.value for g in record.facts) for f in facts)
 
 
 def space_of(embedder: Embedder) -> VectorSpace:
@@ -185,8 +194,15 @@ class MemoryService:
             return WriteReport(decision, skipped_reason=reason)
         kind: MemoryKind = "explicit" if decision.explicit else "turn"
         texts = [(decision.text, kind)]
+        dropped: list[str] = []
         if extract and self._extractor is not None and not decision.explicit:
-            texts += [(fact, "fact") for fact in self._grounded_facts(decision.text)]
+            extraction = self._extractor(decision.text)
+            texts += [(fact, "fact") for fact in self._grounded_facts(decision.text, extraction.facts)]
+            proposed, dropped = ground(extraction.profile, decision.text, statement) if self.policy.truth else ([], [])
+            dropped = [*extraction.dropped, *dropped]
+            for reason in dropped:
+                log.info("extract: dropped %s", reason)
+            statement = profile.Statement((*statement.facts, *proposed), statement.retracts)
         records = [
             self._record(dates.resolve(t, stamp), k, session=session, turn=turn, when=stamp, source=words,
                          extra=extra)
@@ -200,7 +216,7 @@ class MemoryService:
         first, outcome, evicted = self._settle(records[0], statement)
         rest, more = self._write(records[1:])
         return WriteReport(decision, (first, *rest), refreshed=frozenset(known), evicted=(*evicted, *more),
-                           superseded=outcome.supersedes, restated=outcome.restates)
+                           superseded=outcome.supersedes, restated=outcome.restates, dropped=tuple(dropped))
 
     def remember(self, text: str, *, session: str = "cli", turn: int = 0, kind: MemoryKind = "explicit") -> WriteReport:
         """Store ``text`` as given (``/remember``, ``agent memories add``): the user's explicit wish, which skips
@@ -249,13 +265,14 @@ class MemoryService:
         """Store ``record`` (with the profile facts of ``statement``) unless it restates a current memory, which is
         refreshed instead; then mark what it replaces. The new memory is durable before anything is superseded:
         a crash in between leaves both current, a duplicate, never a loss. Also returns what the write evicted."""
-        record = replace(record, facts=tuple(StatedFact(f.key, f.value) for f in statement.facts))
+        record = replace(record, facts=statement.facts)
         if not self.policy.truth:
             written, evicted = self._write([record])
             return written[0], truth.Outcome(), evicted
         self.check_space()
         known = self.ledger.get(self.user, [record.id]).get(record.id)
-        if known is not None and known.current:  # the same words again: that memory, refreshed
+        if known is not None and known.current and _holds(known, record.facts):
+            # the same words again: that memory, refreshed (unless the extractor found a value in them it lacks)
             written, evicted = self._write([record])
             return written[0], truth.Outcome(reason="said before in the same words"), evicted
         profiled = [r for r in self.ledger.profiled(self.user) if r.id != record.id]
@@ -274,7 +291,7 @@ class MemoryService:
             self.ledger.supersede(self.user, [record.id], "", 0.0)
             self.ledger.set_facts(self.user, record.id, record.facts)
         self.ledger.supersede(self.user, outcome.supersedes, record.id, record.created_at)
-        by_memory: dict[str, list[profile.Fact]] = {}
+        by_memory: dict[str, list[StatedFact]] = {}
         for memory, fact in outcome.replaces_facts:
             by_memory.setdefault(memory, []).append(fact)
         for old in (r for r in profiled if r.id in by_memory):
@@ -339,9 +356,8 @@ class MemoryService:
             extra=dict(extra or {}),
         )
 
-    def _grounded_facts(self, source: str) -> list[str]:
-        assert self._extractor is not None
-        facts = [f for f in self._extractor(source)[:2] if f.strip()]
+    def _grounded_facts(self, source: str, proposed: Sequence[str]) -> list[str]:
+        facts = [f for f in proposed[:2] if f.strip()]
         if not facts:
             return []
         source_vec, *fact_vecs = self.embedder.embed([source, *facts])

@@ -44,7 +44,8 @@ def portable(record: MemoryRecord) -> dict[str, Any]:
         "turn": record.turn,
         "source": record.source,
         "extra": record.extra,
-        "facts": [{"key": f.key, "value": f.value, "superseded_by": f.superseded_by} for f in record.facts],
+        "facts": [{"key": f.key, "value": f.value, "superseded_by": f.superseded_by,
+                   **({"origin": f.origin} if f.origin else {})} for f in record.facts],
         "superseded_by": record.superseded_by,
         "superseded_at": record.superseded_at,
         "restated": [{"text": q.text, "session": q.session, "turn": q.turn, "at": q.at} for q in record.restated],
@@ -82,9 +83,11 @@ def _text(value: object) -> str:
 
 def _facts(value: object) -> tuple[StatedFact, ...]:
     if not isinstance(value, list) or not all(isinstance(f, dict) and isinstance(f.get("key"), str)
-                                              and isinstance(f.get("value"), str) for f in value):
+                                              and isinstance(f.get("value"), str)
+                                              and isinstance(f.get("origin", ""), str) for f in value):
         raise ValueError("facts must be a list of objects with a key and a value")
-    return tuple(StatedFact(f["key"], f["value"], _text(f.get("superseded_by", ""))) for f in value)
+    return tuple(StatedFact(f["key"], f["value"], _text(f.get("superseded_by", "")), f.get("origin", ""))
+                 for f in value)
 
 
 def _quotes(value: object) -> tuple[Quote, ...]:

@@ -26,9 +26,10 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from agent.domain import MemoryRecord
-from agent.memory.profile import NO_LONGER, Fact, Statement, same_value, single_valued
+from agent.domain import MemoryRecord, StatedFact
+from agent.memory.profile import NO_LONGER, Statement, is_thing, same_value, single_valued
 from agent.memory.text import WORD, content_words
+from agent.memory.things import ADDITIVE, replaces
 
 # Paraphrases of one fact score 0.83-0.92 with the local MiniLM; different facts in similar words 0.46-0.72
 # (bench/RESULTS.md, section 4).
@@ -46,8 +47,6 @@ _CORRECTION = re.compile(
     r"\binstead of\b|\bnot [\w' -]{1,30}, but\b|\bnot [\w' -]{1,30} anymore\b",
     re.IGNORECASE,
 )
-_ADDITIVE = re.compile(r"\b(?:also|too|as well|another|second|in addition|besides|plus|both|new hobby)\b",
-                       re.IGNORECASE)
 # Keys stated together that change together.
 COUPLED = frozenset({"job", "employer"})
 # A restatement says mostly the same words: this share of the shorter statement's content words is in the other.
@@ -70,7 +69,7 @@ class Outcome:
     profile values it replaces, and the id of the memory it restates (then it is not stored itself)."""
 
     supersedes: tuple[str, ...] = ()
-    replaces_facts: tuple[tuple[str, Fact], ...] = ()
+    replaces_facts: tuple[tuple[str, StatedFact], ...] = ()
     restates: str | None = None
     reason: str = ""
 
@@ -120,19 +119,21 @@ def is_correction(text: str) -> bool:
     """An explicit correction of something the user said: a cue ("actually", "sorry, I got that wrong", "I meant")
     in a statement about themselves, not one that adds ("also")."""
     said = body(text)
-    return bool(_CORRECTION.search(said)) and bool(_FIRST_PERSON.search(said)) and not _ADDITIVE.search(said)
+    return bool(_CORRECTION.search(said)) and bool(_FIRST_PERSON.search(said)) and not ADDITIVE.search(said)
 
 
-def live_facts(record: MemoryRecord) -> list[Fact]:
+def live_facts(record: MemoryRecord) -> list[StatedFact]:
     """The facts of ``record`` no later memory replaced."""
-    return [Fact(f.key, f.value) for f in record.facts if not f.superseded_by]
+    return [f for f in record.facts if not f.superseded_by]
 
 
-def _contradicts(old: Fact, statement: Statement) -> bool:
+def _contradicts(old: StatedFact, statement: Statement) -> bool:
     for fact in statement.facts:
         if fact.key != old.key:
             continue
-        if single_valued(fact.key) and not same_value(fact.value, old.value):
+        # A thing told more precisely ("a Golf", then "a red Golf") is the same thing.
+        if single_valued(fact.key) and not same_value(fact.value, old.value) and (
+                not is_thing(fact.key) or replaces(fact.value, old.value)):
             return True
         # A set: "allergic to cats" again ends an earlier "no longer cats".
         if old.value.startswith(NO_LONGER) and same_value(old.value.removeprefix(NO_LONGER), fact.value):
@@ -168,7 +169,7 @@ def decide(
     profiled = [old for old in profiled if same_speaker(old, text)]
     neighbours = [(old, similarity) for old, similarity in neighbours if same_speaker(old, text)]
     supersedes: list[str] = []
-    replaced: list[tuple[str, Fact]] = []
+    replaced: list[tuple[str, StatedFact]] = []
     for old in profiled:
         gone = [fact for fact in live_facts(old) if _contradicts(fact, statement)]
         # A new job takes the employer stated with the old one along (and the other way round).
@@ -194,7 +195,7 @@ def decide(
         new_facts = bool(statement.facts) and not _same_facts(statement, old)
         correction = is_correction(text)
         if (similarity >= RESTATE_SIMILARITY and not statement.retracts and not new_facts and not correction
-                and not _ADDITIVE.search(text) and containment(words, stems(old.text)) >= RESTATE_CONTAINMENT
+                and not ADDITIVE.search(text) and containment(words, stems(old.text)) >= RESTATE_CONTAINMENT
                 and not _facts_conflict(statement, old) and not _names(text) ^ _names(old.text)):
             return Outcome(restates=old.id, reason=f"said again (similarity {similarity:.2f})")
         if (correction and similarity >= CORRECTION_SIMILARITY and words & stems(old.text)

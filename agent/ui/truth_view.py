@@ -29,7 +29,8 @@ def truth_fields(record: MemoryRecord, history: Sequence[Entry]) -> dict[str, An
     return {
         "key": record.facts[0].key if record.facts else None,
         "profile": [
-            {"kind": "profile", "key": f.key, "value": f.value, "superseded_by": f.superseded_by or None}
+            {"kind": "profile", "key": f.key, "value": f.value, "superseded_by": f.superseded_by or None,
+             "origin": f.origin or "user"}
             for f in record.facts
         ],
         "superseded_by": record.superseded_by or None,
@@ -39,7 +40,7 @@ def truth_fields(record: MemoryRecord, history: Sequence[Entry]) -> dict[str, An
         ],
         "history": [
             {"key": e.key, "value": e.value, "memory": e.memory, "said_at": iso(e.said_at),
-             "replaced_by": e.replaced_by, "replaced_at": iso(e.replaced_at)}
+             "replaced_by": e.replaced_by, "replaced_at": iso(e.replaced_at), "origin": e.origin or "user"}
             for e in history
             if e.key in keys and e.memory != record.id
         ] if keys else [],
@@ -63,6 +64,7 @@ def profile_table(current: Sequence[Entry], history: Sequence[Entry], title: str
     table.add_column("memory", style="dim", no_wrap=True)
     for number, entry in enumerate(profile_rows(current, history), start=1):
         status = f"replaced {short_date(entry.replaced_at)}" if entry.replaced_by else "current"
+        status += f" ({entry.origin})" if entry.origin else ""
         table.add_row(str(number), safe(label(entry.key)), safe(entry.value), short_date(entry.said_at),
                       safe(entry.session), status, entry.memory[:8])
     return table
