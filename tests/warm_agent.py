@@ -8,8 +8,10 @@ standard streams (file descriptors sent over a Unix socket), runs the console sc
 interpreter would (see ``_shut_down``). A test gets the child's pid to signal it, and its exit code from the
 helper, which reaps it.
 
-The helper refuses to fork once it runs a second thread (a lock held by that thread would stay held in the child);
-the embedder and the stores are opened by each child, never before the fork.
+Several children may run at once (three chats and two ``agent memories add`` loops on one data directory, say):
+the helper waits for the socket and for each child's pidfd together, and says which child it reaped. The helper
+refuses to fork once it runs a second thread (a lock held by that thread would stay held in the child); the
+embedder and the stores are opened by each child, never before the fork.
 """
 
 from __future__ import annotations
@@ -45,7 +47,8 @@ _MAX_FDS = 3
 
 
 class WarmAgent:
-    """The forking helper; one child at a time: ``start`` one, then ``wait`` for it before the next."""
+    """The forking helper; any number of children at once, each ``start``-ed and then ``wait``-ed for, from any
+    thread."""
 
     def __init__(self) -> None:
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -55,6 +58,8 @@ class WarmAgent:
         theirs.close()
         self._sock = ours
         self._pending = b""
+        self._reaped: dict[int, int] = {}  # exit codes the helper reported, until their child is waited for
+        self._lock = threading.Lock()  # one thread at a time talks to the helper
         assert self._message(120) == {"ready": True}
 
     def _message(self, timeout: float) -> dict[str, Any] | None:
@@ -71,6 +76,14 @@ class WarmAgent:
         message: dict[str, Any] = json.loads(line)
         return message
 
+    def _next(self, timeout: float) -> dict[str, Any] | None:
+        """The helper's next message but a child's exit code, which is kept for whoever waits for that child."""
+        message = self._message(timeout)
+        while message is not None and "reaped" in message:
+            self._reaped[message["reaped"]] = message["code"]
+            message = self._message(0)
+        return message
+
     def start(self, args: Sequence[str], env: Mapping[str, str], streams: Sequence[int], *,
               terminal: bool = False, file_size: int | None = None) -> int:
         """Fork ``agent ARGS`` with ``env`` as its whole environment, this process's working directory, and
@@ -80,8 +93,12 @@ class WarmAgent:
         ENOSPC does on a full disk). Returns the child's pid."""
         request = {"args": list(args), "env": dict(env), "cwd": os.getcwd(), "terminal": terminal,
                    "file_size": file_size}
-        socket.send_fds(self._sock, [json.dumps(request).encode() + b"\n"], list(streams))
-        message = self._message(120)
+        with self._lock:
+            socket.send_fds(self._sock, [json.dumps(request).encode() + b"\n"], list(streams))
+            deadline = time.monotonic() + 120
+            message = None
+            while message is None and time.monotonic() < deadline:
+                message = self._next(max(0.0, deadline - time.monotonic()))
         assert message is not None, "the warm agent helper did not fork"
         pid: int = message["pid"]
         return pid
@@ -96,12 +113,17 @@ class WarmAgent:
 
     def poll(self, pid: int, timeout: float = 0.0) -> int | None:
         """The exit code of child ``pid`` if it is reaped within ``timeout``, else None."""
-        message = self._message(timeout)
-        if message is None:
-            return None
-        assert message["reaped"] == pid, message
-        code: int = message["code"]
-        return code
+        deadline = time.monotonic() + timeout
+        while True:
+            with self._lock:
+                left = deadline - time.monotonic()
+                if pid not in self._reaped:
+                    # Briefly, so that a thread waiting for another child is not kept from its own for long.
+                    assert self._next(max(0.0, min(left, 0.05))) is None, "a fork answered that nobody asked for"
+                if pid in self._reaped:
+                    return self._reaped.pop(pid)
+                if left <= 0:
+                    return None
 
     def run(self, env: Mapping[str, str], *args: str, stdin: str = "",
             file_size: int | None = None) -> subprocess.CompletedProcess[str]:
@@ -195,6 +217,7 @@ def _serve(sock: socket.socket) -> dict[str, Any] | None:
     """Fork a child for each request; in the child, return its request; in the helper, None once the test is
     done."""
     import chromadb  # noqa: F401  (what every child would import: paid once here)
+    import openai  # noqa: F401  (the chat model and the embedder of the fake server's tests)
 
     import agent.cli  # noqa: F401
     import agent.wiring  # noqa: F401
@@ -203,12 +226,26 @@ def _serve(sock: socket.socket) -> dict[str, Any] | None:
     reply = sock.makefile("w", encoding="utf-8")
     reply.write(json.dumps({"ready": True}) + "\n")
     reply.flush()
+    children: dict[int, int] = {}  # pidfd -> pid of each child still running
     while True:
         threads = len(os.listdir("/proc/self/task"))
         if threads != 1:
             raise SystemExit(f"the warm agent runs {threads} threads: forking it is not safe")
+        ready = select.select([sock.fileno(), *children], [], [])[0]
+        for pidfd in (fd for fd in ready if fd in children):  # a pidfd is readable once its child has exited
+            pid = children.pop(pidfd)
+            os.close(pidfd)
+            _, status = os.waitpid(pid, 0)
+            reply.write(json.dumps({"reaped": pid, "code": os.waitstatus_to_exitcode(status)}) + "\n")
+            reply.flush()
+        if sock.fileno() not in ready:
+            continue
         msg, fds, _, _ = socket.recv_fds(sock, 1 << 20, _MAX_FDS)
         if not msg:
+            for pidfd, pid in children.items():  # the test is done: what still runs is ended, not left behind
+                os.kill(pid, signal.SIGKILL)
+                os.waitpid(pid, 0)
+                os.close(pidfd)
             return None
         request: dict[str, Any] = json.loads(msg)
         sys.stdout.flush()
@@ -216,14 +253,14 @@ def _serve(sock: socket.socket) -> dict[str, Any] | None:
         pid = os.fork()
         if pid == 0:
             sock.close()
+            for pidfd in children:
+                os.close(pidfd)
             request["fds"] = fds
             return request
+        children[os.pidfd_open(pid)] = pid
         for fd in fds:
             os.close(fd)
         reply.write(json.dumps({"pid": pid}) + "\n")
-        reply.flush()
-        _, status = os.waitpid(pid, 0)
-        reply.write(json.dumps({"reaped": pid, "code": os.waitstatus_to_exitcode(status)}) + "\n")
         reply.flush()
 
 
