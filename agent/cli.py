@@ -661,7 +661,8 @@ def memories_import(
         _warn(f"refused {line}")
 
 
-
+@memories_app.command("reindex")
+@shared
 def memories_reindex(
     embedder: Annotated[str, typer.Option("--embedder", help="The embedder to re-embed with: local or openai.")],
 ) -> None:

@@ -23,6 +23,7 @@ import os
 import random
 import re
 import signal
+import sqlite3
 import threading
 import time
 from array import array
@@ -31,8 +32,9 @@ from pathlib import Path
 
 import pytest
 
-from agent import wiring
+from agent import locking, wiring
 from agent.adapters.chroma_index import forget_clients
+from agent.adapters.ledger import SqliteLedger
 from agent.config import load_settings
 from tests.fake_openai import FakeOpenAI, Reply, hashed_embedding
 from tests.warm_agent import WarmAgent, warm_agent  # noqa: F401  (the fixture)
@@ -405,3 +407,76 @@ def test_forget_in_another_process_takes_effect_in_the_chats_at_their_next_turn_
     vector = array("f", hashed_embedding(SECRET)).tobytes()[:32]
     assert leaks(root, *NEEDLES) == [], "no byte of the text"
     assert leaks(root / "chroma", vector) == [], "nor of the vector: the holder dropped it from Chroma's files"
+
+
+@pytest.mark.slow
+def test_a_write_that_finds_the_ledger_held_waits_its_2_s_says_so_in_one_line_and_loses_nothing(
+    fake: FakeOpenAI, warm_agent: WarmAgent, tmp_path: Path  # noqa: F811
+) -> None:
+    """Another program holds the ledger's write lock (a ``sqlite3`` shell left in ``BEGIN``): readers go on at once
+    (WAL), and a writer gives up after its configured wait, not SQLite's or Python's default, with one line that says
+    nothing was written; the chat goes on, and keeps the words in its session."""
+    env, path = env_for(fake), tmp_path / "data" / "ledger.sqlite3"
+    assert warm_agent.run(env, "memories", "add", fact("kept", 0)).returncode == 0
+    probe = SqliteLedger(path)
+    assert probe._db.execute("PRAGMA busy_timeout").fetchone()[0] == 2000, "the wait is ours: 2 s"
+    probe.close()
+    line = (f"agent: The memory ledger {path} stayed locked by another process for over 2 s, so nothing was written: "
+            f"try again (if it lasts, end that process: see `fuser {path}`).")
+    holder = sqlite3.connect(path, isolation_level=None)
+    holder.execute("BEGIN IMMEDIATE")
+    chat = Forked(warm_agent, env, "-s", "held")
+    try:
+        listed = warm_agent.run(env, "memories", "list", "--json")
+        refused = warm_agent.run(env, "memories", "add", fact("late", 0))
+        chat.say(fact("said", 0), "And the weather?")
+        replies(chat, 2)
+        chat.wait_until(lambda: any("could not save turn" in line for line in chat.err))
+    finally:
+        holder.rollback()
+        holder.close()
+    assert chat.finish() == 0
+    assert listed.returncode == 0, listed.stderr
+    assert [m["text"] for m in json.loads(listed.stdout)] == [fact("kept", 0)], "a reader never waits for a writer"
+    assert (refused.returncode, refused.stdout, refused.stderr.splitlines()) == (1, "", [line])
+    assert [line for line in chat.err if "could not save turn" in line] == [
+        f"memory: could not save turn 1 ({line.removeprefix('agent: ')})"]
+    assert leaks(tmp_path / "data" / "sessions", fact("said", 0).lower().encode()), "the words stay in the session"
+    again = warm_agent.run(env, "memories", "add", fact("late", 0))
+    assert again.returncode == 0, again.stderr
+    stored = json.loads(warm_agent.run(env, "memories", "list", "--json").stdout)
+    assert sorted(m["text"] for m in stored) == sorted([fact("kept", 0), fact("late", 0)])
+
+
+@pytest.mark.slow
+def test_rebuild_and_reindex_beside_the_chat_holding_the_index_name_it_and_change_nothing(
+    fake: FakeOpenAI, warm_agent: WarmAgent, tmp_path: Path  # noqa: F811
+) -> None:
+    """The index is the holder's (its HNSW graph lives in that process): a command that would rewrite it under the
+    chat stops at once with one line naming the holder and what to do, and leaves the ledger's vectors as they
+    were; once the chat is closed it runs."""
+    env, data = env_for(fake), tmp_path / "data"
+    assert warm_agent.run(env, "memories", "add", fact("kept", 0)).returncode == 0
+    copies = SqliteLedger(data / "ledger.sqlite3")
+    before = copies.stored_vectors("default", copies.ids("default"))
+    chat = Forked(warm_agent, env, "-s", "holding")
+    try:
+        chat.say(question(fact("kept", 0)))
+        replies(chat, 1)  # its memory is open: it holds the index (no other agent runs)
+        assert locking.holder(data / "chroma") == str(chat.pid)
+        line = (f"agent: Another agent process (pid {chat.pid}) holds the memory index in {data}, which this command "
+                f"rebuilds: close it (if it hangs: kill {chat.pid}), then run the command again.")
+        refusals = [warm_agent.run(env, "memories", *args) for args in (("rebuild",), ("reindex", "--embedder",
+                                                                                       "openai"))]
+        chat.say(question(fact("kept", 0)) + "?")
+        replies(chat, 2)
+        assert chat.finish() == 0
+    finally:
+        chat.kill()
+    for refused in refusals:
+        assert (refused.returncode, refused.stdout, refused.stderr.splitlines()) == (1, "", [line])
+    assert copies.stored_vectors("default", copies.ids("default")) == before, "the ledger's vectors are as they were"
+    copies.close()
+    assert fact("kept", 0) in prompt_for(fake, question(fact("kept", 0)) + "?"), "the chat recalls as before"
+    rebuilt = warm_agent.run(env, "memories", "rebuild")
+    assert (rebuilt.returncode, rebuilt.stdout) == (0, "rebuilt the index: 1 memory\n"), rebuilt.stderr
