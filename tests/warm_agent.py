@@ -57,32 +57,36 @@ class WarmAgent:
                                       pass_fds=(theirs.fileno(),), env=env, cwd=ROOT)
         theirs.close()
         self._sock = ours
-        self._pending = b""
+        self._changed = threading.Condition()
+        self._forked: list[int] = []  # the pids of the forks asked for, in order, until ``start`` takes them
         self._reaped: dict[int, int] = {}  # exit codes the helper reported, until their child is waited for
-        self._lock = threading.Lock()  # one thread at a time talks to the helper
-        assert self._message(120) == {"ready": True}
+        self._open = True  # until the helper's end of the socket closes
+        self._asking = threading.Lock()  # one request at a time: its pid is the next one the helper sends
+        self._listener = threading.Thread(target=self._listen, name="warm-agent", daemon=True)
+        self._listener.start()
+        with self._changed:
+            self._changed.wait_for(lambda: self._forked or not self._open, 120)
+            assert self._forked == [0], "the warm agent helper did not start"
+            self._forked.clear()
 
-    def _message(self, timeout: float) -> dict[str, Any] | None:
-        """The helper's next message, or None if none came within ``timeout``."""
-        deadline = time.monotonic() + timeout
-        while b"\n" not in self._pending:
-            if not select.select([self._sock], [], [], max(0.0, deadline - time.monotonic()))[0]:
-                return None
-            chunk = self._sock.recv(65536)
-            if not chunk:
-                raise AssertionError(f"the warm agent helper exited ({self._proc.wait(timeout=60)})")
-            self._pending += chunk
-        line, self._pending = self._pending.split(b"\n", 1)
-        message: dict[str, Any] = json.loads(line)
-        return message
-
-    def _next(self, timeout: float) -> dict[str, Any] | None:
-        """The helper's next message but a child's exit code, which is kept for whoever waits for that child."""
-        message = self._message(timeout)
-        while message is not None and "reaped" in message:
-            self._reaped[message["reaped"]] = message["code"]
-            message = self._message(0)
-        return message
+    def _listen(self) -> None:
+        """Every message of the helper, as it comes: its start (pid 0), each fork's pid, each child's exit code. One
+        thread reads them all, so any number of threads may each wait for a child of its own."""
+        pending = b""
+        while chunk := self._sock.recv(65536):
+            pending += chunk
+            while b"\n" in pending:
+                line, pending = pending.split(b"\n", 1)
+                message: dict[str, Any] = json.loads(line)
+                with self._changed:
+                    if "reaped" in message:
+                        self._reaped[message["reaped"]] = message["code"]
+                    else:
+                        self._forked.append(0 if message.get("ready") else message["pid"])
+                    self._changed.notify_all()
+        with self._changed:
+            self._open = False
+            self._changed.notify_all()
 
     def start(self, args: Sequence[str], env: Mapping[str, str], streams: Sequence[int], *,
               terminal: bool = False, file_size: int | None = None) -> int:
@@ -93,15 +97,13 @@ class WarmAgent:
         ENOSPC does on a full disk). Returns the child's pid."""
         request = {"args": list(args), "env": dict(env), "cwd": os.getcwd(), "terminal": terminal,
                    "file_size": file_size}
-        with self._lock:
+        with self._asking:
             socket.send_fds(self._sock, [json.dumps(request).encode() + b"\n"], list(streams))
-            deadline = time.monotonic() + 120
-            message = None
-            while message is None and time.monotonic() < deadline:
-                message = self._next(max(0.0, deadline - time.monotonic()))
-        assert message is not None, "the warm agent helper did not fork"
-        pid: int = message["pid"]
-        return pid
+            with self._changed:
+                self._changed.wait_for(lambda: self._forked or not self._open, 120)
+                if not self._forked:
+                    raise AssertionError(f"the warm agent helper did not fork (it exited: {self._proc.poll()})")
+                return self._forked.pop(0)
 
     def wait(self, pid: int, timeout: float = 120.0) -> int:
         """The exit code of child ``pid`` (negative: the signal that ended it), once the helper has reaped it; fails
@@ -113,17 +115,13 @@ class WarmAgent:
 
     def poll(self, pid: int, timeout: float = 0.0) -> int | None:
         """The exit code of child ``pid`` if it is reaped within ``timeout``, else None."""
-        deadline = time.monotonic() + timeout
-        while True:
-            with self._lock:
-                left = deadline - time.monotonic()
-                if pid not in self._reaped:
-                    # Briefly, so that a thread waiting for another child is not kept from its own for long.
-                    assert self._next(max(0.0, min(left, 0.05))) is None, "a fork answered that nobody asked for"
-                if pid in self._reaped:
-                    return self._reaped.pop(pid)
-                if left <= 0:
-                    return None
+        with self._changed:
+            self._changed.wait_for(lambda: pid in self._reaped or not self._open, timeout)
+            if pid in self._reaped:
+                return self._reaped.pop(pid)
+            if not self._open:
+                raise AssertionError(f"the warm agent helper exited ({self._proc.wait(timeout=60)})")
+            return None
 
     def run(self, env: Mapping[str, str], *args: str, stdin: str = "",
             file_size: int | None = None) -> subprocess.CompletedProcess[str]:
@@ -155,6 +153,8 @@ class WarmAgent:
                                            captured[err].decode("utf-8", "replace"))
 
     def close(self) -> None:
+        self._sock.shutdown(socket.SHUT_RDWR)  # the helper reads the end of its requests, and the listener ends
+        self._listener.join(60)
         self._sock.close()
         self._proc.wait(timeout=60)
 
