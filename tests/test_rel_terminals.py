@@ -1,8 +1,8 @@
 """Every terminal remembers (issue 11 §1): any number of ``agent`` processes on one data directory read and write
 memory at once, lose nothing, and never wait for each other's lock.
 
-Real processes throughout, as the behaviour is about processes, each forked from a warm interpreter
-(``tests.warm_agent``: one helper per process that runs beside the others) rather than started afresh: piped
+Real processes throughout, as the behaviour is about processes, each forked from one warm interpreter
+(``tests.warm_agent``, whose helper runs any number of them at once) rather than started afresh: piped
 ``agent`` chats against the fake OpenAI server (its embeddings too, so a process starts without loading the local
 model) and ``agent memories ...`` commands beside them. One scenario, one shared set of writers, checked by every
 assertion: three chats and two ``agent memories add`` loops of 50 facts each at once, ``kill -9`` of any of them at
