@@ -244,7 +244,13 @@ def set_aside_copies(root: Path, ids: Iterable[str]) -> tuple[list[Path], list[P
     index = [c for c in [*root.glob("chroma.corrupt-*"), *root.glob("chroma.backup-*")] if c.is_dir()]
     ledgers = [c for c in root.glob("ledger.sqlite3.corrupt-*") if not c.name.endswith(("-journal", "-wal", "-shm"))]
     return ([c for c in sorted(index) if not c.is_symlink() and _holds(c, wanted)],
-            [c for c in sorted(ledgers) if _holds(c, wanted)])
+            [c for c in sorted(ledgers) if any(_holds(f, wanted) for f in _with_log(c))])
+
+
+def _with_log(ledger: Path) -> list[Path]:
+    """A ledger file and its write-ahead log, moved aside with it: the latest writes are in the log alone."""
+    wal = ledger.with_name(f"{ledger.name}-wal")
+    return [ledger, wal] if wal.exists() else [ledger]
 
 
 def _holds(path: Path, ids: set[bytes]) -> bool:

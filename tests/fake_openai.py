@@ -161,6 +161,9 @@ def _usage(body: dict[str, Any], reply: Reply) -> dict[str, int]:
 def _handler_for(fake: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
+        # The headers and the body are two writes: with Nagle's algorithm the body waited for the client's delayed
+        # ACK of the headers, 40 ms on every request (measured: an embedding took 49 ms, 2.5 ms without).
+        disable_nagle_algorithm = True
 
         def log_message(self, format: str, *args: Any) -> None:
             return

@@ -130,8 +130,10 @@ def test_forget_leaves_no_byte_of_a_restated_quote(tmp_path: Path) -> None:
     dog = record("I walk the dog every morning")
     ledger.put([dog, record("I live in Boston")])
     ledger.restate(USER, dog.id, Quote("Qx81canary walks my pup", "s2", 4, 600.0))
-    assert b"Qx81canary" in path.read_bytes()
+    log = path.with_name(f"{path.name}-wal")  # the latest writes are in the write-ahead log until a checkpoint
+    assert b"Qx81canary" in path.read_bytes() + log.read_bytes()
     ledger.delete(USER, [dog.id])
+    assert log.stat().st_size == 0, "the delete emptied the log"
     ledger.close()
     assert b"Qx81canary" not in path.read_bytes() and b"canary" not in path.read_bytes()
 

@@ -29,9 +29,12 @@ def fake() -> Iterator[FakeOpenAI]:
 
 @pytest.fixture
 def seeded(tmp_path: Path, local_embedder: LocalEmbedder) -> Path:
-    """A store holding the peanut allergy, closed; returns the data directory."""
-    open_memory_with(local_embedder).add(PEANUTS)
+    """A store holding the peanut allergy, closed as a process that ends leaves it (the ledger's write-ahead log
+    checkpointed into its file); returns the data directory."""
+    memory = open_memory_with(local_embedder)
+    memory.add(PEANUTS)
     forget_clients()
+    memory.ledger.close()
     return tmp_path / "data"
 
 

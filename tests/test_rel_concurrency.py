@@ -120,14 +120,21 @@ def test_a_program_holding_chroma_sqlite_locked_delays_the_start_a_bounded_time(
 
 
 @pytest.mark.slow
-def test_a_program_holding_the_ledger_locked_delays_the_start_a_bounded_time(
+def test_a_program_holding_the_ledger_locked_stops_no_start_nor_read_and_a_write_for_a_bounded_time(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    open_fake_memory().add(text_for("kept", 0))
+    """The ledger runs in WAL mode: readers never wait for a writer. A writer waits ``BUSY_WAIT`` for another's
+    transaction, then fails with one line, having written nothing."""
+    kept = open_fake_memory().add(text_for("kept", 0))
     forget_clients()
     monkeypatch.setattr(ledger, "BUSY_WAIT", 1.0)
     with sqlite_holder(tmp_path / "data" / "ledger.sqlite3"):
-        with pytest.raises(StoreLocked, match=r"ledger\.sqlite3 stayed locked by another process for over 1 s"):
-            returns_within(60, open_fake_memory)
+        memory = returns_within(60, open_fake_memory)
+        assert [hit.record.id for hit in returns_within(60, lambda: memory.search(text_for("kept", 0), k=1))] == [
+            kept.id]
+        with pytest.raises(StoreLocked, match=r"ledger\.sqlite3 stayed locked by another process for over 1 s, "
+                                              r"so nothing was written: try again"):
+            returns_within(60, lambda: memory.add(text_for("refused", 0)))
+        forget_clients()
     assert not list((tmp_path / "data").glob("ledger.sqlite3.corrupt-*")), "a locked ledger is not taken for damaged"
-    assert open_fake_memory().count() == 1
+    assert [m.text for m in open_fake_memory().list()] == [text_for("kept", 0)]

@@ -59,9 +59,12 @@ FOUND_BY_SEARCHING = {"HNSW segment lost"}
 
 
 def seed(n: int = N) -> dict[str, str]:
-    """``n`` memories written with the sha embedder, then the store closed; returns id -> text."""
-    stored = add_all(open_fake_memory(), [text_for("seed", i) for i in range(n)])
+    """``n`` memories written with the sha embedder, then the store closed, as a process that ends leaves it (the
+    ledger's write-ahead log checkpointed into its file); returns id -> text."""
+    memory = open_fake_memory()
+    stored = add_all(memory, [text_for("seed", i) for i in range(n)])
     forget_clients()
+    memory.ledger.close()
     return stored
 
 

@@ -8,8 +8,10 @@ standard streams (file descriptors sent over a Unix socket), runs the console sc
 interpreter would (see ``_shut_down``). A test gets the child's pid to signal it, and its exit code from the
 helper, which reaps it.
 
-The helper refuses to fork once it runs a second thread (a lock held by that thread would stay held in the child);
-the embedder and the stores are opened by each child, never before the fork.
+Several children may run at once (three chats and two ``agent memories add`` loops on one data directory, say):
+the helper waits for the socket and for each child's pidfd together, and says which child it reaped. The helper
+refuses to fork once it runs a second thread (a lock held by that thread would stay held in the child); the
+embedder and the stores are opened by each child, never before the fork.
 """
 
 from __future__ import annotations
@@ -45,7 +47,8 @@ _MAX_FDS = 3
 
 
 class WarmAgent:
-    """The forking helper; one child at a time: ``start`` one, then ``wait`` for it before the next."""
+    """The forking helper; any number of children at once, each ``start``-ed and then ``wait``-ed for, from any
+    thread."""
 
     def __init__(self) -> None:
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -54,22 +57,36 @@ class WarmAgent:
                                       pass_fds=(theirs.fileno(),), env=env, cwd=ROOT)
         theirs.close()
         self._sock = ours
-        self._pending = b""
-        assert self._message(120) == {"ready": True}
+        self._changed = threading.Condition()
+        self._forked: list[int] = []  # the pids of the forks asked for, in order, until ``start`` takes them
+        self._reaped: dict[int, int] = {}  # exit codes the helper reported, until their child is waited for
+        self._open = True  # until the helper's end of the socket closes
+        self._asking = threading.Lock()  # one request at a time: its pid is the next one the helper sends
+        self._listener = threading.Thread(target=self._listen, name="warm-agent", daemon=True)
+        self._listener.start()
+        with self._changed:
+            self._changed.wait_for(lambda: self._forked or not self._open, 120)
+            assert self._forked == [0], "the warm agent helper did not start"
+            self._forked.clear()
 
-    def _message(self, timeout: float) -> dict[str, Any] | None:
-        """The helper's next message, or None if none came within ``timeout``."""
-        deadline = time.monotonic() + timeout
-        while b"\n" not in self._pending:
-            if not select.select([self._sock], [], [], max(0.0, deadline - time.monotonic()))[0]:
-                return None
-            chunk = self._sock.recv(65536)
-            if not chunk:
-                raise AssertionError(f"the warm agent helper exited ({self._proc.wait(timeout=60)})")
-            self._pending += chunk
-        line, self._pending = self._pending.split(b"\n", 1)
-        message: dict[str, Any] = json.loads(line)
-        return message
+    def _listen(self) -> None:
+        """Every message of the helper, as it comes: its start (pid 0), each fork's pid, each child's exit code. One
+        thread reads them all, so any number of threads may each wait for a child of its own."""
+        pending = b""
+        while chunk := self._sock.recv(65536):
+            pending += chunk
+            while b"\n" in pending:
+                line, pending = pending.split(b"\n", 1)
+                message: dict[str, Any] = json.loads(line)
+                with self._changed:
+                    if "reaped" in message:
+                        self._reaped[message["reaped"]] = message["code"]
+                    else:
+                        self._forked.append(0 if message.get("ready") else message["pid"])
+                    self._changed.notify_all()
+        with self._changed:
+            self._open = False
+            self._changed.notify_all()
 
     def start(self, args: Sequence[str], env: Mapping[str, str], streams: Sequence[int], *,
               terminal: bool = False, file_size: int | None = None) -> int:
@@ -80,11 +97,13 @@ class WarmAgent:
         ENOSPC does on a full disk). Returns the child's pid."""
         request = {"args": list(args), "env": dict(env), "cwd": os.getcwd(), "terminal": terminal,
                    "file_size": file_size}
-        socket.send_fds(self._sock, [json.dumps(request).encode() + b"\n"], list(streams))
-        message = self._message(120)
-        assert message is not None, "the warm agent helper did not fork"
-        pid: int = message["pid"]
-        return pid
+        with self._asking:
+            socket.send_fds(self._sock, [json.dumps(request).encode() + b"\n"], list(streams))
+            with self._changed:
+                self._changed.wait_for(lambda: self._forked or not self._open, 120)
+                if not self._forked:
+                    raise AssertionError(f"the warm agent helper did not fork (it exited: {self._proc.poll()})")
+                return self._forked.pop(0)
 
     def wait(self, pid: int, timeout: float = 120.0) -> int:
         """The exit code of child ``pid`` (negative: the signal that ended it), once the helper has reaped it; fails
@@ -96,12 +115,13 @@ class WarmAgent:
 
     def poll(self, pid: int, timeout: float = 0.0) -> int | None:
         """The exit code of child ``pid`` if it is reaped within ``timeout``, else None."""
-        message = self._message(timeout)
-        if message is None:
+        with self._changed:
+            self._changed.wait_for(lambda: pid in self._reaped or not self._open, timeout)
+            if pid in self._reaped:
+                return self._reaped.pop(pid)
+            if not self._open:
+                raise AssertionError(f"the warm agent helper exited ({self._proc.wait(timeout=60)})")
             return None
-        assert message["reaped"] == pid, message
-        code: int = message["code"]
-        return code
 
     def run(self, env: Mapping[str, str], *args: str, stdin: str = "",
             file_size: int | None = None) -> subprocess.CompletedProcess[str]:
@@ -133,6 +153,8 @@ class WarmAgent:
                                            captured[err].decode("utf-8", "replace"))
 
     def close(self) -> None:
+        self._sock.shutdown(socket.SHUT_RDWR)  # the helper reads the end of its requests, and the listener ends
+        self._listener.join(60)
         self._sock.close()
         self._proc.wait(timeout=60)
 
@@ -195,6 +217,7 @@ def _serve(sock: socket.socket) -> dict[str, Any] | None:
     """Fork a child for each request; in the child, return its request; in the helper, None once the test is
     done."""
     import chromadb  # noqa: F401  (what every child would import: paid once here)
+    import openai  # noqa: F401  (the chat model and the embedder of the fake server's tests)
 
     import agent.cli  # noqa: F401
     import agent.wiring  # noqa: F401
@@ -203,12 +226,26 @@ def _serve(sock: socket.socket) -> dict[str, Any] | None:
     reply = sock.makefile("w", encoding="utf-8")
     reply.write(json.dumps({"ready": True}) + "\n")
     reply.flush()
+    children: dict[int, int] = {}  # pidfd -> pid of each child still running
     while True:
         threads = len(os.listdir("/proc/self/task"))
         if threads != 1:
             raise SystemExit(f"the warm agent runs {threads} threads: forking it is not safe")
+        ready = select.select([sock.fileno(), *children], [], [])[0]
+        for pidfd in (fd for fd in ready if fd in children):  # a pidfd is readable once its child has exited
+            pid = children.pop(pidfd)
+            os.close(pidfd)
+            _, status = os.waitpid(pid, 0)
+            reply.write(json.dumps({"reaped": pid, "code": os.waitstatus_to_exitcode(status)}) + "\n")
+            reply.flush()
+        if sock.fileno() not in ready:
+            continue
         msg, fds, _, _ = socket.recv_fds(sock, 1 << 20, _MAX_FDS)
         if not msg:
+            for pidfd, pid in children.items():  # the test is done: what still runs is ended, not left behind
+                os.kill(pid, signal.SIGKILL)
+                os.waitpid(pid, 0)
+                os.close(pidfd)
             return None
         request: dict[str, Any] = json.loads(msg)
         sys.stdout.flush()
@@ -216,14 +253,14 @@ def _serve(sock: socket.socket) -> dict[str, Any] | None:
         pid = os.fork()
         if pid == 0:
             sock.close()
+            for pidfd in children:
+                os.close(pidfd)
             request["fds"] = fds
             return request
+        children[os.pidfd_open(pid)] = pid
         for fd in fds:
             os.close(fd)
         reply.write(json.dumps({"pid": pid}) + "\n")
-        reply.flush()
-        _, status = os.waitpid(pid, 0)
-        reply.write(json.dumps({"reaped": pid, "code": os.waitstatus_to_exitcode(status)}) + "\n")
         reply.flush()
 
 

@@ -31,7 +31,7 @@ from agent.files import write_private
 log = logging.getLogger(__name__)
 
 VERSION_FILE = "agent-store.json"
-SQLITE_WAIT = 5.0
+SQLITE_WAIT = 2.0  # as the ledger's BUSY_WAIT: no start waits longer for another program's lock
 _SQLITE_MAGIC = b"SQLite format 3\x00"
 _HNSW_HEADER = struct.Struct("<I6QiI3QdQ")
 

@@ -12,12 +12,18 @@ the quotes that restated it; a partial index holds the few memories that state p
 read on every turn without a scan.
 
 Forget means gone: ``secure_delete`` zeroes freed pages, the FTS index is merged after a delete so no segment
-keeps the deleted terms, and the rollback journal (not WAL) leaves nothing behind once a transaction ends. A forget
-the user asks for is also recorded here, in the same transaction that deletes the memories (``record_forget``):
-the texts still to be erased from the session files and the history stay in the ``forgets`` table until
-``agent.forget`` has scrubbed them everywhere, so a kill in the middle is finished by the next start; dropping the
-record zeroes it like any deleted row. The table is created by the first forget: older versions ignore it.
-Several processes may share the file; SQLite's own locking serialises the writes.
+keeps the deleted terms, and after a delete the write-ahead log is checkpointed into the file and truncated
+(``_erase``), so neither the log nor the file keeps the old pages. A forget the user asks for is also recorded here,
+in the same transaction that deletes the memories (``record_forget``): the texts still to be erased from the session
+files and the history stay in the ``forgets`` table until ``agent.forget`` has scrubbed them everywhere, so a kill in
+the middle is finished by the next start; dropping the record zeroes it like any deleted row, and is refused (the
+record stays) while the log cannot be emptied. The table is created by the first forget: older versions ignore it.
+
+Several processes share the file (chats in several terminals, ``agent memories ...`` beside them), so it runs in
+WAL mode: a reader never waits for a writer nor a writer for a reader, and writers, whom SQLite serialises, hold
+their transaction for the few statements of one write (milliseconds). A writer that finds another's transaction
+waits for it at most ``BUSY_WAIT`` seconds, then fails with one line and writes nothing; what it was writing stays
+with its caller (the command's argument, the chat's turn).
 
 It also keeps a float32 copy of every memory's vector: Chroma's HNSW files are torn by a kill in the middle of
 their persistence (measured with chromadb 1.5.9), and this copy rebuilds the index in seconds without embedding
@@ -47,7 +53,7 @@ from agent.errors import MemoryUnavailable, StoreCorrupt, StoreLocked
 from agent.memory.text import content_words
 
 SCHEMA_VERSION = 3
-BUSY_WAIT = 5.0
+BUSY_WAIT = 2.0  # the longest any agent process waits for another's write transaction
 # keyword_search sorts this many index rows per wanted hit before it filters by user.
 KEYWORD_OVERFETCH = 4
 # The keyword index has two columns, the memory's own text and the context it was written with (the turn it
@@ -163,8 +169,9 @@ def _classify(path: Path, exc: sqlite3.DatabaseError, doing: str = "opened") -> 
         return full
     if "locked" in text or "busy" in text:
         return StoreLocked(
-            f"The memory ledger {path} stayed locked by another process for over {BUSY_WAIT:.0f} s: "
-            f"end it (see `fuser {path}`), then try again."
+            f"The memory ledger {path} stayed locked by another process for over {BUSY_WAIT:g} s"
+            f"{', so nothing was written' if doing == 'written' else ''}: try again (if it lasts, end that "
+            f"process: see `fuser {path}`)."
         )
     if type(exc) is sqlite3.DatabaseError or "malformed" in text or "not a database" in text:
         return StoreCorrupt(f"The memory ledger {path} is damaged ({text}).", path=path)
@@ -233,7 +240,6 @@ class SqliteLedger:
         try:
             self._db.row_factory = sqlite3.Row
             self._db.execute("PRAGMA secure_delete = ON")
-            self._db.execute("PRAGMA journal_mode = DELETE")
             self._db.execute("PRAGMA synchronous = FULL")
             if not fresh:
                 check = self._db.execute("PRAGMA quick_check").fetchone()[0]
@@ -242,6 +248,8 @@ class SqliteLedger:
             if self._format() != SCHEMA_VERSION or self._rank() != rank_config():
                 with self._tx() as db:
                     self._prepare(db)
+            # After a migration, which leaves a file it fails on as it was; persistent, a no-op once the file has it.
+            self._db.execute("PRAGMA journal_mode = WAL")
         except BaseException as exc:
             self._db.close()
             if isinstance(exc, sqlite3.DatabaseError):
@@ -315,6 +323,18 @@ class SqliteLedger:
                     raise
             except sqlite3.DatabaseError as exc:
                 raise _classify(self.path, exc, "written") from exc
+
+    def _erase(self) -> bool:
+        """Checkpoint the write-ahead log into the file and truncate it, so the pages a delete zeroed replace the
+        old ones in the file and no copy of those stays in the log; whether it was done. It waits (``BUSY_WAIT``)
+        for the readers still using the log, which read for milliseconds; one that reads longer leaves it to the
+        next delete or to the last connection's close, which checkpoints and removes the log."""
+        with self._lock:
+            try:
+                busy = int(self._db.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()[0])
+            except sqlite3.DatabaseError as exc:
+                raise _classify(self.path, exc, "written") from exc
+            return busy == 0
 
     def change_mark(self) -> tuple[int, int]:
         """A value that differs after any transaction committed to the file since it was last read, by another
@@ -447,7 +467,9 @@ class SqliteLedger:
         if not ids:
             return 0
         with self._tx() as db:
-            return _delete(db, user, ids)
+            deleted = _delete(db, user, ids)
+        self._erase()
+        return deleted
 
     # -- forgets under way: the texts still to be erased elsewhere, until they are ---------------------------
 
@@ -459,7 +481,9 @@ class SqliteLedger:
             key = db.execute("INSERT INTO forgets (user, ids, texts) VALUES (?, ?, ?)",
                              (user, json.dumps(list(ids)), json.dumps(list(texts), ensure_ascii=False))).lastrowid
             assert key is not None
-            return key, _delete(db, user, ids)
+            deleted = _delete(db, user, ids)
+        self._erase()
+        return key, deleted
 
     def pending_forgets(self) -> list[ForgetRecord]:
         """Every recorded forget not yet dropped, of every user, oldest first."""
@@ -470,10 +494,16 @@ class SqliteLedger:
                 for row in rows]
 
     def drop_forget(self, key: int) -> None:
-        """The forget ``key`` is done: its record goes, zeroed like every deleted row."""
+        """The forget ``key`` is done: its record goes, zeroed like every deleted row. Refused (``StoreLocked``,
+        the record stays for the next start) while the log still holds pages of what was forgotten: another process
+        kept reading the ledger for over ``BUSY_WAIT`` seconds."""
+        if not self._erase():
+            raise StoreLocked(f"The memory ledger {self.path} is being read by another process, so its write-ahead "
+                              "log still holds what was forgotten: the next start of agent erases it.")
         with self._tx() as db:
             db.execute(_FORGETS)
             db.execute("DELETE FROM forgets WHERE key = ?", (key,))
+        self._erase()
 
     def set_contexts(self, user: str, contexts: Mapping[str, str]) -> None:
         """Replace the keyword context of memories (``extra['context']`` and its indexed column) in place: their
@@ -489,6 +519,7 @@ class SqliteLedger:
                 db.execute("UPDATE memories SET extra = ?, search_context = ? WHERE user = ? AND id = ?",
                            (json.dumps(extra, ensure_ascii=False), context, user, memory_id))
             db.execute("INSERT INTO memories_fts (memories_fts) VALUES ('optimize')")
+        self._erase()
 
     # -- the copy of each vector, from which a damaged index is rebuilt without embedding again --------------
 
