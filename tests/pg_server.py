@@ -84,7 +84,7 @@ class Cluster:
 
     def start(self) -> None:
         """Start (or start again) the server; raises with its log when it will not start."""
-        options = f"-p {self.port} -h 127.0.0.1 -k {self.root} -c fsync=off -c synchronous_commit=off"
+        options = f"-p {self.port} -h 127.0.0.1 -k {self.root} -c fsync=off"
         done = self._ctl("-l", str(self.root / "log"), "-o", options, "-w", "-t", str(START_WAIT), "start")
         if done.returncode != 0:
             log = (self.root / "log").read_text(errors="replace") if (self.root / "log").exists() else ""

@@ -134,8 +134,8 @@ def where(url: str) -> str:
     try:
         parts = conninfo.conninfo_to_dict(url)
     except psycopg.ProgrammingError as exc:
-        raise ConfigError(f"The memory database URL cannot be read ({exc}): use postgresql://user@host:port/dbname."
-                          ) from exc
+        raise ConfigError(f"The memory database URL cannot be read ({_first_line(exc)}): use "
+                          "postgresql://user:password@host:port/dbname.") from exc
     host, port, dbname = parts.get("host") or "localhost", parts.get("port") or "5432", parts.get("dbname") or ""
     return f"{host}:{port}/{dbname}" if dbname else f"{host}:{port}"
 
@@ -188,10 +188,10 @@ class PostgresLedger:
 
     def _at_connect(self, exc: psycopg.Error) -> MemoryUnavailable:
         text = str(exc)
-        if "does not exist" in text and "database" in text:
+        if "does not exist" in text and 'database "' in text:
             return MemoryUnavailable(f"The memory database {self.where} does not exist: create it (createdb), or "
                                      "point the database URL at one that does.")
-        if "authentication failed" in text or "password" in text:
+        if "authentication failed" in text or "password" in text or ('role "' in text and "does not exist" in text):
             return MemoryUnavailable(f"The memory database {self.where} refused the user name or password: correct "
                                      "them in the database URL.")
         if "Connection refused" in text:
