@@ -317,7 +317,7 @@ class SqliteLedger:
     def change_mark(self) -> tuple[int, int]:
         """A value that differs after any transaction committed to the file since it was last read, by another
         process (SQLite's ``data_version``, one cheap read) or through this connection (counted here): whoever
-        keeps a view of the ledger (``agent.adapters.ledger_vectors``, ``agent.index_holder``) compares it before
+        keeps a view of the ledger (``ledger_vectors``, ``index_holder``) compares it before
         each search and refreshes only when it moved."""
         with self._lock:
             try:
