@@ -44,7 +44,7 @@ from array import array
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import psycopg
 from psycopg import conninfo, errors
@@ -54,6 +54,9 @@ from agent.adapters.ledger import TEXT_WEIGHT, facts_json, floats, quotes_json, 
 from agent.domain import ForgetRecord, MemoryRecord, Quote, StatedFact
 from agent.errors import ConfigError, MemoryUnavailable, StoreLocked
 from agent.memory.text import content_words
+
+if TYPE_CHECKING:
+    from agent.ports import Ledger
 
 FORGET_NOTE = (
     "With the PostgreSQL ledger a forget deletes the memory's rows and rewrites the tables (VACUUM FULL), so no "
@@ -556,3 +559,9 @@ class PostgresLedger:
     def close(self) -> None:
         with self._lock:
             self._drop()
+
+
+if TYPE_CHECKING:  # mypy proves here that the class implements the port the rest of the agent is written against
+
+    def _as_port(ledger: PostgresLedger) -> Ledger:
+        return ledger
