@@ -124,6 +124,8 @@ LEDGER_WIDE = (
     r"SELECT DISTINCT owner FROM memories ORDER BY owner",  # users(): the names of the users, no row of theirs
     r"SELECT key, owner, ids, texts FROM forgets ORDER BY key",  # every user's unfinished forgets (agent.forget)
     r"DELETE FROM forgets WHERE key = %s",  # the one finished
+    r"SELECT owner FROM forgets WHERE key = %s",  # whose it was, to rewrite that user's partitions
+    r"SELECT n FROM generate_series\(.*satisfies_hash_partition",  # which partition a user's rows are in: no row read
 )
 USER_TABLES = ("memories", "vectors", "vector_spaces", "forgets")
 
