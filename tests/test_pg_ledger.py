@@ -240,6 +240,23 @@ def test_a_forget_leaves_no_byte_of_the_text_in_the_database_files(pg_cluster: C
     ledger.close()
 
 
+def test_a_forget_rewrites_the_partition_of_its_user_and_leaves_the_others_alone(ledger: PostgresLedger) -> None:
+    mine = ledger._partitions(USER)
+    other = next(name for name in (f"user{n}" for n in range(1000)) if ledger._partitions(name) != mine)
+    ledger.put([record("mine to forget"), record("a memory of someone else", user=other)])
+
+    def files() -> dict[str, int]:
+        rows = ledger._read("SELECT relname, relfilenode FROM pg_class WHERE relname ~ '^(memories|vectors)_[0-9]+$'")
+        return {row["relname"]: int(row["relfilenode"]) for row in rows}
+
+    before = files()
+    key, _ = ledger.record_forget(USER, [record("mine to forget").id], ["mine to forget"])
+    ledger.drop_forget(key)
+    after = files()
+    assert {name for name in before if before[name] != after[name]} == set(mine)  # VACUUM FULL: new files
+    assert [r.text for r in ledger.all(other)] == ["a memory of someone else"]
+
+
 def test_a_forget_whose_tables_cannot_be_rewritten_keeps_its_record_to_be_finished_later(
     ledger: PostgresLedger, pg_url: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -291,11 +308,6 @@ def test_agents_writing_at_once_lose_nothing(pg_url: str) -> None:
     assert sorted(q.text for q in quotes) == sorted(f"from {n} {i}" for n in range(4) for i in range(25))
     for ledger in ledgers:
         ledger.close()
-
-
-def test_the_readme_sentence_on_what_postgresql_keeps_names_the_wal_and_backups() -> None:
-    note = postgres_ledger.FORGET_NOTE
-    assert "write-ahead log" in note and "backup" in note and "VACUUM FULL" in note
 
 
 # -- every failure of the server, one line -----------------------------------------------------------------------

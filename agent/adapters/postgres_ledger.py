@@ -25,12 +25,21 @@ tables in it (the first start) and to own them (``VACUUM FULL``).
   transactions take their turn as SQLite's ``BEGIN IMMEDIATE`` does, so a read-modify-write (``restate``) never
   loses another one's change.
 
-Forget on the server (``FORGET_NOTE``): the rows are deleted and then the tables are rewritten with ``VACUUM FULL``
-(outside a transaction), because PostgreSQL's delete only marks a row dead, and a plain ``VACUUM`` was seen to
-leave the text in the table's files (and the GIN index keeps the words of deleted rows). A rewrite copies the table
+Forget on the server: the rows are deleted and then the tables are rewritten with ``VACUUM FULL`` (outside a
+transaction), because PostgreSQL's delete only marks a row dead, and after a plain ``VACUUM`` the text was still
+found in the database's files (``tests/test_pg_ledger.py`` reads them after the rewrite). A rewrite copies the table
 and locks it meanwhile, so memories and vectors are split into PARTITIONS tables by a hash of the user: a forget
 or an eviction rewrites the user's own partition, and blocks only the users who share it, for that moment. The
-write-ahead log and backups are not rewritten; FORGET_NOTE says so, for the README.
+write-ahead log and backups are not rewritten. What the server may still hold, as the README says it:
+
+    With the PostgreSQL ledger a forget deletes the memory's rows and rewrites their tables (VACUUM FULL), so no
+    live table or index file of the database holds its text afterwards. The server's write-ahead log still does
+    until those segments are overwritten: a checkpoint (every 5 minutes by default) recycles them, but a recycled
+    segment keeps its bytes until later writes fill it again (min_wal_size, 80 MB by default, is kept for reuse),
+    which on a quiet server may take long, and longer still when wal_keep_size, a replication slot or WAL
+    archiving holds them. Base backups, WAL archives and replicas keep the text for as long as they are kept, and
+    the disk blocks of the table files the rewrite replaced until the file system reuses them: erasing those is
+    the database operator's job.
 
 Errors: a server that refuses the connection, rejects the credentials, lacks the database, or goes away in the
 middle of a statement is one ``MemoryUnavailable`` line saying what happened and what to do; the connection is then
@@ -60,13 +69,6 @@ from agent.memory.text import content_words
 if TYPE_CHECKING:
     from agent.ports import Ledger
 
-FORGET_NOTE = (
-    "With the PostgreSQL ledger a forget deletes the memory's rows and rewrites the tables (VACUUM FULL), so no "
-    "table or index file of the database holds its text afterwards; the server's write-ahead log still does until "
-    "its segments are recycled and overwritten (after a few checkpoints on a busy server, possibly much longer on a "
-    "quiet one), and so does every backup, WAL archive or replica taken meanwhile, for as long as it is kept: "
-    "erasing those is the database operator's job."
-)
 LOCK_WAIT = 5.0  # seconds a statement waits for another transaction's lock, like the SQLite ledger's BUSY_WAIT
 VACUUM_WAIT = 60.0  # VACUUM FULL waits for every reader of the table to finish
 MIGRATION_LOCK = 0x6167656E74  # pg_advisory_xact_lock key of the schema migration ("agent")
