@@ -71,6 +71,9 @@ if TYPE_CHECKING:
 
 LOCK_WAIT = 5.0  # seconds a statement waits for another transaction's lock, like the SQLite ledger's BUSY_WAIT
 VACUUM_WAIT = 60.0  # VACUUM FULL waits for every reader of the table to finish
+# A server that vanished from the network (no reset, no answer) is given up on after this long, in a statement as
+# between them (with the keepalives of ``_connection``), instead of TCP's own retries of about 15 minutes.
+TCP_TIMEOUT_MS = 30_000
 MIGRATION_LOCK = 0x6167656E74  # pg_advisory_xact_lock key of the schema migration ("agent")
 
 _RECORD = (
@@ -181,7 +184,7 @@ class PostgresLedger:
             self._conn = psycopg.connect(
                 self.url, autocommit=True, row_factory=dict_row, connect_timeout=max(1, round(self._timeout)),
                 application_name="agent", keepalives=1, keepalives_idle=10, keepalives_interval=5,
-                keepalives_count=3,
+                keepalives_count=3, tcp_user_timeout=TCP_TIMEOUT_MS,
             )
             self._conn.execute(f"SET lock_timeout = '{int(LOCK_WAIT * 1000)}ms'")
         except psycopg.Error as exc:
