@@ -121,7 +121,6 @@ LEDGER_WIDE = (
     r"INSERT INTO ledger_meta .*'store_id'", r"SELECT value FROM ledger_meta WHERE key = 'store_id'",  # its id
     r"SELECT to_regclass\('schema_version'\)", r"SELECT max\(version\)",  # the schema
     r"SET lock_timeout", r"VACUUM FULL \w+",  # how long to wait; the rewrite after a forget
-    r"SELECT DISTINCT owner FROM memories ORDER BY owner",  # users(): the names of the users, no row of theirs
     r"SELECT key, owner, ids, texts FROM forgets ORDER BY key",  # every user's unfinished forgets (agent.forget)
     r"DELETE FROM forgets WHERE key = %s",  # the one finished
     r"SELECT owner FROM forgets WHERE key = %s",  # whose it was, to rewrite that user's partitions
@@ -140,7 +139,6 @@ def exercise_every_method(ledger: PostgresLedger) -> set[str]:
         "get": lambda: ledger.get(USER, ids),
         "all": lambda: ledger.all(USER),
         "ids": lambda: ledger.ids(USER),
-        "users": ledger.users,
         "count": lambda: (ledger.count(USER), ledger.count(USER, "s", 0.0)),
         "touch": lambda: ledger.touch(USER, ids, time.time()),
         "profiled": lambda: ledger.profiled(USER),

@@ -11,8 +11,8 @@ tables in it (the first start) and to own them (``VACUUM FULL``).
 
 - One user's rows are never visible to another: every statement on a user's rows carries ``owner = %s``
   (``owner``, not ``user``, which PostgreSQL reads as ``current_user`` when left unquoted). The statements that do
-  not are the few that are about the ledger itself: its id, its change mark, its schema, the list of users, and the
-  forget records, which ``agent.forget`` finishes for every user (as with SQLite).
+  not are the few that are about the ledger itself: its id, its change mark, its schema, and the forget records,
+  which ``agent.forget`` finishes for every user (as with SQLite).
 - Schema migrations are versioned in ``schema_version``: a newer database than this code knows is refused in one
   line; an older one is migrated forward in one transaction, under an advisory lock so that two agents starting
   together do not both migrate.
@@ -62,7 +62,7 @@ from psycopg import conninfo, errors
 from psycopg.rows import dict_row
 
 from agent.adapters.ledger import TEXT_WEIGHT, facts_json, floats, quotes_json, row_to_record, search_context
-from agent.domain import ForgetRecord, MemoryRecord, Quote, StatedFact
+from agent.domain import CONTEXT, ForgetRecord, MemoryRecord, Quote, StatedFact, VectorSpace
 from agent.errors import ConfigError, MemoryUnavailable, StoreLocked
 from agent.memory.text import content_words
 
@@ -330,9 +330,6 @@ class PostgresLedger:
         rows = self._read("SELECT mark FROM changes")
         return int(rows[0]["mark"]), 0
 
-    def users(self) -> list[str]:
-        return [row["owner"] for row in self._read("SELECT DISTINCT owner FROM memories ORDER BY owner")]
-
     # -- memories ------------------------------------------------------------------------------------------
 
     def put(self, records: Sequence[MemoryRecord]) -> None:
@@ -477,7 +474,7 @@ class PostgresLedger:
                                  (user, memory_id)).fetchone()
                 if row is None:
                     continue
-                extra = {**json.loads(row["extra"]), "context": context}
+                extra = {**json.loads(row["extra"]), CONTEXT: context}
                 db.execute("UPDATE memories SET extra = %s, search_context = %s WHERE owner = %s AND id = %s",
                            (json.dumps(extra, ensure_ascii=False), context, user, memory_id))
         self._vacuum(self._partitions(user, ("memories",)))
@@ -530,14 +527,14 @@ class PostgresLedger:
 
     # -- the copy of each vector ---------------------------------------------------------------------------
 
-    def vector_space(self, user: str) -> tuple[str, str, int] | None:
+    def vector_space(self, user: str) -> VectorSpace | None:
         """(embedder, model, dimension) of ``user``'s stored vectors, or None before the first."""
         rows = self._read("SELECT embedder, model, dimension FROM vector_spaces WHERE owner = %s", [user])
         if not rows:
             return None
-        return str(rows[0]["embedder"]), str(rows[0]["model"]), int(rows[0]["dimension"])
+        return VectorSpace(str(rows[0]["embedder"]), str(rows[0]["model"]), int(rows[0]["dimension"]))
 
-    def claim_vectors(self, user: str, space: tuple[str, str, int]) -> None:
+    def claim_vectors(self, user: str, space: VectorSpace) -> None:
         """Record the space of ``user``'s vectors; switching to another space drops the vectors of the old one."""
         with self._tx() as db:
             row = db.execute("SELECT embedder, model, dimension FROM vector_spaces WHERE owner = %s",
