@@ -5,6 +5,7 @@ cluster of its own when it stops or kills the server."""
 
 from __future__ import annotations
 
+import os
 import re
 import threading
 import time
@@ -331,6 +332,29 @@ def test_a_missing_database_and_an_unknown_user_are_one_line_each(pg_cluster: Cl
         PostgresLedger(f"postgresql://nosuchrole:pw@127.0.0.1:{pg_cluster.port}/postgres")
     line = one_line(nobody.value)
     assert "refused the user name or password" in line and "pw@" not in line
+
+
+def test_a_wrong_password_is_one_line_that_never_shows_it(own_cluster: Cluster) -> None:
+    own_cluster.sql("CREATE ROLE agent LOGIN PASSWORD 'right-one'")
+    hba = own_cluster.data / "pg_hba.conf"
+    owner = hba.stat()
+    hba.write_text("host all agent 127.0.0.1/32 scram-sha-256\n" + hba.read_text())  # first match wins
+    os.chown(hba, owner.st_uid, owner.st_gid)
+    own_cluster.sql("SELECT pg_reload_conf()")  # a signal: the server reads the file a moment later
+    wrong = f"postgresql://agent:wrong-one@127.0.0.1:{own_cluster.port}/postgres"
+    deadline = time.monotonic() + 60
+    while True:
+        try:
+            psycopg.connect(wrong, connect_timeout=30).close()
+        except psycopg.OperationalError:
+            break
+        if time.monotonic() > deadline:
+            pytest.fail("the server never asked for the password")
+        time.sleep(0.05)
+    with pytest.raises(MemoryUnavailable) as refused:
+        PostgresLedger(wrong)
+    line = one_line(refused.value)
+    assert "refused the user name or password" in line and "wrong-one" not in line
 
 
 def test_a_url_that_does_not_parse_is_a_setting_error() -> None:
