@@ -86,6 +86,13 @@ def test_a_newer_schema_is_refused_in_one_line_and_left_as_it_is(pg_url: str) ->
         PostgresLedger(pg_url)
     assert "newer version of agent" in one_line(refused.value) and "upgrade agent" in str(refused.value)
     assert versions(pg_url) == [SCHEMA_VERSION, SCHEMA_VERSION + 7]
+    deadline = time.monotonic() + 60  # and the refused ledger left no connection open (its backend ends soon after)
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        while conn.execute("SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() "
+                           "AND application_name = 'agent'").fetchone()[0]:
+            if time.monotonic() > deadline:
+                pytest.fail("the refused ledger kept its connection")
+            time.sleep(0.05)
 
 
 def test_a_migration_is_one_transaction_a_failed_one_leaves_nothing_and_the_next_open_applies_it(

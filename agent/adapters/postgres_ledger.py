@@ -171,7 +171,11 @@ class PostgresLedger:
         # The profile memories are read on every turn: kept until the change mark moves.
         self._profiled: dict[str, tuple[tuple[int, int], list[MemoryRecord]]] = {}
         with self._lock:
-            self._migrate(self._connection())
+            try:
+                self._migrate(self._connection())
+            except BaseException:
+                self._drop()  # a schema this code cannot use: no connection left open behind the error
+                raise
 
     # -- the connection, and every failure of it as one line -----------------------------------------------
 
