@@ -90,7 +90,8 @@ class Ledger(Protocol):
     ``drop_vectors`` drops every copy of ``user``; ``vector_ids`` and ``stored_vectors`` read them by id,
     ``latest_vectors`` the ``n`` written last (a kill mid-write tears those first). ``vector_rowids`` are the row
     numbers of ``user``'s copies, a new one for each rewrite, so two lists compared tell what changed without reading
-    a vector, and ``vector_rows`` reads (row number, memory id, float32 bytes) of those rows that still exist.
+    a vector, and ``vector_rows`` reads (row number, memory id, float32 bytes) of those of ``user``'s rows that
+    still exist (every read of a user's rows names the user: on a shared server no other user's row can answer).
     ``delete`` drops a memory's copy with it.
 
     ``change_mark`` is a value that differs after any transaction committed since it was last read, by any process
@@ -157,7 +158,7 @@ class Ledger(Protocol):
 
     def vector_rowids(self, user: str) -> list[int]: ...
 
-    def vector_rows(self, rowids: Sequence[int]) -> list[tuple[int, str, bytes]]: ...
+    def vector_rows(self, user: str, rowids: Sequence[int]) -> list[tuple[int, str, bytes]]: ...
 
 
 @dataclass(frozen=True)
