@@ -576,11 +576,9 @@ def _named(record: MemoryRecord) -> str:
 
 
 def _places(user: str) -> Places:
-    from agent import forget
-    from agent.wiring import ensure_data_dir
+    from agent.wiring import ensure_data_dir, places_of
 
-    paths = ensure_data_dir(STATE.settings().data_dir).for_user(user)
-    return forget.Places(SessionStore(paths.sessions, user), paths.history, paths.root)
+    return places_of(ensure_data_dir(STATE.settings().data_dir).for_user(user))
 
 
 @memories_app.command("edit")

@@ -22,6 +22,7 @@ from agent.memory.service import Extractor, MemoryPolicy, MemoryService
 from agent.ports import Embedder, Ledger
 from agent.recovery import MirroredIndex, Notify, drop_set_aside_indexes, move_aside, reconcile, set_aside_index
 from agent.sessions import SessionStore
+from agent.spool import Spool
 
 if TYPE_CHECKING:
     from agent.adapters.ledger import SqliteLedger
@@ -68,6 +69,11 @@ class DataPaths:
     def history(self) -> Path:
         return self._user_area / "history"
 
+    @property
+    def spool(self) -> Path:
+        """The turns waiting for a memory store that did not answer (``agent.spool``)."""
+        return self._user_area / "spool"
+
 
 def user_directory(user: str) -> str:
     """The directory name of ``user``: the name itself when it is lower-case letters, digits, ``-`` and ``_``
@@ -84,9 +90,9 @@ MARKER_TEXT = ("This directory is a data directory of agent: long-term memories,
                "over a directory that holds other files. Keep nothing else here.\n")
 # What the agent (or SQLite and Chroma on its behalf) makes at the top of a data directory: the ledger with its
 # journals, the index with its lock, set-aside copies (``.corrupt-<time>``) and backups, the sessions, the input
-# history, and temp files a kill left (``.history.<hex>.tmp``). Only these are tightened, and a directory holding
-# nothing else is a store made by a version older than the marker.
-OWN_ENTRY = re.compile(r"""\.?(?:ledger\.sqlite3|chroma|sessions|history)(?:-wal|-shm|-journal)?
+# history, the turns waiting for the store (``spool``), and temp files a kill left (``.history.<hex>.tmp``). Only
+# these are tightened, and a directory holding nothing else is a store made by a version older than the marker.
+OWN_ENTRY = re.compile(r"""\.?(?:ledger\.sqlite3|chroma|sessions|history|spool)(?:-wal|-shm|-journal)?
                            (?:\.lock|\.corrupt-[\w.-]+|\.backup-[\w.-]+|\.[0-9a-f]+\.tmp)?""", re.VERBOSE)
 # Entries that leave a directory empty for this purpose: the checkout's agent_memory_db/ is kept in git by a
 # .gitkeep, and macOS's Finder drops a .DS_Store into any directory it shows.
@@ -322,7 +328,7 @@ def finish_forgets(paths: DataPaths, notify: Notify, ledger: Ledger | None = Non
             log.debug("no forget finished: %s", exc)
             return
     try:
-        line = finish_cut_short(ledger, lambda user: _places(paths.for_user(user)))
+        line = finish_cut_short(ledger, lambda user: places_of(paths.for_user(user)))
     except AgentError as exc:
         line = f"A forget that was cut short could not be finished now ({exc}); the next start tries again."
     finally:
@@ -332,6 +338,7 @@ def finish_forgets(paths: DataPaths, notify: Notify, ledger: Ledger | None = Non
         notify(line)
 
 
-def _places(paths: DataPaths) -> Places:
-    """The session files and the input history of ``paths``' user, where a forget of theirs scrubs."""
-    return Places(SessionStore(paths.sessions, paths.user), paths.history, paths.root)
+def places_of(paths: DataPaths) -> Places:
+    """The session files, the input history and the waiting turns of ``paths``' user, where a forget of theirs
+    scrubs."""
+    return Places(SessionStore(paths.sessions, paths.user), paths.history, paths.root, Spool(paths.spool))

@@ -41,6 +41,7 @@ from agent.errors import SessionCorrupt, UsageError
 from agent.extract import model_extractor
 from agent.server import server_profile
 from agent.sessions import Session, SessionStore, check_name, new_name
+from agent.spool import Spool
 from agent.tokens import count_tokens
 from agent.tokens import warm_up as warm_up_tokens
 from agent.ui.commands import Commands, evicted_line, is_command, shorten
@@ -48,7 +49,7 @@ from agent.ui.controls import writes_state
 from agent.ui.output import Mode, Output
 from agent.ui.prompt import EmptyLineInterrupt, LineReader, PipeReader, TerminalReader, typed_ahead_kept
 from agent.ui.render import plural
-from agent.wiring import ensure_data_dir, finish_forgets, open_memory
+from agent.wiring import DataPaths, ensure_data_dir, finish_forgets, open_memory
 
 log = logging.getLogger(__name__)
 BANNER_WAIT = 1.5  # how long the banner waits for the server to say which model it serves
@@ -166,6 +167,8 @@ class Repl:
         self.signals = HeldInterrupts()
         self._unsaved_told = False
         self._late: set[int] = set()  # turns whose memory write outlasted RECEIPT_WAIT: their receipt names them
+        self._recall_told: str | None = None  # the recall failure said last: said once while it lasts
+        self._spooling = False  # a turn waits in the spool: the next ones are said in short
 
     def use(self, reader: LineReader) -> None:
         self.reader = reader
@@ -311,12 +314,16 @@ class Repl:
     def _memory_problem(self) -> None:
         error = self.engine.memory_error
         if error is None:
+            if self._recall_told is not None:
+                self.out.notice("(memory answers again)")
+            self._recall_told = None
             return
         if self.worker is not None and self.worker.failed:
             self.out.warn(f"Long-term memory is unavailable: {error} Chatting without it in this run.")
             self.engine.memory = None
-        else:
-            self.out.warn(f"memory: recall failed ({error}); this reply has no memories.")
+        elif str(error) != self._recall_told:  # a store away for many turns is said once, not at every turn
+            self.out.warn(f"memory: recall failed ({error}); the replies have no memories until it answers again.")
+            self._recall_told = str(error)
 
     def _report(self, pending: PendingTurn, result: TurnResult) -> None:
         status = result.turn.status
@@ -362,6 +369,17 @@ class Repl:
     def on_write(self, outcome: WriteOutcome) -> None:
         """Called on the memory thread after each background write."""
         late = f"(turn {outcome.turn}) " if outcome.turn in self._late else ""
+        if outcome.replayed:
+            late = f"(turn {outcome.turn}, kept while memory was away) "
+        if outcome.spooled:
+            if self._spooling:
+                self.out.warn(f"memory: turn {outcome.turn} is kept on this machine too, until memory answers again")
+            else:
+                self.out.warn(f"memory: turn {outcome.turn} is not remembered yet ({outcome.error}); it is kept on "
+                              "this machine and remembered when memory answers again")
+            self._spooling = True
+            return
+        self._spooling = False
         if outcome.error is not None:
             self.out.error(f"memory: could not save turn {outcome.turn} ({outcome.error})")
         elif outcome.report is not None and outcome.report.stored:
@@ -411,7 +429,7 @@ def run_chat(settings: Settings, options: ChatOptions) -> int:
     name, resumed = pick_session(store, options)
     with store.lock(name):
         session, resumed = open_session(store, name, resumed, out.warn)
-        repl = _build(settings, options, store, session, out, paths.history)
+        repl = _build(settings, options, store, session, out, paths)
         if options.resume_latest and not resumed:
             out.notice("No session to continue: starting a new one.")
         if out.mode.interactive:
@@ -435,7 +453,7 @@ def open_session(store: SessionStore, name: str, exists: bool, warn: Callable[[s
 
 
 def _build(
-    settings: Settings, options: ChatOptions, store: SessionStore, session: Session, out: Output, history: Path
+    settings: Settings, options: ChatOptions, store: SessionStore, session: Session, out: Output, paths: DataPaths
 ) -> Repl:
     """Wire one chat; the callbacks into the REPL are bound once it exists."""
     hooks: list[Repl] = []
@@ -453,14 +471,14 @@ def _build(
                                         lambda exc: out.warn(f"memory: extraction failed ({exc})"),
                                         lambda: conversation.placement)
         worker = MemoryWorker(lambda: open_memory(settings, extractor=extractor), lambda o: hooks[0].on_write(o),
-                              read_only=options.read_only)
+                              read_only=options.read_only, spool=Spool(paths.spool))
     server = in_background(lambda: server_profile(probe(settings), model=settings.model,
                                                   system_prompt=settings.system_prompt,
                                                   max_tokens=settings.max_tokens), "server-probe")
     engine = ChatEngine(chat, settings.model, conversation, store, session, worker, server=server,
                         max_tokens=settings.max_tokens)
     engine.catalog = lambda: served_models(settings)
-    repl = Repl(engine, out, worker, options.debug, history, settings.data_dir)
+    repl = Repl(engine, out, worker, options.debug, paths.history, settings.data_dir)
     hooks.append(repl)
     return repl
 
