@@ -12,6 +12,9 @@ import pytest
 from agent.adapters.local_embedder import LocalEmbedder
 from tests.chat_fakes import ScriptedChat
 
+# The real PostgreSQL fixtures (pg_cluster, pg_url, own_cluster): started only by the tests that ask for them.
+pytest_plugins = ("tests.pg_server",)
+
 _MACHINE_SETTINGS = ("OPENAI_API_KEY", "OPENAI_BASE_URL", "OPENAI_API_BASE", "OPENAI_LOG")
 
 

@@ -82,7 +82,7 @@ def test_nothing_is_read_again_while_the_ledger_is_unchanged(
     assert reads == []
     monkeypatch.undo()
     write(other, "note c")
-    monkeypatch.setattr(mine, "vector_rows", lambda rowids: reads.append(str(len(rowids))) or [])
+    monkeypatch.setattr(mine, "vector_rows", lambda user, rowids: reads.append(str(len(rowids))) or [])
     index.query(probe("note a"), 1)
     assert reads == ["1"], "only the new vector is read"
 

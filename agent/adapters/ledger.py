@@ -143,11 +143,11 @@ def search_context(record: MemoryRecord) -> str:
     return "\n".join(([str(context)] if context else []) + [quote.text for quote in record.restated])
 
 
-def _facts_json(facts: Sequence[StatedFact]) -> str:
+def facts_json(facts: Sequence[StatedFact]) -> str:
     return json.dumps([[f.key, f.value, f.superseded_by] for f in facts], ensure_ascii=False)
 
 
-def _quotes_json(quotes: Sequence[Quote]) -> str:
+def quotes_json(quotes: Sequence[Quote]) -> str:
     return json.dumps([[q.text, q.session, q.turn, q.at] for q in quotes], ensure_ascii=False)
 
 
@@ -176,13 +176,14 @@ def _delete(db: sqlite3.Connection, user: str, ids: Sequence[str]) -> int:
     return deleted
 
 
-def _floats(blob: bytes) -> list[float]:
+def floats(blob: bytes) -> list[float]:
     values = array("f")
     values.frombytes(blob)
     return values.tolist()
 
 
-def _row_to_record(row: sqlite3.Row) -> MemoryRecord:
+def row_to_record(row: sqlite3.Row | Mapping[str, Any]) -> MemoryRecord:
+    """A memory from a row of its columns by name (a SQLite row, or a PostgreSQL row as a dict)."""
     return MemoryRecord(
         id=row["id"],
         text=row["text"],
@@ -343,8 +344,8 @@ class SqliteLedger:
                 [
                     (r.id, r.text, r.kind, r.user, r.session, r.turn, r.created_at, r.last_seen,
                      r.content_hash, r.source, json.dumps(r.extra, ensure_ascii=False),
-                     _facts_json(r.facts), r.superseded_by, r.superseded_at,
-                     _quotes_json(r.restated), search_context(r))
+                     facts_json(r.facts), r.superseded_by, r.superseded_at,
+                     quotes_json(r.restated), search_context(r))
                     for r in records
                 ],
             )
@@ -355,12 +356,12 @@ class SqliteLedger:
             chunk = list(ids[start : start + 500])
             marks = ",".join("?" * len(chunk))
             rows = self._read(f"SELECT {_COLUMNS} FROM memories WHERE user = ? AND id IN ({marks})", [user, *chunk])
-            found.update((row["id"], _row_to_record(row)) for row in rows)
+            found.update((row["id"], row_to_record(row)) for row in rows)
         return found
 
     def all(self, user: str) -> list[MemoryRecord]:
         rows = self._read(f"SELECT {_COLUMNS} FROM memories WHERE user = ? ORDER BY created_at, rowid", [user])
-        return [_row_to_record(row) for row in rows]
+        return [row_to_record(row) for row in rows]
 
     def users(self) -> list[str]:
         return [row[0] for row in self._read("SELECT DISTINCT user FROM memories ORDER BY user")]
@@ -397,7 +398,7 @@ class SqliteLedger:
             "ORDER BY created_at, rowid",
             [user],
         )
-        records = [_row_to_record(row) for row in rows]
+        records = [row_to_record(row) for row in rows]
         with self._lock:
             self._profiled[user] = (stamp, records)
         return list(records)
@@ -409,7 +410,7 @@ class SqliteLedger:
             "rowid DESC LIMIT ?",
             [user, n],
         )
-        return [_row_to_record(row) for row in rows]
+        return [row_to_record(row) for row in rows]
 
     def supersede(self, user: str, ids: Sequence[str], by: str, when: float) -> None:
         """Mark ``ids`` replaced by memory ``by`` at ``when``; an empty ``by`` makes them current again."""
@@ -424,7 +425,7 @@ class SqliteLedger:
     def set_facts(self, user: str, memory: str, facts: Sequence[StatedFact]) -> None:
         """Rewrite the profile facts of ``memory`` (a value of it replaced by a later memory)."""
         with self._tx() as db:
-            db.execute("UPDATE memories SET facts = ? WHERE user = ? AND id = ?", (_facts_json(facts), user, memory))
+            db.execute("UPDATE memories SET facts = ? WHERE user = ? AND id = ?", (facts_json(facts), user, memory))
 
     def restate(self, user: str, memory: str, quote: Quote) -> None:
         """Add ``quote`` to the provenance of ``memory`` and to its keyword context; its ``last_seen`` moves on."""
@@ -434,12 +435,12 @@ class SqliteLedger:
             ).fetchone()
             if row is None:
                 return
-            record = _row_to_record(row)
+            record = row_to_record(row)
             restated = (*record.restated, quote)
             db.execute(
                 "UPDATE memories SET restated = ?, search_context = ?, last_seen = max(last_seen, ?) "
                 "WHERE user = ? AND id = ?",
-                (_quotes_json(restated), search_context(replace(record, restated=restated)), quote.at, user, memory),
+                (quotes_json(restated), search_context(replace(record, restated=restated)), quote.at, user, memory),
             )
 
     def delete(self, user: str, ids: Sequence[str]) -> int:
@@ -529,13 +530,14 @@ class SqliteLedger:
         tells what was added, replaced and deleted without reading a vector."""
         return [int(row[0]) for row in self._read("SELECT rowid FROM vectors WHERE user = ?", [user])]
 
-    def vector_rows(self, rowids: Sequence[int]) -> list[tuple[int, str, bytes]]:
-        """(row number, memory id, float32 bytes) of the vector copies at ``rowids`` that still exist."""
+    def vector_rows(self, user: str, rowids: Sequence[int]) -> list[tuple[int, str, bytes]]:
+        """(row number, memory id, float32 bytes) of ``user``'s vector copies at ``rowids`` that still exist."""
         found: list[tuple[int, str, bytes]] = []
         for start in range(0, len(rowids), 500):
             chunk = list(rowids[start : start + 500])
             marks = ",".join("?" * len(chunk))
-            rows = self._read(f"SELECT rowid, id, vector FROM vectors WHERE rowid IN ({marks})", chunk)
+            rows = self._read(f"SELECT rowid, id, vector FROM vectors WHERE user = ? AND rowid IN ({marks})",
+                              [user, *chunk])
             found.extend((int(row[0]), str(row[1]), bytes(row[2])) for row in rows)
         return found
 
@@ -548,13 +550,13 @@ class SqliteLedger:
             chunk = list(ids[start : start + 500])
             marks = ",".join("?" * len(chunk))
             rows = self._read(f"SELECT id, vector FROM vectors WHERE user = ? AND id IN ({marks})", [user, *chunk])
-            found.update((row[0], _floats(row[1])) for row in rows)
+            found.update((row[0], floats(row[1])) for row in rows)
         return found
 
     def latest_vectors(self, user: str, n: int) -> list[tuple[str, list[float]]]:
         """The ``n`` vectors written last: a kill in the middle of an index write tears those first."""
         rows = self._read("SELECT id, vector FROM vectors WHERE user = ? ORDER BY rowid DESC LIMIT ?", [user, n])
-        return [(row[0], _floats(row[1])) for row in rows]
+        return [(row[0], floats(row[1])) for row in rows]
 
     def oldest(self, user: str, n: int) -> list[str]:
         rows = self._read("SELECT id FROM memories WHERE user = ? ORDER BY last_seen, rowid LIMIT ?", [user, n])

@@ -95,7 +95,7 @@ class LedgerVectors:
             self._rowids = [self._rowids[at] for at in keep]
             self._ids = [self._ids[at] for at in keep]
         known = set(self._rowids)
-        added = self._ledger.vector_rows([rowid for rowid in current if rowid not in known])
+        added = self._ledger.vector_rows(self._user, [rowid for rowid in current if rowid not in known])
         if added:
             self._append(added)
         self._mark = mark

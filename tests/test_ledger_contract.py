@@ -1,0 +1,253 @@
+"""The ``Ledger`` contract, run against both backends: the SQLite file and a real PostgreSQL (``tests.pg_server``).
+
+Each test opens the ledger through ``open_ledger``; opening it twice gives two connections to one store, which is
+what two processes (or two machines, for PostgreSQL) see. The PostgreSQL runs are marked ``slow``: they need the
+server binaries of the ``servers`` extra."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agent.adapters.ledger import SqliteLedger
+from agent.adapters.ledger_vectors import LedgerVectors
+from agent.domain import MemoryRecord, Quote, StatedFact, content_hash, memory_id
+from tests.helpers_store import ShaEmbedder
+
+USER, OTHER = "alice", "bob"
+SPACE = (ShaEmbedder.name, ShaEmbedder.model, ShaEmbedder.dimension)
+Opener = Callable[[], Any]
+
+
+def record(text: str, user: str = USER, **more: Any) -> MemoryRecord:
+    now = more.pop("at", time.time())
+    return MemoryRecord(id=memory_id(user, text), text=text, kind=more.pop("kind", "turn"), user=user,
+                        session=more.pop("session", "s"), turn=1, created_at=now, last_seen=now,
+                        content_hash=content_hash(text), source=text, **more)
+
+
+@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.slow)])
+def open_ledger(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Opener]:
+    """Opens a connection to this test's one store; every connection opened is closed at the end."""
+    opened: list[Any] = []
+    if request.param == "sqlite":
+        make: Opener = lambda: SqliteLedger(tmp_path / "ledger.sqlite3")  # noqa: E731
+    else:
+        from agent.adapters.postgres_ledger import PostgresLedger
+
+        url = request.getfixturevalue("pg_url")
+        make = lambda: PostgresLedger(url)  # noqa: E731
+
+    def opener() -> Any:
+        opened.append(make())
+        return opened[-1]
+
+    yield opener
+    for ledger in opened:
+        ledger.close()
+
+
+def test_a_memory_comes_back_as_it_was_put_with_its_facts_quotes_and_extra(open_ledger: Opener) -> None:
+    ledger = open_ledger()
+    quote = Quote("I moved to Boston again", "s2", 4, 123.5)
+    fact = StatedFact("city", "Boston", "")
+    memory = record("I live in Boston", extra={"context": "where do you live?", "dia_id": "D1:2"},
+                    facts=(fact,), restated=(quote,), kind="explicit")
+    ledger.put([memory])
+    assert ledger.get(USER, [memory.id]) == {memory.id: memory}
+    assert ledger.all(USER) == [memory]
+    assert ledger.get(USER, []) == {} and ledger.get(USER, ["nope"]) == {}
+
+
+def test_putting_a_memory_again_keeps_its_creation_and_takes_the_later_sighting(open_ledger: Opener) -> None:
+    ledger = open_ledger()
+    first = record("I walk the dog", at=100.0)
+    ledger.put([first])
+    ledger.put([record("I walk the dog", at=200.0)])
+    ledger.put([record("I walk the dog", at=150.0)])
+    again = ledger.get(USER, [first.id])[first.id]
+    assert (again.created_at, again.last_seen) == (100.0, 200.0)
+    assert ledger.count(USER) == 1
+
+
+def test_count_by_session_leaves_out_explicit_memories_and_older_ones(open_ledger: Opener) -> None:
+    ledger = open_ledger()
+    ledger.put([record("a turn fact", at=100.0), record("a later turn fact", at=200.0),
+                record("an explicit one", at=200.0, kind="explicit"), record("elsewhere", at=200.0, session="x")])
+    assert ledger.count(USER) == 4
+    assert ledger.count(USER, "s") == 2
+    assert ledger.count(USER, "s", since=150.0) == 1
+
+
+def test_touch_oldest_and_recent_follow_the_last_sighting(open_ledger: Opener) -> None:
+    ledger = open_ledger()
+    a, b, c = (record(t, at=at) for t, at in (("alpha", 100.0), ("beta", 200.0), ("gamma", 300.0)))
+    ledger.put([a, b, c])
+    assert ledger.oldest(USER, 2) == [a.id, b.id]
+    ledger.touch(USER, [a.id], 400.0)
+    ledger.touch(USER, [c.id], 50.0)  # never moves back
+    assert ledger.oldest(USER, 3) == [b.id, c.id, a.id]
+    assert [r.id for r in ledger.recent(USER, 2)] == [a.id, c.id]
+
+
+def test_supersede_and_set_facts_and_the_profile_seen_by_another_connection(open_ledger: Opener) -> None:
+    mine, other = open_ledger(), open_ledger()
+    old = record("I live in Boston", facts=(StatedFact("city", "Boston", ""),), at=100.0)
+    new = record("I live in Denver", facts=(StatedFact("city", "Denver", ""),), at=200.0)
+    mine.put([old, record("no facts here", at=150.0)])
+    assert [r.id for r in mine.profiled(USER)] == [old.id]
+    other.put([new])
+    other.supersede(USER, [old.id], new.id, 200.0)
+    other.set_facts(USER, old.id, (StatedFact("city", "Boston", new.id),))
+    profile = mine.profiled(USER)  # cached until the change mark moved: it moved
+    assert [r.id for r in profile] == [old.id, new.id]
+    assert profile[0].superseded_by == new.id and profile[0].superseded_at == 200.0
+    assert profile[0].facts == (StatedFact("city", "Boston", new.id),)
+    assert [r.id for r in mine.recent(USER, 5)] == [new.id, record("no facts here").id]
+    mine.supersede(USER, [old.id], "", 0.0)
+    assert mine.get(USER, [old.id])[old.id].current
+
+
+def test_a_restatement_joins_the_provenance_and_its_words_find_the_memory(open_ledger: Opener) -> None:
+    ledger = open_ledger()
+    memory = record("My sister plays the violin", at=100.0)
+    ledger.put([memory])
+    quote = Quote("my sibling is a fiddler in an orchestra", "s2", 3, 300.0)
+    ledger.restate(USER, memory.id, quote)
+    ledger.restate(USER, "missing", quote)  # nothing to restate: nothing happens
+    again = ledger.get(USER, [memory.id])[memory.id]
+    assert again.restated == (quote,) and again.last_seen == 300.0
+    assert [hit[0] for hit in ledger.keyword_search(USER, "orchestra fiddler", 5)] == [memory.id]
+
+
+def test_keyword_search_stems_ranks_the_text_above_the_context_and_needs_a_content_word(open_ledger: Opener) -> None:
+    ledger = open_ledger()
+    in_text = record("I love hiking in the mountains")
+    in_context = record("Weekends are for the outdoors", extra={"context": "do you like hiking?"})
+    ledger.put([in_context, in_text, record("Nothing to do with it")])
+    hits = ledger.keyword_search(USER, "hikes", 5)
+    assert [hit[0] for hit in hits] == [in_text.id, in_context.id]
+    assert hits[0][1] > hits[1][1] > 0
+    assert ledger.keyword_search(USER, "the and of", 5) == []
+    assert ledger.keyword_search(USER, "hiking", 0) == []
+    assert len(ledger.keyword_search(USER, "hiking", 1)) == 1
+    assert ledger.keyword_search(USER, "it's \"quoted\" (odd) -symbols* & | !", 5) == []
+
+
+def test_set_contexts_rewrites_what_the_keyword_index_finds(open_ledger: Opener) -> None:
+    ledger = open_ledger()
+    memory = record("Weekends are for the outdoors", extra={"context": "do you like hiking?", "dia_id": "D1:1"})
+    ledger.put([memory])
+    ledger.set_contexts(USER, {memory.id: "any plans for sailing?", "missing": "ignored"})
+    assert ledger.keyword_search(USER, "hiking", 5) == []
+    assert [hit[0] for hit in ledger.keyword_search(USER, "sailing", 5)] == [memory.id]
+    assert ledger.get(USER, [memory.id])[memory.id].extra == {"context": "any plans for sailing?", "dia_id": "D1:1"}
+
+
+def test_delete_and_a_recorded_forget_take_the_memory_and_its_vector(open_ledger: Opener) -> None:
+    ledger = open_ledger()
+    a, b, c = record("alpha note"), record("beta note"), record("gamma note")
+    ledger.put([a, b, c])
+    ledger.claim_vectors(USER, SPACE)
+    ledger.put_vectors(USER, [a.id, b.id, c.id], ShaEmbedder().embed(["alpha", "beta", "gamma"]))
+    assert ledger.delete(USER, [a.id, "missing"]) == 1
+    key, deleted = ledger.record_forget(USER, [b.id], ["beta note"])
+    assert deleted == 1
+    assert ledger.ids(USER) == [c.id] and ledger.vector_ids(USER) == [c.id]
+    assert [(r.key, r.user, r.ids, r.texts) for r in open_ledger().pending_forgets()] == [
+        (key, USER, (b.id,), ("beta note",))]
+    ledger.drop_forget(key)
+    assert ledger.pending_forgets() == []
+    assert ledger.keyword_search(USER, "beta alpha", 5) == []
+
+
+def test_vector_copies_keep_their_space_order_and_row_numbers(open_ledger: Opener) -> None:
+    ledger = open_ledger()
+    assert ledger.vector_space(USER) is None
+    ledger.claim_vectors(USER, SPACE)
+    assert ledger.vector_space(USER) == SPACE
+    vectors = ShaEmbedder().embed(["one", "two", "three"])
+    ledger.put_vectors(USER, ["1", "2", "3"], vectors)
+    stored = ledger.stored_vectors(USER, ["1", "3", "9"])
+    assert set(stored) == {"1", "3"} and stored["3"] == pytest.approx(vectors[2], abs=1e-6)
+    before = ledger.vector_rowids(USER)
+    ledger.put_vectors(USER, ["1"], [vectors[1]])  # rewritten: a new row number, last in the order
+    after = ledger.vector_rowids(USER)
+    assert len(after) == 3 and set(after) != set(before)
+    assert [mid for mid, _ in ledger.latest_vectors(USER, 2)] == ["1", "3"]
+    rows = ledger.vector_rows(USER, after)
+    assert sorted(mid for _, mid, _ in rows) == ["1", "2", "3"]
+    ledger.claim_vectors(USER, SPACE)  # the same space: nothing dropped
+    assert sorted(ledger.vector_ids(USER)) == ["1", "2", "3"]
+    ledger.claim_vectors(USER, ("other", "model", 3))
+    assert ledger.vector_ids(USER) == [] and ledger.vector_space(USER) == ("other", "model", 3)
+    ledger.claim_vectors(USER, SPACE)
+    ledger.put_vectors(USER, ["1"], [vectors[0]])
+    ledger.drop_vectors(USER)
+    assert ledger.vector_ids(USER) == []
+
+
+def test_the_ledger_vector_index_finds_what_another_connection_wrote_and_drops_what_it_forgot(
+    open_ledger: Opener,
+) -> None:
+    mine, other = open_ledger(), open_ledger()
+    index = LedgerVectors(mine, USER)
+    texts = [f"note {n}" for n in range(12)]
+    other.put([record(t) for t in texts])
+    other.claim_vectors(USER, SPACE)
+    other.put_vectors(USER, [memory_id(USER, t) for t in texts], ShaEmbedder().embed(texts))
+    probe = ShaEmbedder().embed(["note 7"])[0]
+    assert index.query(probe, 1)[0].id == memory_id(USER, "note 7")
+    other.delete(USER, [memory_id(USER, "note 7")])
+    assert memory_id(USER, "note 7") not in [hit.id for hit in index.query(probe, 12)]
+    assert len(index.query(probe, 50)) == 11
+
+
+def test_the_change_mark_moves_with_every_commit_of_any_connection_and_only_then(open_ledger: Opener) -> None:
+    mine, other = open_ledger(), open_ledger()
+    start = mine.change_mark()
+    assert mine.change_mark() == start
+    mine.get(USER, ["x"]), mine.keyword_search(USER, "word", 3), mine.all(USER)
+    assert mine.change_mark() == start, "reads move nothing"
+    other.put([record("written elsewhere")])
+    moved = mine.change_mark()
+    assert moved != start
+    mine.touch(USER, [record("written elsewhere").id], time.time())
+    assert mine.change_mark() != moved
+
+
+def test_the_store_id_is_made_once_and_the_same_for_every_connection(open_ledger: Opener) -> None:
+    first = open_ledger().store_id()
+    assert len(first) == 32 and open_ledger().store_id() == first
+
+
+def test_another_users_memories_are_invisible_through_every_read(open_ledger: Opener) -> None:
+    ledger = open_ledger()
+    memory = record("My secret pin is under the mat", user=OTHER, facts=(StatedFact("pin", "mat", ""),))
+    ledger.put([memory])
+    ledger.claim_vectors(OTHER, SPACE)
+    ledger.put_vectors(OTHER, [memory.id], ShaEmbedder().embed([memory.text]))
+    rowids = ledger.vector_rowids(OTHER)
+    assert ledger.get(USER, [memory.id]) == {}
+    assert ledger.all(USER) == [] and ledger.ids(USER) == [] and ledger.count(USER) == 0
+    assert ledger.count(USER, "s") == 0 and ledger.oldest(USER, 5) == [] and ledger.recent(USER, 5) == []
+    assert ledger.profiled(USER) == [] and ledger.keyword_search(USER, "secret pin mat", 5) == []
+    assert ledger.vector_space(USER) is None and ledger.vector_ids(USER) == [] and ledger.vector_rowids(USER) == []
+    assert ledger.vector_rows(USER, rowids) == [] and ledger.stored_vectors(USER, [memory.id]) == {}
+    assert ledger.latest_vectors(USER, 5) == []
+    assert LedgerVectors(ledger, USER).query(ShaEmbedder().embed([memory.text])[0], 5) == []
+    # and no write of USER's reaches OTHER's memory
+    ledger.touch(USER, [memory.id], 9e9)
+    ledger.supersede(USER, [memory.id], "x", 1.0)
+    ledger.set_facts(USER, memory.id, ())
+    ledger.restate(USER, memory.id, Quote("q", "s", 1, 9e9))
+    ledger.set_contexts(USER, {memory.id: "changed"})
+    assert ledger.delete(USER, [memory.id]) == 0 and ledger.record_forget(USER, [memory.id], [])[1] == 0
+    ledger.drop_vectors(USER)
+    ledger.claim_vectors(USER, ("other", "model", 3))
+    assert ledger.get(OTHER, [memory.id]) == {memory.id: memory}
+    assert ledger.vector_ids(OTHER) == [memory.id] and ledger.vector_space(OTHER) == SPACE

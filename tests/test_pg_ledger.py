@@ -1,0 +1,334 @@
+"""What only the PostgreSQL ledger has: versioned migrations, the user predicate in every statement, the tables
+rewritten after a forget so the data directory keeps no byte of the text, and one line for every way the server
+fails. Each test runs against a real server (``tests.pg_server``): a fresh database of the shared cluster, or a
+cluster of its own when it stops or kills the server."""
+
+from __future__ import annotations
+
+import re
+import threading
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agent.adapters import postgres_ledger
+from agent.adapters.postgres_ledger import SCHEMA_VERSION, PostgresLedger
+from agent.domain import Quote, StatedFact
+from agent.errors import MemoryUnavailable, StoreLocked
+from tests.helpers_store import ShaEmbedder
+from tests.pg_server import Cluster
+from tests.test_ledger_contract import SPACE, USER, record
+
+pytestmark = pytest.mark.slow
+psycopg = pytest.importorskip("psycopg")
+
+
+@pytest.fixture
+def ledger(pg_url: str) -> Iterator[PostgresLedger]:
+    opened = PostgresLedger(pg_url)
+    yield opened
+    opened.close()
+
+
+def one_line(exc: BaseException) -> str:
+    text = str(exc)
+    assert "\n" not in text and text.endswith("."), text
+    return text
+
+
+# -- migrations ------------------------------------------------------------------------------------------------
+
+
+def versions(url: str) -> list[int]:
+    with psycopg.connect(url) as conn:
+        return [row[0] for row in conn.execute("SELECT version FROM schema_version ORDER BY version")]
+
+
+def test_a_new_database_gets_the_schema_once_and_a_second_open_changes_nothing(pg_url: str) -> None:
+    PostgresLedger(pg_url).close()
+    assert versions(pg_url) == [SCHEMA_VERSION]
+    again = PostgresLedger(pg_url)
+    again.put([record("still here")])
+    again.close()
+    assert versions(pg_url) == [SCHEMA_VERSION]
+    assert PostgresLedger(pg_url).count(USER) == 1
+
+
+def test_agents_opening_a_new_database_together_migrate_it_once(pg_url: str) -> None:
+    failures: list[BaseException] = []
+    start = threading.Barrier(4)
+
+    def open_one() -> None:
+        try:
+            start.wait(timeout=60)
+            PostgresLedger(pg_url).close()
+        except BaseException as exc:  # reported below, with the others
+            failures.append(exc)
+
+    threads = [threading.Thread(target=open_one) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=120)
+    assert failures == [] and not any(thread.is_alive() for thread in threads)
+    assert versions(pg_url) == [SCHEMA_VERSION]
+
+
+def test_a_newer_schema_is_refused_in_one_line_and_left_as_it_is(pg_url: str) -> None:
+    PostgresLedger(pg_url).close()
+    with psycopg.connect(pg_url) as conn:
+        conn.execute("INSERT INTO schema_version (version) VALUES (%s)", (SCHEMA_VERSION + 7,))
+    with pytest.raises(MemoryUnavailable) as refused:
+        PostgresLedger(pg_url)
+    assert "newer version of agent" in one_line(refused.value) and "upgrade agent" in str(refused.value)
+    assert versions(pg_url) == [SCHEMA_VERSION, SCHEMA_VERSION + 7]
+
+
+def test_a_migration_is_one_transaction_a_failed_one_leaves_nothing_and_the_next_open_applies_it(
+    pg_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    first = PostgresLedger(pg_url)
+    first.put([record("written at version 1")])
+    first.close()
+    broken = (SCHEMA_VERSION + 1, ("ALTER TABLE memories ADD COLUMN mood text NOT NULL DEFAULT ''",
+                                   "ALTER TABLE no_such_table ADD COLUMN x int"))
+    monkeypatch.setattr(postgres_ledger, "_MIGRATIONS", (*postgres_ledger._MIGRATIONS, broken))
+    monkeypatch.setattr(postgres_ledger, "SCHEMA_VERSION", SCHEMA_VERSION + 1)
+    with pytest.raises(MemoryUnavailable) as failed:
+        PostgresLedger(pg_url)
+    one_line(failed.value)
+    with psycopg.connect(pg_url) as conn:
+        columns = {row[0] for row in conn.execute(
+            "SELECT column_name FROM information_schema.columns WHERE table_name = 'memories'")}
+    assert "mood" not in columns and versions(pg_url) == [SCHEMA_VERSION]
+    fixed = (SCHEMA_VERSION + 1, ("ALTER TABLE memories ADD COLUMN mood text NOT NULL DEFAULT ''",))
+    monkeypatch.setattr(postgres_ledger, "_MIGRATIONS", (*postgres_ledger._MIGRATIONS[:-1], fixed))
+    migrated = PostgresLedger(pg_url)
+    assert versions(pg_url) == [SCHEMA_VERSION, SCHEMA_VERSION + 1]
+    assert [r.text for r in migrated.all(USER)] == ["written at version 1"]
+    migrated.close()
+
+
+# -- one user's rows, never another's --------------------------------------------------------------------------
+
+# The statements that are about the ledger itself, not a user's rows: each says why it needs no user.
+LEDGER_WIDE = (
+    r"UPDATE changes SET mark = mark \+ 1",  # the change mark, bumped by every write
+    r"SELECT mark FROM changes",  # and read
+    r"INSERT INTO ledger_meta .*'store_id'", r"SELECT value FROM ledger_meta WHERE key = 'store_id'",  # its id
+    r"SELECT to_regclass\('schema_version'\)", r"SELECT max\(version\)",  # the schema
+    r"SET lock_timeout", r"VACUUM FULL \w+",  # how long to wait; the rewrite after a forget
+    r"SELECT DISTINCT owner FROM memories ORDER BY owner",  # users(): the names of the users, no row of theirs
+    r"SELECT key, owner, ids, texts FROM forgets ORDER BY key",  # every user's unfinished forgets (agent.forget)
+    r"DELETE FROM forgets WHERE key = %s",  # the one finished
+)
+USER_TABLES = ("memories", "vectors", "vector_spaces", "forgets")
+
+
+def exercise_every_method(ledger: PostgresLedger) -> set[str]:
+    """Call every public method of the ledger once with data to act on; returns their names."""
+    memory = record("I live in Boston", facts=(StatedFact("city", "Boston", ""),), extra={"context": "where?"})
+    ids = [memory.id]
+    vectors = ShaEmbedder().embed([memory.text])
+    calls: dict[str, Callable[[], Any]] = {
+        "put": lambda: ledger.put([memory]),
+        "get": lambda: ledger.get(USER, ids),
+        "all": lambda: ledger.all(USER),
+        "ids": lambda: ledger.ids(USER),
+        "users": ledger.users,
+        "count": lambda: (ledger.count(USER), ledger.count(USER, "s", 0.0)),
+        "touch": lambda: ledger.touch(USER, ids, time.time()),
+        "profiled": lambda: ledger.profiled(USER),
+        "recent": lambda: ledger.recent(USER, 3),
+        "supersede": lambda: ledger.supersede(USER, ids, "other", 1.0),
+        "set_facts": lambda: ledger.set_facts(USER, memory.id, memory.facts),
+        "restate": lambda: ledger.restate(USER, memory.id, Quote("I am in Boston", "s", 2, 5.0)),
+        "oldest": lambda: ledger.oldest(USER, 3),
+        "keyword_search": lambda: ledger.keyword_search(USER, "Boston living", 3),
+        "set_contexts": lambda: ledger.set_contexts(USER, {memory.id: "a new context"}),
+        "vector_space": lambda: ledger.vector_space(USER),
+        "claim_vectors": lambda: ledger.claim_vectors(USER, SPACE),
+        "put_vectors": lambda: ledger.put_vectors(USER, ids, vectors),
+        "vector_rowids": lambda: ledger.vector_rowids(USER),
+        "vector_rows": lambda: ledger.vector_rows(USER, ledger.vector_rowids(USER)),
+        "vector_ids": lambda: ledger.vector_ids(USER),
+        "stored_vectors": lambda: ledger.stored_vectors(USER, ids),
+        "latest_vectors": lambda: ledger.latest_vectors(USER, 3),
+        "store_id": ledger.store_id,
+        "change_mark": ledger.change_mark,
+        "record_forget": lambda: ledger.record_forget(USER, ids, [memory.text]),
+        "pending_forgets": ledger.pending_forgets,
+        "drop_forget": lambda: [ledger.drop_forget(r.key) for r in ledger.pending_forgets()],
+        "drop_vectors": lambda: ledger.drop_vectors(USER),
+        "delete": lambda: (ledger.put([memory]), ledger.delete(USER, ids)),
+    }
+    for call in calls.values():
+        call()
+    return set(calls)
+
+
+def test_every_statement_on_a_users_rows_names_the_user(ledger: PostgresLedger, monkeypatch: pytest.MonkeyPatch
+                                                       ) -> None:
+    seen: list[str] = []
+    execute, executemany = psycopg.Cursor.execute, psycopg.Cursor.executemany
+    monkeypatch.setattr(psycopg.Cursor, "execute", lambda self, query, *a, **k: (
+        seen.append(str(query)), execute(self, query, *a, **k))[1])
+    monkeypatch.setattr(psycopg.Cursor, "executemany", lambda self, query, *a, **k: (
+        seen.append(str(query)), executemany(self, query, *a, **k))[1])
+    called = exercise_every_method(ledger)
+    public = {name for name in dir(PostgresLedger) if not name.startswith("_") and callable(getattr(ledger, name))}
+    assert public - {"close"} == called, "a method this test does not try"
+    statements = {" ".join(query.split()) for query in seen}
+    unchecked = []
+    for sql in sorted(statements):
+        if any(re.search(pattern, sql) for pattern in LEDGER_WIDE):
+            continue
+        assert any(re.search(rf"\b{table}\b", sql) for table in USER_TABLES), f"a statement on no known table: {sql}"
+        columns = re.match(r"INSERT INTO \w+ \(([^)]*)\)", sql)
+        if columns is not None:
+            assert re.search(r"\bowner\b", columns.group(1)), sql
+        elif not re.search(r"\bWHERE owner = %s", sql):
+            unchecked.append(sql)
+    assert unchecked == [], "statements on users' rows without the user predicate"
+    assert len(statements) > 30
+
+
+# -- forget on the server ----------------------------------------------------------------------------------------
+
+TOKEN = b"zqxjvkbw"  # a word no stemmer changes and no other row holds
+
+
+def database_files(cluster: Cluster, url: str) -> list[Path]:
+    """Every file of this database's tables, indexes and TOAST tables (``base/<oid>``), after a CHECKPOINT wrote
+    every changed page to them."""
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute("CHECKPOINT")
+        row = conn.execute("SELECT oid FROM pg_database WHERE datname = current_database()").fetchone()
+    return [path for path in (cluster.data / "base" / str(row[0])).iterdir() if path.is_file()]
+
+
+def holding(files: list[Path], needle: bytes) -> list[str]:
+    return [path.name for path in files if needle in path.read_bytes()]
+
+
+def test_a_forget_leaves_no_byte_of_the_text_in_the_database_files(pg_cluster: Cluster) -> None:
+    url = pg_cluster.new_database()
+    ledger = PostgresLedger(url)
+    secret = record(f"My locker code is {TOKEN.decode()} and nobody knows it", extra={"context": "what is it?"})
+    context = record("The alarm is off on Sundays", extra={"context": f"ask {TOKEN.decode()}x about it"})
+    long = record(f"{TOKEN.decode()}y " + " ".join(f"w{n:05d}" for n in range(900)))  # over 2 kB: TOAST
+    others = [record(f"an ordinary memory {n}") for n in range(40)]
+    ledger.put([secret, context, long, *others])
+    ledger.claim_vectors(USER, SPACE)
+    ledger.put_vectors(USER, [secret.id], ShaEmbedder().embed([secret.text]))
+    ledger.touch(USER, [secret.id, context.id], time.time() + 5)  # dead row versions that hold the text too
+    ledger.restate(USER, secret.id, Quote(f"again, {TOKEN.decode()}z", "s", 3, time.time()))
+    assert holding(database_files(pg_cluster, url), TOKEN), "the scan must see the text while it is there"
+    texts = [secret.text, context.text, long.text]
+    key, count = ledger.record_forget(USER, [secret.id, context.id, long.id], texts)
+    assert count == 3
+    ledger.drop_forget(key)
+    files = database_files(pg_cluster, url)
+    assert holding(files, TOKEN) == []
+    assert holding(files, b"nobody knows it") == [] and holding(files, b"alarm is off") == []
+    assert ledger.count(USER) == 40 and ledger.keyword_search(USER, "ordinary", 50)
+    ledger.close()
+
+
+def test_the_readme_sentence_on_what_postgresql_keeps_names_the_wal_and_backups() -> None:
+    note = postgres_ledger.FORGET_NOTE
+    assert "write-ahead log" in note and "backup" in note and "VACUUM FULL" in note
+
+
+# -- every failure of the server, one line -----------------------------------------------------------------------
+
+
+def test_no_server_at_the_port_is_one_line_naming_it_without_the_password(pg_cluster: Cluster) -> None:
+    import socket
+
+    with socket.socket() as probe:  # a port nothing listens on: bound, never listening
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+        with pytest.raises(MemoryUnavailable) as refused:
+            PostgresLedger(f"postgresql://agent:s3cret@127.0.0.1:{port}/memory")
+    line = one_line(refused.value)
+    assert f"127.0.0.1:{port}/memory refused the connection" in line and "s3cret" not in line
+
+
+def test_a_missing_database_and_an_unknown_user_are_one_line_each(pg_cluster: Cluster) -> None:
+    with pytest.raises(MemoryUnavailable) as missing:
+        PostgresLedger(pg_cluster.url("no_such_db"))
+    assert "no_such_db does not exist" in one_line(missing.value)
+    with pytest.raises(MemoryUnavailable) as nobody:
+        PostgresLedger(f"postgresql://nosuchrole:pw@127.0.0.1:{pg_cluster.port}/postgres")
+    line = one_line(nobody.value)
+    assert "refused the user name or password" in line and "pw@" not in line
+
+
+def test_a_url_that_does_not_parse_is_a_setting_error() -> None:
+    from agent.errors import ConfigError
+
+    with pytest.raises(ConfigError) as bad:
+        PostgresLedger("postgresql://x y z")
+    one_line(bad.value)
+
+
+def test_a_lock_held_too_long_by_another_transaction_is_one_line(ledger: PostgresLedger, pg_url: str) -> None:
+    with psycopg.connect(pg_url) as other, other.transaction():
+        other.execute("UPDATE changes SET mark = mark + 1")  # a writer that does not finish
+        with pytest.raises(StoreLocked) as locked:
+            ledger.put([record("waits, then gives up")])
+    assert "locked by another transaction" in one_line(locked.value)
+    ledger.put([record("goes in once the other one ended")])
+    assert ledger.count(USER) == 1
+
+
+def test_the_server_stopped_is_one_line_and_memory_heals_when_it_is_back(own_cluster: Cluster) -> None:
+    url = own_cluster.new_database()
+    ledger = PostgresLedger(url)
+    ledger.put([record("before the outage")])
+    own_cluster.stop("immediate")
+    with pytest.raises(MemoryUnavailable) as gone:
+        ledger.put([record("during the outage")])
+    assert "went away" in one_line(gone.value) or "refused the connection" in str(gone.value)
+    with pytest.raises(MemoryUnavailable) as still:
+        ledger.all(USER)
+    assert "refused the connection" in one_line(still.value)
+    own_cluster.start()
+    ledger.put([record("after the outage")])
+    assert sorted(r.text for r in ledger.all(USER)) == ["after the outage", "before the outage"]
+    ledger.close()
+
+
+def test_a_connection_cut_in_the_middle_of_a_statement_is_one_line_and_the_next_call_reconnects(
+    ledger: PostgresLedger, pg_url: str
+) -> None:
+    ledger.put([record("kept")])
+    ledger._connection().execute("SET lock_timeout = 0")  # it waits until it is cut, however slow this machine is
+    with psycopg.connect(pg_url, autocommit=True) as other, other.transaction():
+        other.execute("UPDATE changes SET mark = mark + 1")  # the ledger's next write waits on this lock
+        pid = ledger._connection().info.backend_pid
+        failure: list[BaseException] = []
+
+        def write() -> None:
+            try:
+                ledger.put([record("cut short")])
+            except BaseException as exc:  # checked below
+                failure.append(exc)
+
+        writer = threading.Thread(target=write)
+        writer.start()
+        deadline = time.monotonic() + 60
+        while not other.execute("SELECT 1 FROM pg_stat_activity WHERE pid = %s AND wait_event_type = 'Lock'",
+                                (pid,)).fetchone():
+            if time.monotonic() > deadline:
+                pytest.fail("the ledger's write never waited on the lock")
+            time.sleep(0.02)
+        other.execute("SELECT pg_terminate_backend(%s)", (pid,))  # the server ends it mid-statement
+        writer.join(timeout=60)
+    assert len(failure) == 1 and isinstance(failure[0], MemoryUnavailable)
+    assert "went away" in one_line(failure[0])
+    assert [r.text for r in ledger.all(USER)] == ["kept"]  # nothing half-written, and connected again
