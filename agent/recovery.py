@@ -30,7 +30,7 @@ from agent.ports import Embedder, IndexHit
 
 if TYPE_CHECKING:
     from agent.adapters.chroma_index import ChromaIndex
-    from agent.adapters.ledger import SqliteLedger
+    from agent.adapters.ledger import VectorLedger
 
 log = logging.getLogger(__name__)
 
@@ -91,7 +91,7 @@ class MirroredIndex:
     The ledger's record of the space is the one that counts: after a damaged index is set aside, the fresh one
     has none, and the store must still refuse another embedder's vectors."""
 
-    def __init__(self, chroma: ChromaIndex, ledger: SqliteLedger, user: str) -> None:
+    def __init__(self, chroma: ChromaIndex, ledger: VectorLedger, user: str) -> None:
         self.chroma = chroma
         self._ledger = ledger
         self._user = user
@@ -124,7 +124,7 @@ class MirroredIndex:
         self.chroma.reset()
 
 
-def _agree_on_space(ledger: SqliteLedger, chroma: ChromaIndex, user: str) -> None:
+def _agree_on_space(ledger: VectorLedger, chroma: ChromaIndex, user: str) -> None:
     """Give the ledger's copies and the Chroma collection the same space: a store from before the copies has it in
     Chroma only (the ledger takes it over), a fresh collection after damage has none (it takes the ledger's)."""
     kept, indexed = ledger.vector_space(user), chroma.space()
@@ -144,7 +144,7 @@ class Reconciled:
 
 
 def reconcile(
-    ledger: SqliteLedger, index: MirroredIndex, embedder: Embedder, user: str, notify: Notify
+    ledger: VectorLedger, index: MirroredIndex, embedder: Embedder, user: str, notify: Notify
 ) -> Reconciled:
     """Make ``user``'s index hold the ledger's memories and nothing else, and the ledger a copy of each vector, as
     far as it can be done now; anything left undone is told through ``notify`` in one line. The caller says what
@@ -153,8 +153,12 @@ def reconcile(
     The index adapter cuts every call into batches Chroma accepts, so a store of any size is restored at once."""
     chroma = index.chroma
     _agree_on_space(ledger, chroma, user)
-    stored = set(ledger.ids(user))
+    # The index is read before the ledger: another process (another machine, on a shared ledger) writes a memory to
+    # the ledger first and its vector second, so an id the index held before the ledger was read is in the ledger
+    # unless it was forgotten. Read the other way round, a memory written in between would pass for an orphan and
+    # lose its vector.
     indexed = chroma.ids()
+    stored = set(ledger.ids(user))
     orphans = indexed - stored
     if orphans:
         notify(f"Dropped {len(orphans)} vectors from the index whose memory is not in the ledger (a forget cut "

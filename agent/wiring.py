@@ -25,7 +25,7 @@ from agent.sessions import SessionStore
 from agent.spool import Spool
 
 if TYPE_CHECKING:
-    from agent.adapters.ledger import SqliteLedger
+    from agent.adapters.ledger import VectorLedger
     from agent.adapters.ledger_vectors import LedgerVectors
 
 log = logging.getLogger(__name__)
@@ -245,19 +245,9 @@ def open_memory(
     tells anything else the open could not put right. The embedded store is held by the first process that opens
     it, until ``forget_clients`` (see ``agent.locking``); any other works from the ledger alone, never waiting.
     """
-    from agent.adapters.ledger import SqliteLedger
-
     tell = notify or log.warning
     paths = ensure_data_dir(settings.data_dir)
-    try:
-        ledger = SqliteLedger(paths.ledger)
-    except StoreCorrupt as exc:
-        moved = move_aside(paths.ledger)
-        raise StoreCorrupt(
-            f"{exc} It was moved aside to {moved} and a new, empty ledger starts next time; the moved file still "
-            f"holds the text of your memories (`sqlite3 {moved} .recover` may save it).",
-            moved,
-        ) from exc
+    ledger = build_ledger(settings, paths)
     try:
         index, set_aside = _open_index(settings, paths, ledger, tell, hold=not check)
         if embedder is None or isinstance(embedder, str):
@@ -280,8 +270,37 @@ def open_memory(
     return service
 
 
+def build_ledger(settings: Settings, paths: DataPaths, set_aside: bool = True) -> VectorLedger:
+    """The ledger of ``settings``, opened: the one place that picks its adapter. With ``AGENT_DATABASE_URL``, the
+    PostgreSQL database that several machines share; otherwise the data directory's SQLite file.
+
+    A damaged SQLite ledger is moved to ``<name>.corrupt-<time>`` (never deleted or overwritten) and the
+    ``StoreCorrupt`` raised says where it went; without ``set_aside`` it is left where it is, for the memory
+    commands to report. A database that cannot be reached is ``MemoryUnavailable``, naming it, never its password."""
+    if settings.database_url:
+        try:
+            from agent.adapters.postgres_ledger import PostgresLedger
+        except ImportError as exc:
+            raise ConfigError(f"AGENT_DATABASE_URL needs the PostgreSQL driver, which is not installed ({exc.name}): "
+                              "pip install 'agent[postgres]', or unset AGENT_DATABASE_URL.") from exc
+        return PostgresLedger(settings.database_url)
+    from agent.adapters.ledger import SqliteLedger
+
+    try:
+        return SqliteLedger(paths.ledger)
+    except StoreCorrupt as exc:
+        if not set_aside:
+            raise
+        moved = move_aside(paths.ledger)
+        raise StoreCorrupt(
+            f"{exc} It was moved aside to {moved} and a new, empty ledger starts next time; the moved file still "
+            f"holds the text of your memories (`sqlite3 {moved} .recover` may save it).",
+            moved,
+        ) from exc
+
+
 def _open_index(
-    settings: Settings, paths: DataPaths, ledger: SqliteLedger, notify: Notify, hold: bool
+    settings: Settings, paths: DataPaths, ledger: VectorLedger, notify: Notify, hold: bool
 ) -> tuple[MirroredIndex | LedgerVectors, bool]:
     """The user's index and whether it was set aside: on the Chroma server; or the embedded store, after a health
     probe, when this process holds it (an index that fails the probe is moved aside and a fresh one opened, which

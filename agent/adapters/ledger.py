@@ -39,7 +39,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager, suppress
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 from agent.adapters import disk
 from agent.domain import ForgetRecord, MemoryRecord, Quote, StatedFact
@@ -594,3 +594,11 @@ class SqliteLedger:
     def close(self) -> None:
         with self._lock:
             self._db.close()
+
+
+if TYPE_CHECKING:
+    from agent.adapters.postgres_ledger import PostgresLedger
+
+    # The ledgers that keep the vector copies the index and recovery read: this file, or a PostgreSQL database
+    # shared by several machines (``AGENT_DATABASE_URL``).
+    VectorLedger: TypeAlias = SqliteLedger | PostgresLedger

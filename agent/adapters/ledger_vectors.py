@@ -17,12 +17,15 @@ wrote is found at the next search, and a forgotten one is not, without reading 1
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 import numpy.typing as npt
 
-from agent.adapters.ledger import SqliteLedger
 from agent.ports import IndexHit
+
+if TYPE_CHECKING:
+    from agent.adapters.ledger import VectorLedger
 
 Matrix = npt.NDArray[np.float32]
 
@@ -34,7 +37,7 @@ class LedgerVectors:
     not the whole matrix copied anew (which at 10,000 memories cost more than the search itself); only a delete
     moves rows, to close the gap."""
 
-    def __init__(self, ledger: SqliteLedger, user: str) -> None:
+    def __init__(self, ledger: VectorLedger, user: str) -> None:
         self._ledger = ledger
         self._user = user
         self._mark: tuple[int, int] | None = None
