@@ -195,9 +195,12 @@ class MemoryWorker:
                 self.count = service.count()
             except Exception as exc:  # reported like any failed write, never lost in the worker thread
                 error = memory_failure(exc)
-                kept = service is not None and self._keep(service, Spooled(text, session, turn, time.time(),
-                                                                           context, finished), error)
-                outcome = WriteOutcome(turn, error=error, spooled=kept)
+                if service is not None and passing(error) and not service.keeps(text):
+                    outcome = WriteOutcome(turn)  # the store is away, and the gate keeps nothing of these words
+                else:
+                    kept = service is not None and self._keep(service, Spooled(text, session, turn, time.time(),
+                                                                               context, finished), error)
+                    outcome = WriteOutcome(turn, error=error, spooled=kept)
             else:
                 outcome = WriteOutcome(turn, report=report)
             self._on_write(outcome)
@@ -211,7 +214,7 @@ class MemoryWorker:
     def _keep(self, service: MemoryService, entry: Spooled, error: AgentError) -> bool:
         """Put ``entry`` in the spool if the store's failure is ``passing`` and the gate keeps the words; whether
         it is there now (a spool that cannot be written leaves the turn unsaved, and said so)."""
-        if self.spool is None or not passing(error) or not service.keeps(entry.text):
+        if self.spool is None or not passing(error):
             return False
         try:
             self.spool.add(entry)

@@ -167,7 +167,7 @@ class Repl:
         self.signals = HeldInterrupts()
         self._unsaved_told = False
         self._late: set[int] = set()  # turns whose memory write outlasted RECEIPT_WAIT: their receipt names them
-        self._recall_told: str | None = None  # the recall failure said last: said once while it lasts
+        self._recall_failing = False  # the last recall failed: a store away for many turns is said once
         self._spooling = False  # a turn waits in the spool: the next ones are said in short
 
     def use(self, reader: LineReader) -> None:
@@ -314,16 +314,16 @@ class Repl:
     def _memory_problem(self) -> None:
         error = self.engine.memory_error
         if error is None:
-            if self._recall_told is not None:
+            if self._recall_failing:
                 self.out.notice("(memory answers again)")
-            self._recall_told = None
+            self._recall_failing = False
             return
         if self.worker is not None and self.worker.failed:
             self.out.warn(f"Long-term memory is unavailable: {error} Chatting without it in this run.")
             self.engine.memory = None
-        elif str(error) != self._recall_told:  # a store away for many turns is said once, not at every turn
+        elif not self._recall_failing:
             self.out.warn(f"memory: recall failed ({error}); the replies have no memories until it answers again.")
-            self._recall_told = str(error)
+            self._recall_failing = True
 
     def _report(self, pending: PendingTurn, result: TurnResult) -> None:
         status = result.turn.status
