@@ -20,7 +20,7 @@ import time
 from collections.abc import Callable, Generator, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, replace
-from typing import TypeVar
+from typing import Protocol, TypeVar
 
 from agent.conversation import DEFAULT, Conversation, Fold, Leaving, Turn, TurnStatus
 from agent.domain import ForgetRecord, MemoryRecord, Message
@@ -37,7 +37,7 @@ from agent.errors import (
 )
 from agent.forget import Forgotten, scrub_session
 from agent.memory.service import MemoryService, Recall, WriteReport
-from agent.ports import ChatChunk, ChatModel
+from agent.ports import ChatChunk, ChatModel, RetryNotice
 from agent.server import Placement, ServerProfile, request_limit
 from agent.sessions import Session, SessionStore
 from agent.spool import Spool, Spooled
@@ -102,6 +102,31 @@ class WriteOutcome:
     error: AgentError | None = None
     spooled: bool = False  # the store did not answer (``error`` says how): the turn waits in the spool
     replayed: bool = False  # a turn that waited in the spool, written now
+
+
+@dataclass(frozen=True)
+class ChatOptions:
+    """The chat's command-line flags."""
+
+    session: str | None = None
+    resume_latest: bool = False
+    no_memory: bool = False
+    read_only: bool = False
+    plain: bool = False
+    debug: bool = False
+
+
+class ChatEvents(Protocol):
+    """What a running chat tells its front end, each from the thread it happens on: a background memory write
+    landed or failed (the memory thread), a request to the model is about to be retried (the request's thread),
+    the model's fact extraction failed (the memory thread; the turn is still remembered). The composition root
+    hands one such object to the parts it builds, so they reach the front end without knowing it."""
+
+    def on_write(self, outcome: WriteOutcome) -> None: ...
+
+    def on_retry(self, notice: RetryNotice) -> None: ...
+
+    def on_extraction_failed(self, error: ChatError) -> None: ...
 
 
 class MemoryWorker:
@@ -349,6 +374,7 @@ class ChatEngine:
         clock: Callable[[], float] = time.time,
         server: Future[ServerProfile] | None = None,
         max_tokens: int = 0,
+        catalog: Callable[[], list[str]] | None = None,
     ) -> None:
         self.chat = chat
         self.model = model
@@ -364,7 +390,7 @@ class ChatEngine:
         # so the next one that succeeds saves what the failed ones could not. Until then the turns live here.
         self.unsaved: SessionError | None = None
         self.paused = False  # /pause: what the user says is not written to memory until /resume
-        self.catalog: Callable[[], list[str]] | None = None  # the models the server serves (/model), when known
+        self.catalog = catalog  # the models the server serves (/model), when known
         self.writing: Future[WriteOutcome] | None = None  # the memory write of the last turn
         self._clock = clock
         self._folding: Future[Fold] | None = None

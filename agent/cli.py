@@ -148,7 +148,7 @@ def _data_dir(ledger: Ledger | None = None) -> DataPaths:
 
     settings = STATE.settings()
     paths = ensure_data_dir(settings.data_dir).for_user(settings.user)
-    finish_forgets(paths, _warn, ledger)
+    finish_forgets(settings, paths, _warn, ledger)
     return paths
 
 
@@ -195,7 +195,8 @@ def chat(
 def _chat(
     session: str | None, continue_: bool, model: str | None, no_memory: bool, plain: bool, read_only: bool
 ) -> None:
-    from agent.ui.repl import ChatOptions, run_chat
+    from agent.chat import ChatOptions
+    from agent.wiring import run_chat
 
     settings = STATE.settings(model=model)
     code = run_chat(
@@ -673,7 +674,7 @@ def memories_reindex(
 @shared
 def memories_rebuild(embedder: EmbedderOpt = None) -> None:
     """Rebuild the vector index from the ledger (after Chroma's files were lost or damaged)."""
-    from agent.recovery import rebuild_index
+    from agent.wiring import rebuild_index
 
     _data_dir()
     count, moved = rebuild_index(STATE.settings(), embedder)

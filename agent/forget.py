@@ -18,7 +18,7 @@ and the command line, which only say what it did) goes in steps:
    finishes the forgets a kill or an interrupt left, and says so in one line.
 
 A vector left in the index by a kill between the ledger and the index is dropped by the next open of the index
-(``recovery.reconcile``), which the record does not need to remember.
+(``agent.adapters.mirrored_index.reconcile``), which the record does not need to remember.
 """
 
 from __future__ import annotations
@@ -36,9 +36,10 @@ from typing import Protocol, TypeVar
 
 from agent.domain import ForgetRecord, MemoryRecord, fold_with_spans, normalise_text
 from agent.errors import AgentError, Interrupted, MemoryUnavailable, SessionBusy, SessionError
+from agent.files import read_regular, write_private
 from agent.memory.service import MemoryService
 from agent.ports import Ledger
-from agent.sessions import NAME_PATTERN, Session, SessionStore, read_regular, write_private
+from agent.sessions import NAME_PATTERN, Session, SessionStore
 from agent.spool import Spool
 
 FORGOTTEN = "[forgotten]"

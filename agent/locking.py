@@ -4,9 +4,9 @@ Why a lock at all: Chroma's embedded store keeps its HNSW index in the memory of
 persists it from there, so two processes writing one directory silently lose records (measured with chromadb
 1.5.9). The lock is taken before Chroma opens the directory and held until the store is closed (in practice until
 the process ends, as Chroma itself keeps the store open that long). Whoever opens memory only tries it
-(``try_acquire``, never a wait): the process that gets it holds the index (``agent.index_holder``), every other one
-works from the ledger alone (``agent.adapters.ledger_vectors``). Only the commands that rebuild the index wait for
-it, briefly (``acquire``), and stop with a message naming the holder.
+(``try_acquire``, never a wait): the process that gets it holds the index (``agent.adapters.index_holder``),
+every other one works from the ledger alone (``agent.adapters.ledger_vectors``). Only the commands that rebuild the
+index wait for it, briefly (``acquire``), and stop with a message naming the holder.
 
 Why ``fcntl.flock`` rather than the ``filelock`` package: the kernel drops the lock when its holder dies, even by
 SIGKILL, so a stale lock file never blocks anyone; the lock file is opened with ``O_NOFOLLOW``, so a symlink planted

@@ -5,11 +5,15 @@ Nothing here imports openai, chromadb or a terminal library: adapters implement 
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
 from agent.domain import ForgetRecord, MemoryRecord, Message, Quote, StatedFact
+
+# Tells the user one line about something the code put right, or could not, on its own (a restored index, a
+# forget finished): the CLI prints it on stderr, a chat in its transcript.
+Notify = Callable[[str], None]
 
 
 class Embedder(Protocol):
@@ -78,7 +82,31 @@ class Ledger(Protocol):
     ``profiled`` returns the memories that state profile facts (current and superseded) without a scan;
     ``recent`` the current memories seen last; ``supersede`` marks memories replaced by another (``by`` empty: current
     again); ``set_facts`` rewrites a memory's profile facts; ``restate`` adds a later quote to a memory's provenance.
+
+    The ledger also keeps a copy of every vector, from which a damaged index is rebuilt without embedding again
+    and which the processes that do not hold the embedded index search (``agent.adapters.ledger_vectors``):
+    ``vector_space`` is the space of ``user``'s copies (None before the first), ``claim_vectors`` records it (another
+    space drops the old copies), ``put_vectors`` keeps a copy per id (a rewritten one becomes the latest),
+    ``drop_vectors`` drops every copy of ``user``; ``vector_ids`` and ``stored_vectors`` read them by id,
+    ``latest_vectors`` the ``n`` written last (a kill mid-write tears those first). ``vector_rowids`` are the row
+    numbers of ``user``'s copies, a new one for each rewrite, so two lists compared tell what changed without reading
+    a vector, and ``vector_rows`` reads (row number, memory id, float32 bytes) of those of ``user``'s rows that
+    still exist (every read of a user's rows names the user: on a shared server no other user's row can answer).
+    ``delete`` drops a memory's copy with it.
+
+    ``change_mark`` is a value that differs after any transaction committed since it was last read, by any process
+    (one cheap read): a view of the ledger refreshes only when it moved. ``store_id`` is a random id made once per
+    ledger, which keeps its collections apart from other ledgers' on a shared Chroma server. ``ids`` lists every
+    memory id of ``user``; ``close`` releases the connection.
     """
+
+    def store_id(self) -> str: ...
+
+    def change_mark(self) -> tuple[int, int]: ...
+
+    def close(self) -> None: ...
+
+    def ids(self, user: str) -> list[str]: ...
 
     def put(self, records: Sequence[MemoryRecord]) -> None: ...
 
@@ -114,6 +142,24 @@ class Ledger(Protocol):
 
     def restate(self, user: str, memory: str, quote: Quote) -> None: ...
 
+    def vector_space(self, user: str) -> tuple[str, str, int] | None: ...
+
+    def claim_vectors(self, user: str, space: tuple[str, str, int]) -> None: ...
+
+    def put_vectors(self, user: str, ids: Sequence[str], vectors: Sequence[Sequence[float]]) -> None: ...
+
+    def drop_vectors(self, user: str) -> None: ...
+
+    def vector_ids(self, user: str) -> list[str]: ...
+
+    def stored_vectors(self, user: str, ids: Sequence[str]) -> dict[str, list[float]]: ...
+
+    def latest_vectors(self, user: str, n: int) -> list[tuple[str, list[float]]]: ...
+
+    def vector_rowids(self, user: str) -> list[int]: ...
+
+    def vector_rows(self, user: str, rowids: Sequence[int]) -> list[tuple[int, str, bytes]]: ...
+
 
 @dataclass(frozen=True)
 class ChatChunk:
@@ -123,6 +169,17 @@ class ChatChunk:
     finish_reason: str | None = None
     prompt_tokens: int | None = None
     completion_tokens: int | None = None
+
+
+@dataclass(frozen=True)
+class RetryNotice:
+    """A retry of a chat request about to happen: the ``attempt``-th of at most ``retries``, after ``delay``
+    seconds, and why. A chat model tells each one before it waits, so the user sees why nothing comes yet."""
+
+    attempt: int
+    retries: int
+    delay: float
+    reason: str
 
 
 class ChatModel(Protocol):

@@ -19,8 +19,6 @@ import json
 import logging
 import os
 import re
-import secrets
-import stat
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -30,6 +28,7 @@ from typing import Any, get_args
 
 from agent.conversation import Turn, TurnStatus
 from agent.errors import SessionBusy, SessionCorrupt, SessionError
+from agent.files import move_aside, read_regular, write_private
 
 log = logging.getLogger(__name__)
 SCHEMA_VERSION = 1
@@ -174,8 +173,6 @@ class SessionStore:
     def set_aside(self, name: str) -> Path:
         """Move a damaged session file to ``NAME.json.corrupt-<time>`` beside it (kept, never overwritten) and
         return where it went; the caller holds the session's lock."""
-        from agent.recovery import move_aside
-
         return move_aside(self.path(name))
 
     def save(self, session: Session) -> None:
@@ -264,37 +261,6 @@ class SessionStore:
                                             and not os.access(self.directory, os.W_OK))
 
 
-def read_regular(path: Path) -> bytes:
-    """The bytes of the regular file ``path``. ``OSError`` for anything else: a symlink is not followed (ELOOP),
-    and a FIFO or device is refused without blocking on it."""
-    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
-    with os.fdopen(fd, "rb") as handle:
-        if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
-            raise OSError(errno.EINVAL, "not a regular file", str(path))
-        return handle.read()
-
-
-def write_private(path: Path, data: bytes, prefix: str) -> None:
-    """Replace ``path`` with ``data`` atomically, mode 0600: a temp file ``PREFIX.<random>.tmp`` beside it (created
-    with ``O_EXCL | O_NOFOLLOW``), fsynced, renamed over ``path`` (which replaces a symlink instead of following
-    it), and the directory fsynced. Raises ``OSError``; the old file is intact then and no temp file is left."""
-    temp = path.with_name(f"{prefix}.{secrets.token_hex(4)}.tmp")
-    try:
-        fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
-        try:
-            view = memoryview(data)
-            while view:
-                view = view[os.write(fd, view):]
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-        os.replace(temp, path)
-        _fsync_dir(path.parent)
-    except OSError:
-        temp.unlink(missing_ok=True)
-        raise
-
-
 def _why(exc: OSError, path: Path) -> str:
     """Why ``path`` could not be used, in words: a symlink is named only when there is one."""
     if os.path.islink(path):
@@ -309,11 +275,3 @@ def _damaged(path: Path, name: str, reason: str) -> SessionCorrupt:
         path,
         reason,
     )
-
-
-def _fsync_dir(directory: Path) -> None:
-    fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)

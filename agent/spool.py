@@ -21,7 +21,7 @@ import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from agent.sessions import read_regular, write_private
+from agent.files import read_regular, write_private
 
 
 @dataclass(frozen=True)

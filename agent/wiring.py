@@ -1,6 +1,8 @@
-"""The one place that builds adapters from settings and hands them to the core.
+"""The composition root: the one place that builds adapters from settings and hands them to the core, the store
+and the chat.
 
-Everything else receives its collaborators through constructors, so tests build the same objects around fakes.
+Everything else receives its collaborators through constructors, so tests build the same objects around fakes; no
+other module imports ``agent.adapters``.
 """
 
 from __future__ import annotations
@@ -14,18 +16,25 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from agent.adapters.mirrored_index import (
+    MirroredIndex,
+    drop_set_aside_indexes,
+    reconcile,
+    set_aside_index,
+)
+from agent.chat import ChatEngine, ChatEvents, ChatOptions, DeferredChatModel, MemoryWorker, in_background
 from agent.config import Settings
+from agent.conversation import Conversation, model_summarizer
 from agent.errors import AgentError, ConfigError, StoreCorrupt, UsageError
+from agent.files import move_aside
 from agent.forget import Places, finish_cut_short
 from agent.memory.retriever import FusionWeights
 from agent.memory.service import Extractor, MemoryPolicy, MemoryService
-from agent.ports import Embedder, Ledger
-from agent.recovery import MirroredIndex, Notify, drop_set_aside_indexes, move_aside, reconcile, set_aside_index
-from agent.sessions import SessionStore
+from agent.ports import ChatModel, Embedder, Ledger, Notify
+from agent.sessions import Session, SessionStore
 from agent.spool import Spool
 
 if TYPE_CHECKING:
-    from agent.adapters.ledger import VectorLedger
     from agent.adapters.ledger_vectors import LedgerVectors
 
 log = logging.getLogger(__name__)
@@ -270,13 +279,62 @@ def open_memory(
     return service
 
 
-def build_ledger(settings: Settings, paths: DataPaths, set_aside: bool = True) -> VectorLedger:
-    """The ledger of ``settings``, opened: the one place that picks its adapter. With ``AGENT_DATABASE_URL``, the
-    PostgreSQL database that several machines share; otherwise the data directory's SQLite file.
+def _open_index(
+    settings: Settings, paths: DataPaths, ledger: Ledger, notify: Notify, hold: bool
+) -> tuple[MirroredIndex | LedgerVectors, bool]:
+    """The user's index and whether it was set aside: on the Chroma server; or the embedded store, after a health
+    probe, when this process holds it (an index that fails the probe is moved aside and a fresh one opened, which
+    ``reconcile`` then fills from the ledger); or, when another process holds it, the ledger's own vector copies
+    (``agent.adapters.index_holder`` says why). ``hold`` waits briefly for the store instead: rebuild and reindex
+    rewrite it."""
+    from agent import locking
+    from agent.adapters.chroma_index import LOCK_WAIT, ChromaIndex, open_client
+    from agent.adapters.index_holder import HeldIndex
+    from agent.adapters.ledger_vectors import LedgerVectors
 
-    A damaged SQLite ledger is moved to ``<name>.corrupt-<time>`` (never deleted or overwritten) and the
-    ``StoreCorrupt`` raised says where it went; without ``set_aside`` it is left where it is, for the memory
-    commands to report. A database that cannot be reached is ``MemoryUnavailable``, naming it, never its password."""
+    if settings.chroma_url:
+        client = open_client(None, settings.chroma_url)
+        remote = ChromaIndex(client, settings.user, settings.chroma_url, namespace=ledger.store_id(), remote=True)
+        return MirroredIndex(remote, ledger, settings.user), False
+    if hold:
+        locking.acquire(paths.chroma, LOCK_WAIT)
+    elif not locking.try_acquire(paths.chroma):
+        return LedgerVectors(ledger, settings.user), False
+    try:
+        index = ChromaIndex(open_client(paths.chroma, None), settings.user, str(paths.chroma))
+        index.finish_reset()
+        index.probe(ledger.latest_vectors(settings.user, PROBE_LATEST))
+    except StoreCorrupt as exc:
+        moved = set_aside_index(paths.chroma)
+        notify(f"{exc} It was moved aside to {moved} and is rebuilt from the ledger (that copy goes once it is).")
+        fresh = ChromaIndex(open_client(paths.chroma, None), settings.user, str(paths.chroma))
+        return HeldIndex(fresh, ledger, settings.user), True
+    return HeldIndex(index, ledger, settings.user), False
+
+
+def rebuild_index(settings: Settings, embedder: str | None = None) -> tuple[int, Path | None]:
+    """Re-embed this user's memories from the ledger's text into a fresh index; returns (memories indexed, where
+    an index written by a newer chromadb went). Opening moves a damaged index aside by itself and says so; the
+    newer one, which opening refuses, is moved aside here, as the user asked for a new index."""
+    from agent.adapters.chroma_files import written_by_newer_chromadb
+
+    paths = ensure_data_dir(settings.data_dir)
+    moved = None
+    if not settings.chroma_url and written_by_newer_chromadb(paths.chroma):
+        moved = set_aside_index(paths.chroma)
+    count = open_memory(settings, embedder=embedder, check=False).rebuild()
+    if not settings.chroma_url and moved is None:
+        drop_set_aside_indexes(paths.chroma)
+    return count, moved
+
+
+def build_ledger(settings: Settings, paths: DataPaths, set_aside: bool = True) -> Ledger:
+    """The ledger of ``settings``, opened: the one place that picks its adapter. With ``AGENT_DATABASE_URL``, the
+    PostgreSQL database that several machines share (one that cannot be reached is ``MemoryUnavailable``, naming it,
+    never its password); otherwise the data directory's SQLite file.
+
+    A damaged ledger is moved to ``<name>.corrupt-<time>`` (never deleted or overwritten) and the ``StoreCorrupt``
+    raised says where it went; without ``set_aside`` it is left where it is for the memory commands to report."""
     if settings.database_url:
         try:
             from agent.adapters.postgres_ledger import PostgresLedger
@@ -299,52 +357,27 @@ def build_ledger(settings: Settings, paths: DataPaths, set_aside: bool = True) -
         ) from exc
 
 
-def _open_index(
-    settings: Settings, paths: DataPaths, ledger: VectorLedger, notify: Notify, hold: bool
-) -> tuple[MirroredIndex | LedgerVectors, bool]:
-    """The user's index and whether it was set aside: on the Chroma server; or the embedded store, after a health
-    probe, when this process holds it (an index that fails the probe is moved aside and a fresh one opened, which
-    ``reconcile`` then fills from the ledger); or, when another process holds it, the ledger's own vector copies
-    (``agent.index_holder`` says why). ``hold`` waits briefly for the store instead: rebuild and reindex rewrite it."""
-    from agent import locking
-    from agent.adapters.chroma_index import LOCK_WAIT, ChromaIndex, open_client
-    from agent.adapters.ledger_vectors import LedgerVectors
-    from agent.index_holder import HeldIndex
-
-    if settings.chroma_url:
-        client = open_client(None, settings.chroma_url)
-        remote = ChromaIndex(client, settings.user, settings.chroma_url, namespace=ledger.store_id(), remote=True)
-        return MirroredIndex(remote, ledger, settings.user), False
-    if hold:
-        locking.acquire(paths.chroma, LOCK_WAIT)
-    elif not locking.try_acquire(paths.chroma):
-        return LedgerVectors(ledger, settings.user), False
-    try:
-        index = ChromaIndex(open_client(paths.chroma, None), settings.user, str(paths.chroma))
-        index.finish_reset()
-        index.probe(ledger.latest_vectors(settings.user, PROBE_LATEST))
-    except StoreCorrupt as exc:
-        moved = set_aside_index(paths.chroma)
-        notify(f"{exc} It was moved aside to {moved} and is rebuilt from the ledger (that copy goes once it is).")
-        fresh = ChromaIndex(open_client(paths.chroma, None), settings.user, str(paths.chroma))
-        return HeldIndex(fresh, ledger, settings.user), True
-    return HeldIndex(index, ledger, settings.user), False
+def existing_ledger(settings: Settings, paths: DataPaths) -> Ledger | None:
+    """The ledger of ``settings`` if there is one yet, as it is (``build_ledger`` without setting it aside): a
+    start that only looks for unfinished work must not create one. None for a database: a chat does not wait for a
+    server before its first prompt (the memory commands, which open it anyway, finish its forgets)."""
+    if settings.database_url or not paths.ledger.exists():
+        return None
+    return build_ledger(settings, paths, set_aside=False)
 
 
-def finish_forgets(paths: DataPaths, notify: Notify, ledger: Ledger | None = None) -> None:
+def finish_forgets(settings: Settings, paths: DataPaths, notify: Notify, ledger: Ledger | None = None) -> None:
     """Finish the forgets a kill or Ctrl-C cut short (``agent.forget``): every start of the agent calls this, and
     ``notify`` says what it did in one line. ``ledger`` is the one the caller has open; without it the ledger is
     opened here, if there is one, and one that cannot be opened now is left for the memory commands to report."""
-    from agent.adapters.ledger import SqliteLedger
-
     own = None
     if ledger is None:
-        if not paths.ledger.exists():
-            return
         try:
-            ledger = own = SqliteLedger(paths.ledger)
+            ledger = own = existing_ledger(settings, paths)
         except AgentError as exc:
             log.debug("no forget finished: %s", exc)
+            return
+        if ledger is None:
             return
     try:
         line = finish_cut_short(ledger, lambda user: places_of(paths.for_user(user)))
@@ -361,3 +394,72 @@ def places_of(paths: DataPaths) -> Places:
     """The session files, the input history and the waiting turns of ``paths``' user, where a forget of theirs
     scrubs."""
     return Places(SessionStore(paths.sessions, paths.user), paths.history, paths.root, Spool(paths.spool))
+
+
+def run_chat(settings: Settings, options: ChatOptions) -> int:
+    """Open the chat for ``settings`` and ``options``; returns the exit code."""
+    from agent.adapters.openai_client import check_endpoint
+    from agent.ui.output import Mode, Output
+    from agent.ui.prompt import TerminalReader
+    from agent.ui.repl import Repl, ReplEvents, banner, open_session, pick_session
+
+    if options.no_memory and options.read_only:
+        raise UsageError("Use --no-memory (no memory at all) or --read-only (recall, never write), not both.")
+    check_endpoint(settings)
+    paths = ensure_data_dir(settings.data_dir).for_user(settings.user)
+    out = Output(Mode.detect(options.plain))
+    finish_forgets(settings, paths, out.notice)  # before this chat holds its own session, so that one is scrubbed too
+    store = SessionStore(paths.sessions, settings.user)
+    name, resumed = pick_session(store, options)
+    with store.lock(name):
+        session, resumed = open_session(store, name, resumed, out.warn)
+        events = ReplEvents(out)
+        engine, worker = build_chat(settings, options, store, session, events)
+        repl = Repl(engine, out, worker, events, options.debug, paths.history, settings.data_dir)
+        if options.resume_latest and not resumed:
+            out.notice("No session to continue: starting a new one.")
+        if out.mode.interactive:
+            repl.use(TerminalReader(paths.history, repl.toolbar, out.warn))
+            banner(repl, resumed, options)
+        return repl.run()
+
+
+def build_chat(
+    settings: Settings,
+    options: ChatOptions,
+    store: SessionStore,
+    session: Session,
+    events: ChatEvents,
+    model: ChatModel | None = None,
+) -> tuple[ChatEngine, MemoryWorker | None]:
+    """The chat engine of ``session`` and its memory worker (None with ``--no-memory``), telling ``events`` what
+    happens. ``model`` is used as it is (benchmarks bring theirs); without it the OpenAI-compatible client is
+    built in the background, as are the probe of the server and the memory store."""
+    from agent.adapters.openai_chat import chat_model
+    from agent.adapters.openai_models import served_models
+    from agent.adapters.server_probe import probe
+    from agent.extract import model_extractor
+    from agent.server import server_profile
+    from agent.tokens import warm_up as warm_up_tokens
+
+    in_background(warm_up_tokens, "tokens")
+    chat = model or DeferredChatModel(lambda: chat_model(settings, on_retry=events.on_retry))
+    # The summary and extraction calls go where the chat's requests go (``placement``, once the server is probed).
+    conversation = Conversation(settings.context_tokens,
+                                model_summarizer(chat, settings.model, lambda: conversation.placement))
+    conversation.resume(session.turns, session.context_start, session.summary)
+    worker = None
+    if not options.no_memory:
+        extractor = None
+        if settings.llm_extract:
+            extractor = model_extractor(chat, settings.model, events.on_extraction_failed,
+                                        lambda: conversation.placement)
+        worker = MemoryWorker(lambda: open_memory(settings, extractor=extractor), events.on_write,
+                              read_only=options.read_only,
+                              spool=Spool(DataPaths(settings.data_dir, settings.user).spool))
+    server = in_background(lambda: server_profile(probe(settings), model=settings.model,
+                                                  system_prompt=settings.system_prompt,
+                                                  max_tokens=settings.max_tokens), "server-probe")
+    engine = ChatEngine(chat, settings.model, conversation, store, session, worker, server=server,
+                        max_tokens=settings.max_tokens, catalog=lambda: served_models(settings))
+    return engine, worker

@@ -20,6 +20,7 @@ if __package__ in (None, ""):  # run as a script: make ``bench`` importable from
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from agent.adapters.ledger import SqliteLedger
+from agent.config import load_settings
 from agent.conversation import Turn
 from agent.domain import MemoryRecord, content_hash, memory_id
 from agent.forget import Forgotten, scrub_sessions
@@ -53,7 +54,7 @@ def idle_check_ms(root: Path, memories: int, runs: int = 5) -> list[float]:
     times = []
     for _ in range(runs):
         start = time.perf_counter()
-        finish_forgets(DataPaths(root), print)
+        finish_forgets(load_settings(environ={"AGENT_DATA_DIR": str(root)}), DataPaths(root), print)
         times.append((time.perf_counter() - start) * 1000)
     return times
 

@@ -1,6 +1,6 @@
 """How soon the chat is ready for the next line once a reply has ended, while the write gate runs behind it.
 
-The chat is wired by the REPL's own ``_build`` (``agent.ui.repl``), so the turn is the REPL's ``Repl.turn``: recall
+The chat is wired by the composition root (``agent.wiring.build_chat``), so the turn is the REPL's ``Repl.turn``: recall
 on the memory thread, the reply rendered as Markdown to a terminal console (in memory), the session saved, the
 user's words queued for the gate, the usage line. Only the model is replaced, by ``InstantChat``, whose replies
 arrive at once; memory is real: ``open_memory`` with the local embedder and an embedded Chroma store in a temp dir.
@@ -25,21 +25,19 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-from unittest import mock
 
 from rich.console import Console
 
 from agent.adapters.chroma_index import forget_clients
-from agent.chat import WriteOutcome
+from agent.chat import ChatOptions, WriteOutcome
 from agent.config import Settings
 from agent.domain import Message
 from agent.memory import gate
 from agent.ports import ChatChunk
 from agent.sessions import SessionStore
-from agent.ui import repl as repl_module
 from agent.ui.output import Mode, Output
-from agent.ui.repl import ChatOptions, Repl, open_session
-from agent.wiring import ensure_data_dir
+from agent.ui.repl import Repl, ReplEvents, open_session
+from agent.wiring import build_chat, ensure_data_dir
 from bench.locomo import percentile
 
 TURNS = 50
@@ -69,6 +67,18 @@ class InstantChat:
         self.ended = self.ended or time.perf_counter()
 
 
+class TimedEvents(ReplEvents):
+    """The REPL's events, noting when each memory write landed."""
+
+    def __init__(self, out: Output, written: list[tuple[float, WriteOutcome]]) -> None:
+        super().__init__(out)
+        self.written = written
+
+    def on_write(self, outcome: WriteOutcome) -> None:
+        self.written.append((time.perf_counter(), outcome))
+        super().on_write(outcome)
+
+
 def lines(facts: Sequence[str], questions: Sequence[str], n: int) -> list[str]:
     """``n`` user lines, three in five of them ``facts`` (the gate keeps them), the others ``questions`` the gate
     drops and small talk."""
@@ -89,19 +99,12 @@ def measure(
     store = SessionStore(paths.sessions, settings.user)
     console = Console(file=io.StringIO(), force_terminal=True, width=100, highlight=False, emoji=False)
     out = Output(Mode(interactive=True, plain=False), console, console)
-    # ``_build`` builds the OpenAI chat model on a background thread: the patch holds until the run is over.
-    with mock.patch.object(repl_module, "chat_model", lambda settings, on_retry: model), store.lock("bench"):
+    with store.lock("bench"):
         session, _ = open_session(store, "bench", False, out.warn)
-        repl: Repl = repl_module._build(settings, ChatOptions(), store, session, out, paths.history)
-        worker = repl.worker
+        events = TimedEvents(out, written)
+        engine, worker = build_chat(settings, ChatOptions(), store, session, events, model)
         assert worker is not None
-        shown = repl.on_write
-
-        def on_write(outcome: WriteOutcome) -> None:
-            written.append((time.perf_counter(), outcome))
-            shown(outcome)
-
-        repl.on_write = on_write  # type: ignore[method-assign]  # the worker calls it through the REPL
+        repl = Repl(engine, out, worker, events, history=paths.history, data_root=settings.data_dir)
         try:
             service = worker.call(lambda s: s)  # waits for the store and the model to open
             for line in ["hi there", "I moved to Porto last spring with my partner", "Tell me a joke about cats"]:

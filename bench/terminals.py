@@ -32,12 +32,12 @@ if __package__ in (None, ""):  # run as a script: make ``bench`` importable from
 
 from agent import locking
 from agent.adapters.chroma_index import ChromaIndex, close_client, forget_clients, open_client
+from agent.adapters.index_holder import HeldIndex
 from agent.adapters.ledger import SqliteLedger
 from agent.adapters.ledger_vectors import LedgerVectors
 from agent.adapters.local_embedder import DIMENSION, MODEL_NAME
 from agent.config import load_settings
 from agent.domain import MemoryRecord, content_hash, memory_id
-from agent.index_holder import HeldIndex
 from agent.wiring import DataPaths, open_memory
 from bench import machine
 from bench.index_restore import USER, seed

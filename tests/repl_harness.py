@@ -21,7 +21,7 @@ from agent.sessions import Session, SessionStore
 from agent.spool import Spool
 from agent.ui.output import Mode, Output
 from agent.ui.prompt import PipeReader
-from agent.ui.repl import Repl
+from agent.ui.repl import Repl, ReplEvents
 from tests.fakes import InMemoryIndex, WordHashEmbedder
 
 
@@ -77,13 +77,11 @@ def build_chat(
     existing = store.load(session) if store.exists(session) else Session(session, 0.0, 0.0)
     conversation = Conversation(budget, model_summarizer(model, "test-model"))
     conversation.resume(existing.turns, existing.context_start, existing.summary)
-    hooks: list[Repl] = []
-    worker = None if memory is None else MemoryWorker(memory, lambda outcome: hooks[0].on_write(outcome),
-                                                      read_only, spool)
+    events = ReplEvents(out)
+    worker = None if memory is None else MemoryWorker(memory, events.on_write, read_only, spool)
     engine = ChatEngine(model, "test-model", conversation, store, existing, worker, server=server,
                         max_tokens=max_tokens)
-    repl = Repl(engine, out, worker, history=history)
-    hooks.append(repl)
+    repl = Repl(engine, out, worker, events, history=history)
     return Chat(repl, stdout, notices)
 
 

@@ -26,7 +26,7 @@ from agent.adapters.ledger import SqliteLedger
 from agent.adapters.local_embedder import LocalEmbedder
 from agent.config import load_settings
 from agent.domain import MemoryRecord, content_hash, memory_id
-from agent.recovery import rebuild_index
+from agent.wiring import rebuild_index
 from tests.cli_harness import invoke
 from tests.helpers_store import ShaEmbedder, index_of, ledger_of, open_fake_memory, text_for
 

@@ -13,6 +13,8 @@ from typing import Any
 
 import pytest
 
+from agent.adapters.chroma_index import ChromaIndex, open_client
+from agent.adapters.index_holder import HeldIndex
 from agent.adapters.ledger import SqliteLedger
 from agent.adapters.ledger_vectors import LedgerVectors
 from agent.domain import MemoryRecord, Quote, StatedFact, content_hash, memory_id
@@ -251,3 +253,22 @@ def test_another_users_memories_are_invisible_through_every_read(open_ledger: Op
     ledger.claim_vectors(USER, ("other", "model", 3))
     assert ledger.get(OTHER, [memory.id]) == {memory.id: memory}
     assert ledger.vector_ids(OTHER) == [memory.id] and ledger.vector_space(OTHER) == SPACE
+
+
+def test_the_index_holder_catches_up_with_what_another_connection_wrote_and_forgot(
+    open_ledger: Opener, tmp_path: Path
+) -> None:
+    mine, other = open_ledger(), open_ledger()
+    chroma = ChromaIndex(open_client(tmp_path / "chroma", None), USER, str(tmp_path / "chroma"))
+    chroma.claim(SPACE)
+    held = HeldIndex(chroma, mine, USER)
+    texts = ["note a", "note b"]
+    other.put([record(t) for t in texts])
+    other.claim_vectors(USER, SPACE)
+    other.put_vectors(USER, [memory_id(USER, t) for t in texts], ShaEmbedder().embed(texts))
+    a, b = (memory_id(USER, t) for t in texts)
+    assert held.query(ShaEmbedder().embed(["note b"])[0], 1)[0].id == b
+    assert chroma.ids() == {a, b}
+    other.delete(USER, [a])
+    assert a not in {hit.id for hit in held.query(ShaEmbedder().embed(["note a"])[0], 5)}
+    assert chroma.ids() == {b}

@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 
 from agent.adapters.chroma_index import ChromaIndex, forget_clients, open_client
+from agent.adapters.index_holder import HeldIndex
 from agent.adapters.ledger import SqliteLedger
 from agent.adapters.ledger_vectors import LedgerVectors
 from agent.domain import MemoryRecord, content_hash, memory_id
-from agent.index_holder import HeldIndex
 from tests.helpers_store import ShaEmbedder
 
 USER = "default"

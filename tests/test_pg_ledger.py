@@ -124,6 +124,8 @@ LEDGER_WIDE = (
     r"SELECT DISTINCT owner FROM memories ORDER BY owner",  # users(): the names of the users, no row of theirs
     r"SELECT key, owner, ids, texts FROM forgets ORDER BY key",  # every user's unfinished forgets (agent.forget)
     r"DELETE FROM forgets WHERE key = %s",  # the one finished
+    r"SELECT owner FROM forgets WHERE key = %s",  # whose it was, to rewrite that user's partitions
+    r"SELECT n FROM generate_series\(.*satisfies_hash_partition",  # which partition a user's rows are in: no row read
 )
 USER_TABLES = ("memories", "vectors", "vector_spaces", "forgets")
 
@@ -238,9 +240,74 @@ def test_a_forget_leaves_no_byte_of_the_text_in_the_database_files(pg_cluster: C
     ledger.close()
 
 
-def test_the_readme_sentence_on_what_postgresql_keeps_names_the_wal_and_backups() -> None:
-    note = postgres_ledger.FORGET_NOTE
-    assert "write-ahead log" in note and "backup" in note and "VACUUM FULL" in note
+def test_a_forget_rewrites_the_partition_of_its_user_and_leaves_the_others_alone(ledger: PostgresLedger) -> None:
+    mine = ledger._partitions(USER)
+    other = next(name for name in (f"user{n}" for n in range(1000)) if ledger._partitions(name) != mine)
+    ledger.put([record("mine to forget"), record("a memory of someone else", user=other)])
+
+    def files() -> dict[str, int]:
+        rows = ledger._read("SELECT relname, relfilenode FROM pg_class WHERE relname ~ '^(memories|vectors)_[0-9]+$'")
+        return {row["relname"]: int(row["relfilenode"]) for row in rows}
+
+    before = files()
+    key, _ = ledger.record_forget(USER, [record("mine to forget").id], ["mine to forget"])
+    ledger.drop_forget(key)
+    after = files()
+    assert {name for name in before if before[name] != after[name]} == set(mine)  # VACUUM FULL: new files
+    assert [r.text for r in ledger.all(other)] == ["a memory of someone else"]
+
+
+def test_a_forget_whose_tables_cannot_be_rewritten_keeps_its_record_to_be_finished_later(
+    ledger: PostgresLedger, pg_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    memory = record("I keep my spare key in the blue vase")
+    ledger.put([memory])
+    key, _ = ledger.record_forget(USER, [memory.id], [memory.text])
+    monkeypatch.setattr(postgres_ledger, "VACUUM_WAIT", 1.0)
+    with psycopg.connect(pg_url) as reader, reader.transaction():
+        reader.execute("SELECT count(*) FROM memories")  # a reader still in its transaction: no rewrite now
+        with pytest.raises(StoreLocked) as locked:
+            ledger.drop_forget(key)
+    assert "locked by another transaction while memory was erased" in one_line(locked.value)
+    assert [r.key for r in ledger.pending_forgets()] == [key]
+    ledger.drop_forget(key)
+    assert ledger.pending_forgets() == []
+
+
+def test_agents_writing_at_once_lose_nothing(pg_url: str) -> None:
+    ledgers = [PostgresLedger(pg_url) for _ in range(4)]
+    shared = record("a memory every agent restates")
+    ledgers[0].put([shared])
+    failures: list[BaseException] = []
+    start = threading.Barrier(len(ledgers))
+
+    def write(n: int, ledger: PostgresLedger) -> None:
+        try:
+            start.wait(timeout=60)
+            for i in range(25):
+                memory = record(f"agent {n} fact {i}")
+                ledger.put([memory])
+                ledger.claim_vectors(USER, SPACE)
+                ledger.put_vectors(USER, [memory.id], ShaEmbedder().embed([memory.text]))
+                ledger.touch(USER, [memory.id], time.time())
+                ledger.restate(USER, shared.id, Quote(f"from {n} {i}", "s", i, 1.0))
+        except BaseException as exc:  # reported below
+            failures.append(exc)
+
+    threads = [threading.Thread(target=write, args=(n, ledger)) for n, ledger in enumerate(ledgers)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=300)
+    assert failures == [] and not any(thread.is_alive() for thread in threads)
+    check = ledgers[0]
+    written = [record(f"agent {n} fact {i}").id for n in range(4) for i in range(25)]
+    assert sorted(check.ids(USER)) == sorted([*written, shared.id])
+    assert sorted(check.vector_ids(USER)) == sorted(written)
+    quotes = check.get(USER, [shared.id])[shared.id].restated  # no read-modify-write overwrote another one's
+    assert sorted(q.text for q in quotes) == sorted(f"from {n} {i}" for n in range(4) for i in range(25))
+    for ledger in ledgers:
+        ledger.close()
 
 
 # -- every failure of the server, one line -----------------------------------------------------------------------

@@ -17,8 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from agent import recovery, wiring
-from agent.adapters import chroma_files
+from agent import wiring
+from agent.adapters import chroma_files, mirrored_index
 from agent.adapters.chroma_files import VERSION_FILE, installed_chromadb
 from agent.adapters.chroma_index import forget_clients
 from agent.adapters.local_embedder import LocalEmbedder
@@ -98,7 +98,7 @@ def test_a_damaged_index_is_moved_aside_as_it_was_and_rebuilt_from_the_ledger(
     real_drop = wiring.drop_set_aside_indexes
 
     def drop(chroma_dir: Path) -> list[Path]:
-        set_aside.update((p, snapshot(p)) for p in recovery.set_aside_indexes(chroma_dir))
+        set_aside.update((p, snapshot(p)) for p in mirrored_index.set_aside_indexes(chroma_dir))
         return real_drop(chroma_dir)
 
     monkeypatch.setattr(wiring, "drop_set_aside_indexes", drop)

@@ -39,7 +39,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager, suppress
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeAlias
+from typing import Any
 
 from agent.adapters import disk
 from agent.domain import ForgetRecord, MemoryRecord, Quote, StatedFact
@@ -317,7 +317,7 @@ class SqliteLedger:
     def change_mark(self) -> tuple[int, int]:
         """A value that differs after any transaction committed to the file since it was last read, by another
         process (SQLite's ``data_version``, one cheap read) or through this connection (counted here): whoever
-        keeps a view of the ledger (``agent.adapters.ledger_vectors``, ``agent.index_holder``) compares it before
+        keeps a view of the ledger (``ledger_vectors``, ``index_holder``) compares it before
         each search and refreshes only when it moved."""
         with self._lock:
             try:
@@ -594,11 +594,3 @@ class SqliteLedger:
     def close(self) -> None:
         with self._lock:
             self._db.close()
-
-
-if TYPE_CHECKING:
-    from agent.adapters.postgres_ledger import PostgresLedger
-
-    # The ledgers that keep the vector copies the index and recovery read: this file, or a PostgreSQL database
-    # shared by several machines (``AGENT_DATABASE_URL``).
-    VectorLedger: TypeAlias = SqliteLedger | PostgresLedger

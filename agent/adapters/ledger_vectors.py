@@ -3,7 +3,7 @@ hold the embedded Chroma store.
 
 Why: Chroma's embedded store keeps its HNSW index in the memory of the process that opened it, and two processes
 writing one directory silently lose records (measured with chromadb 1.5.9), so only one process at a time may have
-it open (``agent.index_holder``). Every other agent process on the data directory (a chat in a second terminal,
+it open (``agent.adapters.index_holder``). Every other agent process on the data directory (a chat in a second terminal,
 ``agent memories ...`` beside a chat) writes its vectors to the ledger only, which SQLite shares safely between
 processes, and searches them by brute force: one matrix product over every vector of the user, exact, and a few
 milliseconds at 10,000 memories (``bench/terminals.py``).
@@ -17,15 +17,11 @@ wrote is found at the next search, and a forgotten one is not, without reading 1
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
 
 import numpy as np
 import numpy.typing as npt
 
-from agent.ports import IndexHit
-
-if TYPE_CHECKING:
-    from agent.adapters.ledger import VectorLedger
+from agent.ports import IndexHit, Ledger
 
 Matrix = npt.NDArray[np.float32]
 
@@ -37,7 +33,7 @@ class LedgerVectors:
     not the whole matrix copied anew (which at 10,000 memories cost more than the search itself); only a delete
     moves rows, to close the gap."""
 
-    def __init__(self, ledger: VectorLedger, user: str) -> None:
+    def __init__(self, ledger: Ledger, user: str) -> None:
         self._ledger = ledger
         self._user = user
         self._mark: tuple[int, int] | None = None

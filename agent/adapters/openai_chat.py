@@ -22,7 +22,6 @@ import random
 import re
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlparse
 
@@ -30,7 +29,7 @@ from agent.adapters.openai_client import redact
 from agent.config import Settings
 from agent.domain import Message
 from agent.errors import ChatError, ChatFatal, ChatRetryable, ContextOverflow, SystemRoleRefused
-from agent.ports import ChatChunk
+from agent.ports import ChatChunk, RetryNotice
 from agent.server import context_from_error
 
 log = logging.getLogger(__name__)
@@ -39,16 +38,6 @@ _BACKOFF_START = 0.5
 _BACKOFF_CAP = 8.0
 # What a chat template without a system role says when it gets one (Gemma's, on vLLM or llama.cpp with --jinja).
 _SYSTEM_REFUSED = re.compile(r"system (?:role|message)s? (?:is |are )?not (?:supported|allowed)", re.IGNORECASE)
-
-
-@dataclass(frozen=True)
-class RetryNotice:
-    """A retry about to happen: the ``attempt``-th of at most ``retries``, after ``delay`` seconds, and why."""
-
-    attempt: int
-    retries: int
-    delay: float
-    reason: str
 
 
 def retry_after(headers: Mapping[str, str]) -> float | None:

@@ -1,4 +1,5 @@
-"""The chat loop: wires settings into a session, a conversation, memory and a model, then reads and answers.
+"""The chat loop: reads lines and answers them through the chat engine the composition root built
+(``agent.wiring.run_chat``), and says what happened.
 
 Start-up does only what can fail fast in the foreground (endpoint settings, the session name, its lock, its
 file) and shows the prompt; the OpenAI SDK import, Chroma and the embedding model load in the background. Each
@@ -16,58 +17,28 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, nullcontext
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from rich.traceback import Traceback
 
-from agent.adapters.openai_chat import RetryNotice, chat_model
-from agent.adapters.openai_client import check_endpoint
-from agent.adapters.openai_models import served_models
-from agent.adapters.server_probe import probe
-from agent.chat import (
-    ChatEngine,
-    DeferredChatModel,
-    MemoryWorker,
-    PendingTurn,
-    TurnResult,
-    WriteOutcome,
-    in_background,
-)
-from agent.config import Settings
-from agent.conversation import Conversation, Fold, model_summarizer
-from agent.errors import SessionCorrupt, UsageError
-from agent.extract import model_extractor
-from agent.server import server_profile
+from agent.chat import ChatEngine, ChatOptions, MemoryWorker, PendingTurn, TurnResult, WriteOutcome
+from agent.conversation import Fold
+from agent.errors import ChatError, SessionCorrupt, UsageError
+from agent.ports import RetryNotice
 from agent.sessions import Session, SessionStore, check_name, new_name
-from agent.spool import Spool
 from agent.tokens import count_tokens
-from agent.tokens import warm_up as warm_up_tokens
 from agent.ui.commands import Commands, evicted_line, is_command, shorten
 from agent.ui.controls import writes_state
-from agent.ui.output import Mode, Output
-from agent.ui.prompt import EmptyLineInterrupt, LineReader, PipeReader, TerminalReader, typed_ahead_kept
+from agent.ui.output import Output
+from agent.ui.prompt import EmptyLineInterrupt, LineReader, PipeReader, typed_ahead_kept
 from agent.ui.render import plural
-from agent.wiring import DataPaths, ensure_data_dir, finish_forgets, open_memory
 
 log = logging.getLogger(__name__)
 BANNER_WAIT = 1.5  # how long the banner waits for the server to say which model it serves
 # How long the next prompt waits for the memory write of the turn before it (an embedding and a ledger write: tens
 # of milliseconds once the store is open), so that "remembered: ..." is printed under the reply it belongs to.
 RECEIPT_WAIT = 5.0
-
-
-@dataclass(frozen=True)
-class ChatOptions:
-    """The chat's command-line flags."""
-
-    session: str | None = None
-    resume_latest: bool = False
-    no_memory: bool = False
-    read_only: bool = False
-    plain: bool = False
-    debug: bool = False
 
 
 class Leave(BaseException):
@@ -154,6 +125,7 @@ class Repl:
         engine: ChatEngine,
         out: Output,
         worker: MemoryWorker | None,
+        events: ReplEvents,
         debug: bool = False,
         history: Path | None = None,
         data_root: Path | None = None,
@@ -161,14 +133,13 @@ class Repl:
         self.engine = engine
         self.out = out
         self.worker = worker
+        self.events = events
         self.debug = debug
         self.reader: LineReader = PipeReader(out.notice)
         self.commands = Commands(engine, out, self.reader.ask, history, data_root)
         self.signals = HeldInterrupts()
         self._unsaved_told = False
-        self._late: set[int] = set()  # turns whose memory write outlasted RECEIPT_WAIT: their receipt names them
         self._recall_failing = False  # the last recall failed: a store away for many turns is said once
-        self._spooling = False  # a turn waits in the spool: the next ones are said in short
 
     def use(self, reader: LineReader) -> None:
         self.reader = reader
@@ -297,9 +268,9 @@ class Repl:
         try:
             writing.result(timeout=RECEIPT_WAIT)
         except TimeoutError:
-            self._late.add(number)
+            self.events.late.add(number)
         except KeyboardInterrupt:
-            self._late.add(number)
+            self.events.late.add(number)
 
     def _save_problem(self) -> None:
         """Say once when the session stops being saved, and once when it is saved again."""
@@ -366,9 +337,21 @@ class Repl:
         note = f" (estimated: {why})" if mark else ""
         return f"↳ {mark}{tokens_in:,} tokens in · {mark}{tokens_out:,} out{note}"
 
+
+
+class ReplEvents:
+    """The chat's events (``agent.chat.ChatEvents``) as lines of the transcript: the receipt of each memory write,
+    each retry of a request, a failed extraction. ``late`` holds the turns whose memory write outlasted
+    ``RECEIPT_WAIT``: their receipt, printed above a later prompt, names its turn."""
+
+    def __init__(self, out: Output) -> None:
+        self.out = out
+        self.late: set[int] = set()
+        self._spooling = False  # a turn waits in the spool: the next ones are said in short
+
     def on_write(self, outcome: WriteOutcome) -> None:
         """Called on the memory thread after each background write."""
-        late = f"(turn {outcome.turn}) " if outcome.turn in self._late else ""
+        late = f"(turn {outcome.turn}) " if outcome.turn in self.late else ""
         if outcome.replayed:
             late = f"(turn {outcome.turn}, kept while memory was away) "
         if outcome.spooled:
@@ -397,6 +380,9 @@ class Repl:
     def on_retry(self, notice: RetryNotice) -> None:
         self.out.warn(f"{notice.reason}: retrying in {notice.delay:.1f} s ({notice.attempt}/{notice.retries})…")
 
+    def on_extraction_failed(self, error: ChatError) -> None:
+        self.out.warn(f"memory: extraction failed ({error})")
+
 
 def pick_session(store: SessionStore, options: ChatOptions) -> tuple[str, bool]:
     """The session name of this run and whether it exists already."""
@@ -417,27 +403,6 @@ def pick_session(store: SessionStore, options: ChatOptions) -> tuple[str, bool]:
     return name, False
 
 
-def run_chat(settings: Settings, options: ChatOptions) -> int:
-    """Open the chat for ``settings`` and ``options``; returns the exit code."""
-    if options.no_memory and options.read_only:
-        raise UsageError("Use --no-memory (no memory at all) or --read-only (recall, never write), not both.")
-    check_endpoint(settings)
-    paths = ensure_data_dir(settings.data_dir).for_user(settings.user)
-    out = Output(Mode.detect(options.plain))
-    finish_forgets(paths, out.notice)  # before this chat holds its own session, so that one is scrubbed too
-    store = SessionStore(paths.sessions, settings.user)
-    name, resumed = pick_session(store, options)
-    with store.lock(name):
-        session, resumed = open_session(store, name, resumed, out.warn)
-        repl = _build(settings, options, store, session, out, paths)
-        if options.resume_latest and not resumed:
-            out.notice("No session to continue: starting a new one.")
-        if out.mode.interactive:
-            repl.use(TerminalReader(paths.history, repl.toolbar, out.warn))
-            _banner(repl, resumed, options)
-        return repl.run()
-
-
 def open_session(store: SessionStore, name: str, exists: bool, warn: Callable[[str], None]) -> tuple[Session, bool]:
     """The session ``name`` (the caller holds its lock) and whether it was resumed. A damaged file is moved aside,
     kept for the user to inspect, and the session starts afresh with one line saying where the file went."""
@@ -452,38 +417,8 @@ def open_session(store: SessionStore, name: str, exists: bool, warn: Callable[[s
     return Session(name, now, now), False
 
 
-def _build(
-    settings: Settings, options: ChatOptions, store: SessionStore, session: Session, out: Output, paths: DataPaths
-) -> Repl:
-    """Wire one chat; the callbacks into the REPL are bound once it exists."""
-    hooks: list[Repl] = []
-    in_background(warm_up_tokens, "tokens")
-    chat = DeferredChatModel(lambda: chat_model(settings, on_retry=lambda n: hooks[0].on_retry(n)))
-    # The summary and extraction calls go where the chat's requests go (``placement``, once the server is probed).
-    conversation = Conversation(settings.context_tokens,
-                                model_summarizer(chat, settings.model, lambda: conversation.placement))
-    conversation.resume(session.turns, session.context_start, session.summary)
-    worker = None
-    if not options.no_memory:
-        extractor = None
-        if settings.llm_extract:
-            extractor = model_extractor(chat, settings.model,
-                                        lambda exc: out.warn(f"memory: extraction failed ({exc})"),
-                                        lambda: conversation.placement)
-        worker = MemoryWorker(lambda: open_memory(settings, extractor=extractor), lambda o: hooks[0].on_write(o),
-                              read_only=options.read_only, spool=Spool(paths.spool))
-    server = in_background(lambda: server_profile(probe(settings), model=settings.model,
-                                                  system_prompt=settings.system_prompt,
-                                                  max_tokens=settings.max_tokens), "server-probe")
-    engine = ChatEngine(chat, settings.model, conversation, store, session, worker, server=server,
-                        max_tokens=settings.max_tokens)
-    engine.catalog = lambda: served_models(settings)
-    repl = Repl(engine, out, worker, options.debug, paths.history, settings.data_dir)
-    hooks.append(repl)
-    return repl
-
-
-def _banner(repl: Repl, resumed: bool, options: ChatOptions) -> None:
+def banner(repl: Repl, resumed: bool, options: ChatOptions) -> None:
+    """The lines an interactive chat opens with: the session, the model the server serves, the memory's state."""
     session = repl.engine.session
     state = f"resumed, {plural(len(session.turns), 'turn', 'turns')}" if resumed else "new"
     memory = "off" if options.no_memory else "read-only" if options.read_only else "on"

@@ -1,59 +1,35 @@
-"""Recovery: damaged files are moved aside, the index is kept in step with the ledger, and rebuilt from it.
+"""The index kept in step with the ledger: every vector copied to the ledger first, the index reconciled with it at
+every open, and a damaged embedded index set aside.
 
-The ledger is the source of truth; the index can always be rebuilt from it. So a damaged file is never deleted or
-overwritten: it is renamed to ``<name>.corrupt-<time>`` beside itself (a ledger together with its rollback
-journal, which SQLite needs to make sense of it).
-
-Chroma's HNSW files are torn by a kill in the middle of their persistence (measured with chromadb 1.5.9: a
-truncated ``index_metadata.pickle`` after a SIGKILL during writes), so every vector is also kept in the ledger
-(``MirroredIndex``), and ``reconcile`` runs at every open: it restores what the index lacks from those copies, in
-seconds and without the embedder, and drops vectors whose memory is gone (a kill between the two halves of a
-forget). Only memories without a stored vector (written before the copies existed, or after an embedder switch)
-need embedding: a handful is embedded at once; more wait for an explicit ``agent memories rebuild``, because
-re-embedding thousands of memories takes minutes, or API calls.
+The ledger is the source of truth; the index can always be rebuilt from it. Chroma's HNSW files are torn by a kill
+in the middle of their persistence (measured with chromadb 1.5.9: a truncated ``index_metadata.pickle`` after a
+SIGKILL during writes), so every vector is also kept in the ledger (``MirroredIndex``), and ``reconcile`` runs at
+every open: it restores what the index lacks from those copies, in seconds and without the embedder, and drops
+vectors whose memory is gone (a kill between the two halves of a forget). Only memories without a stored vector
+(written before the copies existed, or after an embedder switch) need embedding: a handful is embedded at once;
+more wait for an explicit ``agent memories rebuild``, because re-embedding thousands of memories takes minutes, or
+API calls. A damaged index is never deleted at once: it is moved aside (``agent.files.move_aside``) until the
+fresh one is whole.
 """
 
 from __future__ import annotations
 
 import logging
 import shutil
-import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
 
-from agent.config import Settings
+from agent import locking
+from agent.adapters.chroma_index import LOCK_WAIT, ChromaIndex, close_client
 from agent.errors import EmbeddingError
+from agent.files import move_aside
 from agent.memory.service import space_of
-from agent.ports import Embedder, IndexHit
-
-if TYPE_CHECKING:
-    from agent.adapters.chroma_index import ChromaIndex
-    from agent.adapters.ledger import VectorLedger
+from agent.ports import Embedder, IndexHit, Ledger, Notify
 
 log = logging.getLogger(__name__)
 
-Notify = Callable[[str], None]
 RECONCILE_LIMIT = 64
-SQLITE_SIDE_FILES = ("-journal", "-wal", "-shm")
-
-
-def move_aside(path: Path) -> Path:
-    """Rename a damaged file or directory to ``<name>.corrupt-<YYYYmmdd-HHMMSS>`` beside it and return the new
-    path; a SQLite file's journal goes along under the matching name."""
-    stamp = time.strftime("%Y%m%d-%H%M%S")
-    target = path.with_name(f"{path.name}.corrupt-{stamp}")
-    n = 1
-    while target.exists():
-        n += 1
-        target = path.with_name(f"{path.name}.corrupt-{stamp}-{n}")
-    path.rename(target)
-    for suffix in SQLITE_SIDE_FILES:
-        side = path.with_name(path.name + suffix)
-        if side.exists():
-            side.rename(target.with_name(target.name + suffix))
-    return target
 
 
 def set_aside_index(chroma_dir: Path) -> Path:
@@ -61,9 +37,6 @@ def set_aside_index(chroma_dir: Path) -> Path:
     no other process opens it half-moved. At most one index is kept set aside: an older one goes first (an index is
     derived from the ledger, and each copy can weigh hundreds of MB), and ``drop_set_aside_indexes`` removes the
     last once the index is whole again. A damaged ledger moved aside is never removed: it holds text."""
-    from agent import locking
-    from agent.adapters.chroma_index import LOCK_WAIT, close_client
-
     locking.acquire(chroma_dir, LOCK_WAIT)
     try:
         close_client(chroma_dir)
@@ -91,7 +64,7 @@ class MirroredIndex:
     The ledger's record of the space is the one that counts: after a damaged index is set aside, the fresh one
     has none, and the store must still refuse another embedder's vectors."""
 
-    def __init__(self, chroma: ChromaIndex, ledger: VectorLedger, user: str) -> None:
+    def __init__(self, chroma: ChromaIndex, ledger: Ledger, user: str) -> None:
         self.chroma = chroma
         self._ledger = ledger
         self._user = user
@@ -114,7 +87,7 @@ class MirroredIndex:
         return self.chroma.vectors(ids)
 
     def delete(self, ids: Sequence[str]) -> None:
-        """Remove from Chroma; the ledger's copies go with the memories (``SqliteLedger.delete``)."""
+        """Remove from Chroma; the ledger's copies go with the memories (``Ledger.delete``)."""
         self.chroma.delete(ids)
 
     def count(self) -> int:
@@ -124,7 +97,7 @@ class MirroredIndex:
         self.chroma.reset()
 
 
-def _agree_on_space(ledger: VectorLedger, chroma: ChromaIndex, user: str) -> None:
+def _agree_on_space(ledger: Ledger, chroma: ChromaIndex, user: str) -> None:
     """Give the ledger's copies and the Chroma collection the same space: a store from before the copies has it in
     Chroma only (the ledger takes it over), a fresh collection after damage has none (it takes the ledger's)."""
     kept, indexed = ledger.vector_space(user), chroma.space()
@@ -144,7 +117,7 @@ class Reconciled:
 
 
 def reconcile(
-    ledger: VectorLedger, index: MirroredIndex, embedder: Embedder, user: str, notify: Notify
+    ledger: Ledger, index: MirroredIndex, embedder: Embedder, user: str, notify: Notify
 ) -> Reconciled:
     """Make ``user``'s index hold the ledger's memories and nothing else, and the ledger a copy of each vector, as
     far as it can be done now; anything left undone is told through ``notify`` in one line. The caller says what
@@ -191,20 +164,3 @@ def reconcile(
             index.claim(space_of(embedder))
         index.upsert(unembedded, vectors)
     return Reconciled(len(missing), True)
-
-
-def rebuild_index(settings: Settings, embedder: str | None = None) -> tuple[int, Path | None]:
-    """Re-embed this user's memories from the ledger's text into a fresh index; returns (memories indexed, where
-    an index written by a newer chromadb went). Opening moves a damaged index aside by itself and says so; the
-    newer one, which opening refuses, is moved aside here, as the user asked for a new index."""
-    from agent.adapters.chroma_files import written_by_newer_chromadb
-    from agent.wiring import ensure_data_dir, open_memory
-
-    paths = ensure_data_dir(settings.data_dir)
-    moved = None
-    if not settings.chroma_url and written_by_newer_chromadb(paths.chroma):
-        moved = set_aside_index(paths.chroma)
-    count = open_memory(settings, embedder=embedder, check=False).rebuild()
-    if not settings.chroma_url and moved is None:
-        drop_set_aside_indexes(paths.chroma)
-    return count, moved

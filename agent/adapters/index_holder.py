@@ -18,14 +18,10 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
 
 from agent.adapters.chroma_index import ChromaIndex
-from agent.ports import IndexHit
-from agent.recovery import MirroredIndex
-
-if TYPE_CHECKING:
-    from agent.adapters.ledger import VectorLedger
+from agent.adapters.mirrored_index import MirroredIndex
+from agent.ports import IndexHit, Ledger
 
 log = logging.getLogger(__name__)
 
@@ -33,7 +29,7 @@ log = logging.getLogger(__name__)
 class HeldIndex(MirroredIndex):
     """``MirroredIndex`` that catches up with the ledger before each search."""
 
-    def __init__(self, chroma: ChromaIndex, ledger: VectorLedger, user: str) -> None:
+    def __init__(self, chroma: ChromaIndex, ledger: Ledger, user: str) -> None:
         super().__init__(chroma, ledger, user)
         self._mark: tuple[int, int] | None = None
         self._indexed: set[str] | None = None  # the ids in Chroma, read at the first catch-up

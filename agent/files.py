@@ -1,0 +1,77 @@
+"""The careful file operations every store of user data shares: read a regular file, replace one atomically and
+privately, move a damaged one aside.
+
+Why one module: sessions, the input history, the forget scrub and the recovery of a damaged ledger or index all
+touch files that hold the user's words, and each must survive a crash at any instant and never follow a planted
+symlink. So the reads refuse symlinks and non-regular files, the writes go through a temp file created with
+``O_EXCL | O_NOFOLLOW`` (mode 0600), fsynced and renamed over the old name, and nothing damaged is ever deleted or
+overwritten: it is renamed to ``<name>.corrupt-<time>`` beside itself.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import secrets
+import stat
+import time
+from pathlib import Path
+
+# A SQLite file is moved together with these, which SQLite needs to make sense of it.
+SQLITE_SIDE_FILES = ("-journal", "-wal", "-shm")
+
+
+def read_regular(path: Path) -> bytes:
+    """The bytes of the regular file ``path``. ``OSError`` for anything else: a symlink is not followed (ELOOP),
+    and a FIFO or device is refused without blocking on it."""
+    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    with os.fdopen(fd, "rb") as handle:
+        if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
+            raise OSError(errno.EINVAL, "not a regular file", str(path))
+        return handle.read()
+
+
+def write_private(path: Path, data: bytes, prefix: str) -> None:
+    """Replace ``path`` with ``data`` atomically, mode 0600: a temp file ``PREFIX.<random>.tmp`` beside it (created
+    with ``O_EXCL | O_NOFOLLOW``), fsynced, renamed over ``path`` (which replaces a symlink instead of following
+    it), and the directory fsynced. Raises ``OSError``; the old file is intact then and no temp file is left."""
+    temp = path.with_name(f"{prefix}.{secrets.token_hex(4)}.tmp")
+    try:
+        fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view):]
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        os.replace(temp, path)
+        _fsync_dir(path.parent)
+    except OSError:
+        temp.unlink(missing_ok=True)
+        raise
+
+
+def move_aside(path: Path) -> Path:
+    """Rename a damaged file or directory to ``<name>.corrupt-<YYYYmmdd-HHMMSS>`` beside it and return the new
+    path; a SQLite file's journal goes along under the matching name."""
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    target = path.with_name(f"{path.name}.corrupt-{stamp}")
+    n = 1
+    while target.exists():
+        n += 1
+        target = path.with_name(f"{path.name}.corrupt-{stamp}-{n}")
+    path.rename(target)
+    for suffix in SQLITE_SIDE_FILES:
+        side = path.with_name(path.name + suffix)
+        if side.exists():
+            side.rename(target.with_name(target.name + suffix))
+    return target
+
+
+def _fsync_dir(directory: Path) -> None:
+    fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
