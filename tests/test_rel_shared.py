@@ -26,7 +26,7 @@ from tests.cli_harness import invoke
 from tests.fake_openai import FakeOpenAI, Reply
 from tests.helpers_store import chroma_server
 from tests.pg_server import Cluster
-from tests.test_rel_terminals import PipedChat, env_for, fact, prompt_for, question
+from tests.test_rel_terminals import PipedChat, env_for, fact, prompt_for, question, run
 
 pytestmark = pytest.mark.slow
 
@@ -276,3 +276,30 @@ def test_the_database_going_away_mid_chat_is_one_line_and_its_return_heals(
     assert "My dog is called Rex" in prompts[4], "the turn kept while the database was away is remembered"
     assert listed(laptop.env(fake)) == sorted([SISTER, "My dog is called Rex and he is four"])
     assert not any((laptop.root / "data" / "spool").glob("*.json")), "nothing is left waiting"
+
+
+def test_the_database_alone_shares_memory_through_each_machines_own_index(
+    tmp_path: Path, pg_url: str, fake: FakeOpenAI
+) -> None:
+    """Without a Chroma server each machine keeps its own embedded index, caught up from the database's copies of
+    the vectors before each search: what one remembers or forgets, the other's next turn sees. The commands run in
+    processes of their own here: each holds its machine's embedded index while it runs."""
+    laptop, desktop = machines(tmp_path, pg_url, "")
+    alone = {"AGENT_CHROMA_URL": ""}
+    desk = chatting(desktop.env(fake, **alone), "desk")
+    try:
+        desk.say("hello there")
+        desk.wait_replies(1)
+        added = run(laptop.env(fake, **alone), "memories", "add", SISTER)
+        assert added.returncode == 0, added.stderr
+        desk.say(ASK_SISTER)
+        desk.wait_replies(2)
+        assert SISTER in fake.system_prompts()[-1], "the desktop's own index caught up with the database"
+        gone = run(laptop.env(fake, **alone), "memories", "forget", added.stdout.split()[1].rstrip(":"))
+        assert gone.returncode == 0, gone.stderr
+        desk.say(ASK_SISTER)
+        desk.wait_replies(3)
+        assert "Ada lives in Porto" not in fake.system_prompts()[-1]
+    finally:
+        assert desk.close() == 0
+    assert not (laptop.root / "data" / "ledger.sqlite3").exists(), "the data directory's ledger is not used"
