@@ -12,7 +12,6 @@ import dataclasses
 import difflib
 import math
 import os
-import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, fields
 from pathlib import Path
@@ -153,13 +152,16 @@ def _split_url(value: str, schemes: set[str], expected: str, no_scheme: str) -> 
     return parts
 
 
-_PASSWORD = re.compile(r"(://[^/?#@:]*:)[^/?#@]*@")
-
-
 def without_password(url: str) -> str:
     """``url`` with the password of its ``user:password@`` part, if any, replaced by ``***``: a database URL is shown
-    (``agent config``, a message naming a bad value) but its password never is."""
-    return _PASSWORD.sub(r"\1***@", url)
+    (``agent config``, a message naming a bad value) but its password never is, even one with an unescaped ``@``."""
+    scheme, sep, rest = url.partition("://")
+    ends = [at for at in (rest.find(mark) for mark in "/?#") if at >= 0]
+    netloc, tail = rest[: min(ends, default=len(rest))], rest[min(ends, default=len(rest)) :]
+    userinfo, at, host = netloc.rpartition("@")
+    if not sep or not at or ":" not in userinfo:
+        return url
+    return f"{scheme}://{userinfo.split(':', 1)[0]}:***@{host}{tail}"
 
 
 def _database_url(raw: str) -> str | None:
