@@ -22,8 +22,8 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from typing import Protocol, TypeVar
 
-from agent.conversation import DEFAULT, Conversation, Fold, Leaving, Turn, TurnStatus
-from agent.domain import ForgetRecord, MemoryRecord, Message
+from agent.conversation import DEFAULT, Conversation, Fold, Leaving
+from agent.domain import CONTEXT, ForgetRecord, MemoryRecord, Message, Turn, TurnStatus
 from agent.errors import (
     AgentError,
     ChatError,
@@ -214,7 +214,7 @@ class MemoryWorker:
                 if waiting is not None:  # older turns wait for the store: this one goes after them
                     raise waiting
                 report = service.observe(
-                    text, session=session, turn=turn, extra={"context": context} if context else None,
+                    text, session=session, turn=turn, extra={CONTEXT: context} if context else None,
                     extract=finished,
                 )
                 self.count = service.count()
@@ -262,7 +262,7 @@ class MemoryWorker:
         for path, entry in self.spool.waiting():
             try:
                 report = service.observe(entry.text, session=entry.session, turn=entry.turn, when=entry.when,
-                                         extra={"context": entry.context} if entry.context else None,
+                                         extra={CONTEXT: entry.context} if entry.context else None,
                                          extract=entry.finished)
                 self.count = service.count()
             except Exception as exc:
@@ -613,8 +613,7 @@ class ChatEngine:
         if self.last_recall is not None:
             recall = self.last_recall
             block = replace(recall.block, memories=tuple(m for m in recall.block.memories if m.record.id not in ids))
-            self.last_recall = replace(
-                recall, block=block, candidates=tuple(m for m in recall.candidates if m.record.id not in ids))
+            self.last_recall = replace(recall, block=block)
         if not scrub_session(self.session, forgotten):
             return False
         self.conversation.resume(self.session.turns, self.session.context_start, self.session.summary)

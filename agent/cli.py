@@ -21,15 +21,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
-from rich.console import Console
 
-from agent.config import Settings, load_settings
+from agent.config import EmbedderKind, Settings, embedder_kind, load_settings
 from agent.domain import MemoryRecord, ScoredMemory
 from agent.errors import AgentError, UsageError
 from agent.memory.profile import Entry
 from agent.memory.service import MemoryService
 from agent.sessions import SessionStore
-from agent.ui.render import MIN_PREFIX, SHOWN_ID, escape_terminal, plural
+from agent.ui.render import MIN_PREFIX, SHOWN_ID, escape_terminal, plain_table, plural, print_stdout, stdout_is_terminal
 
 if TYPE_CHECKING:
     from agent.forget import Places
@@ -53,7 +52,9 @@ app.add_typer(memories_app, name="memories")
 
 @dataclass
 class State:
-    """Flags of the root command that every subcommand shares."""
+    """What one run of the app knows: the flags of the root command that every subcommand shares, and what they
+    open. Kept on the run's root context (``shared`` hands it to each command), so nothing of one run (a test's,
+    say) leaks into the next."""
 
     flags: dict[str, Any] = field(default_factory=dict)
     debug: bool = False
@@ -68,8 +69,43 @@ class State:
             self.warned = True
         return settings
 
+    def apply(self, data_dir: str | None, debug: bool, user: str | None = None) -> None:
+        if data_dir is not None:
+            self.flags["data_dir"] = data_dir
+        if user is not None:
+            self.flags["user"] = user
+        if debug:
+            self.debug = True
+            logging.basicConfig(level=logging.DEBUG, format="%(levelname)s %(name)s: %(message)s")
 
-STATE = State()
+    def data_dir(self, ledger: Ledger | None = None) -> DataPaths:
+        """The data directory of every `agent memories` and `agent sessions` command. Opening it finishes first a
+        forget that a kill or Ctrl-C cut short (``agent.forget``), with the command's ``ledger`` if it has one open,
+        and says so."""
+        from agent.wiring import ensure_data_dir, finish_forgets
+
+        settings = self.settings()
+        paths = ensure_data_dir(settings.data_dir).for_user(settings.user)
+        finish_forgets(settings, paths, _warn, ledger)
+        return paths
+
+    def session_store(self) -> SessionStore:
+        """The sessions of this run's user (``--user``): no other user's are listed, shown or removed."""
+        return SessionStore(self.data_dir().sessions, self.settings().user)
+
+    def service(self, embedder: str | None = None, check: bool = True) -> MemoryService:
+        from agent.wiring import open_memory
+
+        service = open_memory(self.settings(), embedder=_embedder(embedder), check=check)
+        self.data_dir(service.ledger)  # the ledger just opened: a locked one is waited for once, not twice
+        return service
+
+    def places(self, user: str) -> Places:
+        """Where a forget of ``user``'s scrubs: their session files and input history."""
+        from agent.wiring import ensure_data_dir, places_of
+
+        return places_of(ensure_data_dir(self.settings().data_dir).for_user(user))
+
 
 # Taken as text, not a Path: a Path makes "" into "." and leaves "~" as it is; settings check and expand it.
 DataDirOpt = Annotated[str | None, typer.Option("--data-dir", metavar="DIR",
@@ -95,33 +131,72 @@ def _json(value: Any, indent: int | None = 2) -> str:
     return re.sub(r"[\x7f-\x9f]", lambda m: f"\\u{ord(m.group()):04x}", dumped)
 
 
-def _apply_common(data_dir: str | None, debug: bool, user: str | None = None) -> None:
-    if data_dir is not None:
-        STATE.flags["data_dir"] = data_dir
-    if user is not None:
-        STATE.flags["user"] = user
-    if debug:
-        STATE.debug = True
-        logging.basicConfig(level=logging.DEBUG, format="%(levelname)s %(name)s: %(message)s")
+Options = tuple[tuple[str, Any, Any], ...]  # (parameter name, its typer annotation, its default)
+COMMON: Options = (("data_dir", DataDirOpt, None), ("user", UserOpt, None), ("debug", DebugOpt, False))
+# `agent` and `agent chat` take the same: the names are ``ChatFlags``'s fields.
+CHAT: Options = (("session", SessionOpt, None), ("resume_latest", ContinueOpt, False), ("model", ModelOpt, None),
+                 ("no_memory", NoMemoryOpt, False), ("read_only", ReadOnlyOpt, False), ("plain", PlainOpt, False))
+
+
+@dataclass(frozen=True)
+class ChatFlags:
+    """The chat's options as given on the command line."""
+
+    session: str | None
+    resume_latest: bool
+    model: str | None
+    no_memory: bool
+    read_only: bool
+    plain: bool
+
+
+def _with_options(
+    command: Callable[..., None],
+    options: Options,
+    take: Callable[[State, dict[str, Any]], dict[str, Any]],
+    at: str = "",
+) -> Callable[..., None]:
+    """``command`` with ``options`` added to the signature typer reads (in place of its parameter ``at``, or at the
+    end), so that each option is declared once however many commands take it. ``take`` gets the run's state and
+    their values, and returns what ``command`` receives for them. The run's context comes in through the
+    command's own ``typer.Context`` parameter, or one added for it."""
+    signature = inspect.signature(command, eval_str=True)
+    kept = list(signature.parameters.values())
+    own = next((p.name for p in kept if p.annotation is typer.Context), None)
+    where = next((n for n, p in enumerate(kept) if p.name == at), len(kept))
+    added = [inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=default, annotation=option)
+             for name, option, default in options]
+    if own is None:
+        added.append(inspect.Parameter("ctx", inspect.Parameter.KEYWORD_ONLY, annotation=typer.Context))
+    names = [name for name, _, _ in options]
+
+    @functools.wraps(command)
+    def run(*args: Any, **kwargs: Any) -> None:
+        ctx: typer.Context = kwargs[own] if own is not None else kwargs.pop("ctx")
+        given = {name: kwargs.pop(name) for name in names}
+        command(*args, **kwargs, **take(ctx.find_root().ensure_object(State), given))
+
+    run.__signature__ = signature.replace(  # type: ignore[attr-defined]
+        parameters=[*kept[:where], *added, *kept[where + (at != ""):]])
+    return run
 
 
 def shared(command: Callable[..., None]) -> Callable[..., None]:
     """``command`` with ``--data-dir``, ``--user`` and ``--debug`` of its own, so that they work after the
     subcommand (``agent memories list --user bob``) as well as before it (``agent memories --user bob list``); the
-    later one wins. The options are declared once (``DataDirOpt``...) and added to the signature typer reads."""
-    signature = inspect.signature(command, eval_str=True)
-    extra = [inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=default, annotation=option)
-             for name, option, default in (("data_dir", DataDirOpt, None), ("user", UserOpt, None),
-                                           ("debug", DebugOpt, False))]
+    later one wins. Its parameter ``state`` receives the run's ``State``."""
+    wants = "state" in inspect.signature(command).parameters
 
-    @functools.wraps(command)
-    def run(*args: Any, data_dir: str | None = None, user: str | None = None, debug: bool = False,
-            **kwargs: Any) -> None:
-        _apply_common(data_dir, debug, user)
-        command(*args, **kwargs)
+    def take(state: State, given: dict[str, Any]) -> dict[str, Any]:
+        state.apply(given["data_dir"], given["debug"], given["user"])
+        return {"state": state} if wants else {}
 
-    run.__signature__ = signature.replace(parameters=[*signature.parameters.values(), *extra])  # type: ignore[attr-defined]
-    return run
+    return _with_options(command, COMMON, take, at="state" if wants else "")
+
+
+def chat_options(command: Callable[..., None]) -> Callable[..., None]:
+    """``command`` with the chat's options in place of its parameter ``flags``, which receives them."""
+    return _with_options(command, CHAT, lambda state, given: {"flags": ChatFlags(**given)}, at="flags")
 
 
 def _print_version(wanted: bool) -> None:
@@ -136,92 +211,59 @@ VersionOpt = Annotated[bool, typer.Option("--version", help="Print the version a
                                           callback=_print_version)]
 
 
+def _embedder(given: str | None) -> EmbedderKind | None:
+    """The embedder ``--embedder`` names, if given."""
+    try:
+        return None if given is None else embedder_kind(given)
+    except ValueError:
+        raise typer.BadParameter(f"{given!r} is not an embedder: use local or openai.",
+                                 param_hint="--embedder") from None
+
+
 def _warn(line: str) -> None:
     print(f"agent: {line}", file=sys.stderr)
 
 
-def _data_dir(ledger: Ledger | None = None) -> DataPaths:
-    """The data directory of every `agent memories` and `agent sessions` command. Opening it finishes first a forget
-    that a kill or Ctrl-C cut short (``agent.forget``), with the command's ``ledger`` if it has one open, and says
-    so."""
-    from agent.wiring import ensure_data_dir, finish_forgets
-
-    settings = STATE.settings()
-    paths = ensure_data_dir(settings.data_dir).for_user(settings.user)
-    finish_forgets(settings, paths, _warn, ledger)
-    return paths
-
-
 @app.callback(invoke_without_command=True)
-def root(
-    ctx: typer.Context,
-    version: VersionOpt = False,
-    session: SessionOpt = None,
-    continue_: ContinueOpt = False,
-    model: ModelOpt = None,
-    no_memory: NoMemoryOpt = False,
-    read_only: ReadOnlyOpt = False,
-    plain: PlainOpt = False,
-    data_dir: DataDirOpt = None,
-    user: UserOpt = None,
-    debug: DebugOpt = False,
-) -> None:
+@chat_options
+@shared
+def root(ctx: typer.Context, version: VersionOpt = False, *, flags: ChatFlags, state: State) -> None:
     """Chat with a model that remembers you. With no subcommand, opens the chat."""
-    STATE.flags.clear()
-    STATE.debug = False
-    STATE.warned = False
-    _apply_common(data_dir, debug, user)
     if ctx.invoked_subcommand is None:
-        _chat(session, continue_, model, no_memory, plain, read_only)
+        _chat(state, flags)
 
 
 @app.command()
-def chat(
-    session: SessionOpt = None,
-    continue_: ContinueOpt = False,
-    model: ModelOpt = None,
-    no_memory: NoMemoryOpt = False,
-    read_only: ReadOnlyOpt = False,
-    plain: PlainOpt = False,
-    data_dir: DataDirOpt = None,
-    user: UserOpt = None,
-    debug: DebugOpt = False,
-) -> None:
+@chat_options
+@shared
+def chat(*, flags: ChatFlags, state: State) -> None:
     """Open the chat (the same as `agent` alone)."""
-    _apply_common(data_dir, debug, user)
-    _chat(session, continue_, model, no_memory, plain, read_only)
+    _chat(state, flags)
 
 
-def _chat(
-    session: str | None, continue_: bool, model: str | None, no_memory: bool, plain: bool, read_only: bool
-) -> None:
+def _chat(state: State, flags: ChatFlags) -> None:
     from agent.chat import ChatOptions
     from agent.wiring import run_chat
 
-    settings = STATE.settings(model=model)
+    settings = state.settings(model=flags.model)
     code = run_chat(
         settings,
-        ChatOptions(session=session, resume_latest=continue_, no_memory=no_memory, read_only=read_only,
-                    plain=plain, debug=STATE.debug),
+        ChatOptions(session=flags.session, resume_latest=flags.resume_latest, no_memory=flags.no_memory,
+                    read_only=flags.read_only, plain=flags.plain, debug=state.debug),
     )
     raise typer.Exit(code)
 
 
 @app.command("config")
-def config_cmd(data_dir: DataDirOpt = None, debug: DebugOpt = False) -> None:
+def config_cmd(ctx: typer.Context, data_dir: DataDirOpt = None, debug: DebugOpt = False) -> None:
     """Print every effective setting and where it came from (flag, environment, user config, .env, default)."""
-    _apply_common(data_dir, debug)
-    settings = STATE.settings()
+    state = ctx.find_root().ensure_object(State)
+    state.apply(data_dir, debug)
+    settings = state.settings()
     header = ("setting", "variable", "value", "source")
     rows = [tuple(escape_terminal(cell) for cell in row) for row in settings.describe()]
-    console = Console(highlight=False)
-    if console.is_terminal:
-        from rich.table import Table
-
-        table = Table(*header)
-        for row in rows:
-            table.add_row(*row)
-        console.print(table)
+    if stdout_is_terminal():
+        print_stdout(plain_table(header, rows))
     else:  # a pipe gets every value whole, in aligned columns, instead of a table squeezed to 80 columns
         widths = [max(len(row[i]) for row in (header, *rows)) for i in range(3)]
         for row in (header, *rows):
@@ -231,13 +273,13 @@ def config_cmd(data_dir: DataDirOpt = None, debug: DebugOpt = False) -> None:
 
 
 @app.command("doctor")
-def doctor_cmd(data_dir: DataDirOpt = None, user: UserOpt = None, debug: DebugOpt = False) -> None:
+@shared
+def doctor_cmd(*, state: State) -> None:
     """Check the model server, the embedder, the store and the data directory; say what to fix (exit 1 on a
     failure)."""
-    _apply_common(data_dir, debug, user)
     from agent import doctor
 
-    checks = doctor.run(STATE.settings())
+    checks = doctor.run(state.settings())
     colours = {"ok": "green", "warn": "yellow", "fail": "red"}
     for check in checks:
         typer.secho(f"{check.status:<4}  {check.area}: {check.name}: {escape_terminal(check.detail)}",
@@ -260,20 +302,16 @@ NameArg = Annotated[str, typer.Argument(help="The session name (as `agent sessio
 
 
 @sessions_app.callback()
-def sessions_root(data_dir: DataDirOpt = None, user: UserOpt = None, debug: DebugOpt = False) -> None:
-    _apply_common(data_dir, debug, user)
-
-
-def _session_store() -> SessionStore:
-    """The sessions of this run's user (``--user``): no other user's are listed, shown or removed."""
-    return SessionStore(_data_dir().sessions, STATE.settings().user)
+@shared
+def sessions_root() -> None:
+    """Options given here apply to every sessions command."""
 
 
 @sessions_app.command("list")
 @shared
-def sessions_list(as_json: JsonOpt = False) -> None:
+def sessions_list(as_json: JsonOpt = False, *, state: State) -> None:
     """Every session, most recently updated first."""
-    infos = _session_store().list()
+    infos = state.session_store().list()
     if as_json:
         rows = [{"name": i.name, "turns": i.turns, "updated_at": i.updated_at, "path": str(i.path),
                  "first_line": i.first_line, "error": i.error} for i in infos]
@@ -284,27 +322,27 @@ def sessions_list(as_json: JsonOpt = False) -> None:
         return
     from agent.ui.sessions_view import sessions_table
 
-    Console(highlight=False).print(sessions_table(infos))
+    print_stdout(sessions_table(infos))
 
 
 @sessions_app.command("show")
 @shared
-def sessions_show(name: NameArg, as_json: JsonOpt = False) -> None:
+def sessions_show(name: NameArg, as_json: JsonOpt = False, *, state: State) -> None:
     """The whole conversation of session NAME."""
-    session = _session_store().load(name)
+    session = state.session_store().load(name)
     if as_json:
         typer.echo(_json(session.to_json()))
         return
     from agent.ui.sessions_view import transcript
 
-    Console(highlight=False).print(transcript(session))
+    print_stdout(transcript(session))
 
 
 @sessions_app.command("rm")
 @shared
-def sessions_rm(name: NameArg) -> None:
+def sessions_rm(name: NameArg, *, state: State) -> None:
     """Delete session NAME (its file; memories it led to stay: `agent memories` manages those)."""
-    _session_store().remove(name)
+    state.session_store().remove(name)
     typer.echo(f"removed session {name}")
 
 
@@ -312,18 +350,9 @@ def sessions_rm(name: NameArg) -> None:
 
 
 @memories_app.callback()
-def memories_root(data_dir: DataDirOpt = None, user: UserOpt = None, debug: DebugOpt = False) -> None:
-    _apply_common(data_dir, debug, user)
-
-
-def _service(embedder: str | None = None, check: bool = True) -> MemoryService:
-    from agent.wiring import open_memory
-
-    if embedder is not None and embedder not in {"local", "openai"}:
-        raise typer.BadParameter(f"{embedder!r} is not an embedder: use local or openai.", param_hint="--embedder")
-    service = open_memory(STATE.settings(), embedder=embedder, check=check)
-    _data_dir(service.ledger)  # the ledger just opened: a locked one is waited for once, not twice
-    return service
+@shared
+def memories_root() -> None:
+    """Options given here apply to every memories command."""
 
 
 def _as_json(row: MemoryRecord | ScoredMemory, history: Sequence[Entry] = ()) -> dict[str, Any]:
@@ -358,7 +387,7 @@ def _print_memories(
         return
     from agent.ui.render import memory_table
 
-    Console(highlight=False).print(memory_table(rows))
+    print_stdout(memory_table(rows))
 
 
 @memories_app.command("list")
@@ -368,10 +397,12 @@ def memories_list(
     history: Annotated[bool, typer.Option("--history", help="Also the memories later ones replaced.")] = False,
     embedder: EmbedderOpt = None,
     limit: Annotated[int | None, typer.Option("--limit", min=1, help="Only the newest N memories.")] = None,
+    *,
+    state: State,
 ) -> None:
     """List the current memories (or the newest N), oldest first (--json lists the replaced ones too, with
     superseded_by)."""
-    service = _service(embedder)
+    service = state.service(embedder)
     records = service.list()
     if as_json or history:
         shown = records if limit is None else records[-limit:]
@@ -390,9 +421,9 @@ def memories_list(
 
 @memories_app.command("profile")
 @shared
-def memories_profile(as_json: JsonOpt = False, embedder: EmbedderOpt = None) -> None:
+def memories_profile(as_json: JsonOpt = False, embedder: EmbedderOpt = None, *, state: State) -> None:
     """The profile: stable facts read from what you said, the current value of each and the values replaced."""
-    current, history = _service(embedder).profile()
+    current, history = state.service(embedder).profile()
     if as_json:
         from agent.ui.truth_view import iso
 
@@ -408,7 +439,7 @@ def memories_profile(as_json: JsonOpt = False, embedder: EmbedderOpt = None) -> 
         return
     from agent.ui.truth_view import profile_table
 
-    Console(highlight=False).print(profile_table(current, history))
+    print_stdout(profile_table(current, history))
 
 
 @memories_app.command("restore")
@@ -416,9 +447,11 @@ def memories_profile(as_json: JsonOpt = False, embedder: EmbedderOpt = None) -> 
 def memories_restore(
     memory: Annotated[str, typer.Argument(help="The id (or a unique prefix) of a replaced memory.")],
     embedder: EmbedderOpt = None,
+    *,
+    state: State,
 ) -> None:
     """Make a memory a later one replaced current again (the one that replaced it is replaced in turn)."""
-    service = _service(embedder)
+    service = state.service(embedder)
     matches = [r for r in service.list() if r.id.startswith(memory.lower()) and not r.current]
     if len(matches) != 1:
         problem = "matches no replaced memory" if not matches else f"matches {len(matches)} replaced memories"
@@ -436,20 +469,22 @@ def memories_search(
     all_: Annotated[bool, typer.Option("--all", help="Ignore the similarity threshold.")] = False,
     as_json: JsonOpt = False,
     embedder: EmbedderOpt = None,
+    *,
+    state: State,
 ) -> None:
     """The memories most similar to QUERY above the threshold (what a chat turn would recall)."""
-    service = _service(embedder)
+    service = state.service(embedder)
     results = service.search(query, k, None if all_ else service.threshold)
     _print_memories(results, as_json, f"Nothing above the similarity threshold {service.threshold:.2f}.")
 
 
 @memories_app.command("add")
 @shared
-def memories_add(text: str, embedder: EmbedderOpt = None) -> None:
+def memories_add(text: str, embedder: EmbedderOpt = None, *, state: State) -> None:
     """Store TEXT as an explicit memory."""
     if not text.strip():
         raise typer.BadParameter("the memory text is empty.", param_hint="TEXT")
-    report = _service(embedder).remember(text)
+    report = state.service(embedder).remember(text)
     for record in report.stored:
         typer.echo(f"{report.verb(record)} {record.id[:8]}: {escape_terminal(record.text)}")
     for record in report.evicted:
@@ -467,9 +502,11 @@ def memories_evict(
     yes: Annotated[bool, typer.Option("--yes", help="Evict them (without it, only list what would go).")] = False,
     as_json: JsonOpt = False,
     embedder: EmbedderOpt = None,
+    *,
+    state: State,
 ) -> None:
     """Evict the least recently seen memories down to N: lists what would go; with --yes, evicts it."""
-    service = _service(embedder)
+    service = state.service(embedder)
     keep = service.policy.capacity if to is None else to
     count = service.count()
     going = service.least_recently_seen(count - keep)
@@ -504,13 +541,15 @@ def memories_forget(
     yes: Annotated[bool, typer.Option("--yes", help="Do not ask for confirmation (--all, or an id prefix shorter "
                                                     "than the shown id).")] = False,
     embedder: EmbedderOpt = None,
+    *,
+    state: State,
 ) -> None:
     """Forget memories for good: their text leaves every file of the data directory."""
     if all_ == bool(ids):
         raise typer.BadParameter("give memory ids, or --all --yes.")
     from agent import forget
 
-    service = _service(embedder)
+    service = state.service(embedder)
     known = service.list()
     if all_:
         if not yes:
@@ -521,7 +560,7 @@ def memories_forget(
         chosen = known
     else:
         chosen = [_one(known, given, asked=yes) for given in ids or []]
-    places = _places(service.user)
+    places = state.places(service.user)
     result = forget.forget(forget.inline(service), chosen, places, everything=all_, interruptible=True,
                            on_begun=lambda count: _said_forgotten(count, [] if all_ else chosen))
     for line in result.lines():
@@ -576,23 +615,19 @@ def _named(record: MemoryRecord) -> str:
     return f"{record.id[:SHOWN_ID]}: {escape_terminal(record.text)}"
 
 
-def _places(user: str) -> Places:
-    from agent.wiring import ensure_data_dir, places_of
-
-    return places_of(ensure_data_dir(STATE.settings().data_dir).for_user(user))
-
-
 @memories_app.command("edit")
 @shared
 def memories_edit(
     memory_id: Annotated[str, typer.Argument(metavar="ID", help="The memory's id (or a unique prefix).")],
     embedder: EmbedderOpt = None,
+    *,
+    state: State,
 ) -> None:
     """Rewrite a memory in $EDITOR: it keeps where it came from, is embedded again, and the old text is forgotten."""
     from agent import edit, forget
     from agent.ui.editor import edit_text
 
-    service = _service(embedder)
+    service = state.service(embedder)
     old = _one(service.list(), memory_id, asked=True)  # the editor shows it: saving it unchanged changes nothing
     text = edit_text(old.text)
     why = edit.problem(old, text)
@@ -600,7 +635,7 @@ def memories_edit(
         typer.echo(why)
         return
     new = edit.edited(old, text, time.time())
-    places = _places(service.user)
+    places = state.places(service.user)
     with forget.critical():  # the old text goes once the new one is stored; Ctrl-C waits for both
         stored = None if edit.forget_first(old, new) else service.write([new])[0]
         begun = forget.begin(service, [old])
@@ -620,13 +655,15 @@ def memories_export(
     format_: Annotated[str, typer.Option("--format", metavar="jsonl|markdown",
                                          help="jsonl (what import reads, lossless) or markdown (to read).")] = "jsonl",
     embedder: EmbedderOpt = None,
+    *,
+    state: State,
 ) -> None:
     """Every memory to stdout: JSON Lines for `agent memories import`, or Markdown for a person."""
     from agent.memory import transfer
 
     if format_ not in transfer.FORMATS:
         raise typer.BadParameter(f"{format_!r} is not a format: use jsonl or markdown.", param_hint="--format")
-    service = _service(embedder)
+    service = state.service(embedder)
     records = service.list()
     if format_ == "markdown":
         for line in transfer.markdown(records, service.user, time.time()).splitlines():
@@ -641,6 +678,8 @@ def memories_export(
 def memories_import(
     file: Annotated[Path, typer.Argument(metavar="FILE", help="A JSON Lines export (`-` reads stdin).")],
     embedder: EmbedderOpt = None,
+    *,
+    state: State,
 ) -> None:
     """Add the memories of an export, embedded with this store's embedder; ones already stored are refreshed."""
     from agent.memory import transfer
@@ -650,7 +689,7 @@ def memories_import(
     except (OSError, UnicodeDecodeError) as exc:
         why = exc.strerror if isinstance(exc, OSError) else "not UTF-8 text"
         raise UsageError(f"Cannot read {file}: {why}.") from exc
-    service = _service(embedder)
+    service = state.service(embedder)
     records = transfer.parse_jsonl(text.splitlines(), service.user, str(file))
     report = transfer.import_records(service, records)
     said = (f"imported {plural(report.new + report.refreshed, 'memory', 'memories')}: {report.new:,} new, "
@@ -660,24 +699,27 @@ def memories_import(
         _warn(f"refused {line}")
 
 
-
+@memories_app.command("reindex")
+@shared
 def memories_reindex(
     embedder: Annotated[str, typer.Option("--embedder", help="The embedder to re-embed with: local or openai.")],
+    *,
+    state: State,
 ) -> None:
     """Re-embed every memory from its stored text with another embedder."""
-    service = _service(embedder, check=False)
+    service = state.service(embedder, check=False)
     count = service.rebuild()
     typer.echo(f"re-embedded {plural(count, 'memory', 'memories')} with {embedder} ({service.embedder.model})")
 
 
 @memories_app.command("rebuild")
 @shared
-def memories_rebuild(embedder: EmbedderOpt = None) -> None:
+def memories_rebuild(embedder: EmbedderOpt = None, *, state: State) -> None:
     """Rebuild the vector index from the ledger (after Chroma's files were lost or damaged)."""
     from agent.wiring import rebuild_index
 
-    _data_dir()
-    count, moved = rebuild_index(STATE.settings(), embedder)
+    state.data_dir()
+    count, moved = rebuild_index(state.settings(), _embedder(embedder))
     if moved is not None:
         typer.echo(f"moved the damaged index aside to {moved}")
     typer.echo(f"rebuilt the index: {plural(count, 'memory', 'memories')}")
@@ -685,12 +727,12 @@ def memories_rebuild(embedder: EmbedderOpt = None) -> None:
 
 @memories_app.command("stats")
 @shared
-def memories_stats(as_json: JsonOpt = False, embedder: EmbedderOpt = None) -> None:
+def memories_stats(as_json: JsonOpt = False, embedder: EmbedderOpt = None, *, state: State) -> None:
     """How many memories, of which kinds, the embedder and threshold, and the size on disk."""
     from agent.wiring import ensure_data_dir
 
-    service = _service(embedder)
-    settings = STATE.settings()
+    service = state.service(embedder)
+    settings = state.settings()
     records = service.list()
     kinds: dict[str, int] = {}
     for record in records:

@@ -1,9 +1,11 @@
 """Settings: typed, immutable, checked and read in one place with the precedence flag > environment > user config
 file (``~/.config/agent/config.env``) > ``.env`` of the working directory > default.
 
-Every setting is declared once in ``SPECS`` with its environment variable, default, help text and, for a number,
-its bounds; the same table drives ``.env.example``, ``agent config`` (which shows where each value came from) and
-the parsing and checking here. The API key is a setting like any other but is never shown: ``describe`` masks it.
+Every setting is declared once, as a field of ``Settings`` with its environment variable, default, help text and,
+for a number, its bounds (``SPECS`` is read from those fields); the same table drives ``.env.example``, ``agent
+config`` (which shows where each value came from) and the parsing and checking here. The memory settings take
+their defaults from the memory service's own (``MemoryPolicy``). The API key is a setting like any other but is
+never shown: ``describe`` masks it.
 """
 
 from __future__ import annotations
@@ -15,17 +17,22 @@ import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, fields
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, get_args
 from urllib.parse import SplitResult, urlsplit
 
 import platformdirs
 from dotenv import dotenv_values
 
 from agent.errors import UsageError
+from agent.memory.service import MemoryPolicy
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 CHECKOUT_DATA_DIR = PROJECT_ROOT / "agent_memory_db"
 APP_NAME = "agent"
+# The embedders there are (``agent.wiring.build_embedder`` builds them), and the setting's choice among them.
+EmbedderKind = Literal["local", "openai"]
+EMBEDDER_KINDS: tuple[EmbedderKind, ...] = get_args(EmbedderKind)
+EmbedderChoice = Literal["auto", "local", "openai"]
 
 
 def running_from_checkout() -> bool:
@@ -175,11 +182,19 @@ def _database_url(raw: str) -> str | None:
     return value
 
 
-def _embedder(raw: str) -> str:
+def _embedder(raw: str) -> EmbedderChoice:
     value = raw.strip().lower()
-    if value not in {"auto", "local", "openai"}:
-        raise ValueError("expected auto, local or openai")
-    return value
+    if value == "auto":
+        return "auto"
+    return embedder_kind(value, "expected auto, local or openai")
+
+
+def embedder_kind(name: str, problem: str = "expected local or openai") -> EmbedderKind:
+    """``name`` as an embedder kind; ``ValueError`` saying ``problem`` when it is none."""
+    for kind in EMBEDDER_KINDS:
+        if name == kind:
+            return kind
+    raise ValueError(problem)
 
 
 SIMILARITY = Bounds(-1.0, 1.0, whole=False)
@@ -220,92 +235,102 @@ class Spec:
         return str(self.bounds) if self.bounds else ""
 
 
-SPECS: tuple[Spec, ...] = (
-    Spec("api_key", ("OPENAI_API_KEY",), _optional_str, None,
-         "OpenAI API key. Not needed for a server on localhost.", secret=True),
-    Spec("base_url", ("OPENAI_BASE_URL", "OPENAI_API_BASE"), _optional_url, None,
-         "OpenAI-compatible endpoint, e.g. http://127.0.0.1:11434/v1 for Ollama."),
-    Spec("model", ("AGENT_MODEL",), _name, "gpt-4o-mini", "Chat model name."),
-    Spec("data_dir", ("AGENT_DATA_DIR",), _path, None,
-         "Directory for memories, sessions and history (created 0700; an existing one must be empty or a store).",
-         blank_is_default=False),
-    Spec("user", ("AGENT_USER",), _name, "default", "Whose memories these are; each user has a separate store.",
-         blank_is_default=False),
-    Spec("embedder", ("AGENT_EMBEDDER",), _embedder, "auto",
-         "auto (openai when a key is set, else local), local (offline MiniLM) or openai."),
-    Spec("embedding_model", ("AGENT_EMBEDDING_MODEL",), _name, "text-embedding-3-small",
-         "Embedding model name for the openai embedder."),
-    Spec("local_model_dir", ("AGENT_LOCAL_MODEL_DIR",), _optional_path, None,
-         "Directory holding model.onnx and tokenizer.json to use instead of the packaged MiniLM."),
-    Spec("memory_k", ("AGENT_MEMORY_K",), _int, 5, "How many memories at most are injected per turn.",
-         bounds=Bounds(1, 100)),
-    Spec("memory_threshold", ("AGENT_MEMORY_THRESHOLD",), _optional_float, None,
-         "Minimum cosine similarity for a memory to be injected (empty: the embedder's calibrated default).",
-         bounds=SIMILARITY),
-    Spec("memory_tokens", ("AGENT_MEMORY_TOKENS",), _int, 800, "Token budget of the memory block.",
-         bounds=Bounds(50, 100_000)),
-    Spec("memory_capacity", ("AGENT_MEMORY_CAPACITY",), _int, 10_000,
-         "Memories kept per user; the least recently seen are evicted past it.", bounds=Bounds(1, 10_000_000)),
-    Spec("memory_writes_per_session", ("AGENT_MEMORY_WRITES_PER_SESSION",), _int, 50,
-         "Cap on memory writes in one session (a guard against gradual poisoning).", bounds=Bounds(1, 100_000)),
-    Spec("llm_extract", ("AGENT_LLM_EXTRACT",), _bool, False,
-         "Also ask the chat model to extract up to two standalone facts per turn."),
-    Spec("grounding_threshold", ("AGENT_GROUNDING_THRESHOLD",), _optional_float, None,
-         "Minimum cosine similarity of an extracted fact to its source turn (empty: the embedder's default).",
-         bounds=SIMILARITY),
-    Spec("context_tokens", ("AGENT_CONTEXT_TOKENS",), _int, 6_000,
-         "Token budget of the short-term message list; older turns fold into a summary.",
-         bounds=Bounds(500, 10_000_000)),
-    Spec("max_tokens", ("AGENT_MAX_TOKENS",), _int, 1024,
-         "Longest reply, in tokens (sent as max_tokens; 0 sends none and lets the server decide).",
-         bounds=Bounds(0, 1_000_000)),
-    Spec("system_prompt", ("AGENT_SYSTEM_PROMPT",), _placement, "auto",
-         "Where the system prompt, memory and summary go: system (a system message), user (folded into the first "
-         "user message, for chat templates without a system role) or auto (from the server's template or model)."),
-    Spec("chroma_url", ("AGENT_CHROMA_URL",), _optional_url, None,
-         "Use a Chroma server (e.g. http://127.0.0.1:8000) instead of the embedded store."),
-    Spec("database_url", ("AGENT_DATABASE_URL",), _database_url, None,
-         "Keep the memories in PostgreSQL (postgresql://USER@HOST/DATABASE) instead of the data directory's ledger; "
-         "with AGENT_CHROMA_URL, several machines share one memory.", show=without_password),
-    Spec("timeout", ("AGENT_TIMEOUT",), float, 60.0, "Seconds before a model request times out.",
-         bounds=Bounds(0, 3_600, low_open=True, whole=False)),
-    Spec("max_retries", ("AGENT_MAX_RETRIES",), _int, 3, "Retries for 429, 5xx and timeouts.",
-         bounds=Bounds(0, 10)),
-)
+def setting(
+    env: str | tuple[str, ...],
+    parse: Callable[[str], Any],
+    default: Any,
+    help: str,
+    *,
+    secret: bool = False,
+    bounds: Bounds | None = None,
+    blank_is_default: bool = True,
+    default_factory: Callable[[], Any] | None = None,
+    show: Callable[[str], str] | None = None,
+) -> Any:
+    """A field of ``Settings`` with its ``Spec``: the one declaration of a setting (``SPECS`` is read from the
+    fields). ``default_factory`` computes the value of a setting whose default depends on where the code runs;
+    ``default`` is then what ``.env.example`` shows (nothing)."""
+    spec = Spec("", (env,) if isinstance(env, str) else env, parse, default, help, secret, bounds, blank_is_default,
+                show)
+    if default_factory is not None:
+        return dataclasses.field(default_factory=default_factory, metadata={_SPEC: spec})
+    return dataclasses.field(default=default, metadata={_SPEC: spec})
+
+
+_SPEC = "spec"
+_POLICY = MemoryPolicy()  # the memory service's own defaults, which the memory settings take as theirs
 
 
 @dataclass(frozen=True)
 class Settings:
-    """The effective settings of one run. Field docs live in ``SPECS``."""
+    """The effective settings of one run: every setting is declared here once, with its ``Spec``."""
 
-    api_key: str | None = None
-    base_url: str | None = None
-    model: str = "gpt-4o-mini"
-    data_dir: Path = dataclasses.field(default_factory=default_data_dir)
-    user: str = "default"
-    embedder: str = "auto"
-    embedding_model: str = "text-embedding-3-small"
-    local_model_dir: Path | None = None
-    memory_k: int = 5
-    memory_threshold: float | None = None
-    memory_tokens: int = 800
-    memory_capacity: int = 10_000
-    memory_writes_per_session: int = 50
-    llm_extract: bool = False
-    grounding_threshold: float | None = None
-    context_tokens: int = 6_000
-    max_tokens: int = 1024
-    system_prompt: str = "auto"
-    chroma_url: str | None = None
-    database_url: str | None = None
-    timeout: float = 60.0
-    max_retries: int = 3
+    api_key: str | None = setting("OPENAI_API_KEY", _optional_str, None,
+                                  "OpenAI API key. Not needed for a server on localhost.", secret=True)
+    base_url: str | None = setting(("OPENAI_BASE_URL", "OPENAI_API_BASE"), _optional_url, None,
+                                   "OpenAI-compatible endpoint, e.g. http://127.0.0.1:11434/v1 for Ollama.")
+    model: str = setting("AGENT_MODEL", _name, "gpt-4o-mini", "Chat model name.")
+    data_dir: Path = setting(
+        "AGENT_DATA_DIR", _path, None,
+        "Directory for memories, sessions and history (created 0700; an existing one must be empty or a store).",
+        blank_is_default=False, default_factory=default_data_dir)
+    user: str = setting("AGENT_USER", _name, "default", "Whose memories these are; each user has a separate store.",
+                        blank_is_default=False)
+    embedder: EmbedderChoice = setting(
+        "AGENT_EMBEDDER", _embedder, "auto", "auto (openai when a key is set, else local), local (offline MiniLM) or "
+        "openai.")
+    embedding_model: str = setting("AGENT_EMBEDDING_MODEL", _name, "text-embedding-3-small",
+                                   "Embedding model name for the openai embedder.")
+    local_model_dir: Path | None = setting(
+        "AGENT_LOCAL_MODEL_DIR", _optional_path, None,
+        "Directory holding model.onnx and tokenizer.json to use instead of the packaged MiniLM.")
+    memory_k: int = setting("AGENT_MEMORY_K", _int, _POLICY.k, "How many memories at most are injected per turn.",
+                            bounds=Bounds(1, 100))
+    memory_threshold: float | None = setting(
+        "AGENT_MEMORY_THRESHOLD", _optional_float, _POLICY.threshold,
+        "Minimum cosine similarity for a memory to be injected (empty: the embedder's calibrated default).",
+        bounds=SIMILARITY)
+    memory_tokens: int = setting("AGENT_MEMORY_TOKENS", _int, _POLICY.budget_tokens,
+                                 "Token budget of the memory block.", bounds=Bounds(50, 100_000))
+    memory_capacity: int = setting("AGENT_MEMORY_CAPACITY", _int, _POLICY.capacity,
+                                   "Memories kept per user; the least recently seen are evicted past it.",
+                                   bounds=Bounds(1, 10_000_000))
+    memory_writes_per_session: int = setting(
+        "AGENT_MEMORY_WRITES_PER_SESSION", _int, _POLICY.writes_per_session,
+        "Cap on memory writes in one session (a guard against gradual poisoning).", bounds=Bounds(1, 100_000))
+    llm_extract: bool = setting("AGENT_LLM_EXTRACT", _bool, False,
+                                "Also ask the chat model to extract up to two standalone facts per turn.")
+    grounding_threshold: float | None = setting(
+        "AGENT_GROUNDING_THRESHOLD", _optional_float, _POLICY.grounding_threshold,
+        "Minimum cosine similarity of an extracted fact to its source turn (empty: the embedder's default).",
+        bounds=SIMILARITY)
+    context_tokens: int = setting("AGENT_CONTEXT_TOKENS", _int, 6_000,
+                                  "Token budget of the short-term message list; older turns fold into a summary.",
+                                  bounds=Bounds(500, 10_000_000))
+    max_tokens: int = setting(
+        "AGENT_MAX_TOKENS", _int, 1024,
+        "Longest reply, in tokens (sent as max_tokens; 0 sends none and lets the server decide).",
+        bounds=Bounds(0, 1_000_000))
+    system_prompt: str = setting(
+        "AGENT_SYSTEM_PROMPT", _placement, "auto",
+        "Where the system prompt, memory and summary go: system (a system message), user (folded into the first "
+        "user message, for chat templates without a system role) or auto (from the server's template or model).")
+    chroma_url: str | None = setting("AGENT_CHROMA_URL", _optional_url, None,
+                                     "Use a Chroma server (e.g. http://127.0.0.1:8000) instead of the embedded store.")
+    database_url: str | None = setting(
+        "AGENT_DATABASE_URL", _database_url, None,
+        "Keep the memories in PostgreSQL (postgresql://USER@HOST/DATABASE) instead of the data directory's ledger; "
+        "with AGENT_CHROMA_URL, several machines share one memory.", show=without_password)
+    timeout: float = setting("AGENT_TIMEOUT", float, 60.0, "Seconds before a model request times out.",
+                             bounds=Bounds(0, 3_600, low_open=True, whole=False))
+    max_retries: int = setting("AGENT_MAX_RETRIES", _int, 3, "Retries for 429, 5xx and timeouts.",
+                               bounds=Bounds(0, 10))
     sources: Mapping[str, str] | None = None
     warnings: tuple[str, ...] = ()
     files: tuple[Path, ...] = ()  # the settings files this run looked for (user config, .env), found or not
 
     @property
-    def resolved_embedder(self) -> str:
+    def resolved_embedder(self) -> EmbedderKind:
         """``auto`` means openai when a key is configured, local otherwise."""
         if self.embedder != "auto":
             return self.embedder
@@ -325,7 +350,9 @@ class Settings:
         return rows
 
 
-assert {s.field for s in SPECS} == {f.name for f in fields(Settings)} - {"sources", "warnings", "files"}
+# Every setting, in the order of ``Settings``: ``.env.example``, ``agent config`` and the parsing go through these.
+SPECS: tuple[Spec, ...] = tuple(dataclasses.replace(f.metadata[_SPEC], field=f.name)
+                                for f in fields(Settings) if _SPEC in f.metadata)
 
 
 def _loose_secret_file(path: Path, values: Mapping[str, str]) -> str | None:

@@ -8,10 +8,24 @@ import re
 import unicodedata
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Literal, NamedTuple
 
 Role = Literal["system", "user", "assistant"]
 MemoryKind = Literal["turn", "fact", "explicit"]
+TurnStatus = Literal["complete", "interrupted", "truncated", "failed"]
+CONTEXT = "context"  # the key of ``MemoryRecord.context`` in ``extra``, as the ledgers store it
+
+
+class VectorSpace(NamedTuple):
+    """The space a vector lives in: the embedder kind (``local``, ``openai``), its model and the vector length.
+    Vectors of two spaces are never compared, so a store records the space it was built in and refuses another."""
+
+    embedder: str
+    model: str
+    dimension: int
+
+    def describe(self) -> str:
+        return f"{self.embedder} ({self.model}, {self.dimension} dimensions)"
 
 
 @dataclass(frozen=True)
@@ -20,6 +34,34 @@ class Message:
 
     role: Role
     content: str
+
+
+_NOTES: dict[TurnStatus, str] = {
+    "interrupted": "[reply interrupted by the user]",
+    "truncated": "[reply cut off before its end]",
+    "failed": "[reply broke off: connection lost]",
+}
+
+
+@dataclass(frozen=True)
+class Turn:
+    """One exchange: the user's line and the reply as far as it got. Only ``complete`` replies ended normally."""
+
+    user: str
+    reply: str
+    status: TurnStatus = "complete"
+    at: float = 0.0
+    model: str = ""
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+
+    def messages(self) -> list[Message]:
+        """The turn as the model will see it later; an unfinished reply carries a note saying so."""
+        out = [Message("user", self.user)]
+        if self.reply:
+            note = _NOTES.get(self.status)
+            out.append(Message("assistant", f"{self.reply}\n\n{note}" if note else self.reply))
+        return out
 
 
 @dataclass(frozen=True)
@@ -48,7 +90,9 @@ class MemoryRecord:
 
     ``text`` is what is embedded and injected; ``source`` is the user's words it came from (equal to ``text``
     for a stored turn, the turn an extracted fact was drawn from otherwise). ``extra`` carries caller metadata
-    (the benchmark keeps LoCoMo's ``dia_id`` there); it never holds secrets.
+    (the benchmark keeps LoCoMo's ``dia_id`` there); it never holds secrets. ``context`` (kept in ``extra`` under
+    ``CONTEXT``) is what the user answered: the end of the reply before their line, which keyword search reads
+    beside the text, so "yes, that one" finds what it agreed to.
 
     ``facts`` are the profile facts the memory states. A memory
     replaced by a later one has ``superseded_by`` set to that memory's id and ``superseded_at`` to when; it stays
@@ -75,6 +119,10 @@ class MemoryRecord:
     @property
     def current(self) -> bool:
         return not self.superseded_by
+
+    @property
+    def context(self) -> str:
+        return self.extra.get(CONTEXT, "")
 
     def quotes(self) -> list[str]:
         """Every piece of the user's words this memory holds: its text, its source and each restatement."""

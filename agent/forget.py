@@ -242,7 +242,7 @@ def scrub_contexts(ledger: Ledger, user: str, forgotten: Forgotten) -> int:
     """Rewrite, in place, the keyword context of ``user``'s memories that quotes forgotten words (the end of the
     reply a remembered line answered); the memories keep their text, dates and vectors. Returns how many."""
     contexts = {record.id: forgotten.scrub(context) for record in ledger.all(user)
-                if (context := record.extra.get("context", "")) and forgotten.within(context)}
+                if (context := record.context) and forgotten.within(context)}
     ledger.set_contexts(user, contexts)
     return len(contexts)
 

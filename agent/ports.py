@@ -9,7 +9,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-from agent.domain import ForgetRecord, MemoryRecord, Message, Quote, StatedFact
+from agent.domain import ForgetRecord, MemoryRecord, Message, Quote, StatedFact, VectorSpace
 
 # Tells the user one line about something the code put right, or could not, on its own (a restored index, a
 # forget finished): the CLI prints it on stderr, a chat in its transcript.
@@ -47,14 +47,14 @@ class IndexHit:
 class VectorIndex(Protocol):
     """A per-user nearest-neighbour index over memory ids (cosine space). Holds ids and vectors, never text.
 
-    ``space`` is the (embedder name, model, dimension) it was built with, or None for an empty new index.
+    ``space`` is the ``VectorSpace`` it was built with, or None for an empty new index.
     ``query`` returns at most ``k`` hits, best first, and never more than the index holds.
     Every method raises ``MemoryUnavailable`` (or a subclass) when the index cannot be used.
     """
 
-    def space(self) -> tuple[str, str, int] | None: ...
+    def space(self) -> VectorSpace | None: ...
 
-    def claim(self, space: tuple[str, str, int]) -> None: ...
+    def claim(self, space: VectorSpace) -> None: ...
 
     def upsert(self, ids: Sequence[str], vectors: Sequence[Sequence[float]]) -> None: ...
 
@@ -142,9 +142,9 @@ class Ledger(Protocol):
 
     def restate(self, user: str, memory: str, quote: Quote) -> None: ...
 
-    def vector_space(self, user: str) -> tuple[str, str, int] | None: ...
+    def vector_space(self, user: str) -> VectorSpace | None: ...
 
-    def claim_vectors(self, user: str, space: tuple[str, str, int]) -> None: ...
+    def claim_vectors(self, user: str, space: VectorSpace) -> None: ...
 
     def put_vectors(self, user: str, ids: Sequence[str], vectors: Sequence[Sequence[float]]) -> None: ...
 

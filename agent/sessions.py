@@ -26,7 +26,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, get_args
 
-from agent.conversation import Turn, TurnStatus
+from agent.domain import Turn, TurnStatus
 from agent.errors import SessionBusy, SessionCorrupt, SessionError
 from agent.files import move_aside, read_regular, write_private
 

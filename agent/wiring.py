@@ -2,7 +2,7 @@
 and the chat.
 
 Everything else receives its collaborators through constructors, so tests build the same objects around fakes; no
-other module imports ``agent.adapters``.
+other module imports ``agent.adapters`` but ``agent.doctor``, whose checks probe the adapters themselves.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from agent.adapters.mirrored_index import (
     set_aside_index,
 )
 from agent.chat import ChatEngine, ChatEvents, ChatOptions, DeferredChatModel, MemoryWorker, in_background
-from agent.config import Settings
+from agent.config import EmbedderKind, Settings, embedder_kind
 from agent.conversation import Conversation, model_summarizer
 from agent.errors import AgentError, ConfigError, StoreCorrupt, UsageError
 from agent.files import move_aside
@@ -206,17 +206,20 @@ def _private(path: Path) -> None:
 
 
 def build_embedder(kind: str, settings: Settings) -> Embedder:
-    """The embedder called ``kind`` (``local`` or ``openai``), configured from settings."""
-    if kind == "local":
+    """The embedder called ``kind``, configured from settings. ``kind`` is a string, as a store records the embedder
+    it was built with: one of no ``EmbedderKind`` is refused with ``ConfigError``."""
+    try:
+        chosen = embedder_kind(kind)
+    except ValueError:
+        raise ConfigError(f"Unknown embedder {kind!r}: use local or openai.") from None
+    if chosen == "local":
         from agent.adapters.local_embedder import LocalEmbedder
 
         return LocalEmbedder(settings.local_model_dir)
-    if kind == "openai":
-        from agent.adapters.openai_client import make_client
-        from agent.adapters.openai_embedder import OpenAIEmbedder
+    from agent.adapters.openai_client import make_client
+    from agent.adapters.openai_embedder import OpenAIEmbedder
 
-        return OpenAIEmbedder(make_client(settings), settings.embedding_model)
-    raise ConfigError(f"Unknown embedder {kind!r}: use local or openai.")
+    return OpenAIEmbedder(make_client(settings), settings.embedding_model)
 
 
 def memory_policy(settings: Settings, weights: FusionWeights | None = None) -> MemoryPolicy:
@@ -233,7 +236,7 @@ def memory_policy(settings: Settings, weights: FusionWeights | None = None) -> M
 
 def open_memory(
     settings: Settings,
-    embedder: str | Embedder | None = None,
+    embedder: EmbedderKind | Embedder | None = None,
     extractor: Extractor | None = None,
     check: bool = True,
     notify: Notify | None = None,
@@ -262,7 +265,8 @@ def open_memory(
         if embedder is None or isinstance(embedder, str):
             requested = embedder or (settings.embedder if settings.embedder != "auto" else None)
             recorded = index.space()
-            embedder = build_embedder(requested or (recorded[0] if recorded else settings.resolved_embedder), settings)
+            kind = requested or (recorded.embedder if recorded else settings.resolved_embedder)
+            embedder = build_embedder(kind, settings)
         service = MemoryService(ledger, index, embedder, settings.user, memory_policy(settings), extractor)
         if check:
             service.check_space()
@@ -312,7 +316,7 @@ def _open_index(
     return HeldIndex(index, ledger, settings.user), False
 
 
-def rebuild_index(settings: Settings, embedder: str | None = None) -> tuple[int, Path | None]:
+def rebuild_index(settings: Settings, embedder: EmbedderKind | None = None) -> tuple[int, Path | None]:
     """Re-embed this user's memories from the ledger's text into a fresh index; returns (memories indexed, where
     an index written by a newer chromadb went). Opening moves a damaged index aside by itself and says so; the
     newer one, which opening refuses, is moved aside here, as the user asked for a new index."""

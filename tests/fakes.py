@@ -6,6 +6,7 @@ import hashlib
 import math
 from collections.abc import Sequence
 
+from agent.domain import VectorSpace
 from agent.memory.text import content_words
 from agent.ports import IndexHit
 
@@ -38,12 +39,12 @@ class InMemoryIndex:
 
     def __init__(self) -> None:
         self._vectors: dict[str, list[float]] = {}
-        self._space: tuple[str, str, int] | None = None
+        self._space: VectorSpace | None = None
 
-    def space(self) -> tuple[str, str, int] | None:
+    def space(self) -> VectorSpace | None:
         return self._space
 
-    def claim(self, space: tuple[str, str, int]) -> None:
+    def claim(self, space: VectorSpace) -> None:
         self._space = space
 
     def upsert(self, ids: Sequence[str], vectors: Sequence[Sequence[float]]) -> None:

@@ -17,11 +17,14 @@ import functools
 import os
 import pwd
 import shutil
+import signal
 import socket
 import subprocess
 import tempfile
+import threading
 import uuid
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from importlib.util import find_spec
 from pathlib import Path
@@ -161,16 +164,35 @@ def remove_cluster(cluster: Cluster) -> None:
     shutil.rmtree(cluster.root, ignore_errors=True)
 
 
+@contextmanager
+def _terminate_as_interrupt() -> Iterator[None]:
+    """A SIGTERM (a CI timeout, ``kill``) interrupts the run as Ctrl-C does, so pytest still tears the fixtures
+    down and no server outlives the run: a server runs detached, and the default SIGTERM skips every ``finally``."""
+    if threading.current_thread() is not threading.main_thread() or signal.getsignal(signal.SIGTERM) != signal.SIG_DFL:
+        yield
+        return
+
+    def interrupt(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt(f"signal {signum}")
+
+    signal.signal(signal.SIGTERM, interrupt)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+
+
 @pytest.fixture(scope="session")
 def pg_cluster() -> Iterator[Cluster]:
-    """One PostgreSQL cluster for the whole run, stopped and removed at its end."""
+    """One PostgreSQL cluster for the whole run, stopped and removed at its end (a SIGTERM included)."""
     if not installed():
         pytest.skip(MISSING)
-    cluster = start_cluster()
-    try:
-        yield cluster
-    finally:
-        remove_cluster(cluster)
+    with _terminate_as_interrupt():
+        cluster = start_cluster()
+        try:
+            yield cluster
+        finally:
+            remove_cluster(cluster)
 
 
 @pytest.fixture
@@ -190,8 +212,9 @@ def own_cluster() -> Iterator[Cluster]:
     """A cluster of this test's own, to stop, kill or restart; removed at the end, failures included."""
     if not installed():
         pytest.skip(MISSING)
-    cluster = start_cluster()
-    try:
-        yield cluster
-    finally:
-        remove_cluster(cluster)
+    with _terminate_as_interrupt():
+        cluster = start_cluster()
+        try:
+            yield cluster
+        finally:
+            remove_cluster(cluster)

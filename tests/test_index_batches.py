@@ -25,7 +25,7 @@ from agent.adapters.chroma_index import forget_clients
 from agent.adapters.ledger import SqliteLedger
 from agent.adapters.local_embedder import LocalEmbedder
 from agent.config import load_settings
-from agent.domain import MemoryRecord, content_hash, memory_id
+from agent.domain import MemoryRecord, VectorSpace, content_hash, memory_id
 from agent.wiring import rebuild_index
 from tests.cli_harness import invoke
 from tests.helpers_store import ShaEmbedder, index_of, ledger_of, open_fake_memory, text_for
@@ -35,7 +35,7 @@ USER = "default"
 
 
 def seed_ledger(data: Path, texts: Sequence[str], vectors: Sequence[Sequence[float]],
-                space: tuple[str, str, int]) -> dict[str, str]:
+                space: VectorSpace) -> dict[str, str]:
     """A ledger holding ``texts`` with their vectors, and no index: as after ``chroma/`` was lost. id -> text."""
     data.mkdir(mode=0o700, parents=True, exist_ok=True)
     now = time.time()

@@ -5,6 +5,7 @@ cluster of its own when it stops or kills the server."""
 
 from __future__ import annotations
 
+import os
 import re
 import threading
 import time
@@ -85,6 +86,13 @@ def test_a_newer_schema_is_refused_in_one_line_and_left_as_it_is(pg_url: str) ->
         PostgresLedger(pg_url)
     assert "newer version of agent" in one_line(refused.value) and "upgrade agent" in str(refused.value)
     assert versions(pg_url) == [SCHEMA_VERSION, SCHEMA_VERSION + 7]
+    deadline = time.monotonic() + 60  # and the refused ledger left no connection open (its backend ends soon after)
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        while conn.execute("SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() "
+                           "AND application_name = 'agent'").fetchone()[0]:
+            if time.monotonic() > deadline:
+                pytest.fail("the refused ledger kept its connection")
+            time.sleep(0.05)
 
 
 def test_a_migration_is_one_transaction_a_failed_one_leaves_nothing_and_the_next_open_applies_it(
@@ -121,7 +129,6 @@ LEDGER_WIDE = (
     r"INSERT INTO ledger_meta .*'store_id'", r"SELECT value FROM ledger_meta WHERE key = 'store_id'",  # its id
     r"SELECT to_regclass\('schema_version'\)", r"SELECT max\(version\)",  # the schema
     r"SET lock_timeout", r"VACUUM FULL \w+",  # how long to wait; the rewrite after a forget
-    r"SELECT DISTINCT owner FROM memories ORDER BY owner",  # users(): the names of the users, no row of theirs
     r"SELECT key, owner, ids, texts FROM forgets ORDER BY key",  # every user's unfinished forgets (agent.forget)
     r"DELETE FROM forgets WHERE key = %s",  # the one finished
     r"SELECT owner FROM forgets WHERE key = %s",  # whose it was, to rewrite that user's partitions
@@ -140,7 +147,6 @@ def exercise_every_method(ledger: PostgresLedger) -> set[str]:
         "get": lambda: ledger.get(USER, ids),
         "all": lambda: ledger.all(USER),
         "ids": lambda: ledger.ids(USER),
-        "users": ledger.users,
         "count": lambda: (ledger.count(USER), ledger.count(USER, "s", 0.0)),
         "touch": lambda: ledger.touch(USER, ids, time.time()),
         "profiled": lambda: ledger.profiled(USER),
@@ -333,6 +339,29 @@ def test_a_missing_database_and_an_unknown_user_are_one_line_each(pg_cluster: Cl
         PostgresLedger(f"postgresql://nosuchrole:pw@127.0.0.1:{pg_cluster.port}/postgres")
     line = one_line(nobody.value)
     assert "refused the user name or password" in line and "pw@" not in line
+
+
+def test_a_wrong_password_is_one_line_that_never_shows_it(own_cluster: Cluster) -> None:
+    own_cluster.sql("CREATE ROLE agent LOGIN PASSWORD 'right-one'")
+    hba = own_cluster.data / "pg_hba.conf"
+    owner = hba.stat()
+    hba.write_text("host all agent 127.0.0.1/32 scram-sha-256\n" + hba.read_text())  # first match wins
+    os.chown(hba, owner.st_uid, owner.st_gid)
+    own_cluster.sql("SELECT pg_reload_conf()")  # a signal: the server reads the file a moment later
+    wrong = f"postgresql://agent:wrong-one@127.0.0.1:{own_cluster.port}/postgres"
+    deadline = time.monotonic() + 60
+    while True:
+        try:
+            psycopg.connect(wrong, connect_timeout=30).close()
+        except psycopg.OperationalError:
+            break
+        if time.monotonic() > deadline:
+            pytest.fail("the server never asked for the password")
+        time.sleep(0.05)
+    with pytest.raises(MemoryUnavailable) as refused:
+        PostgresLedger(wrong)
+    line = one_line(refused.value)
+    assert "refused the user name or password" in line and "wrong-one" not in line
 
 
 def test_a_url_that_does_not_parse_is_a_setting_error() -> None:

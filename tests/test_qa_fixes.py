@@ -14,7 +14,7 @@ import pytest
 
 from agent.domain import Message, memory_id
 from agent.errors import SessionError
-from agent.memory.context import inert
+from agent.memory.fences import inert
 from agent.ports import ChatChunk
 from agent.sessions import Session, SessionStore
 from agent.ui.render import escape_terminal

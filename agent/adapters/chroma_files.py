@@ -26,6 +26,7 @@ from typing import Any
 
 from agent.adapters import disk
 from agent.errors import MemoryUnavailable, StoreCorrupt, StoreLocked
+from agent.files import write_private
 
 log = logging.getLogger(__name__)
 
@@ -94,19 +95,11 @@ def version_backups(chroma_dir: Path) -> list[Path]:
 
 
 def record_version(chroma_dir: Path) -> None:
-    """Write the sidecar atomically (temp file, fsync, rename), so a crash leaves the old or the new one."""
+    """Write the sidecar atomically (``write_private``), so a crash leaves the old or the new one."""
     installed = installed_chromadb()
     if stored_chromadb(chroma_dir) == installed:
         return
-    target = chroma_dir / VERSION_FILE
-    temp = target.with_name(f".{VERSION_FILE}.tmp")
-    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
-    try:
-        os.write(fd, json.dumps({"chromadb": installed}).encode("utf-8"))
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-    os.replace(temp, target)
+    write_private(chroma_dir / VERSION_FILE, json.dumps({"chromadb": installed}).encode("utf-8"), f".{VERSION_FILE}")
 
 
 def check_sqlite(chroma_dir: Path) -> None:

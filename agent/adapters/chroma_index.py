@@ -60,6 +60,7 @@ from urllib.parse import urlparse
 
 from agent import locking
 from agent.adapters import chroma_files, disk
+from agent.domain import VectorSpace
 from agent.errors import AgentError, DiskFull, MemoryUnavailable, StoreCorrupt
 from agent.ports import IndexHit
 
@@ -391,16 +392,16 @@ class ChromaIndex:
                 )
         return self._collection
 
-    def space(self) -> tuple[str, str, int] | None:
+    def space(self) -> VectorSpace | None:
         collection = self._get()
         if collection is None:
             return None
         meta = collection.metadata or {}
         if "embedder" not in meta:
             return None
-        return str(meta["embedder"]), str(meta["model"]), int(meta["dimension"])
+        return VectorSpace(str(meta["embedder"]), str(meta["model"]), int(meta["dimension"]))
 
-    def claim(self, space: tuple[str, str, int]) -> None:
+    def claim(self, space: VectorSpace) -> None:
         collection = self._get(create=True)
         name, model, dimension = space
         meta = {"embedder": name, "model": model, "dimension": dimension}

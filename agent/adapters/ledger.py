@@ -42,7 +42,7 @@ from pathlib import Path
 from typing import Any
 
 from agent.adapters import disk
-from agent.domain import ForgetRecord, MemoryRecord, Quote, StatedFact
+from agent.domain import ForgetRecord, MemoryRecord, Quote, StatedFact, VectorSpace
 from agent.errors import MemoryUnavailable, StoreCorrupt, StoreLocked
 from agent.memory.text import content_words
 
@@ -137,10 +137,10 @@ def rank_config() -> str:
 
 
 def search_context(record: MemoryRecord) -> str:
-    """The context the writer attached (``extra['context']``) and the words of each restatement, indexed beside the
-    memory text in its own column: a restatement's new words find the memory it merged into."""
-    context = record.extra.get("context")
-    return "\n".join(([str(context)] if context else []) + [quote.text for quote in record.restated])
+    """The context the writer attached (``MemoryRecord.context``) and the words of each restatement, indexed beside
+    the memory text in its own column: a restatement's new words find the memory it merged into."""
+    context = record.context
+    return "\n".join(([context] if context else []) + [quote.text for quote in record.restated])
 
 
 def facts_json(facts: Sequence[StatedFact]) -> str:
@@ -363,9 +363,6 @@ class SqliteLedger:
         rows = self._read(f"SELECT {_COLUMNS} FROM memories WHERE user = ? ORDER BY created_at, rowid", [user])
         return [row_to_record(row) for row in rows]
 
-    def users(self) -> list[str]:
-        return [row[0] for row in self._read("SELECT DISTINCT user FROM memories ORDER BY user")]
-
     def ids(self, user: str) -> list[str]:
         return [row[0] for row in self._read("SELECT id FROM memories WHERE user = ?", [user])]
 
@@ -493,15 +490,15 @@ class SqliteLedger:
 
     # -- the copy of each vector, from which a damaged index is rebuilt without embedding again --------------
 
-    def vector_space(self, user: str) -> tuple[str, str, int] | None:
+    def vector_space(self, user: str) -> VectorSpace | None:
         """(embedder, model, dimension) of ``user``'s stored vectors, or None before the first."""
         rows = self._read("SELECT value FROM meta WHERE key = ?", [f"space:{user}"])
         if not rows:
             return None
         name, model, dimension = json.loads(rows[0][0])
-        return str(name), str(model), int(dimension)
+        return VectorSpace(str(name), str(model), int(dimension))
 
-    def claim_vectors(self, user: str, space: tuple[str, str, int]) -> None:
+    def claim_vectors(self, user: str, space: VectorSpace) -> None:
         """Record the space of ``user``'s vectors; switching to another space drops the vectors of the old one."""
         with self._tx() as db:
             row = db.execute("SELECT value FROM meta WHERE key = ?", (f"space:{user}",)).fetchone()

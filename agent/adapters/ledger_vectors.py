@@ -21,6 +21,7 @@ from collections.abc import Sequence
 import numpy as np
 import numpy.typing as npt
 
+from agent.domain import VectorSpace
 from agent.ports import IndexHit, Ledger
 
 Matrix = npt.NDArray[np.float32]
@@ -41,10 +42,10 @@ class LedgerVectors:
         self._ids: list[str] = []
         self._rows: Matrix = np.zeros((0, 0), dtype=np.float32)
 
-    def space(self) -> tuple[str, str, int] | None:
+    def space(self) -> VectorSpace | None:
         return self._ledger.vector_space(self._user)
 
-    def claim(self, space: tuple[str, str, int]) -> None:
+    def claim(self, space: VectorSpace) -> None:
         self._ledger.claim_vectors(self._user, space)
 
     def upsert(self, ids: Sequence[str], vectors: Sequence[Sequence[float]]) -> None:

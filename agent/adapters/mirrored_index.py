@@ -22,6 +22,7 @@ from pathlib import Path
 
 from agent import locking
 from agent.adapters.chroma_index import LOCK_WAIT, ChromaIndex, close_client
+from agent.domain import VectorSpace
 from agent.errors import EmbeddingError
 from agent.files import move_aside
 from agent.memory.service import space_of
@@ -69,10 +70,10 @@ class MirroredIndex:
         self._ledger = ledger
         self._user = user
 
-    def space(self) -> tuple[str, str, int] | None:
+    def space(self) -> VectorSpace | None:
         return self._ledger.vector_space(self._user) or self.chroma.space()
 
-    def claim(self, space: tuple[str, str, int]) -> None:
+    def claim(self, space: VectorSpace) -> None:
         self._ledger.claim_vectors(self._user, space)
         self.chroma.claim(space)
 

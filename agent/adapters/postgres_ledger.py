@@ -11,8 +11,8 @@ tables in it (the first start) and to own them (``VACUUM FULL``).
 
 - One user's rows are never visible to another: every statement on a user's rows carries ``owner = %s``
   (``owner``, not ``user``, which PostgreSQL reads as ``current_user`` when left unquoted). The statements that do
-  not are the few that are about the ledger itself: its id, its change mark, its schema, the list of users, and the
-  forget records, which ``agent.forget`` finishes for every user (as with SQLite).
+  not are the few that are about the ledger itself: its id, its change mark, its schema, and the forget records,
+  which ``agent.forget`` finishes for every user (as with SQLite).
 - Schema migrations are versioned in ``schema_version``: a newer database than this code knows is refused in one
   line; an older one is migrated forward in one transaction, under an advisory lock so that two agents starting
   together do not both migrate.
@@ -62,7 +62,7 @@ from psycopg import conninfo, errors
 from psycopg.rows import dict_row
 
 from agent.adapters.ledger import TEXT_WEIGHT, facts_json, floats, quotes_json, row_to_record, search_context
-from agent.domain import ForgetRecord, MemoryRecord, Quote, StatedFact
+from agent.domain import CONTEXT, ForgetRecord, MemoryRecord, Quote, StatedFact, VectorSpace
 from agent.errors import ConfigError, MemoryUnavailable, StoreLocked
 from agent.memory.text import content_words
 
@@ -71,6 +71,9 @@ if TYPE_CHECKING:
 
 LOCK_WAIT = 5.0  # seconds a statement waits for another transaction's lock, like the SQLite ledger's BUSY_WAIT
 VACUUM_WAIT = 60.0  # VACUUM FULL waits for every reader of the table to finish
+# A server that vanished from the network (no reset, no answer) is given up on after this long, in a statement as
+# between them (with the keepalives of ``_connection``), instead of TCP's own retries of about 15 minutes.
+TCP_TIMEOUT_MS = 30_000
 MIGRATION_LOCK = 0x6167656E74  # pg_advisory_xact_lock key of the schema migration ("agent")
 
 _RECORD = (
@@ -168,7 +171,11 @@ class PostgresLedger:
         # The profile memories are read on every turn: kept until the change mark moves.
         self._profiled: dict[str, tuple[tuple[int, int], list[MemoryRecord]]] = {}
         with self._lock:
-            self._migrate(self._connection())
+            try:
+                self._migrate(self._connection())
+            except BaseException:
+                self._drop()  # a schema this code cannot use: no connection left open behind the error
+                raise
 
     # -- the connection, and every failure of it as one line -----------------------------------------------
 
@@ -181,7 +188,7 @@ class PostgresLedger:
             self._conn = psycopg.connect(
                 self.url, autocommit=True, row_factory=dict_row, connect_timeout=max(1, round(self._timeout)),
                 application_name="agent", keepalives=1, keepalives_idle=10, keepalives_interval=5,
-                keepalives_count=3,
+                keepalives_count=3, tcp_user_timeout=TCP_TIMEOUT_MS,
             )
             self._conn.execute(f"SET lock_timeout = '{int(LOCK_WAIT * 1000)}ms'")
         except psycopg.Error as exc:
@@ -327,9 +334,6 @@ class PostgresLedger:
         rows = self._read("SELECT mark FROM changes")
         return int(rows[0]["mark"]), 0
 
-    def users(self) -> list[str]:
-        return [row["owner"] for row in self._read("SELECT DISTINCT owner FROM memories ORDER BY owner")]
-
     # -- memories ------------------------------------------------------------------------------------------
 
     def put(self, records: Sequence[MemoryRecord]) -> None:
@@ -474,7 +478,7 @@ class PostgresLedger:
                                  (user, memory_id)).fetchone()
                 if row is None:
                     continue
-                extra = {**json.loads(row["extra"]), "context": context}
+                extra = {**json.loads(row["extra"]), CONTEXT: context}
                 db.execute("UPDATE memories SET extra = %s, search_context = %s WHERE owner = %s AND id = %s",
                            (json.dumps(extra, ensure_ascii=False), context, user, memory_id))
         self._vacuum(self._partitions(user, ("memories",)))
@@ -527,14 +531,14 @@ class PostgresLedger:
 
     # -- the copy of each vector ---------------------------------------------------------------------------
 
-    def vector_space(self, user: str) -> tuple[str, str, int] | None:
+    def vector_space(self, user: str) -> VectorSpace | None:
         """(embedder, model, dimension) of ``user``'s stored vectors, or None before the first."""
         rows = self._read("SELECT embedder, model, dimension FROM vector_spaces WHERE owner = %s", [user])
         if not rows:
             return None
-        return str(rows[0]["embedder"]), str(rows[0]["model"]), int(rows[0]["dimension"])
+        return VectorSpace(str(rows[0]["embedder"]), str(rows[0]["model"]), int(rows[0]["dimension"]))
 
-    def claim_vectors(self, user: str, space: tuple[str, str, int]) -> None:
+    def claim_vectors(self, user: str, space: VectorSpace) -> None:
         """Record the space of ``user``'s vectors; switching to another space drops the vectors of the old one."""
         with self._tx() as db:
             row = db.execute("SELECT embedder, model, dimension FROM vector_spaces WHERE owner = %s",

@@ -19,11 +19,9 @@ import re
 from dataclasses import dataclass
 
 from agent.memory import disclosure
+from agent.memory.fences import FENCE_TAG, SUMMARY_TAG
 
 MAX_CHARS = 2_000
-FENCE_TAG = "memory_notes"
-# The fence of the rolling summary of a conversation (``agent.conversation``): derived text, never instructions.
-SUMMARY_TAG = "conversation_summary"
 
 _EXPLICIT = re.compile(
     r"^\s*(?:please\s+)?(?:remember|note|don'?t forget|do not forget|keep in mind)\b(?:\s+that)?[\s:,-]*(?P<rest>.+)$",

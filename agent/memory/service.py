@@ -14,7 +14,16 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 
-from agent.domain import MemoryKind, MemoryRecord, Quote, ScoredMemory, StatedFact, content_hash, memory_id
+from agent.domain import (
+    MemoryKind,
+    MemoryRecord,
+    Quote,
+    ScoredMemory,
+    StatedFact,
+    VectorSpace,
+    content_hash,
+    memory_id,
+)
 from agent.errors import EmbedderMismatch, EmbeddingError, MemoryRefused, MemoryUnavailable, OverCapacity
 from agent.memory import dates, gate, profile, truth
 from agent.memory.calibration import default_grounding, default_threshold
@@ -85,15 +94,10 @@ class Recall:
 
     block: MemoryBlock
     threshold: float
-    candidates: tuple[ScoredMemory, ...]
 
 
-def space_of(embedder: Embedder) -> tuple[str, str, int]:
-    return embedder.name, embedder.model, embedder.dimension
-
-
-def describe_space(space: tuple[str, str, int]) -> str:
-    return f"{space[0]} ({space[1]}, {space[2]} dimensions)"
+def space_of(embedder: Embedder) -> VectorSpace:
+    return VectorSpace(embedder.name, embedder.model, embedder.dimension)
 
 
 class MemoryService:
@@ -143,9 +147,9 @@ class MemoryService:
         wanted = space_of(self.embedder)
         if recorded is not None and recorded != wanted:
             raise EmbedderMismatch(
-                f"This memory store was built with {describe_space(recorded)} and {describe_space(wanted)} was "
-                f"requested: run `agent memories reindex --embedder {wanted[0]}` to re-embed every memory, "
-                f"or use --embedder {recorded[0]}."
+                f"This memory store was built with {recorded.describe()} and {wanted.describe()} was "
+                f"requested: run `agent memories reindex --embedder {wanted.embedder}` to re-embed every memory, "
+                f"or use --embedder {recorded.embedder}."
             )
 
     # -- write path -------------------------------------------------------------------------------------
@@ -451,7 +455,7 @@ class MemoryService:
                             self.policy.profile_budget_tokens, history if past else ())
         now = self._clock()
         self._seen.update((m.record.id, now) for m in block.memories)
-        return Recall(block=block, threshold=threshold, candidates=tuple(found))
+        return Recall(block=block, threshold=threshold)
 
     def _recent(self, probe: str, n: int, skip: set[str]) -> list[ScoredMemory]:
         """Up to ``n`` current memories seen last, not in ``skip``, with their similarity to ``probe``."""

@@ -30,26 +30,6 @@ from agent.ui.output import Output
 from agent.ui.render import MIN_PREFIX, SHOWN_ID, escape_terminal, memory_table, plural, safe
 from agent.ui.truth_view import history_table, profile_rows, profile_table
 
-COMMANDS: dict[str, str] = {
-    "/help": "list the commands",
-    "/memories": "[QUERY]  what I remember about you (all, or the matches for QUERY; --history: what was replaced)",
-    "/profile": "the stable facts about you: each value, when and where you said it, and what it replaced",
-    "/forget": "N... | ID | QUERY  forget memories (numbers from the last /memories or /profile)",
-    "/remember": "TEXT  remember TEXT as you say it",
-    "/restore": "N | ID  make a replaced memory current again (numbers from /memories --history)",
-    "/edit": "N | ID  rewrite a memory in $EDITOR (numbers from the last /memories)",
-    "/copy": "the last reply to the clipboard (through the terminal, so it works over SSH)",
-    "/why": "the memories injected into the last reply, with similarity and threshold",
-    "/session": "this session: name, file, turns, context size",
-    "/model": "[NAME]  the models the server serves, or switch to NAME",
-    "/retry": "ask the last message again (after an error or an interruption)",
-    "/undo": "take back the last exchange, and forget the memories it wrote",
-    "/pause": "stop remembering what you say (until /resume)",
-    "/resume": "remember what you say again",
-    "/clear": "empty the short-term context; the session file keeps the turns",
-    "/exit": "leave (also /quit, exit, quit, Ctrl-D)",
-    "/quit": "leave",
-}
 EXIT_WORDS = {"exit", "quit", "/exit", "/quit"}
 # A word of /forget taken for an id prefix: hex with a digit in it (no word of a query has one) or a whole shown id.
 _ID = re.compile(r"(?=[a-f]*[0-9])[0-9a-f]{4,32}|[0-9a-f]{8,32}")
@@ -118,19 +98,19 @@ class Commands(ChatControls):
                           "as a message.")
             return Action()
         name = names[0]
-        if name in EXIT_WORDS:
+        run = COMMANDS[name].run
+        if run is None:
             return Action(exit=True)
-        handler: Callable[[str], Action | None] = getattr(self, f"_{name[1:]}")
         try:
-            return handler(arg.strip()) or Action()
+            return run(self, arg.strip()) or Action()
         except AgentError as exc:
             self.out.error(f"{name}: {exc}")
             return Action()
 
     def _help(self, arg: str) -> None:
         table = Table.grid(padding=(0, 2))
-        for name, text in COMMANDS.items():
-            usage, _, description = text.rpartition("  ")
+        for name, command in COMMANDS.items():
+            usage, _, description = command.help.rpartition("  ")
             table.add_row(Text(f"{name} {usage}".strip()), Text(description))
         self.out.show(table)
         self.out.notice("Enter sends; Alt-Enter or Esc Enter adds a line; Ctrl-C stops a reply; Ctrl-D leaves.")
@@ -453,3 +433,47 @@ class Commands(ChatControls):
         self.engine.clear()
         turns = plural(len(self.engine.session.turns), "turn", "turns")
         self.out.notice(f"Short-term context cleared; the session file keeps its {turns}.")
+
+
+@dataclass(frozen=True)
+class Slash:
+    """A slash command: its help (the usage, two spaces, what it does) and the method of ``Commands`` that runs
+    it, given the rest of the line; None for the ones that leave the chat."""
+
+    help: str
+    run: Callable[[Commands, str], Action | None] | None = None
+
+
+# Every slash command, in the order /help lists them: the one table that /help, completion and dispatch read.
+COMMANDS: dict[str, Slash] = {
+    "/help": Slash("list the commands", Commands._help),
+    "/memories": Slash(
+        "[QUERY]  what I remember about you (all, or the matches for QUERY; --history: what was replaced)",
+        Commands._memories,
+    ),
+    "/profile": Slash(
+        "the stable facts about you: each value, when and where you said it, and what it replaced",
+        Commands._profile,
+    ),
+    "/forget": Slash(
+        "N... | ID | QUERY  forget memories (numbers from the last /memories or /profile)",
+        Commands._forget,
+    ),
+    "/remember": Slash("TEXT  remember TEXT as you say it", Commands._remember),
+    "/restore": Slash(
+        "N | ID  make a replaced memory current again (numbers from /memories --history)",
+        Commands._restore,
+    ),
+    "/edit": Slash("N | ID  rewrite a memory in $EDITOR (numbers from the last /memories)", Commands._edit),
+    "/copy": Slash("the last reply to the clipboard (through the terminal, so it works over SSH)", Commands._copy),
+    "/why": Slash("the memories injected into the last reply, with similarity and threshold", Commands._why),
+    "/session": Slash("this session: name, file, turns, context size", Commands._session),
+    "/model": Slash("[NAME]  the models the server serves, or switch to NAME", Commands._model),
+    "/retry": Slash("ask the last message again (after an error or an interruption)", Commands._retry),
+    "/undo": Slash("take back the last exchange, and forget the memories it wrote", Commands._undo),
+    "/pause": Slash("stop remembering what you say (until /resume)", Commands._pause),
+    "/resume": Slash("remember what you say again", Commands._resume),
+    "/clear": Slash("empty the short-term context; the session file keeps the turns", Commands._clear),
+    "/exit": Slash("leave (also /quit, exit, quit, Ctrl-D)"),
+    "/quit": Slash("leave"),
+}

@@ -59,9 +59,9 @@ class SlashCompleter(Completer):
         text = document.text_before_cursor
         if not text.startswith("/") or " " in text:
             return
-        for name, help_text in COMMANDS.items():
+        for name, command in COMMANDS.items():
             if name.startswith(text.lower()):
-                yield Completion(name, start_position=-len(text), display_meta=help_text.rpartition("  ")[2])
+                yield Completion(name, start_position=-len(text), display_meta=command.help.rpartition("  ")[2])
 
 
 def kept_in_history(line: str) -> bool:

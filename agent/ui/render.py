@@ -1,4 +1,5 @@
-"""Rendering shared by the CLI and the REPL: escaping untrusted text and tables of memories."""
+"""Rendering shared by the CLI and the REPL: escaping untrusted text, tables of memories, and printing them (the CLI
+prints through here, so rich stays inside ``agent/ui``)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from collections.abc import Sequence
 from datetime import datetime
 
 from rich import box
-from rich.console import Console, ConsoleOptions, RenderResult
+from rich.console import Console, ConsoleOptions, RenderableType, RenderResult
 from rich.markup import escape as escape_markup
 from rich.table import Table
 
@@ -39,6 +40,22 @@ def safe(text: str) -> str:
     return escape_markup(escape_terminal(text))
 
 
+def print_stdout(renderable: RenderableType) -> None:
+    """Print a command's table or transcript on stdout, with no highlighting: the words are the user's."""
+    Console(highlight=False).print(renderable)
+
+
+def stdout_is_terminal() -> bool:
+    return Console(highlight=False).is_terminal
+
+
+def plain_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> Table:
+    table = Table(*header)
+    for row in rows:
+        table.add_row(*row)
+    return table
+
+
 def plural(count: int, one: str, many: str) -> str:
     """``1 memory``, ``2 memories``, ``1,000 memories``."""
     return f"{count:,} {one if count == 1 else many}"
@@ -48,12 +65,10 @@ def short_date(timestamp: float) -> str:
     return datetime.fromtimestamp(timestamp).strftime("%Y-%m-%d %H:%M")
 
 
-def memory_table(
-    rows: Sequence[MemoryRecord | ScoredMemory], title: str | None = None, numbered: bool = True
-) -> MemoryTable:
+def memory_table(rows: Sequence[MemoryRecord | ScoredMemory], title: str | None = None) -> MemoryTable:
     """A table of memories: number, text, kind, date, session, id prefix, similarity for search results, and when a
     later memory replaced it for a listing that holds replaced ones."""
-    return MemoryTable(rows, title, numbered)
+    return MemoryTable(rows, title)
 
 
 NARROW = 100  # below this many columns the memory's text takes the room: short dates, sessions cut to SESSION_CHARS
@@ -72,10 +87,9 @@ class MemoryTable:
     of 70-80 columns), the text keeps at least half the width: the date is short, a long session name is cut with
     an ellipsis, and the id keeps its ``SHOWN_ID`` characters (what ``/forget ID`` takes at once)."""
 
-    def __init__(self, rows: Sequence[MemoryRecord | ScoredMemory], title: str | None, numbered: bool) -> None:
+    def __init__(self, rows: Sequence[MemoryRecord | ScoredMemory], title: str | None) -> None:
         self.rows = rows
         self.title = title
-        self.numbered = numbered
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
         yield self.table(options.max_width)
@@ -90,8 +104,7 @@ class MemoryTable:
         # wide, and only to what the others leave; narrow, the lines between columns go too (a space each).
         table = Table(title=self.title, show_lines=False, expand=False, show_edge=not narrow,
                       box=box.SIMPLE_HEAD if narrow else box.HEAVY_HEAD, padding=(0, 0) if narrow else (0, 1))
-        if self.numbered:
-            table.add_column("#", justify="right", style="dim", no_wrap=True)
+        table.add_column("#", justify="right", style="dim", no_wrap=True)
         table.add_column("memory", overflow="fold")
         table.add_column("kind", no_wrap=True)
         table.add_column("date", no_wrap=True)
@@ -103,8 +116,7 @@ class MemoryTable:
             table.add_column("replaced", no_wrap=True)
         table.add_column("id", style="dim", no_wrap=True)
         for number, (row, record, date) in enumerate(zip(self.rows, records, dates, strict=True), start=1):
-            cells = [str(number)] if self.numbered else []
-            cells += [safe(record.text), record.kind, date, safe(record.session)]
+            cells = [str(number), safe(record.text), record.kind, date, safe(record.session)]
             if scored:
                 cells.append(f"{row.similarity:.2f}" if isinstance(row, ScoredMemory) else "")
             if replaced:
