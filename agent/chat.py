@@ -24,12 +24,23 @@ from typing import Protocol, TypeVar
 
 from agent.conversation import DEFAULT, Conversation, Fold, Leaving
 from agent.domain import CONTEXT, ForgetRecord, MemoryRecord, Message, Turn, TurnStatus
-from agent.errors import AgentError, ChatError, ContextOverflow, MemoryUnavailable, SessionError, SystemRoleRefused
+from agent.errors import (
+    AgentError,
+    ChatError,
+    ContextOverflow,
+    DiskFull,
+    EmbedderMismatch,
+    MemoryUnavailable,
+    SessionError,
+    StoreCorrupt,
+    SystemRoleRefused,
+)
 from agent.forget import Forgotten, scrub_session
 from agent.memory.service import MemoryService, Recall, WriteReport
 from agent.ports import ChatChunk, ChatModel, RetryNotice
 from agent.server import Placement, ServerProfile, request_limit
 from agent.sessions import Session, SessionStore
+from agent.spool import Spool, Spooled
 from agent.tokens import count_tokens
 
 log = logging.getLogger(__name__)
@@ -65,6 +76,13 @@ def memory_failure(exc: Exception) -> AgentError:
     return MemoryUnavailable(f"{type(exc).__name__}: {exc}")
 
 
+def passing(error: AgentError) -> bool:
+    """Whether ``error`` says the store cannot be used now but may be soon (a database or index server gone away, a
+    lock held too long): a turn is then worth keeping for later. Damage, a full disk and a store of another
+    embedder are not cured by waiting."""
+    return isinstance(error, MemoryUnavailable) and not isinstance(error, StoreCorrupt | DiskFull | EmbedderMismatch)
+
+
 class DeferredChatModel:
     """A ``ChatModel`` built in the background (importing the OpenAI SDK takes most of a second)."""
 
@@ -82,6 +100,8 @@ class WriteOutcome:
     turn: int
     report: WriteReport | None = None
     error: AgentError | None = None
+    spooled: bool = False  # the store did not answer (``error`` says how): the turn waits in the spool
+    replayed: bool = False  # a turn that waited in the spool, written now
 
 
 @dataclass(frozen=True)
@@ -116,6 +136,10 @@ class MemoryWorker:
 
     ``on_write`` hears about every background write, from the worker thread. ``close`` lets pending writes
     finish: the process never exits with a write half done.
+
+    A turn the gate keeps while the store does not answer (``passing``) waits in ``spool`` (``agent.spool``) and is
+    written, before anything newer, by the first write after the store answers again; turns an earlier run left
+    there are written once the store opens.
     """
 
     def __init__(
@@ -123,13 +147,17 @@ class MemoryWorker:
         open_service: Callable[[], MemoryService],
         on_write: Callable[[WriteOutcome], None],
         read_only: bool = False,
+        spool: Spool | None = None,
     ) -> None:
         self.read_only = read_only  # --read-only: recall, and never write (not even when a memory was last seen)
+        self.spool = None if read_only else spool
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="memory")
         self._on_write = on_write
-        self._pending: list[Future[WriteOutcome]] = []
+        self._pending: list[Future[WriteOutcome] | Future[None]] = []
         self._service = self._pool.submit(self._open, open_service)
         self.count: int | None = None  # memories stored, refreshed after every change; None until the store opens
+        if self.spool is not None and self.spool.has_waiting():
+            self._pending.append(self._pool.submit(self._replay_waiting))
 
     def _open(self, open_service: Callable[[], MemoryService]) -> MemoryService:
         """Open the store and load the embedding model now, so the first recall does not wait for them."""
@@ -177,17 +205,27 @@ class MemoryWorker:
         before, unfinished, and only that extraction is still to do."""
 
         def write() -> WriteOutcome:
+            service: MemoryService | None = None
             try:
                 service = self._service.result()
                 if again and not service.extracts:
                     return WriteOutcome(turn)
+                waiting = self._replay(service)
+                if waiting is not None:  # older turns wait for the store: this one goes after them
+                    raise waiting
                 report = service.observe(
                     text, session=session, turn=turn, extra={CONTEXT: context} if context else None,
                     extract=finished,
                 )
                 self.count = service.count()
             except Exception as exc:  # reported like any failed write, never lost in the worker thread
-                outcome = WriteOutcome(turn, error=memory_failure(exc))
+                error = memory_failure(exc)
+                if service is not None and passing(error) and not service.keeps(text):
+                    outcome = WriteOutcome(turn)  # the store is away, and the gate keeps nothing of these words
+                else:
+                    kept = service is not None and self._keep(service, Spooled(text, session, turn, time.time(),
+                                                                               context, finished), error)
+                    outcome = WriteOutcome(turn, error=error, spooled=kept)
             else:
                 outcome = WriteOutcome(turn, report=report)
             self._on_write(outcome)
@@ -197,6 +235,46 @@ class MemoryWorker:
         future = self._pool.submit(write)
         self._pending.append(future)
         return future
+
+    def _keep(self, service: MemoryService, entry: Spooled, error: AgentError) -> bool:
+        """Put ``entry`` in the spool if the store's failure is ``passing`` and the gate keeps the words; whether
+        it is there now (a spool that cannot be written leaves the turn unsaved, and said so)."""
+        if self.spool is None or not passing(error):
+            return False
+        try:
+            self.spool.add(entry)
+        except OSError as exc:
+            log.debug("the turn could not be spooled: %s", exc)
+            return False
+        return True
+
+    def _replay_waiting(self) -> None:
+        """Write the turns an earlier run left in the spool, once the store has opened (if it does)."""
+        if self._service.exception() is None:
+            self._replay(self._service.result())
+
+    def _replay(self, service: MemoryService) -> AgentError | None:
+        """Write the spool's turns to memory, oldest first, each reported through ``on_write``; stop at the first
+        that meets the store still away, and return that error (None once the spool is empty). A turn that fails
+        for another reason leaves the spool, reported like any failed write: waiting would not help it."""
+        if self.spool is None:
+            return None
+        for path, entry in self.spool.waiting():
+            try:
+                report = service.observe(entry.text, session=entry.session, turn=entry.turn, when=entry.when,
+                                         extra={CONTEXT: entry.context} if entry.context else None,
+                                         extract=entry.finished)
+                self.count = service.count()
+            except Exception as exc:
+                error = memory_failure(exc)
+                if passing(error):
+                    return error
+                outcome = WriteOutcome(entry.turn, error=error, replayed=True)
+            else:
+                outcome = WriteOutcome(entry.turn, report=report, replayed=True)
+            self.spool.done(path)
+            self._on_write(outcome)
+        return None
 
     def drain(self) -> None:
         """Wait until every write submitted so far is done."""

@@ -18,7 +18,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any, Literal, get_args
-from urllib.parse import urlsplit
+from urllib.parse import SplitResult, urlsplit
 
 import platformdirs
 from dotenv import dotenv_values
@@ -138,17 +138,47 @@ def _optional_url(raw: str) -> str | None:
     value = raw.strip()
     if not value:
         return None
+    parts = _split_url(value, {"http", "https"}, "an http:// or https:// URL", f"add http:// (http://{value})")
+    if not parts.hostname:
+        raise ValueError("it names no host")
+    return value
+
+
+def _split_url(value: str, schemes: set[str], expected: str, no_scheme: str) -> SplitResult:
+    """The parts of the URL ``value``; ``ValueError`` saying what is wrong when it has no scheme (``no_scheme`` says
+    what to do), a port that is not one, or a scheme not in ``schemes`` (``expected`` says what is)."""
     if "://" not in value:
-        raise ValueError(f"the URL has no scheme; add http:// (http://{value})")
+        raise ValueError(f"the URL has no scheme; {no_scheme}")
     try:
         parts = urlsplit(value)
         parts.port  # noqa: B018 - raises ValueError for a port that is not a number from 0 to 65535
     except ValueError as exc:
         raise ValueError(f"it is not a valid URL ({exc})") from exc
-    if parts.scheme.lower() not in {"http", "https"}:
-        raise ValueError(f"expected an http:// or https:// URL, not {parts.scheme}://")
-    if not parts.hostname:
-        raise ValueError("it names no host")
+    if parts.scheme.lower() not in schemes:
+        raise ValueError(f"expected {expected}, not {parts.scheme}://")
+    return parts
+
+
+def without_password(url: str) -> str:
+    """``url`` with the password of its ``user:password@`` part, if any, replaced by ``***``: a database URL is shown
+    (``agent config``, a message naming a bad value) but its password never is, even one with an unescaped ``@``."""
+    scheme, sep, rest = url.partition("://")
+    ends = [at for at in (rest.find(mark) for mark in "/?#") if at >= 0]
+    netloc, tail = rest[: min(ends, default=len(rest))], rest[min(ends, default=len(rest)) :]
+    userinfo, at, host = netloc.rpartition("@")
+    if not sep or not at or ":" not in userinfo:
+        return url
+    return f"{scheme}://{userinfo.split(':', 1)[0]}:***@{host}{tail}"
+
+
+def _database_url(raw: str) -> str | None:
+    """A PostgreSQL connection URL (``postgresql://`` or ``postgres://``, as libpq takes them), or None for blank.
+    Only its form is checked here; whether the server answers is said when memory opens."""
+    value = raw.strip()
+    if not value:
+        return None
+    example = "postgresql://USER@HOST/DATABASE"
+    _split_url(value, {"postgresql", "postgres"}, example, f"expected {example}")
     return value
 
 
@@ -190,10 +220,15 @@ class Spec:
     secret: bool = False
     bounds: Bounds | None = None
     blank_is_default: bool = True
+    show: Callable[[str], str] | None = None  # how a value is shown, when not as it is (a URL's password masked)
 
     @property
     def flag(self) -> str:
         return "--" + self.field.replace("_", "-")
+
+    def shown(self, raw: str) -> str:
+        """``raw`` as messages may show it."""
+        return self.show(raw) if self.show else raw
 
     def allowed(self) -> str:
         """What the setting accepts, for messages and ``.env.example``."""
@@ -210,11 +245,13 @@ def setting(
     bounds: Bounds | None = None,
     blank_is_default: bool = True,
     default_factory: Callable[[], Any] | None = None,
+    show: Callable[[str], str] | None = None,
 ) -> Any:
     """A field of ``Settings`` with its ``Spec``: the one declaration of a setting (``SPECS`` is read from the
     fields). ``default_factory`` computes the value of a setting whose default depends on where the code runs;
     ``default`` is then what ``.env.example`` shows (nothing)."""
-    spec = Spec("", (env,) if isinstance(env, str) else env, parse, default, help, secret, bounds, blank_is_default)
+    spec = Spec("", (env,) if isinstance(env, str) else env, parse, default, help, secret, bounds, blank_is_default,
+                show)
     if default_factory is not None:
         return dataclasses.field(default_factory=default_factory, metadata={_SPEC: spec})
     return dataclasses.field(default=default, metadata={_SPEC: spec})
@@ -280,6 +317,10 @@ class Settings:
         "user message, for chat templates without a system role) or auto (from the server's template or model).")
     chroma_url: str | None = setting("AGENT_CHROMA_URL", _optional_url, None,
                                      "Use a Chroma server (e.g. http://127.0.0.1:8000) instead of the embedded store.")
+    database_url: str | None = setting(
+        "AGENT_DATABASE_URL", _database_url, None,
+        "Keep the memories in PostgreSQL (postgresql://USER@HOST/DATABASE) instead of the data directory's ledger; "
+        "with AGENT_CHROMA_URL, several machines share one memory.", show=without_password)
     timeout: float = setting("AGENT_TIMEOUT", float, 60.0, "Seconds before a model request times out.",
                              bounds=Bounds(0, 3_600, low_open=True, whole=False))
     max_retries: int = setting("AGENT_MAX_RETRIES", _int, 3, "Retries for 429, 5xx and timeouts.",
@@ -304,7 +345,7 @@ class Settings:
             if spec.secret:
                 shown = "(set)" if value else "(not set)"
             else:
-                shown = "" if value is None else str(value)
+                shown = "" if value is None else spec.shown(str(value))
             rows.append((spec.field, spec.env[0], shown, sources.get(spec.field, "default")))
         return rows
 
@@ -388,7 +429,7 @@ def load_settings(
     for spec in SPECS:
         if spec.field in flags:
             raw = flags[spec.field]
-            values[spec.field] = _value(spec, raw, f"{spec.flag} {str(raw)!r}")
+            values[spec.field] = _value(spec, raw, f"{spec.flag} {spec.shown(str(raw))!r}")
             sources[spec.field] = "flag"
             continue
         for layer_name, path, layer in layers:
@@ -397,7 +438,7 @@ def load_settings(
             if found is None:
                 continue
             raw = layer[found]
-            where = f"{found}={raw!r}" + (f" in {path}" if path else "")
+            where = f"{found}={spec.shown(raw)!r}" + (f" in {path}" if path else "")
             values[spec.field] = _value(spec, raw, where)
             sources[spec.field] = f"{layer_name} ({found})"
             break

@@ -40,6 +40,7 @@ from agent.files import read_regular, write_private
 from agent.memory.service import MemoryService
 from agent.ports import Ledger
 from agent.sessions import NAME_PATTERN, Session, SessionStore
+from agent.spool import Spool
 
 FORGOTTEN = "[forgotten]"
 T = TypeVar("T")
@@ -222,6 +223,21 @@ def scrub_history(path: Path, forgotten: Forgotten) -> bool:
     return True
 
 
+def scrub_spool(spool: Spool, forgotten: Forgotten) -> bool:
+    """Take the forgotten words out of the turns waiting for the store (``agent.spool``): a turn that says them is
+    dropped, since writing it later would remember them again; one whose reply context quotes them keeps its words
+    and loses them from its context. ``OSError`` when a file cannot be rewritten. Whether anything changed."""
+    changed = False
+    for path, entry in spool.waiting():
+        if forgotten.within(entry.text):
+            spool.done(path)
+            changed = True
+        elif forgotten.within(entry.context):
+            spool.rewrite(path, replace(entry, context=forgotten.scrub(entry.context)))
+            changed = True
+    return changed
+
+
 def scrub_contexts(ledger: Ledger, user: str, forgotten: Forgotten) -> int:
     """Rewrite, in place, the keyword context of ``user``'s memories that quotes forgotten words (the end of the
     reply a remembered line answered); the memories keep their text, dates and vectors. Returns how many."""
@@ -276,11 +292,13 @@ def _holds(path: Path, ids: set[bytes]) -> bool:
 @dataclass(frozen=True)
 class Places:
     """The files beside the ledger and the index where forgotten words can be; ``root`` is the data directory,
-    where damaged files and backups of the index and the ledger are set aside."""
+    where damaged files and backups of the index and the ledger are set aside; ``spool`` holds the turns waiting
+    for the store."""
 
     sessions: SessionStore
     history: Path | None = None
     root: Path | None = None
+    spool: Spool | None = None
 
 
 @dataclass
@@ -392,12 +410,19 @@ def finish(record: ForgetRecord, ledger: Ledger, places: Places, skip: str | Non
     else:
         if rewritten:
             outcome.places.append(f"the reply context of {_plural(rewritten, 'other memory', 'other memories')}")
+    files: list[tuple[str, Path, Callable[[], bool]]] = []
     if places.history is not None:
+        history = places.history
+        files.append(("the input history", history, lambda: scrub_history(history, forgotten)))
+    if places.spool is not None:
+        spool = places.spool
+        files.append(("the turns waiting for the memory store", spool.directory, lambda: scrub_spool(spool, forgotten)))
+    for what, where, scrub in files:
         try:
-            if scrub_history(places.history, forgotten):
-                outcome.places.append("the input history")
+            if scrub():
+                outcome.places.append(what)
         except OSError as exc:
-            outcome.failed.append(f"{places.history}: {exc.strerror}")
+            outcome.failed.append(f"{where}: {exc.strerror}")
     if places.root is not None:
         copies, ledgers = set_aside_copies(places.root, record.ids)
         for copy in copies:

@@ -32,6 +32,7 @@ from agent.memory.retriever import FusionWeights
 from agent.memory.service import Extractor, MemoryPolicy, MemoryService
 from agent.ports import ChatModel, Embedder, Ledger, Notify
 from agent.sessions import Session, SessionStore
+from agent.spool import Spool
 
 if TYPE_CHECKING:
     from agent.adapters.ledger_vectors import LedgerVectors
@@ -77,6 +78,11 @@ class DataPaths:
     def history(self) -> Path:
         return self._user_area / "history"
 
+    @property
+    def spool(self) -> Path:
+        """The turns waiting for a memory store that did not answer (``agent.spool``)."""
+        return self._user_area / "spool"
+
 
 def user_directory(user: str) -> str:
     """The directory name of ``user``: the name itself when it is lower-case letters, digits, ``-`` and ``_``
@@ -93,9 +99,9 @@ MARKER_TEXT = ("This directory is a data directory of agent: long-term memories,
                "over a directory that holds other files. Keep nothing else here.\n")
 # What the agent (or SQLite and Chroma on its behalf) makes at the top of a data directory: the ledger with its
 # journals, the index with its lock, set-aside copies (``.corrupt-<time>``) and backups, the sessions, the input
-# history, and temp files a kill left (``.history.<hex>.tmp``). Only these are tightened, and a directory holding
-# nothing else is a store made by a version older than the marker.
-OWN_ENTRY = re.compile(r"""\.?(?:ledger\.sqlite3|chroma|sessions|history)(?:-wal|-shm|-journal)?
+# history, the turns waiting for the store (``spool``), and temp files a kill left (``.history.<hex>.tmp``). Only
+# these are tightened, and a directory holding nothing else is a store made by a version older than the marker.
+OWN_ENTRY = re.compile(r"""\.?(?:ledger\.sqlite3|chroma|sessions|history|spool)(?:-wal|-shm|-journal)?
                            (?:\.lock|\.corrupt-[\w.-]+|\.backup-[\w.-]+|\.[0-9a-f]+\.tmp)?""", re.VERBOSE)
 # Entries that leave a directory empty for this purpose: the checkout's agent_memory_db/ is kept in git by a
 # .gitkeep, and macOS's Finder drops a .DS_Store into any directory it shows.
@@ -327,10 +333,19 @@ def rebuild_index(settings: Settings, embedder: EmbedderKind | None = None) -> t
 
 
 def build_ledger(settings: Settings, paths: DataPaths, set_aside: bool = True) -> Ledger:
-    """The ledger of ``settings``, opened: the one place that picks its adapter.
+    """The ledger of ``settings``, opened: the one place that picks its adapter. With ``AGENT_DATABASE_URL``, the
+    PostgreSQL database that several machines share (one that cannot be reached is ``MemoryUnavailable``, naming it,
+    never its password); otherwise the data directory's SQLite file.
 
     A damaged ledger is moved to ``<name>.corrupt-<time>`` (never deleted or overwritten) and the ``StoreCorrupt``
     raised says where it went; without ``set_aside`` it is left where it is for the memory commands to report."""
+    if settings.database_url:
+        try:
+            from agent.adapters.postgres_ledger import PostgresLedger
+        except ImportError as exc:
+            raise ConfigError(f"AGENT_DATABASE_URL needs the PostgreSQL driver, which is not installed ({exc.name}): "
+                              "pip install 'agent[postgres]', or unset AGENT_DATABASE_URL.") from exc
+        return PostgresLedger(settings.database_url)
     from agent.adapters.ledger import SqliteLedger
 
     try:
@@ -348,8 +363,9 @@ def build_ledger(settings: Settings, paths: DataPaths, set_aside: bool = True) -
 
 def existing_ledger(settings: Settings, paths: DataPaths) -> Ledger | None:
     """The ledger of ``settings`` if there is one yet, as it is (``build_ledger`` without setting it aside): a
-    start that only looks for unfinished work must not create one."""
-    if not paths.ledger.exists():
+    start that only looks for unfinished work must not create one. None for a database: a chat does not wait for a
+    server before its first prompt (the memory commands, which open it anyway, finish its forgets)."""
+    if settings.database_url or not paths.ledger.exists():
         return None
     return build_ledger(settings, paths, set_aside=False)
 
@@ -379,8 +395,9 @@ def finish_forgets(settings: Settings, paths: DataPaths, notify: Notify, ledger:
 
 
 def places_of(paths: DataPaths) -> Places:
-    """The session files and the input history of ``paths``' user, where a forget of theirs scrubs."""
-    return Places(SessionStore(paths.sessions, paths.user), paths.history, paths.root)
+    """The session files, the input history and the waiting turns of ``paths``' user, where a forget of theirs
+    scrubs."""
+    return Places(SessionStore(paths.sessions, paths.user), paths.history, paths.root, Spool(paths.spool))
 
 
 def run_chat(settings: Settings, options: ChatOptions) -> int:
@@ -442,7 +459,8 @@ def build_chat(
             extractor = model_extractor(chat, settings.model, events.on_extraction_failed,
                                         lambda: conversation.placement)
         worker = MemoryWorker(lambda: open_memory(settings, extractor=extractor), events.on_write,
-                              read_only=options.read_only)
+                              read_only=options.read_only,
+                              spool=Spool(DataPaths(settings.data_dir, settings.user).spool))
     server = in_background(lambda: server_profile(probe(settings), model=settings.model,
                                                   system_prompt=settings.system_prompt,
                                                   max_tokens=settings.max_tokens), "server-probe")

@@ -1,5 +1,5 @@
 """Speed and size of the memory with the local embedder: ``python bench/latency.py [--json] [--sizes 1000 10000
-100000]``.
+100000]``; ``--servers`` compares the embedded store with the shared deployment's servers instead.
 
 One store grows through the sizes asked for. At each size: the write throughput of the batches that brought it
 there (``MemoryService.write``: ledger, embedding, index), the per-turn overhead of the read path
@@ -10,6 +10,12 @@ the chat is ready for the next line after a reply while the write gate runs in t
 (``bench/next_prompt.py``), and the start-up time of ``agent`` to its first prompt, spawned on a pseudo-terminal
 against an unreachable model server.
 Memories are synthetic but varied first-person sentences, so the tokenizer and the index see realistic text.
+
+``--servers [--database-url URL --chroma-url URL]``: the same store grown twice, once embedded (the data directory's
+SQLite ledger and Chroma store) and once on a PostgreSQL ledger with a Chroma server (throwaway ones started on
+127.0.0.1 when no URL is given, as the tests start them), and at each size for each: writes/s in batches, writes/s
+one memory at a time as a chat's turn writes it (``MemoryService.remember``: truth checks, ledger, embedding,
+index), and the per-turn overhead of recall.
 """
 
 from __future__ import annotations
@@ -34,7 +40,7 @@ from agent.adapters.local_embedder import LocalEmbedder
 from agent.adapters.mirrored_index import MirroredIndex
 from agent.domain import MemoryRecord, content_hash, memory_id
 from agent.memory.service import MemoryPolicy, MemoryService
-from agent.ports import Embedder
+from agent.ports import Embedder, Ledger
 from agent.wiring import DataPaths, ensure_data_dir
 from bench import machine, memory_truth, next_prompt
 from bench.agent_process import resident_mb, startup_s
@@ -127,6 +133,28 @@ def open_service(paths: DataPaths, embedder: Embedder, capacity: int) -> tuple[M
     return MemoryService(ledger, index, embedder, USER, MemoryPolicy(capacity=capacity)), ledger
 
 
+def timed_writes(service: MemoryService, texts: Sequence[str], start: int) -> float:
+    """Seconds to write ``texts`` (numbered from ``start``) in batches of ``BATCH``."""
+    started = time.perf_counter()
+    for at in range(0, len(texts), BATCH):
+        service.write(records(texts[at : at + BATCH], start + at))
+    return time.perf_counter() - started
+
+
+def recall_ms(service: MemoryService, asked: Sequence[str]) -> tuple[list[float], list[int]]:
+    """Milliseconds of ``recall`` for each probe, after ten that warm the caches the way a running chat has them,
+    and the tokens of each block."""
+    for probe in asked[:10]:
+        service.recall(probe)
+    times, tokens = [], []
+    for probe in asked:
+        started = time.perf_counter()
+        recall = service.recall(probe)
+        times.append((time.perf_counter() - started) * 1000)
+        tokens.append(recall.block.tokens)
+    return times, tokens
+
+
 def measure_sizes(sizes: Sequence[int], log: Any, model_dir: Path | None = None) -> dict[str, Any]:
     """Grow one store through ``sizes`` and measure at each; the store is laid out as the agent's data directory,
     so at each size the real ``agent`` can be started on it for its resident memory."""
@@ -142,21 +170,11 @@ def measure_sizes(sizes: Sequence[int], log: Any, model_dir: Path | None = None)
     try:
         have = 0
         for size in sorted(sizes):
-            started, embed_before = time.perf_counter(), embedder.seconds
-            for at in range(have, size, BATCH):
-                service.write(records(texts[at : min(at + BATCH, size)], at))
-            write_s = time.perf_counter() - started
+            embed_before = embedder.seconds
+            write_s = timed_writes(service, texts[have:size], have)
             write_embed_s = embedder.seconds - embed_before
             added, have = size - have, size
-            for probe in asked[:10]:  # warm caches the way a running chat has them
-                service.recall(probe)
-            times = []
-            tokens = []
-            for probe in asked:
-                t0 = time.perf_counter()
-                recall = service.recall(probe)
-                times.append((time.perf_counter() - t0) * 1000)
-                tokens.append(recall.block.tokens)
+            times, tokens = recall_ms(service, asked)
             # The truth checks of the write path (bench/memory_truth.py), 1% of the store stating profile facts.
             seeded = len(ledger.profiled(USER))
             service.write(memory_truth.profile_records(seeded, size // 100 - seeded))
@@ -190,16 +208,107 @@ def measure_sizes(sizes: Sequence[int], log: Any, model_dir: Path | None = None)
     return out
 
 
+ADDS = 50  # memories written one at a time at each size, as a chat's turns write them
+
+
+def on_servers(database_url: str, chroma_url: str, embedder: Embedder, capacity: int) -> tuple[MemoryService, Ledger]:
+    """The store as ``open_memory`` wires it with AGENT_DATABASE_URL and AGENT_CHROMA_URL set."""
+    from agent.adapters.postgres_ledger import PostgresLedger
+
+    ledger = PostgresLedger(database_url)
+    chroma = ChromaIndex(open_client(None, chroma_url), USER, chroma_url, namespace=ledger.store_id(), remote=True)
+    return MemoryService(ledger, MirroredIndex(chroma, ledger, USER), embedder, USER,
+                         MemoryPolicy(capacity=capacity)), ledger
+
+
+def measure_backends(
+    sizes: Sequence[int], log: Any, database_url: str, chroma_url: str, model_dir: Path | None = None
+) -> dict[str, Any]:
+    """For the embedded store and for the servers, one store each grown through ``sizes`` with the same texts; at
+    each size the writes/s in batches, the writes/s one memory at a time and the per-turn overhead of recall."""
+    embedder = LocalEmbedder(model_dir)
+    embedder.warm_up()
+    texts, asked = sentences(max(sizes) + ADDS * len(sizes)), probes(PROBES)
+    root = Path(tempfile.mkdtemp(prefix="latency-servers-"))
+    builds = {
+        "embedded": lambda: open_service(ensure_data_dir(root / "data"), embedder, len(texts)),
+        "servers": lambda: on_servers(database_url, chroma_url, embedder, len(texts)),
+    }
+    out: dict[str, Any] = {}
+    try:
+        for backend, build in builds.items():
+            service, ledger = build()
+            try:
+                have, added = 0, 0
+                for size in sorted(sizes):
+                    batch_s = timed_writes(service, texts[have:size], have)
+                    singles = texts[max(sizes) + added : max(sizes) + added + ADDS]
+                    each = []
+                    for text in singles:
+                        started = time.perf_counter()
+                        service.remember(text, session="bench")
+                        each.append((time.perf_counter() - started) * 1000)
+                    times, _ = recall_ms(service, asked)
+                    out.setdefault(backend, {})[str(size)] = {
+                        "memories": service.count(),
+                        "write_per_s": (size - have) / batch_s,
+                        "add_per_s": len(each) / (sum(each) / 1000),
+                        "add_ms_p50": percentile(each, 50),
+                        "add_ms_p95": percentile(each, 95),
+                        "overhead_ms_p50": percentile(times, 50),
+                        "overhead_ms_p95": percentile(times, 95),
+                    }
+                    have, added = size, added + ADDS
+                    log(f"{backend} {size}: {json.dumps(out[backend][str(size)])}")
+            finally:
+                ledger.close()
+                forget_clients()
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+    return out
+
+
+def servers_main(args: argparse.Namespace, log: Any) -> int:
+    """``--servers``: the embedded store against the servers given (or started here), printed as a table."""
+    from bench.shared_servers import servers
+
+    with servers(args.database_url, args.chroma_url) as (database_url, chroma_url, started):
+        result = measure_backends(args.sizes, log, database_url, chroma_url, args.model_dir)
+    result["server_origin"] = "started here on 127.0.0.1 (fsync off)" if started else "given"
+    result["machine"] = machine.describe()
+    if args.json:
+        print(json.dumps(result, indent=2))
+        return 0
+    print(f"machine: {machine.line()}; servers: {result['server_origin']}")
+    print("| memories | store | write/s (batches of 256) | write/s (one at a time) | one write p50/p95 ms | "
+          "overhead p50 ms | overhead p95 ms |")
+    print("|---|---|---|---|---|---|---|")
+    for size in sorted(args.sizes):
+        for backend in ("embedded", "servers"):
+            r = result[backend][str(size)]
+            print(f"| {size:,} | {backend} | {r['write_per_s']:.0f} | {r['add_per_s']:.1f} | {r['add_ms_p50']:.1f} / "
+                  f"{r['add_ms_p95']:.1f} | {r['overhead_ms_p50']:.1f} | {r['overhead_ms_p95']:.1f} |")
+    return 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[1_000, 10_000, 100_000])
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--model-dir", type=Path, help="model.onnx and tokenizer.json to use as they are, as "
                         "AGENT_LOCAL_MODEL_DIR does (to compare with the packaged file before its int8 conversion)")
+    parser.add_argument("--servers", action="store_true", help="the embedded store against a PostgreSQL ledger with "
+                        "a Chroma server (started on 127.0.0.1 unless their URLs are given)")
+    parser.add_argument("--database-url", help="with --servers: a PostgreSQL database to use (it gains a user "
+                        f"{USER!r}); without it a throwaway server is started")
+    parser.add_argument("--chroma-url", help="with --servers: a Chroma server to use; without it one is started")
     args = parser.parse_args(argv)
 
     def log(message: str) -> None:
         print(message, file=sys.stderr, flush=True)
+
+    if args.servers:
+        return servers_main(args, log)
 
     result: dict[str, Any] = measure_sizes(args.sizes, log, args.model_dir)
     turns = next_prompt.TURNS + next_prompt.BACK_TO_BACK

@@ -222,7 +222,7 @@ def chroma_server(path: Path) -> Iterator[ChromaServer]:
     )
     url = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 30
+        deadline = time.monotonic() + 120  # a loaded machine takes its time to import chromadb; only a hang gets near
         while True:
             try:
                 if httpx.get(f"{url}/api/v2/heartbeat", timeout=1).status_code == 200:

@@ -18,6 +18,7 @@ from agent.memory.service import MemoryService
 from agent.ports import ChatModel, Embedder
 from agent.server import ServerProfile
 from agent.sessions import Session, SessionStore
+from agent.spool import Spool
 from agent.ui.output import Mode, Output
 from agent.ui.prompt import PipeReader
 from agent.ui.repl import Repl, ReplEvents
@@ -63,10 +64,11 @@ def build_chat(
     server: Future[ServerProfile] | None = None,
     max_tokens: int = 0,
     read_only: bool = False,
+    spool: Spool | None = None,
 ) -> Chat:
     """A chat wired like ``run_chat`` does it, minus the terminal; ``memory`` opens the service (None: off);
     ``history`` is the input history file ``/forget`` cleans; ``server`` what a probe of the model server found;
-    ``read_only`` is ``--read-only``."""
+    ``read_only`` is ``--read-only``; ``spool`` keeps the turns the store could not take."""
     stdout, notices = io.StringIO(), io.StringIO()
     mode = Mode(interactive=interactive, plain=True)
     out = Output(mode, Console(file=stdout, width=100, no_color=True, soft_wrap=True),
@@ -76,7 +78,7 @@ def build_chat(
     conversation = Conversation(budget, model_summarizer(model, "test-model"))
     conversation.resume(existing.turns, existing.context_start, existing.summary)
     events = ReplEvents(out)
-    worker = None if memory is None else MemoryWorker(memory, events.on_write, read_only)
+    worker = None if memory is None else MemoryWorker(memory, events.on_write, read_only, spool)
     engine = ChatEngine(model, "test-model", conversation, store, existing, worker, server=server,
                         max_tokens=max_tokens)
     repl = Repl(engine, out, worker, events, history=history)

@@ -43,6 +43,8 @@ BAD: dict[str, list[str]] = {
     "max_tokens": ["-1", "1000001", "1.5", "many"],
     "system_prompt": ["assistant", "both"],
     "chroma_url": ["127.0.0.1:8000", "http://[::1", "tcp://127.0.0.1:8000"],
+    "database_url": ["db.example/agent", "mysql://db.example/agent", "http://db.example:5432/agent",
+                     "postgresql://db:99999/agent", "postgresql://[::1/agent"],
     "timeout": ["-1", "0", "nan", "inf", "-inf", "3601", "soon"],
     "max_retries": ["-1", "11", "1.5", "nan"],
 }
@@ -67,6 +69,8 @@ GOOD: dict[str, list[tuple[str, Any]]] = {
     "max_tokens": [("0", 0), ("1024", 1024), ("1000000", 1_000_000)],
     "system_prompt": [("auto", "auto"), ("USER", "user"), ("system", "system")],
     "chroma_url": [("http://127.0.0.1:8000", "http://127.0.0.1:8000"), ("", None)],
+    "database_url": [("postgresql://agent@127.0.0.1:5432/agent",) * 2, ("postgres://a:pw@db/agent",) * 2,
+                     ("postgresql:///agent?host=/run/postgresql",) * 2, ("", None)],
     "timeout": [("0.5", 0.5), ("3600", 3600.0)],
     "max_retries": [("0", 0), ("10", 10)],
 }

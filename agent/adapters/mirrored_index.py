@@ -127,8 +127,12 @@ def reconcile(
     The index adapter cuts every call into batches Chroma accepts, so a store of any size is restored at once."""
     chroma = index.chroma
     _agree_on_space(ledger, chroma, user)
-    stored = set(ledger.ids(user))
+    # The index is read before the ledger: another process (another machine, on a shared ledger) writes a memory to
+    # the ledger first and its vector second, so an id the index held before the ledger was read is in the ledger
+    # unless it was forgotten. Read the other way round, a memory written in between would pass for an orphan and
+    # lose its vector.
     indexed = chroma.ids()
+    stored = set(ledger.ids(user))
     orphans = indexed - stored
     if orphans:
         notify(f"Dropped {len(orphans)} vectors from the index whose memory is not in the ledger (a forget cut "

@@ -175,13 +175,7 @@ class MemoryService:
     ) -> WriteReport:
         """Run one user turn through the gate and store what it keeps. Only the user's words come here.
         ``extract`` False holds back the model's extraction (for a turn whose reply did not finish)."""
-        decision = gate.decide(text) if self.policy.gate else gate.GateDecision(True, "gate off", text=text.strip())
-        # A turn kept without the part that carries a link is stored, provenance included, without that part.
-        words = text.strip() if gate.refusal(text) is None else decision.text
-        statement = profile.read(words) if self.policy.truth else profile.Statement()
-        if not decision.keep and statement and gate.refusal(text) is None:
-            # "Please just call me Kate": a request in form, a profile fact in substance.
-            decision = gate.GateDecision(True, "states a profile fact", text=text.strip())
+        decision, words, statement = self._judge(text)
         log.debug("gate: %s (%s)", "keep" if decision.keep else "skip", decision.reason)
         if not decision.keep:
             return WriteReport(decision)
@@ -217,6 +211,22 @@ class MemoryService:
         rest, more = self._write(records[1:])
         return WriteReport(decision, (first, *rest), refreshed=frozenset(known), evicted=(*evicted, *more),
                            superseded=outcome.supersedes, restated=outcome.restates, dropped=tuple(dropped))
+
+    def keeps(self, text: str) -> bool:
+        """Whether ``observe`` would keep something of the user's words ``text``: the gate's judgement alone, with
+        nothing read or written (a chat asks it when the store cannot be reached, to keep the turn for later)."""
+        return self._judge(text)[0].keep
+
+    def _judge(self, text: str) -> tuple[gate.GateDecision, str, profile.Statement]:
+        """The gate's decision on ``text``, the words a kept memory is made from, and the profile facts they state."""
+        decision = gate.decide(text) if self.policy.gate else gate.GateDecision(True, "gate off", text=text.strip())
+        # A turn kept without the part that carries a link is stored, provenance included, without that part.
+        words = text.strip() if gate.refusal(text) is None else decision.text
+        statement = profile.read(words) if self.policy.truth else profile.Statement()
+        if not decision.keep and statement and gate.refusal(text) is None:
+            # "Please just call me Kate": a request in form, a profile fact in substance.
+            decision = gate.GateDecision(True, "states a profile fact", text=text.strip())
+        return decision, words, statement
 
     def remember(self, text: str, *, session: str = "cli", turn: int = 0, kind: MemoryKind = "explicit") -> WriteReport:
         """Store ``text`` as given (``/remember``, ``agent memories add``): the user's explicit wish, which skips

@@ -139,6 +139,7 @@ class Repl:
         self.commands = Commands(engine, out, self.reader.ask, history, data_root)
         self.signals = HeldInterrupts()
         self._unsaved_told = False
+        self._recall_failing = False  # the last recall failed: a store away for many turns is said once
 
     def use(self, reader: LineReader) -> None:
         self.reader = reader
@@ -284,12 +285,16 @@ class Repl:
     def _memory_problem(self) -> None:
         error = self.engine.memory_error
         if error is None:
+            if self._recall_failing:
+                self.out.notice("(memory answers again)")
+            self._recall_failing = False
             return
         if self.worker is not None and self.worker.failed:
             self.out.warn(f"Long-term memory is unavailable: {error} Chatting without it in this run.")
             self.engine.memory = None
-        else:
-            self.out.warn(f"memory: recall failed ({error}); this reply has no memories.")
+        elif not self._recall_failing:
+            self.out.warn(f"memory: recall failed ({error}); the replies have no memories until it answers again.")
+            self._recall_failing = True
 
     def _report(self, pending: PendingTurn, result: TurnResult) -> None:
         status = result.turn.status
@@ -342,10 +347,22 @@ class ReplEvents:
     def __init__(self, out: Output) -> None:
         self.out = out
         self.late: set[int] = set()
+        self._spooling = False  # a turn waits in the spool: the next ones are said in short
 
     def on_write(self, outcome: WriteOutcome) -> None:
         """Called on the memory thread after each background write."""
         late = f"(turn {outcome.turn}) " if outcome.turn in self.late else ""
+        if outcome.replayed:
+            late = f"(turn {outcome.turn}, kept while memory was away) "
+        if outcome.spooled:
+            if self._spooling:
+                self.out.warn(f"memory: turn {outcome.turn} is kept on this machine too, until memory answers again")
+            else:
+                self.out.warn(f"memory: turn {outcome.turn} is not remembered yet ({outcome.error}); it is kept on "
+                              "this machine and remembered when memory answers again")
+            self._spooling = True
+            return
+        self._spooling = False
         if outcome.error is not None:
             self.out.error(f"memory: could not save turn {outcome.turn} ({outcome.error})")
         elif outcome.report is not None and outcome.report.stored:
