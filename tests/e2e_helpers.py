@@ -36,6 +36,16 @@ def agent(env: dict[str, str], *args: str, stdin: str | bytes = "") -> subproces
                                        result.stderr.decode("utf-8", "replace"))
 
 
+def wait_for_text(fd: int, text: bytes, timeout: float = 120.0) -> None:
+    """Wait until the file open as ``fd`` (a child's stdout or stderr) holds ``text``; fail only if it does not after
+    a generous ``timeout``, so only a child that never writes it fails, however loaded the machine."""
+    deadline = time.monotonic() + timeout
+    while text not in os.pread(fd, 1 << 24, 0):
+        if time.monotonic() > deadline:
+            raise AssertionError(f"no {text!r} in {timeout} s")
+        time.sleep(0.01)
+
+
 _CSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 
 

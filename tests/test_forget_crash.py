@@ -30,7 +30,7 @@ from agent.conversation import Turn
 from agent.domain import MemoryRecord, content_hash, memory_id
 from agent.sessions import Session, SessionStore
 from tests.cli_harness import invoke
-from tests.e2e_helpers import agent_env
+from tests.e2e_helpers import agent_env, wait_for_text
 from tests.fake_openai import FakeOpenAI
 from tests.full_pipe import FullPipe, wait_blocked
 from tests.warm_agent import WarmAgent, warm_agent  # noqa: F401  (the fixture)
@@ -126,15 +126,6 @@ def forget_cut_short(warm: WarmAgent, env: dict[str, str], prefix: str, how: sig
         stderr = os.pread(err.fileno(), 1 << 20, 0).decode()
     assert line == (b"" if held and how == signal.SIGKILL else FORGOT), (line, stderr)
     return code, stderr
-
-
-def wait_for_text(fd: int, text: bytes, timeout: float = 120.0) -> None:
-    """Wait until the file open as ``fd`` holds ``text``; fail only if it does not after a generous ``timeout``."""
-    deadline = time.monotonic() + timeout
-    while text not in os.pread(fd, 1 << 20, 0):
-        if time.monotonic() > deadline:
-            pytest.fail(f"no {text!r} in {timeout} s")
-        time.sleep(0.01)
 
 
 @pytest.mark.slow
