@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from tests.cli_harness import invoke
-from tests.e2e_helpers import agent, agent_env, session_file
+from tests.e2e_helpers import agent_env, session_file
 from tests.fake_openai import FakeOpenAI, Reply
 
 KEY = "sk-test-CANARY123-5f0c9e2a7b1d4c3e"
@@ -124,7 +124,7 @@ def test_the_api_key_is_in_no_output_log_traceback_or_file_even_with_debug_loggi
              Reply("Noted."))
     env = agent_env(fake, OPENAI_API_KEY=KEY, OPENAI_LOG="debug", AGENT_MAX_RETRIES="1", AGENT_EMBEDDER="openai",
                     AGENT_EMBEDDING_MODEL="fake-embed")
-    result = agent(env, "--debug", "-s", "k", stdin=f"one\ntwo\nthree\nfour\n{TEA}\n")
+    result = invoke("--debug", "-s", "k", stdin=f"one\ntwo\nthree\nfour\n{TEA}\n", env=env)
     assert result.returncode == 1
     assert "Traceback" in result.stdout and "HTTP Request: POST" in result.stderr, "debug output is on"
     assert "Incorrect API key provided: sk-***" in result.stdout + result.stderr, "the server's words stay"
