@@ -133,12 +133,12 @@ def spawn(role: str, *args: str, env: dict[str, str] | None = None, stdin: int |
     )
 
 
-def wait_for_line(proc: subprocess.Popen[str], expected: str, timeout: float = 30.0) -> None:
+def wait_for_line(proc: subprocess.Popen[str], expected: str, timeout: float = 120.0) -> None:
     """Read the child's stdout until a line equal to ``expected``; fail with its stderr if it exits first."""
     read_until(proc, re.escape(expected), timeout)
 
 
-def read_until(proc: subprocess.Popen[str], pattern: str, timeout: float = 30.0) -> re.Match[str]:
+def read_until(proc: subprocess.Popen[str], pattern: str, timeout: float = 120.0) -> re.Match[str]:
     """Read the child's stdout until a line matching ``pattern`` whole, and return the match."""
     assert proc.stdout is not None
     deadline = time.monotonic() + timeout
@@ -181,7 +181,7 @@ class Forker:
         self.proc.communicate()
 
 
-def run_agent(*args: str, env: dict[str, str] | None = None, timeout: float = 60) -> subprocess.CompletedProcess[str]:
+def run_agent(*args: str, env: dict[str, str] | None = None, timeout: float = 300) -> subprocess.CompletedProcess[str]:
     """The real ``agent`` command in a process of its own."""
     return subprocess.run(
         [sys.executable, "-m", "agent", *args],

@@ -35,7 +35,7 @@ class Recorder:
 
 
 def adapter(base_url: str, recorder: Recorder, max_retries: int = 3) -> OpenAIChat:
-    client = OpenAI(api_key=CANARY, base_url=base_url, timeout=5)
+    client = OpenAI(api_key=CANARY, base_url=base_url, timeout=60)
     return OpenAIChat(client, max_retries=max_retries, on_retry=recorder.notices.append, sleep=recorder.sleeps.append)
 
 

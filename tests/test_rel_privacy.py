@@ -67,7 +67,7 @@ def test_data_dir_is_0700_and_every_file_0600_even_under_umask_022(tmp_path: Pat
         loose.chmod(0o644)
     writer = subprocess.run(
         [sys.executable, "-m", "tests.helpers_store", "add", "perm", "3"],
-        capture_output=True, text=True, env=child_env(), timeout=60, preexec_fn=lambda: os.umask(0o022),
+        capture_output=True, text=True, env=child_env(), timeout=300, preexec_fn=lambda: os.umask(0o022),
     )
     assert writer.returncode == 0, writer.stderr
     paths = [root, *root.rglob("*")]

@@ -33,7 +33,7 @@ def fake() -> Iterator[FakeOpenAI]:
 
 
 def adapter(fake: FakeOpenAI, max_tokens: int = 0) -> OpenAIChat:
-    return OpenAIChat(OpenAI(api_key="not-needed", base_url=fake.url, timeout=5), max_retries=0,
+    return OpenAIChat(OpenAI(api_key="not-needed", base_url=fake.url, timeout=60), max_retries=0,
                       max_tokens=max_tokens)
 
 
