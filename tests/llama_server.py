@@ -115,12 +115,6 @@ class _QuietServer(ThreadingHTTPServer):
         """A client that hangs up mid-answer is part of the tests, not an error to print."""
 
 
-def run_agent(env: dict[str, str], *args: str, stdin: str = "") -> subprocess.CompletedProcess[str]:
-    """``agent ARGS`` with ``stdin`` piped in; a real model on a loaded machine gets minutes, not seconds."""
-    return subprocess.run([sys.executable, "-m", "agent", *args], input=stdin, capture_output=True, text=True,
-                          timeout=900, env=env)
-
-
 @dataclass
 class Recorded:
     method: str
