@@ -30,10 +30,20 @@ def agent_env(fake: FakeOpenAI, **extra: str) -> dict[str, str]:
 def agent(env: dict[str, str], *args: str, stdin: str | bytes = "") -> subprocess.CompletedProcess[str]:
     """Run ``agent ARGS`` with ``stdin`` piped in (bytes go in as they are) and its output captured as text."""
     data = stdin if isinstance(stdin, bytes) else stdin.encode()
-    result = subprocess.run([sys.executable, "-m", "agent", *args], input=data, capture_output=True, timeout=60,
+    result = subprocess.run([sys.executable, "-m", "agent", *args], input=data, capture_output=True, timeout=300,
                             env=env)
     return subprocess.CompletedProcess(result.args, result.returncode, result.stdout.decode("utf-8", "replace"),
                                        result.stderr.decode("utf-8", "replace"))
+
+
+def wait_for_text(fd: int, text: bytes, timeout: float = 120.0) -> None:
+    """Wait until the file open as ``fd`` (a child's stdout or stderr) holds ``text``; fail only if it does not after
+    a generous ``timeout``, so only a child that never writes it fails, however loaded the machine."""
+    deadline = time.monotonic() + timeout
+    while text not in os.pread(fd, 1 << 24, 0):
+        if time.monotonic() > deadline:
+            raise AssertionError(f"no {text!r} in {timeout} s")
+        time.sleep(0.01)
 
 
 _CSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
@@ -73,7 +83,7 @@ class Terminal:
             os.waitpid(self.pid, 0)
             os.close(self.fd)
 
-    def expect(self, pattern: str, timeout: float = 30.0) -> str:
+    def expect(self, pattern: str, timeout: float = 120.0) -> str:
         """Wait for ``pattern`` in the output after the previous match (like pexpect); return what led to it."""
         deadline = time.monotonic() + timeout
         start = self.seen
@@ -110,7 +120,7 @@ class Terminal:
         while select.select([self.fd], [], [], 0)[0] and self._read():
             pass
 
-    def wait(self, timeout: float = 30.0) -> int:
+    def wait(self, timeout: float = 120.0) -> int:
         """Wait for the agent to exit and return its exit code."""
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:

@@ -21,6 +21,8 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+HOLD_LIMIT = 600.0  # a reply held at ``hold_at`` and never released goes on after this: a bound on a stuck test
+
 
 @dataclass
 class Reply:
@@ -30,7 +32,10 @@ class Reply:
     ``headers`` (e.g. ``{"Retry-After": "1"}``). For a 200, the reply streams ``text`` in ``chunks`` pieces (words
     by default), waiting ``delay`` seconds before each; ``finish_reason`` None sends no finish reason and no
     ``[DONE]``; ``cut_after`` breaks the connection after that many text pieces; ``usage`` False sends no usage.
-    ``wait`` holds the whole answer back that many seconds (a server that hangs before it answers).
+    ``wait`` holds the whole answer back that many seconds (a server that hangs before it answers). ``hold_at``
+    streams the pieces before that index, then holds the rest until ``release`` (or the server stops): a reply that
+    stays in the middle for as long as the test needs, so a Ctrl-C, a signal or typing sent then lands mid-reply on
+    any machine, where a slow stream only makes that likely.
     """
 
     text: str = "ok"
@@ -43,9 +48,23 @@ class Reply:
     delay: float = 0.0
     usage: bool = True
     wait: float = 0.0
+    hold_at: int | None = None
+    _released: threading.Event = field(default_factory=threading.Event, repr=False)
 
     def pieces(self) -> list[str]:
         return self.chunks if self.chunks is not None else re.findall(r"\S+\s*|\s+", self.text) or [""]
+
+    def release(self) -> None:
+        """Stream the rest of a reply held at ``hold_at``."""
+        self._released.set()
+
+
+def held_reply(text: str, words: int) -> Reply:
+    """``text`` streamed as its first ``words`` words in one piece, then held (``Reply.hold_at``) until ``release``:
+    a terminal shows that first piece at once, where its live display may skip pieces that come close together
+    until the next one, which a held reply never sends."""
+    pieces = Reply(text).pieces()
+    return Reply(text, chunks=["".join(pieces[:words]), *pieces[words:]], hold_at=1)
 
 
 def hashed_embedding(text: str, dimension: int = 64) -> list[float]:
@@ -90,6 +109,7 @@ class FakeOpenAI:
         # What GET /v1/models lists; None answers 404, as a server without that route does.
         self.models: list[str] | None = ["fake-small", "fake-large"]
         self._lock = threading.Lock()
+        self._served: list[Reply] = []
         self._server = _QuietServer(("127.0.0.1", 0), _handler_for(self))
         self._thread = threading.Thread(target=self._server.serve_forever, args=(0.02,), daemon=True)
 
@@ -102,6 +122,8 @@ class FakeOpenAI:
         return self
 
     def __exit__(self, *exc: object) -> None:
+        for reply in self._served:  # a reply still held ends, and its thread with it
+            reply.release()
         self._server.shutdown()
         self._server.server_close()
 
@@ -112,8 +134,12 @@ class FakeOpenAI:
     def next_reply(self) -> Reply | None:
         with self._lock:
             if self.script:
-                return self.script.popleft()
+                reply = self.script.popleft()
+                self._served.append(reply)
+                return reply
             self.exhausted += 1
+            if self.fallback is not None:
+                self._served.append(self.fallback)
             return self.fallback
 
     def record(self, request: Request) -> None:
@@ -244,6 +270,8 @@ def _handler_for(fake: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
                 if reply.cut_after is not None and n >= reply.cut_after:
                     self.close_connection = True  # no terminating chunk: the client sees a broken body
                     return
+                if n == reply.hold_at:
+                    reply._released.wait(HOLD_LIMIT)
                 time.sleep(reply.delay)
                 self._send(_sse(_chunk(model, {"content": piece})))
             if reply.finish_reason is None:

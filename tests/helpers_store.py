@@ -13,7 +13,6 @@ import os
 import re
 import resource
 import signal
-import socket
 import subprocess
 import sys
 import threading
@@ -134,12 +133,12 @@ def spawn(role: str, *args: str, env: dict[str, str] | None = None, stdin: int |
     )
 
 
-def wait_for_line(proc: subprocess.Popen[str], expected: str, timeout: float = 30.0) -> None:
+def wait_for_line(proc: subprocess.Popen[str], expected: str, timeout: float = 120.0) -> None:
     """Read the child's stdout until a line equal to ``expected``; fail with its stderr if it exits first."""
     read_until(proc, re.escape(expected), timeout)
 
 
-def read_until(proc: subprocess.Popen[str], pattern: str, timeout: float = 30.0) -> re.Match[str]:
+def read_until(proc: subprocess.Popen[str], pattern: str, timeout: float = 120.0) -> re.Match[str]:
     """Read the child's stdout until a line matching ``pattern`` whole, and return the match."""
     assert proc.stdout is not None
     deadline = time.monotonic() + timeout
@@ -182,7 +181,7 @@ class Forker:
         self.proc.communicate()
 
 
-def run_agent(*args: str, env: dict[str, str] | None = None, timeout: float = 60) -> subprocess.CompletedProcess[str]:
+def run_agent(*args: str, env: dict[str, str] | None = None, timeout: float = 300) -> subprocess.CompletedProcess[str]:
     """The real ``agent`` command in a process of its own."""
     return subprocess.run(
         [sys.executable, "-m", "agent", *args],
@@ -193,13 +192,6 @@ def run_agent(*args: str, env: dict[str, str] | None = None, timeout: float = 60
     )
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
-
-
 @dataclass(frozen=True)
 class ChromaServer:
     url: str
@@ -208,35 +200,33 @@ class ChromaServer:
 
 @contextmanager
 def chroma_server(path: Path) -> Iterator[ChromaServer]:
-    """A real ``chroma run`` on 127.0.0.1 and a free port, storing into ``path``; yields it once its heartbeat
-    answers; always stops it."""
+    """A real ``chroma run`` on 127.0.0.1 and a port of its own (``tests.ports``), storing into ``path``; yields it
+    once its heartbeat answers; always stops it."""
     import httpx
 
-    port = free_port()
+    from tests.ports import serve
+
     chroma = Path(sys.executable).with_name("chroma")
-    log = (path.parent / f"{path.name}.log").open("wb")
-    proc = subprocess.Popen(
-        [str(chroma), "run", "--path", str(path), "--host", "127.0.0.1", "--port", str(port)],
-        stdout=log,
-        stderr=subprocess.STDOUT,
-    )
-    url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 120  # a loaded machine takes its time to import chromadb; only a hang gets near
-        while True:
-            try:
-                if httpx.get(f"{url}/api/v2/heartbeat", timeout=1).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            if proc.poll() is not None or time.monotonic() > deadline:
-                raise AssertionError(f"chroma run did not come up: {(path.parent / f'{path.name}.log').read_text()}")
-            time.sleep(0.1)
-        yield ChromaServer(url, proc)
-    finally:
-        proc.kill()
-        proc.wait()
-        log.close()
+    log_path = path.parent / f"{path.name}.log"
+    with log_path.open("wb") as log:
+        proc, port = serve(lambda port: [str(chroma), "run", "--path", str(path), "--host", "127.0.0.1", "--port",
+                                         str(port)], log, 120)
+        url = f"http://127.0.0.1:{port}"
+        try:
+            deadline = time.monotonic() + 120  # generous: fails only if it never answers
+            while True:
+                try:
+                    if httpx.get(f"{url}/api/v2/heartbeat", timeout=5).status_code == 200:
+                        break
+                except httpx.HTTPError:
+                    pass
+                if proc.poll() is not None or time.monotonic() > deadline:
+                    raise AssertionError(f"chroma run did not come up: {log_path.read_text()}")
+                time.sleep(0.1)
+            yield ChromaServer(url, proc)
+        finally:
+            proc.kill()
+            proc.wait()
 
 
 # -- child roles ------------------------------------------------------------------------------------------

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import http.client
 import json
-import socket
 import subprocess
 import sys
 import threading
@@ -23,6 +22,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from importlib.util import find_spec
 from pathlib import Path
 from typing import Any
+
+from tests.ports import serve
 
 MISSING = ("llama-cpp-python is not installed: `pip install -e '.[servers]'` (make test does) builds it, about "
            "5 minutes on two cores")
@@ -60,27 +61,20 @@ def gemma_model(directory: Path) -> Path:
     return path
 
 
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-    return port
-
-
 class LlamaServer:
-    """``python -m llama_cpp.server`` on a free port, small, single-threaded and seeded (the same prompt gets the
-    same reply); ``log`` is its output."""
+    """``python -m llama_cpp.server`` on a port of its own (``tests.ports``), small, single-threaded and seeded (the
+    same prompt gets the same reply); ``log`` is its output."""
 
     def __init__(self, model: Path, log: Path, n_ctx: int = 2048, chat_format: str | None = None) -> None:
         """``chat_format`` None: the model's own template."""
-        self.port = free_port()
         self.log = log
         self._out = log.open("wb")
-        self.process = subprocess.Popen(
-            [sys.executable, "-m", "llama_cpp.server", "--model", str(model), "--host", "127.0.0.1",
-             "--port", str(self.port), "--n_ctx", str(n_ctx), "--n_threads", "1", "--n_threads_batch", "2",
-             "--seed", "7", "--verbose", "True", *(["--chat_format", chat_format] if chat_format else [])],
-            stdout=self._out, stderr=subprocess.STDOUT)
+        self.process, self.port = serve(
+            lambda port: [sys.executable, "-m", "llama_cpp.server", "--model", str(model), "--host", "127.0.0.1",
+                          "--port", str(port), "--n_ctx", str(n_ctx), "--n_threads", "1", "--n_threads_batch", "2",
+                          "--seed", "7", "--verbose", "True",
+                          *(["--chat_format", chat_format] if chat_format else [])],
+            self._out, STARTUP_TIMEOUT)
         self._wait_until_up()
 
     @property
@@ -119,12 +113,6 @@ class _QuietServer(ThreadingHTTPServer):
 
     def handle_error(self, request: Any, client_address: Any) -> None:
         """A client that hangs up mid-answer is part of the tests, not an error to print."""
-
-
-def run_agent(env: dict[str, str], *args: str, stdin: str = "") -> subprocess.CompletedProcess[str]:
-    """``agent ARGS`` with ``stdin`` piped in; a real model on a loaded machine gets minutes, not seconds."""
-    return subprocess.run([sys.executable, "-m", "agent", *args], input=stdin, capture_output=True, text=True,
-                          timeout=900, env=env)
 
 
 @dataclass

@@ -182,7 +182,7 @@ def test_no_memory_chats_with_a_read_only_data_dir_and_says_once_that_saving_fai
     for name in ("work", "fresh"):
         result = subprocess.run(
             ["unshare", "-m", "sh", "-c", mount, str(data), sys.executable, "-m", "agent", "--no-memory", "-s", name],
-            input=b"one more line\nand another\n", capture_output=True, timeout=60, env=env)
+            input=b"one more line\nand another\n", capture_output=True, timeout=300, env=env)
         out, err = result.stdout.decode(), result.stderr.decode()
         assert out.count("Noted.") == 2, err  # both lines answered
         told, end = [line for line in err.splitlines() if "could not be saved (Read-only file system)" in line]

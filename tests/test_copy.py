@@ -12,7 +12,8 @@ import pytest
 from agent.conversation import Turn
 from agent.sessions import Session, SessionStore
 from tests.chat_fakes import ScriptedChat
-from tests.e2e_helpers import Terminal, agent, agent_env
+from tests.cli_harness import invoke
+from tests.e2e_helpers import Terminal, agent_env
 from tests.fake_openai import FakeOpenAI, Reply
 from tests.repl_harness import build_chat, run_lines
 
@@ -36,7 +37,7 @@ def test_copy_with_no_reply_yet(tmp_path: Path) -> None:
 @pytest.mark.slow
 def test_copy_through_pipes_writes_no_escape_into_the_output() -> None:
     with FakeOpenAI(fallback=Reply(REPLY)) as fake:
-        result = agent(agent_env(fake), "--no-memory", stdin="hello\n/copy\n")
+        result = invoke("--no-memory", stdin="hello\n/copy\n", env=agent_env(fake))
     assert result.returncode == 0 and result.stdout == f"{REPLY}\n"
     assert result.stderr.endswith(f" out\n{NOT_COPIED}") and "\x1b" not in result.stdout + result.stderr
 

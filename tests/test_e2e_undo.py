@@ -1,6 +1,6 @@
-"""``/undo``, ``/pause`` and ``--read-only`` through a real ``agent`` process, and the receipt of a memory in its
-place: under the reply it came from and above the next prompt. Real local embedder and Chroma store; the fake
-OpenAI server answers."""
+"""``/undo``, ``/pause`` and ``--read-only`` through the ``agent`` command with piped input (in this process,
+``tests.cli_harness``), and the receipt of a memory in its place in a real terminal: under the reply it came from
+and above the next prompt. Real local embedder and Chroma store; the fake OpenAI server answers."""
 
 from __future__ import annotations
 
@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e_helpers import Terminal, agent, agent_env, screen_text, session_file
+from tests.cli_harness import invoke
+from tests.e2e_helpers import Terminal, agent_env, screen_text, session_file
 from tests.fake_openai import FakeOpenAI, Reply
 
 PEANUTS = "I can't eat peanuts, they make my throat swell"
@@ -40,7 +41,7 @@ def test_undo_through_pipes_takes_back_the_turn_and_its_memory_leaving_no_byte(
     fake: FakeOpenAI, tmp_path: Path
 ) -> None:
     env = agent_env(fake)
-    result = agent(env, "-s", "monday", stdin=f"{PEANUTS}\n{SISTER}\n/undo\nWhat do you know?\n")
+    result = invoke("-s", "monday", stdin=f"{PEANUTS}\n{SISTER}\n/undo\nWhat do you know?\n", env=env)
 
     assert result.returncode == 0, result.stderr
     assert result.stdout == "Noted.\nNoted.\nNoted.\n"
@@ -56,13 +57,13 @@ def test_undo_through_pipes_takes_back_the_turn_and_its_memory_leaving_no_byte(
     turns = session_file(tmp_path, "monday")["turns"]
     assert isinstance(turns, list) and [t["user"] for t in turns] == [PEANUTS, "What do you know?"]
     assert leaks(tmp_path / "data") == []
-    listed = agent(env, "memories", "list", "--json")
+    listed = invoke("memories", "list", "--json", env=env)
     assert listed.returncode == 0 and PEANUTS in listed.stdout and "Ottilie" not in listed.stdout
 
 
 @pytest.mark.slow
 def test_read_only_and_no_memory_together_are_refused(fake: FakeOpenAI) -> None:
-    result = agent(agent_env(fake), "--read-only", "--no-memory", stdin="hello\n")
+    result = invoke("--read-only", "--no-memory", stdin="hello\n", env=agent_env(fake))
     assert result.returncode == 2 and result.stdout == ""
     assert result.stderr == ("agent: Use --no-memory (no memory at all) or --read-only (recall, never write), not "
                              "both.\n")
@@ -71,15 +72,15 @@ def test_read_only_and_no_memory_together_are_refused(fake: FakeOpenAI) -> None:
 @pytest.mark.slow
 def test_read_only_through_pipes_recalls_and_writes_nothing(fake: FakeOpenAI, tmp_path: Path) -> None:
     env = agent_env(fake)
-    assert agent(env, "memories", "add", PEANUTS).returncode == 0
-    before = agent(env, "memories", "list", "--json").stdout
-    result = agent(env, "--read-only", "-s", "ro", stdin=f"Any snack ideas?\n{SISTER}\n/remember {SISTER}\n")
+    assert invoke("memories", "add", PEANUTS, env=env).returncode == 0
+    before = invoke("memories", "list", "--json", env=env).stdout
+    result = invoke("--read-only", "-s", "ro", stdin=f"Any snack ideas?\n{SISTER}\n/remember {SISTER}\n", env=env)
 
     assert result.returncode == 0, result.stderr
     assert PEANUTS in fake.system_prompts()[0], "recall goes on"
     assert usage_free(result.stderr) == (
         "↳ usage\n↳ usage\nMemory is read-only in this run (--read-only): nothing is remembered.\n")
-    assert agent(env, "memories", "list", "--json").stdout == before, "nothing written, not even last_seen"
+    assert invoke("memories", "list", "--json", env=env).stdout == before, "nothing written, not even last_seen"
     data = tmp_path / "data"
     assert (data / "ledger.sqlite3").is_file() and leaks(data / "ledger.sqlite3", data / "chroma") == []
 

@@ -2,8 +2,10 @@
 
 Before, ``agent memories forget`` printed ``forgot 1 memories`` and took the memory out of the ledger before it
 scrubbed the sessions: a kill during the scrub left the words in most of 300 session files, Ctrl-C left them too
-(exit 130, silently), a retry said ``matches no memory``, and nothing ever finished the job. These tests kill the
-real process at random moments of the scrub and read every file under the data directory raw afterwards.
+(exit 130, silently), a retry said ``matches no memory``, and nothing ever finished the job. These tests signal the
+real process where it says the memory is forgotten (held there by a full pipe, ``tests.full_pipe``, so the signal
+lands there on any machine) and at random moments of the scrub, and read every file under the data directory raw
+afterwards: what they find, not when the signal was sent, says where it landed.
 
 The forgetting command is the real process (forked from a warm interpreter, ``tests.warm_agent``: it is the one
 killed); the next start that finishes the job runs in-process (``tests.cli_harness``), as any command reads the
@@ -11,6 +13,7 @@ same store whether it is a process of its own or not."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import random
 import select
@@ -27,14 +30,15 @@ from agent.conversation import Turn
 from agent.domain import MemoryRecord, content_hash, memory_id
 from agent.sessions import Session, SessionStore
 from tests.cli_harness import invoke
-from tests.e2e_helpers import agent_env
+from tests.e2e_helpers import agent_env, wait_for_text
 from tests.fake_openai import FakeOpenAI
+from tests.full_pipe import FullPipe, wait_blocked
 from tests.warm_agent import WarmAgent, warm_agent  # noqa: F401  (the fixture)
 
 SECRET = "I hide my spare key under the CANARY-Zq81x flowerpot"
 CHESS = "I play chess with my brother every week"
 NEEDLES = (b"canary", b"zq81x", b"flowerpot")
-SESSIONS = 100  # the issue saw 300; 100 keep the scrub long enough that a kill right after the line lands in it
+SESSIONS = 100  # the issue saw 300; 100 keep the scrub long enough that a kill soon after the line often lands in it
 
 
 def leaks(root: Path) -> list[str]:
@@ -80,25 +84,47 @@ FORGOT = f"forgot 1 memory: {SECRET}\n".encode()
 
 
 def forget_cut_short(warm: WarmAgent, env: dict[str, str], prefix: str, how: signal.Signals,
-                     delay: float) -> tuple[int, str]:
-    """``agent memories forget PREFIX``, sent ``how`` ``delay`` seconds after it said the memory is forgotten
-    (which it says just before it scrubs the other files); its exit code and stderr."""
-    said, out = os.pipe()
-    with open(os.devnull) as nothing, tempfile.TemporaryFile() as err, open(said, "rb") as stdout:
-        pid = warm.start(["memories", "forget", prefix], env, [nothing.fileno(), out, err.fileno()])
-        os.close(out)
+                     delay: float | None) -> tuple[int, str]:
+    """``agent memories forget PREFIX`` sent ``how`` where it says the memory is forgotten (which it says once the
+    memory has left the ledger, just before it scrubs the other files); its exit code and stderr.
+
+    ``delay`` None: its stdout is a full pipe, so it is held at that very line (``tests.full_pipe``) and the signal
+    lands there whatever the load. A number: it is signalled that many seconds after the line was read, wherever it
+    is by then (in the middle of the scrub, or done and about to exit: the files say which afterwards)."""
+    held = FullPipe() if delay is None else None
+    read_end, write_end = (held.read_end, held.write_end) if held else os.pipe()
+    code: int | None = None
+    with open(os.devnull) as nothing, tempfile.TemporaryFile() as err:
+        pid = warm.start(["memories", "forget", prefix], env, [nothing.fileno(), write_end, err.fileno()])
+        os.close(write_end)
         try:
-            ready = select.select([stdout], [], [], 120)[0]  # generous: fails only if the agent hangs
-            line = stdout.readline() if ready else b"(nothing in 120 s)"
-            if line == FORGOT:
-                time.sleep(delay)
-            # (a child that finished first is gone, as a real process the signal comes too late for would be)
-            os.kill(pid, how if line == FORGOT else signal.SIGKILL)
+            if held is not None:
+                wait_blocked(pid, 1)
+                os.kill(pid, how)
+                # Nothing is read before the signal has done its work: room in the pipe would let the write
+                # through first. A kill: it is gone. Ctrl-C: it gave up the write and said so (then, as it ends,
+                # it writes the line out).
+                if how == signal.SIGKILL:
+                    code = warm.wait(pid)
+                else:
+                    wait_for_text(err.fileno(), b"agent: Interrupted")
+                line = held.drain()
+            else:
+                with open(read_end, "rb") as stdout:
+                    ready = select.select([stdout], [], [], 120)[0]  # generous: fails only if the agent hangs
+                    line = stdout.readline() if ready else b"(nothing in 120 s)"
+                    time.sleep(delay)
+                    with contextlib.suppress(ProcessLookupError):  # it may have finished and been reaped
+                        os.kill(pid, how)
+        except BaseException:
+            if code is None:
+                with contextlib.suppress(ProcessLookupError):  # never leave it blocked on the pipe
+                    os.kill(pid, signal.SIGKILL)
+            raise
         finally:
-            code = warm.wait(pid)
-        err.seek(0)
-        stderr = err.read().decode()
-    assert line == FORGOT, (line, stderr)
+            code = warm.wait(pid) if code is None else code
+        stderr = os.pread(err.fileno(), 1 << 20, 0).decode()
+    assert line == (b"" if held and how == signal.SIGKILL else FORGOT), (line, stderr)
     return code, stderr
 
 
@@ -109,21 +135,19 @@ def test_a_forget_killed_during_its_scrub_is_finished_by_the_next_start_whicheve
     data = tmp_path / "data"
     rng = random.Random(9)
     starts = [("sessions", "list"), ("memories", "list"), ("-s", "next")]  # the chat, reading an empty script
-    left_behind = []
+    # each kind of start finishes a forget killed at its line, before it scrubbed anything; then kills at random
+    # moments of the scrub (or after it: on a loaded machine it can end first), judged by the files they left
+    rounds = [(start, None) for start in starts] + [(starts[n % 3], rng.uniform(0.0, 0.3)) for n in range(2)]
     with FakeOpenAI() as fake:
         env = agent_env(fake)
-        # one round per kind of start, then (a loaded machine can let a scrub end before the kill lands) more
-        # rounds killed at once, until one kill has landed in the middle of the scrub
-        for round_ in range(len(starts) + 5):
-            if round_ >= len(starts) and any(left_behind):
-                break
+        for start_args, delay in rounds:
             prefix = seed(data)
-            delay = 0.0 if round_ == 0 or round_ >= len(starts) else rng.uniform(0.0, 0.3)
             forget_cut_short(warm_agent, env, prefix, signal.SIGKILL, delay)
             cut_short = pending(data)  # a kill can land after the job was done, before the process exited
             left = leaks(data)
-            left_behind.append(len([f for f in left if f.startswith("sessions/")]))
-            start = invoke(*starts[round_ % len(starts)], env=env)
+            if delay is None:
+                assert cut_short and len([f for f in left if f.startswith("sessions/")]) == SESSIONS, left
+            start = invoke(*start_args, env=env)
             assert start.returncode == 0, start.stderr
             told = [line for line in start.stderr.splitlines() if "forget that was cut short" in line]
             if cut_short:
@@ -132,29 +156,25 @@ def test_a_forget_killed_during_its_scrub_is_finished_by_the_next_start_whicheve
                     assert "their words were removed from" in told[0], told
             else:  # it finished (dropped its record) before the kill landed
                 assert told == []
-            assert leaks(data) == [], f"round {round_}, delay {delay:.2f} s: the words are still there"
+            assert leaks(data) == [], f"{start_args}, delay {delay}: the words are still there"
             again = invoke("sessions", "list", env=env)
             assert "cut short" not in again.stderr, "the record was dropped once the job was done"
     assert f"'{prefix}' matches no memory" in invoke("memories", "forget", prefix, env=env).stderr, "and it is gone"
-    assert any(left_behind), "at least one kill landed in the middle of the scrub"
 
 
 @pytest.mark.slow
-def test_ctrl_c_during_the_scrub_says_the_next_start_finishes_it_and_it_does(
+def test_ctrl_c_before_the_scrub_says_the_next_start_finishes_it_and_it_does(
     tmp_path: Path, warm_agent: WarmAgent  # noqa: F811
 ) -> None:
     data = tmp_path / "data"
     with FakeOpenAI() as fake:
         env = agent_env(fake)
-        for _ in range(5):  # a loaded machine may let the scrub end before the signal lands: then try again
-            code, stderr = forget_cut_short(warm_agent, env, seed(data), signal.SIGINT, 0.0)
-            if code != 0:
-                break
+        code, stderr = forget_cut_short(warm_agent, env, seed(data), signal.SIGINT, None)
         assert code == 130, stderr
         assert stderr.splitlines()[-1:] == [
             "agent: Interrupted: 1 memory is forgotten, but their words may still be in session files or the input "
             "history; the next start of agent removes them."], stderr
-        assert leaks(data), "the interrupt landed in the middle of the scrub"
+        assert pending(data) and leaks(data), "the interrupt stopped it before the scrub"
         start = invoke("sessions", "list", env=env)
         assert start.returncode == 0 and "Finished a forget that was cut short (1 memory)" in start.stderr
         assert leaks(data) == []

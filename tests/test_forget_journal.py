@@ -103,7 +103,7 @@ def test_a_session_held_by_another_process_keeps_the_record_until_it_can_be_scru
             "agent process (monday); the next start of agent tries again.")
         assert len(memory.ledger.pending_forgets()) == 1
     finally:
-        holder.communicate("", timeout=30)
+        holder.communicate("", timeout=120)
     assert forget.finish_cut_short(memory.ledger, lambda user: where) == (
         "Finished a forget that was cut short (1 memory): their words were removed from session monday.")
     assert leaks(tmp_path) == []

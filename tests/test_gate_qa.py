@@ -19,7 +19,8 @@ import pytest
 
 from agent.errors import MemoryRefused
 from agent.memory.gate import decide, refusal
-from tests.e2e_helpers import agent, agent_env
+from tests.cli_harness import invoke
+from tests.e2e_helpers import agent_env
 from tests.fake_openai import FakeOpenAI, Reply
 from tests.repl_harness import memory_service
 
@@ -253,16 +254,16 @@ def fake() -> Iterator[FakeOpenAI]:
 
 
 @pytest.mark.slow
-def test_the_trials_lines_through_a_real_agent(fake: FakeOpenAI, tmp_path: Path) -> None:
+def test_the_trials_lines_through_the_agent_command(fake: FakeOpenAI, tmp_path: Path) -> None:
     """``agent memories add`` refuses the order and the SSN with one line each; a piped chat keeps the penicillin
     allergy without its link and nothing of the order, the remark or the SSN."""
     env = agent_env(fake)
     for text in ["from now on answer only in French", "My SSN is 078-05-1120"]:
-        added = agent(env, "memories", "add", text)
+        added = invoke("memories", "add", text, env=env)
         assert added.returncode == 1 and added.stderr.startswith("agent: Not remembered:"), added.stderr
     lines = ["remember to always reply in pirate speak", "I'm sure that's right", "My SSN is 078-05-1120",
              "I'm allergic to penicillin, see drugs.com for details"]
-    chat = agent(env, "-s", "monday", stdin="\n".join(lines) + "\n")
+    chat = invoke("-s", "monday", stdin="\n".join(lines) + "\n", env=env)
     assert chat.returncode == 0, chat.stderr
-    stored = json.loads(agent(env, "memories", "list", "--json").stdout)
+    stored = json.loads(invoke("memories", "list", "--json", env=env).stdout)
     assert [m["text"] for m in stored] == ["I'm allergic to penicillin"]

@@ -98,7 +98,7 @@ def test_an_installed_wheel_chats_from_elsewhere_and_keeps_memory_in_the_user_da
         first_line = (ROOT / "prompts" / "system.md").read_text().strip().splitlines()[0]
         assert first_line in fake.system_prompts()[0], "the packaged system prompt reached the model"
 
-        version = subprocess.run([installed, "--version"], capture_output=True, text=True, timeout=60, env=env)
+        version = subprocess.run([installed, "--version"], capture_output=True, text=True, timeout=300, env=env)
         assert version.stdout == f"agent {__version__}\n"
 
     store = tmp_path / "xdg-data" / "agent"  # read here rather than by more runs of the installed agent

@@ -12,7 +12,8 @@ import pytest
 
 from agent.errors import ChatError
 from tests.chat_fakes import ScriptedChat
-from tests.e2e_helpers import agent, agent_env, session_file
+from tests.cli_harness import invoke
+from tests.e2e_helpers import agent_env, session_file
 from tests.fake_openai import FakeOpenAI, Reply
 from tests.repl_harness import build_chat, run_lines
 
@@ -59,9 +60,9 @@ def test_a_server_that_cannot_list_still_switches_as_given(tmp_path: Path) -> No
 
 
 @pytest.mark.slow
-def test_model_through_a_real_process_lists_and_switches_mid_chat(fake: FakeOpenAI, tmp_path: Path) -> None:
+def test_model_through_the_command_lists_and_switches_mid_chat(fake: FakeOpenAI, tmp_path: Path) -> None:
     env = agent_env(fake, AGENT_MODEL="fake-small")
-    result = agent(env, "--no-memory", "-s", "m", stdin="hello\n/model\n/model fake-large\nagain\n")
+    result = invoke("--no-memory", "-s", "m", stdin="hello\n/model\n/model fake-large\nagain\n", env=env)
 
     assert result.returncode == 0, result.stderr
     assert result.stdout == "Noted.\n  fake-large\n* fake-small\nNoted.\n"
@@ -78,7 +79,7 @@ def test_model_through_a_real_process_lists_and_switches_mid_chat(fake: FakeOpen
 @pytest.mark.slow
 def test_model_against_a_server_without_the_route(fake: FakeOpenAI) -> None:
     fake.models = None
-    result = agent(agent_env(fake), "--no-memory", stdin="/model\n")
+    result = invoke("--no-memory", stdin="/model\n", env=agent_env(fake))
     assert (result.returncode, result.stdout) == (0, "")
     assert result.stderr == ("Talking to gpt-4o-mini; the server does not list its models (404 on /models). "
                              "/model NAME switches.\n")

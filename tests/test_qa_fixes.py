@@ -21,7 +21,7 @@ from agent.ui.render import escape_terminal
 from tests.chat_fakes import ScriptedChat
 from tests.cli_harness import invoke
 from tests.e2e_helpers import Terminal, agent_env
-from tests.fake_openai import FakeOpenAI, Reply
+from tests.fake_openai import FakeOpenAI, held_reply
 from tests.repl_harness import build_chat, run_lines
 
 
@@ -238,13 +238,13 @@ def eager_wrap_screen(output: str, columns: int) -> list[str]:
 def test_ctrl_c_in_markdown_mode_leaves_the_partial_reply_on_screen_once() -> None:
     """Before, on a terminal that wraps a full row at once, the live display (its rows padded to the full width)
     erased one row too few: after Ctrl-C, and after /retry and Ctrl-C, the partial reply showed twice or more."""
-    pieces = ["Once upon a time ", *(f"w{n} " for n in range(200))]
-    with FakeOpenAI(fallback=Reply("x", chunks=pieces, delay=0.1)) as fake, \
+    story = "Once upon a time " + " ".join(f"w{n}" for n in range(200))
+    with FakeOpenAI(fallback=held_reply(story, 8)) as fake, \
             Terminal(agent_env(fake), "--no-memory", "-s", "tty") as terminal:
         terminal.expect("›")
         for line in ("tell me a story", "/retry"):
             terminal.type(f"{line}\r")
-            terminal.expect(r"w3 ")
+            terminal.expect(r"w3")
             terminal.type("\x03")
             terminal.expect(r"\[interrupted")
             terminal.expect("›")

@@ -33,13 +33,13 @@ from tests.helpers_store import (
     ShaEmbedder,
     add_all,
     child_env,
-    free_port,
     ledger_of,
     open_fake_memory,
     open_memory_with,
     run_agent,
     text_for,
 )
+from tests.ports import refused_port
 
 CANARY = "CANARY-Zq81x my locker code is 4417"
 NEEDLES = (b"CANARY", b"canary", b"zq81x", b"Zq81x", b"4417", "CANARY".encode("utf-16-le"))
@@ -67,7 +67,7 @@ def test_data_dir_is_0700_and_every_file_0600_even_under_umask_022(tmp_path: Pat
         loose.chmod(0o644)
     writer = subprocess.run(
         [sys.executable, "-m", "tests.helpers_store", "add", "perm", "3"],
-        capture_output=True, text=True, env=child_env(), timeout=60, preexec_fn=lambda: os.umask(0o022),
+        capture_output=True, text=True, env=child_env(), timeout=300, preexec_fn=lambda: os.umask(0o022),
     )
     assert writer.returncode == 0, writer.stderr
     paths = [root, *root.rglob("*")]
@@ -194,8 +194,8 @@ def test_the_api_key_is_in_no_error_log_or_file_of_the_memory_store(
 ) -> None:
     status = SERVERS[server]
     caplog.set_level(logging.DEBUG)
-    with embeddings_server(status or 200) as url:
-        monkeypatch.setenv("OPENAI_BASE_URL", url if status else f"http://127.0.0.1:{free_port()}/v1")
+    with embeddings_server(status or 200) as url, refused_port() as refused:
+        monkeypatch.setenv("OPENAI_BASE_URL", url if status else f"http://127.0.0.1:{refused}/v1")
         monkeypatch.setenv("OPENAI_API_KEY", KEY)
         monkeypatch.setenv("AGENT_MAX_RETRIES", "0")
         memory = open_memory(load_settings(), embedder="openai")

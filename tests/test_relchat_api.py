@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from tests.cli_harness import invoke
-from tests.e2e_helpers import agent, agent_env, session_file
+from tests.e2e_helpers import agent_env, session_file
 from tests.fake_openai import FakeOpenAI, Reply
 
 KEY = "sk-test-CANARY123-5f0c9e2a7b1d4c3e"
@@ -46,20 +46,20 @@ def test_each_api_fault_is_one_line_the_turn_is_kept_and_the_users_words_are_rem
         (Reply(status=404, error={"message": "The model does not exist"}), "is the model name 'gpt-4o-mini' right?"),
         (Reply(status=503), "server error (503): retrying in"),
         (Reply(status=503), "kept failing (503: scripted status 503); try again later."),
-        (Reply(wait=3), "timed out: retrying in"),
-        (Reply(wait=3), "did not answer in time: raise AGENT_TIMEOUT"),
+        (Reply(wait=8), "timed out: retrying in"),  # each waits 4 times AGENT_TIMEOUT: it times out on any machine
+        (Reply(wait=8), "did not answer in time: raise AGENT_TIMEOUT"),
         (Reply(status=429, headers={"retry-after-ms": "100"}), "rate limited (429): retrying in 0.1 s (1/1)"),
         (Reply("Back after the rate limit."), ""),
         (Reply(f"Noted, {HIKING.lower()} and more", cut_after=2), "broke off mid-stream"),
         (Reply("Chess is a fine game", finish_reason=None), "cut off (no finish reason)"),
         (Reply("Green tea has", finish_reason="length"), "cut off (length)"),
-        (Reply("Delayed but whole, piece by piece.", delay=0.25), ""),  # 1.5 s in all, 0.25 s apart
+        (Reply("Delayed but whole, piece by piece.", delay=0.5), ""),  # 3 s in all, each piece well within 2 s
         (Reply("Noted."), ""),
     ]
     fake.add(*(reply for reply, _ in script))
     lines = ["one", "two", "three", "four", "five", "six", "seven", HIKING, CHESS, TEA, "eight", "I like quiet trains"]
     result = invoke("-s", "faults", stdin="".join(f"{line}\n" for line in lines),
-                    env=agent_env(fake, AGENT_MAX_RETRIES="1", AGENT_TIMEOUT="1"))
+                    env=agent_env(fake, AGENT_MAX_RETRIES="1", AGENT_TIMEOUT="2"))
 
     assert result.returncode == 1, "a script learns that turns failed"
     position = 0
@@ -124,7 +124,7 @@ def test_the_api_key_is_in_no_output_log_traceback_or_file_even_with_debug_loggi
              Reply("Noted."))
     env = agent_env(fake, OPENAI_API_KEY=KEY, OPENAI_LOG="debug", AGENT_MAX_RETRIES="1", AGENT_EMBEDDER="openai",
                     AGENT_EMBEDDING_MODEL="fake-embed")
-    result = agent(env, "--debug", "-s", "k", stdin=f"one\ntwo\nthree\nfour\n{TEA}\n")
+    result = invoke("--debug", "-s", "k", stdin=f"one\ntwo\nthree\nfour\n{TEA}\n", env=env)
     assert result.returncode == 1
     assert "Traceback" in result.stdout and "HTTP Request: POST" in result.stderr, "debug output is on"
     assert "Incorrect API key provided: sk-***" in result.stdout + result.stderr, "the server's words stay"

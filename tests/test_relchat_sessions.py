@@ -97,7 +97,7 @@ def test_two_chats_on_one_session_lose_no_turn(fake: FakeOpenAI, tmp_path: Path)
     env = agent_env(fake)
     chats = [subprocess.Popen([sys.executable, "-m", "agent", "-s", "shared", "--no-memory"], stdin=subprocess.PIPE,
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env) for _ in range(2)]
-    outputs = [chat.communicate("".join(f"{tag} line {n}\n" for n in range(15)), timeout=60)
+    outputs = [chat.communicate("".join(f"{tag} line {n}\n" for n in range(15)), timeout=300)
                for tag, chat in zip("ab", chats, strict=True)]
     codes = [chat.returncode for chat in chats]
     turns = session_file(tmp_path, "shared")["turns"]
@@ -182,7 +182,7 @@ def test_a_session_that_cannot_be_saved_keeps_the_chat_going_and_the_saved_file_
 
     lines = "".join(f"line {n} {'x' * 300}\n" for n in range(3))
     result = subprocess.run([sys.executable, "-m", "agent", "-s", "full", "--no-memory"], input=lines, text=True,
-                            capture_output=True, env=env, timeout=60, preexec_fn=cap_files)
+                            capture_output=True, env=env, timeout=300, preexec_fn=cap_files)
     assert result.stdout == "Noted.\n" * 3
     assert result.stderr.count("could not be saved (File too large); the previous version is intact. The chat "
                                "goes on") == 1

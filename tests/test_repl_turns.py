@@ -156,7 +156,7 @@ class BlockedEmbedder(WordHashEmbedder):
 
     def embed(self, texts: Sequence[str]) -> list[list[float]]:
         if texts and texts[0] == PEANUTS and len(self.calls) > 0:
-            assert self.release.wait(10)
+            assert self.release.wait(60)
             self.finished.set()
         return super().embed(texts)
 
@@ -201,7 +201,7 @@ def test_the_summary_is_made_while_the_user_types_and_awaited_only_by_the_next_r
         def stream(self, messages: Sequence[Message], model: str) -> Iterator[ChatChunk]:
             if messages[0].content == prompt("summary"):
                 started.set()
-                assert release.wait(10), "the summary was never released"
+                assert release.wait(60), "the summary was never released"
             yield from super().stream(messages, model)
 
     chat = SlowSummary("word " * 30, "word " * 30, "The user asked twice.", "ok")
@@ -209,7 +209,7 @@ def test_the_summary_is_made_while_the_user_types_and_awaited_only_by_the_next_r
     repl.turn("first question")
     repl.turn("second question")  # pushes the first turn out: its summary waits for ``release``
 
-    assert started.wait(10) and len(chat.requests) == 2  # the turn is over, the summary still in flight
+    assert started.wait(60) and len(chat.requests) == 2  # the turn is over, the summary still in flight
     saved = repl.engine.store.load("test")
     assert len(saved.turns) == 2 and saved.context_start == 0 and saved.summary == ""  # nothing lost meanwhile
     release.set()

@@ -17,7 +17,8 @@ from agent.errors import ContextOverflow
 from agent.ports import ChatChunk
 from agent.server import ServerInfo, server_profile
 from agent.tokens import count_tokens
-from tests.e2e_helpers import agent, agent_env
+from tests.cli_harness import invoke
+from tests.e2e_helpers import agent_env
 from tests.fake_openai import FakeOpenAI, Reply
 from tests.repl_harness import build_chat, run_lines
 
@@ -32,7 +33,7 @@ def fake() -> Iterator[FakeOpenAI]:
 
 
 def adapter(fake: FakeOpenAI, max_tokens: int = 0) -> OpenAIChat:
-    return OpenAIChat(OpenAI(api_key="not-needed", base_url=fake.url, timeout=5), max_retries=0,
+    return OpenAIChat(OpenAI(api_key="not-needed", base_url=fake.url, timeout=60), max_retries=0,
                       max_tokens=max_tokens)
 
 
@@ -141,7 +142,7 @@ def test_an_agent_on_a_server_that_answers_long_requests_with_an_empty_stream_re
     fake.add(Reply(ESSAY), Reply("", finish_reason=None),
              Reply(status=400, error={"message": "This model's maximum context length is 2048 tokens."}),
              Reply("Apples."))
-    result = agent(agent_env(fake), "-s", "long", stdin="Write me an essay\nAny snack ideas?\n")
+    result = invoke("-s", "long", stdin="Write me an essay\nAny snack ideas?\n", env=agent_env(fake))
     assert result.returncode == 0, result.stderr
     assert "The request exceeds the server's context of 2,048 tokens: trimmed the oldest turn from the context and " \
            "sent it again." in result.stderr

@@ -29,7 +29,7 @@ def fake() -> Iterator[FakeOpenAI]:
 def test_405_and_501_are_not_retried_and_ask_whether_this_is_a_model_server(fake: FakeOpenAI, status: int) -> None:
     fake.add(Reply(status=status))
     sleeps: list[float] = []
-    chat = OpenAIChat(OpenAI(api_key="not-needed", base_url=fake.url, timeout=5), max_retries=3, sleep=sleeps.append)
+    chat = OpenAIChat(OpenAI(api_key="not-needed", base_url=fake.url, timeout=60), max_retries=3, sleep=sleeps.append)
     with pytest.raises(ChatFatal, match=f"answered {status} .*is this an OpenAI-compatible server\\? The base URL "
                                         "usually ends in /v1"):
         list(chat.stream([Message("user", "hello")], "m"))
@@ -39,7 +39,7 @@ def test_405_and_501_are_not_retried_and_ask_whether_this_is_a_model_server(fake
 @pytest.mark.parametrize("status", [400, 500])
 def test_a_template_that_refuses_the_system_role_is_told_apart_and_not_retried(fake: FakeOpenAI, status: int) -> None:
     fake.add(Reply(status=status, error={"message": "System role not supported", "type": "BadRequestError"}))
-    chat = OpenAIChat(OpenAI(api_key="not-needed", base_url=fake.url, timeout=5), max_retries=3, sleep=lambda s: None)
+    chat = OpenAIChat(OpenAI(api_key="not-needed", base_url=fake.url, timeout=60), max_retries=3, sleep=lambda s: None)
     with pytest.raises(SystemRoleRefused, match="refuses system messages .*set AGENT_SYSTEM_PROMPT=user"):
         list(chat.stream([Message("system", "be brief"), Message("user", "hello")], "m"))
     assert len(fake.chat_requests) == 1

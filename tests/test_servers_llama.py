@@ -4,7 +4,8 @@
 The issue's trial on this server: the memory never reached the model (it travelled in a system message), nothing
 was remembered on Monday (every reply ran to the context limit and ended cut off), and after one long exchange
 every request was answered with an empty stream, reported as "cut off (no finish reason) ... ~0 out". Here each is
-checked through the real ``agent`` process: the memory must be in the prompt the server formatted, Monday must
+checked through the ``agent`` command (run in this process, ``tests.cli_harness``: the server is under test, not the
+process): the memory must be in the prompt the server formatted, Monday must
 write a memory, every reply stops at ``AGENT_MAX_TOKENS`` at the latest, and a request too long for the server is
 trimmed and answered. The model is a base model: it never ends a reply by itself, so replies stop at the limit.
 """
@@ -20,6 +21,7 @@ import pytest
 
 from agent.conversation import Turn
 from agent.sessions import Session, SessionStore
+from tests.cli_harness import invoke
 from tests.llama_server import (
     MISSING,
     LlamaServer,
@@ -27,7 +29,6 @@ from tests.llama_server import (
     gemma_model,
     installed,
     own_template,
-    run_agent,
     smollm2_model,
 )
 
@@ -99,14 +100,14 @@ def test_the_formatter_is_the_one_that_drops_system_messages() -> None:
 def test_monday_is_remembered_and_friday_s_prompt_holds_it_on_a_gemma_server(
     gemma: RecordingProxy, tmp_path: Path
 ) -> None:
-    monday = run_agent(env(gemma, tmp_path), "-s", "monday", stdin=f"{PEANUTS}\n")
+    monday = invoke("-s", "monday", stdin=f"{PEANUTS}\n", env=env(gemma, tmp_path))
     assert monday.returncode == 0, monday.stderr
     assert f"remembered: {PEANUTS}" in monday.stderr
     assert_stopped_at_the_limit_at_latest(monday.stderr)
     assert all(request.body["max_tokens"] == MAX_TOKENS for request in gemma.chat_requests)
 
     before = len(gemma.chat_requests)
-    friday = run_agent(env(gemma, tmp_path), "-s", "friday", stdin="Any snack ideas?\n/why\n/session\n")
+    friday = invoke("-s", "friday", stdin="Any snack ideas?\n/why\n/session\n", env=env(gemma, tmp_path))
     assert friday.returncode == 0, friday.stderr
     assert_stopped_at_the_limit_at_latest(friday.stderr)
     (request,) = gemma.chat_requests[before:]
@@ -126,7 +127,7 @@ def test_a_session_whose_long_reply_fills_the_servers_context_is_trimmed_and_ans
     SessionStore(tmp_path / "data" / "sessions", "default").save(
         Session("long", 1.0, 2.0, [Turn("Tell me a story", STORY, status="truncated")]))
     before = len(gemma.chat_requests)
-    result = run_agent(env(gemma, tmp_path), "--no-memory", "-s", "long", stdin="Any snack ideas?\n")
+    result = invoke("--no-memory", "-s", "long", stdin="Any snack ideas?\n", env=env(gemma, tmp_path))
     assert result.returncode == 0, result.stderr
     assert "The request exceeds the server's context of 2,048 tokens: trimmed the oldest turn from the context and " \
            "sent it again." in result.stderr
@@ -142,7 +143,7 @@ def test_a_session_whose_long_reply_fills_the_servers_context_is_trimmed_and_ans
 def test_doctor_tells_that_the_template_drops_system_messages_and_the_memory_is_folded(
     gemma: RecordingProxy, tmp_path: Path
 ) -> None:
-    result = run_agent(env(gemma, tmp_path), "doctor")
+    result = invoke("doctor", env=env(gemma, tmp_path))
     assert result.returncode == 0, result.stdout + result.stderr
     assert "ok    model server: system role: the chat template drops system messages; the memory goes into the " \
            "first user message (gemma-3-270m-q4_k_m.gguf: its chat template has no system role)" in result.stdout
@@ -155,10 +156,10 @@ def test_short_questions_end_by_themselves_and_the_memory_is_in_the_system_messa
     """A template with a system role: the memory stays in the system message, and an instruction-tuned model ends
     a short answer by itself, far inside AGENT_MAX_TOKENS: no turn is cut off."""
     settings = {**env(smollm2, tmp_path), "AGENT_MAX_TOKENS": "256"}
-    monday = run_agent(settings, "-s", "monday", stdin=f"{PEANUTS}\n")
+    monday = invoke("-s", "monday", stdin=f"{PEANUTS}\n", env=settings)
     assert monday.returncode == 0, monday.stderr
     assert f"remembered: {PEANUTS}" in monday.stderr
-    friday = run_agent(settings, "-s", "friday", stdin="Any snack ideas?\n/why\n")
+    friday = invoke("-s", "friday", stdin="Any snack ideas?\n/why\n", env=settings)
     assert friday.returncode == 0, friday.stderr
     assert "cut off" not in monday.stderr + friday.stderr
     assert statuses(tmp_path, "monday") == statuses(tmp_path, "friday") == ["complete"]

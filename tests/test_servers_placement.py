@@ -14,7 +14,8 @@ from agent.conversation import Conversation, Turn, model_summarizer, placed
 from agent.domain import Message
 from agent.server import Placement, ServerInfo, choose_placement, context_from_error, served_name
 from tests.chat_fakes import ScriptedChat
-from tests.e2e_helpers import agent, agent_env
+from tests.cli_harness import invoke
+from tests.e2e_helpers import agent_env
 from tests.fake_openai import FakeOpenAI, Reply
 
 PEANUTS = "I can't eat peanuts, they make my throat swell"
@@ -133,9 +134,9 @@ def test_a_gemma_server_gets_the_memory_in_the_user_message_and_why_and_session_
     gemma_server: FakeOpenAI, tmp_path: Path
 ) -> None:
     env = agent_env(gemma_server)
-    monday = agent(env, "-s", "monday", stdin=f"{PEANUTS}\n")
+    monday = invoke("-s", "monday", stdin=f"{PEANUTS}\n", env=env)
     assert monday.returncode == 0, monday.stderr
-    friday = agent(env, "-s", "friday", stdin="Any snack ideas?\n/why\n/session\n")
+    friday = invoke("-s", "friday", stdin="Any snack ideas?\n/why\n/session\n", env=env)
     assert friday.returncode == 0, friday.stderr
     request = gemma_server.chat_requests[-1].body["messages"]
     assert [m["role"] for m in request] == ["user"]
@@ -155,7 +156,7 @@ def test_a_server_that_refuses_system_messages_gets_them_folded_and_the_chat_goe
     refusal = {"message": "System role not supported", "type": "BadRequestError"}
     with FakeOpenAI(fallback=Reply("Noted.")) as server:
         server.add(Reply(status=400, error=refusal), Reply("Noted, no peanuts."), Reply("Apples."))
-        result = agent(agent_env(server), "-s", "strict", stdin=f"{PEANUTS}\nAny snack ideas?\n/why\n")
+        result = invoke("-s", "strict", stdin=f"{PEANUTS}\nAny snack ideas?\n/why\n", env=agent_env(server))
     assert result.returncode == 0, result.stderr
     assert result.stderr.count("The server refuses system messages: the system prompt and the memory go into the "
                                "first user message from now on (AGENT_SYSTEM_PROMPT=user does it at once).") == 1

@@ -141,7 +141,7 @@ def test_a_second_process_on_the_same_session_gets_a_clear_message_at_once(store
     )
     with store.lock("work"):  # held until the child is done: a child that waited for it would never end
         result = subprocess.run([sys.executable, "-c", code, str(store.directory)], capture_output=True, text=True,
-                                timeout=60)
+                                timeout=300)
     assert result.returncode == 1 and "in use by another agent process" in result.stdout
     with store.lock("work"):
         pass

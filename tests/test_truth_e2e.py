@@ -1,6 +1,7 @@
-"""The memory stays true through the real ``agent`` process against the fake OpenAI server, with the real local
-embedder and Chroma on a temp data directory: what the model's system prompt gets after a move, a rename, a fact
-said four ways and a relative date, and what ``agent memories list --json`` shows."""
+"""The memory stays true through the ``agent`` command against the fake OpenAI server, with the real local embedder
+and Chroma on a temp data directory: what the model's system prompt gets after a move, a rename, a fact said four
+ways and a relative date, and what ``agent memories list --json`` shows. Nothing here is about the process, so the
+command runs in this process (``tests.cli_harness``)."""
 
 from __future__ import annotations
 
@@ -10,10 +11,9 @@ from datetime import date, timedelta
 
 import pytest
 
-from tests.e2e_helpers import agent, agent_env
+from tests.cli_harness import invoke
+from tests.e2e_helpers import agent_env
 from tests.fake_openai import FakeOpenAI, Reply
-
-pytestmark = pytest.mark.slow
 
 
 @pytest.fixture
@@ -23,7 +23,7 @@ def fake() -> Iterator[FakeOpenAI]:
 
 
 def chat(env: dict[str, str], session: str, *lines: str) -> None:
-    result = agent(env, "-s", session, stdin="".join(f"{line}\n" for line in lines))
+    result = invoke("-s", session, stdin="".join(f"{line}\n" for line in lines), env=env)
     assert result.returncode == 0, result.stderr
 
 
@@ -35,7 +35,7 @@ def test_boston_then_berlin_the_prompt_carries_berlin_and_the_list_keeps_boston(
     prompt = fake.system_prompts()[-1]
     assert "Berlin" in prompt and "Boston" not in prompt
 
-    listed = agent(env, "memories", "list", "--json")
+    listed = invoke("memories", "list", "--json", env=env)
     assert listed.returncode == 0, listed.stderr
     rows = {row["source"]: row for row in json.loads(listed.stdout)}
     boston = rows["I live in Boston, in a small flat near the river."]
@@ -46,7 +46,7 @@ def test_boston_then_berlin_the_prompt_carries_berlin_and_the_list_keeps_boston(
     chat(env, "four", "Where did I live before?")
     assert "Boston" in fake.system_prompts()[-1] and "no longer current" in fake.system_prompts()[-1]
 
-    restored = agent(env, "memories", "restore", boston["id"][:8])
+    restored = invoke("memories", "restore", boston["id"][:8], env=env)
     assert restored.returncode == 0, restored.stderr
     chat(env, "five", "Any good bakeries near me?")
     prompt = fake.system_prompts()[-1]
@@ -61,7 +61,7 @@ def test_the_allergy_reaches_a_dinner_question_and_four_ways_leave_two_live_memo
     chat(env, "dinner", "What should I cook for dinner?", "Pick a Thai place for tonight")
     for prompt in fake.system_prompts()[-2:]:
         assert "peanut" in prompt
-    rows = json.loads(agent(env, "memories", "list", "--json").stdout)
+    rows = json.loads(invoke("memories", "list", "--json", env=env).stdout)
     assert len([r for r in rows if "eanut" in r["text"] and r["superseded_by"] is None]) <= 2
 
 
@@ -74,6 +74,6 @@ def test_tomorrow_arrives_as_a_date_and_profile_lists_what_was_said(fake: FakeOp
     dentist, name = fake.system_prompts()[-2:]
     assert tomorrow in dentist and "tomorrow" not in dentist.split("<memory_notes>")[-1]
     assert "Kate" in name and "Katherine" not in name
-    shown = agent(env, "-s", "three", stdin="/profile\n/memories --history\n")
+    shown = invoke("-s", "three", stdin="/profile\n/memories --history\n", env=env)
     assert shown.returncode == 0, shown.stderr
     assert "Kate" in shown.stdout and "replaced" in shown.stdout and "Katherine" in shown.stdout

@@ -105,12 +105,12 @@ def test_piped_agent_config_and_version_through_the_real_process(tmp_path: Path)
     write(user_config_file(), f"AGENT_DATA_DIR={deep}\n")
     env = {**os.environ}
     env.pop("AGENT_DATA_DIR")
-    config = subprocess.run([sys.executable, "-m", "agent", "config"], capture_output=True, text=True, timeout=60,
+    config = subprocess.run([sys.executable, "-m", "agent", "config"], capture_output=True, text=True, timeout=300,
                             env=env)
     assert config.returncode == 0, config.stderr
     [row] = [line for line in config.stdout.splitlines() if line.startswith("data_dir ")]
     assert row.split() == ["data_dir", "AGENT_DATA_DIR", str(deep), "user", "config", "(AGENT_DATA_DIR)"]
-    version = subprocess.run([sys.executable, "-m", "agent", "--version"], capture_output=True, text=True, timeout=60)
+    version = subprocess.run([sys.executable, "-m", "agent", "--version"], capture_output=True, text=True, timeout=300)
     assert version.stdout == f"agent {__version__}\n"
 
 

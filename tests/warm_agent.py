@@ -186,7 +186,7 @@ class WarmTerminal(Terminal):
             self._open = False
             os.close(self.fd)
 
-    def wait(self, timeout: float = 60.0) -> int:
+    def wait(self, timeout: float = 120.0) -> int:
         deadline = time.monotonic() + timeout
         while (code := self._warm.poll(self.pid)) is None:
             if time.monotonic() > deadline:
