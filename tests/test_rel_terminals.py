@@ -69,6 +69,10 @@ def fact(writer: str, n: int) -> str:
     return f"My friend {writer}f{n}k lives in the town of {writer}t{n}q"
 
 
+# Said in a chat, where the gate decides: a statement about the user (a friend's home alone is hearsay, not kept).
+SAID = "I live in the town of saidt0q with my friend saidf0k"
+
+
 def question(text: str) -> str:
     """A turn the gate does not keep, asking after the two words that are ``text``'s alone."""
     own = [word for word in text.split() if any(c.isdigit() for c in word)]
@@ -415,7 +419,8 @@ def test_a_write_that_finds_the_ledger_held_waits_its_2_s_says_so_in_one_line_an
 ) -> None:
     """Another program holds the ledger's write lock (a ``sqlite3`` shell left in ``BEGIN``): readers go on at once
     (WAL), and a writer gives up after its configured wait, not SQLite's or Python's default, with one line that says
-    nothing was written; the chat goes on, and keeps the words in its session."""
+    nothing was written; the chat goes on, keeps the words in its session and the turn on this machine, and
+    remembers it at its first turn after the ledger answers again."""
     env, path = env_for(fake), tmp_path / "data" / "ledger.sqlite3"
     assert warm_agent.run(env, "memories", "add", fact("kept", 0)).returncode == 0
     probe = SqliteLedger(path)
@@ -429,23 +434,26 @@ def test_a_write_that_finds_the_ledger_held_waits_its_2_s_says_so_in_one_line_an
     try:
         listed = warm_agent.run(env, "memories", "list", "--json")
         refused = warm_agent.run(env, "memories", "add", fact("late", 0))
-        chat.say(fact("said", 0), "And the weather?")
+        chat.say(SAID, "And the weather?")
         replies(chat, 2)
-        chat.wait_until(lambda: any("could not save turn" in line for line in chat.err))
+        chat.wait_until(lambda: any("is not remembered yet" in line for line in chat.err))
     finally:
         holder.rollback()
         holder.close()
+    chat.say("And tomorrow?")  # the ledger answers again: the turn kept on this machine meanwhile is written now
+    chat.wait_until(lambda: any("kept while memory was away" in line for line in chat.err))
     assert chat.finish() == 0
     assert listed.returncode == 0, listed.stderr
     assert [m["text"] for m in json.loads(listed.stdout)] == [fact("kept", 0)], "a reader never waits for a writer"
     assert (refused.returncode, refused.stdout, refused.stderr.splitlines()) == (1, "", [line])
-    assert [line for line in chat.err if "could not save turn" in line] == [
-        f"memory: could not save turn 1 ({line.removeprefix('agent: ')})"]
-    assert leaks(tmp_path / "data" / "sessions", fact("said", 0).lower().encode()), "the words stay in the session"
+    assert [line for line in chat.err if "not remembered yet" in line] == [
+        f"memory: turn 1 is not remembered yet ({line.removeprefix('agent: ')}); it is kept on this machine and "
+        "remembered when memory answers again"]
+    assert leaks(tmp_path / "data" / "sessions", SAID.lower().encode()), "the words stay in the session"
     again = warm_agent.run(env, "memories", "add", fact("late", 0))
     assert again.returncode == 0, again.stderr
     stored = json.loads(warm_agent.run(env, "memories", "list", "--json").stdout)
-    assert sorted(m["text"] for m in stored) == sorted([fact("kept", 0), fact("late", 0)])
+    assert sorted(m["text"] for m in stored) == sorted([fact("kept", 0), fact("late", 0), SAID])
 
 
 @pytest.mark.slow
