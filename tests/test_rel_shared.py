@@ -26,7 +26,8 @@ from tests.cli_harness import invoke
 from tests.fake_openai import FakeOpenAI, Reply
 from tests.helpers_store import chroma_server
 from tests.pg_server import Cluster
-from tests.test_rel_terminals import PipedChat, env_for, fact, prompt_for, question, run
+from tests.piped_chat import PipedChat, run
+from tests.test_rel_terminals import env_for, fact, prompt_for, question
 
 pytestmark = pytest.mark.slow
 
