@@ -54,6 +54,9 @@ from agent.memory.text import content_words
 
 SCHEMA_VERSION = 3
 BUSY_WAIT = 2.0  # the longest any agent process waits for another's write transaction
+# Opening waits longer, once: two agents started together on a new or older file take turns to create or migrate it
+# and switch it to WAL, each step a transaction of its own, and a loaded machine can pause the first one past 2 s.
+OPEN_WAIT = 30.0
 # keyword_search sorts this many index rows per wanted hit before it filters by user.
 KEYWORD_OVERFETCH = 4
 # The keyword index has two columns, the memory's own text and the context it was written with (the turn it
@@ -169,7 +172,8 @@ def _classify(path: Path, exc: sqlite3.DatabaseError, doing: str = "opened") -> 
         return full
     if "locked" in text or "busy" in text:
         return StoreLocked(
-            f"The memory ledger {path} stayed locked by another process for over {BUSY_WAIT:g} s"
+            f"The memory ledger {path} stayed locked by another process for over "
+            f"{OPEN_WAIT if doing == 'opened' else BUSY_WAIT:g} s"
             f"{', so nothing was written' if doing == 'written' else ''}: try again (if it lasts, end that "
             f"process: see `fuser {path}`)."
         )
@@ -232,7 +236,7 @@ class SqliteLedger:
                     if os.path.islink(path):  # a link planted there is never followed
                         raise
                     fresh = False  # another agent process, starting at the same moment, created it first
-            self._db = sqlite3.connect(path, timeout=BUSY_WAIT, check_same_thread=False, isolation_level=None)
+            self._db = sqlite3.connect(path, timeout=OPEN_WAIT, check_same_thread=False, isolation_level=None)
         except OSError as exc:
             what = f"The memory ledger {path} cannot be created"
             raise disk.full(exc, path.parent, what) or MemoryUnavailable(f"{what} ({exc.strerror}).") from exc
@@ -251,6 +255,7 @@ class SqliteLedger:
                     self._prepare(db)
             # After a migration, which leaves a file it fails on as it was; persistent, a no-op once the file has it.
             self._db.execute("PRAGMA journal_mode = WAL")
+            self._db.execute(f"PRAGMA busy_timeout = {int(BUSY_WAIT * 1000)}")  # from here on, every write's wait
         except BaseException as exc:
             self._db.close()
             if isinstance(exc, sqlite3.DatabaseError):
