@@ -206,7 +206,11 @@ def _handler_for(fake: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
 
         def do_POST(self) -> None:
             length = int(self.headers.get("Content-Length") or 0)
-            body = json.loads(self.rfile.read(length) or b"{}")
+            data = self.rfile.read(length)
+            if len(data) < length:  # the client went away mid-request (a killed agent): nothing arrived to record
+                self.close_connection = True
+                return
+            body = json.loads(data or b"{}")
             fake.record(Request(self.path, body, {k.lower(): v for k, v in self.headers.items()}))
             if self.path == "/v1/embeddings":
                 self._embeddings(body)
