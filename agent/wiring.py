@@ -316,10 +316,13 @@ def _open_index(
     return HeldIndex(index, ledger, settings.user), False
 
 
-def rebuild_index(settings: Settings, embedder: EmbedderKind | None = None) -> tuple[int, Path | None]:
-    """Re-embed this user's memories from the ledger's text into a fresh index; returns (memories indexed, where
-    an index written by a newer chromadb went). Opening moves a damaged index aside by itself and says so; the
-    newer one, which opening refuses, is moved aside here, as the user asked for a new index."""
+def rebuild_index(
+    settings: Settings, embedder: EmbedderKind | Embedder | None = None
+) -> tuple[int, Path | None]:
+    """Re-embed this user's memories from the ledger's text into a fresh index, with ``embedder`` as ``open_memory``
+    takes it; returns (memories indexed, where an index written by a newer chromadb went). Opening moves a damaged
+    index aside by itself and says so; the newer one, which opening refuses, is moved aside here, as the user asked
+    for a new index."""
     from agent.adapters.chroma_files import written_by_newer_chromadb
 
     paths = ensure_data_dir(settings.data_dir)

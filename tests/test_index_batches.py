@@ -15,7 +15,6 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
-from unittest import mock
 
 import numpy as np
 import pytest
@@ -110,8 +109,7 @@ def test_rebuild_re_embeds_20000_memories_into_a_new_index(
 ) -> None:
     monkeypatch.setenv("AGENT_MEMORY_CAPACITY", str(N))
     stored = lost_index_of(big_store, tmp_path / "data")
-    with mock.patch.object(wiring, "build_embedder", lambda kind, settings: ShaEmbedder()):
-        count, moved = rebuild_index(load_settings())
+    count, moved = rebuild_index(load_settings(), ShaEmbedder())
     assert (count, moved) == (N, None)
     forget_clients()
     assert_found(stored)
