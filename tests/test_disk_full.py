@@ -102,9 +102,7 @@ def test_the_ledgers_disk_full_error_names_the_disk_not_a_rollback(tmp_path: Pat
     assert memory.count() == 1 and memory.index.count() == 1
 
 
-def test_at_most_one_damaged_index_is_kept_and_it_goes_once_the_index_is_whole(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_at_most_one_damaged_index_is_kept_and_it_goes_once_the_index_is_whole(tmp_path: Path) -> None:
     """Copies stay only while the rebuild is not done: here the ledger has no vector copies (a store from before
     they existed), so a start cannot restore the index and asks for `agent memories rebuild`."""
     add_all(open_fake_memory(), [text_for("old", i) for i in range(RECONCILE_LIMIT + 6)])
