@@ -14,6 +14,7 @@ import dataclasses
 import difflib
 import math
 import os
+import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, fields
 from pathlib import Path
@@ -159,26 +160,51 @@ def _split_url(value: str, schemes: set[str], expected: str, no_scheme: str) -> 
     return parts
 
 
-def without_password(url: str) -> str:
-    """``url`` with the password of its ``user:password@`` part, if any, replaced by ``***``: a database URL is shown
-    (``agent config``, a message naming a bad value) but its password never is, even one with an unescaped ``@``."""
+# ``password=`` in a conninfo string (``host=db password=x``) or in a URL's query (``?password=x``), quoted or not.
+_PASSWORD_PARAMETER = re.compile(r"(password\s*=\s*)('(?:[^'\\]|\\.)*'|[^\s&]*)", re.IGNORECASE)
+# What a URL's user:password must spell percent-encoded (RFC 3986 userinfo), and a % that encodes nothing.
+_NOT_IN_USERINFO = re.compile(r"[/?#\[\]@\s]|%(?![0-9A-Fa-f]{2})")
+
+
+def _userinfo(url: str) -> tuple[str, str, str] | None:
+    """(scheme, user:password, the rest) of ``url``, or None when it has no user part. The user part ends at the
+    last ``@``: a password may hold any character, even one a URL must encode, and still be masked."""
     scheme, sep, rest = url.partition("://")
-    ends = [at for at in (rest.find(mark) for mark in "/?#") if at >= 0]
-    netloc, tail = rest[: min(ends, default=len(rest))], rest[min(ends, default=len(rest)) :]
-    userinfo, at, host = netloc.rpartition("@")
-    if not sep or not at or ":" not in userinfo:
-        return url
-    return f"{scheme}://{userinfo.split(':', 1)[0]}:***@{host}{tail}"
+    userinfo, at, host = rest.rpartition("@")
+    return (scheme, userinfo, host) if sep and at else None
+
+
+def without_password(url: str) -> str:
+    """``url`` with its password replaced by ``***``, whether in its ``user:password@`` part (even one with an
+    unescaped ``@``, ``#`` or ``/``), a ``password=`` query parameter or a ``password=`` conninfo entry: a database
+    URL is shown (``agent config``, a message naming a bad value) but its password never is."""
+    parts = _userinfo(url)
+    if parts is not None and ":" in parts[1]:
+        scheme, userinfo, host = parts
+        url = f"{scheme}://{userinfo.split(':', 1)[0]}:***@{host}"
+    return _PASSWORD_PARAMETER.sub(r"\1***", url)
 
 
 def _database_url(raw: str) -> str | None:
     """A PostgreSQL connection URL (``postgresql://`` or ``postgres://``, as libpq takes them), or None for blank.
-    Only its form is checked here; whether the server answers is said when memory opens."""
+    Only its form is checked here; whether the server answers is said when memory opens. A character the user
+    part must percent-encode is named with its encoding, and no message quotes the user part: libpq's own would
+    show a piece of the password ("failed to resolve host 't@127.0.0.1'")."""
     value = raw.strip()
     if not value:
         return None
     example = "postgresql://USER@HOST/DATABASE"
-    _split_url(value, {"postgresql", "postgres"}, example, f"expected {example}")
+    parts = _userinfo(value)
+    if parts is not None:
+        bad = _NOT_IN_USERINFO.search(parts[1])
+        if bad:
+            char = bad.group()
+            spelled = "%25" if char == "%" else f"%{ord(char):02X}"
+            raise ValueError(f"its user name or password holds {char!r}, which a URL must write as {spelled}")
+        value_to_check = f"{parts[0]}://USER@{parts[2]}"
+    else:
+        value_to_check = value
+    _split_url(value_to_check, {"postgresql", "postgres"}, example, f"expected {example}")
     return value
 
 

@@ -58,3 +58,45 @@ def test_without_password_leaves_a_url_without_one_as_it_is() -> None:
         assert without_password(url) == url
     assert without_password("postgresql://a:p%40ss@db/x") == "postgresql://a:***@db/x"
     assert without_password("postgresql://a:p@ss@db/x?sslmode=require") == "postgresql://a:***@db/x?sslmode=require"
+
+
+# Passwords a user may well type unencoded, each with what a URL must write instead (the new-user trial's cases).
+UNENCODED = [("pa#ss", "'#'", "%23"), ("pa/ss", "'/'", "%2F"), ("s3cr@t", "'@'", "%40"), ("p%ZZ", "'%'", "%25"),
+             ("p@ss/w#rd:%x?é", "'@'", "%40"), ("two words", "' '", "%20"), ("a?b", "'?'", "%3F")]
+
+
+@pytest.mark.parametrize(("password", "char", "spelled"), UNENCODED)
+def test_a_password_a_url_must_encode_is_named_by_its_character_and_never_shown(
+    tmp_path: Path, password: str, char: str, spelled: str
+) -> None:
+    url = f"postgresql://agent:{password}@127.0.0.1:5432/agent"
+    nowhere = tmp_path / "none.env"
+    with pytest.raises(UsageError) as refused:
+        load_settings(environ={"AGENT_DATABASE_URL": url}, dotenv_path=nowhere, config_path=nowhere)
+    assert str(refused.value) == (f"AGENT_DATABASE_URL='postgresql://agent:***@127.0.0.1:5432/agent' is not valid: "
+                                  f"its user name or password holds {char}, which a URL must write as {spelled}.")
+    for args in (("memories", "list"), ("config",)):
+        done = invoke(*args, env={"AGENT_DATABASE_URL": url})
+        assert done.returncode == 2, (args, done.stderr)
+        assert "\n" not in done.stderr.strip()
+        assert not any(piece in done.stdout + done.stderr for piece in _pieces(password)), done.stderr
+
+
+def _pieces(password: str) -> set[str]:
+    """Every run of 3 or more characters of ``password`` between the characters that split URLs (a message that
+    quotes what libpq took for a host or port would show one)."""
+    words = password.replace("@", " ").replace("/", " ").replace("#", " ").replace("?", " ").split()
+    return {word for word in words if len(word) >= 3} | {password}
+
+
+def test_a_password_in_a_conninfo_string_or_a_query_is_masked_too(tmp_path: Path) -> None:
+    conninfo = "host=127.0.0.1 port=5432 dbname=agent user=agent password=agentpw"
+    nowhere = tmp_path / "none.env"
+    with pytest.raises(UsageError) as refused:
+        load_settings(environ={"AGENT_DATABASE_URL": conninfo}, dotenv_path=nowhere, config_path=nowhere)
+    assert "agentpw" not in str(refused.value) and "password=***" in str(refused.value)
+    assert without_password("postgresql://db/x?password=agentpw&sslmode=require") == (
+        "postgresql://db/x?password=***&sslmode=require")
+    assert without_password("host=db password='a b\\'c' dbname=x") == "host=db password=*** dbname=x"
+    shown = invoke("config", env={"AGENT_DATABASE_URL": "postgresql://db/x?password=agentpw"})
+    assert shown.returncode == 0 and "agentpw" not in shown.stdout + shown.stderr
