@@ -47,7 +47,11 @@ def test_a_relative_date_becomes_the_calendar_date_it_meant(said: str, stored: s
 @pytest.mark.parametrize(
     "said",
     ["The last year has been hard", "I go swimming every Friday", "I like Fridays", "I work on weekends",
-     "I saw it yesterday (2026-11-30)", "Nothing relative here"],
+     "I saw it yesterday (2026-11-30)", "Nothing relative here",
+     # The user gave the date: a weekday counted from today may not be it (9 December 2026 is a Wednesday).
+     "My dentist appointment is on Friday the 9th", "My dentist appointment is Friday, the 9th",
+     "The party is next Saturday 12th", "We fly on Friday 9 December", "We fly on Friday, 9th of December",
+     "We fly this Friday Dec 11", "The exam is on Friday 12/11", "Tomorrow, the 2nd, I start"],
 )
 def test_spans_habits_and_dates_already_written_are_left_as_said(said: str) -> None:
     assert resolve(said, SAID) == said

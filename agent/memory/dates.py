@@ -36,6 +36,13 @@ _SUBJECT = re.compile(r"^\s*(?:is|was|will be|'s)\b", re.IGNORECASE)
 _PREPOSITION = re.compile(r"\b(?:on|in|by|since|until|till|from|before|after|for|of|during|over|around)\s*$",
                           re.IGNORECASE)
 
+# A phrase followed by the calendar date itself ("Friday the 9th", "Friday, 9 December", "Friday Dec 9", "Friday
+# 12/9") is left as said: the user gave the date, and a weekday counted from today may not be that day's.
+_MONTH = r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.?"
+_NTH = r"\d{1,2}(?:st|nd|rd|th)"
+_WITH_ITS_DATE = (r",?\s+(?:the\s+\d{1,2}(?:st|nd|rd|th)?\b|" + _NTH + r"\b|(?:" + _NTH + r"|\d{1,2})\s+(?:of\s+)?"
+                  + _MONTH + r"|" + _MONTH + r"\s+\d{1,2}\b|\d{1,2}[/.]\d{1,2}\b)")
+
 Resolver = Callable[[re.Match[str], date], tuple[str, str]]
 
 
@@ -166,7 +173,7 @@ _RULES: tuple[tuple[str, Resolver], ...] = (
 # "tomorrow", and a date already written out ("tomorrow (2026-12-02)") is not resolved twice.
 _PATTERN = re.compile(
     r"\b(?:" + "|".join(f"(?P<r{i}>{re.sub(r'[(][?]P<[a-z]+>', '(?:', rule)})" for i, (rule, _) in enumerate(_RULES))
-    + r")\b(?!\s*\(?\d{4}-\d{2})",
+    + r")\b(?!\s*\(?\d{4}-\d{2})(?!" + _WITH_ITS_DATE + r")",
     re.IGNORECASE,
 )
 
