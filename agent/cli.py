@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from agent.config import EmbedderKind, Settings, embedder_kind, load_settings
+from agent.config import EmbedderKind, Settings, embedder_kind, load_settings, without_password
 from agent.domain import MemoryRecord, ScoredMemory
 from agent.errors import AgentError, UsageError
 from agent.memory.profile import Entry
@@ -737,8 +737,12 @@ def memories_stats(as_json: JsonOpt = False, embedder: EmbedderOpt = None, *, st
     kinds: dict[str, int] = {}
     for record in records:
         kinds[record.kind] = kinds.get(record.kind, 0) + 1
-    root = ensure_data_dir(settings.data_dir).root
+    paths = ensure_data_dir(settings.data_dir)
+    root = paths.root
     size = sum(p.stat().st_size for p in root.rglob("*") if p.is_file())
+    # Where the memory lives: on a shared deployment, not in the data directory whose size is shown.
+    ledger = f"PostgreSQL {without_password(settings.database_url)}" if settings.database_url else str(paths.ledger)
+    index = f"Chroma server {settings.chroma_url}" if settings.chroma_url else str(paths.chroma)
     stats = {
         "user": service.user,
         "memories": len(records),
@@ -749,6 +753,8 @@ def memories_stats(as_json: JsonOpt = False, embedder: EmbedderOpt = None, *, st
         "dimension": service.embedder.dimension,
         "threshold": service.threshold,
         "capacity": service.policy.capacity,
+        "ledger": ledger,
+        "index": index,
         "data_dir": str(root),
         "bytes_on_disk": size,
     }
@@ -763,6 +769,8 @@ def memories_stats(as_json: JsonOpt = False, embedder: EmbedderOpt = None, *, st
         ("embedder", f"{service.embedder.name} ({service.embedder.model}, {service.embedder.dimension} dimensions)"),
         ("threshold", f"{service.threshold:.2f}"),
         ("capacity", f"{service.policy.capacity:,}"),
+        ("ledger", ledger),
+        ("index", index),
         ("data directory", str(root)),
         ("on disk", _size(size)),
     ]

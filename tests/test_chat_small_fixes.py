@@ -144,6 +144,8 @@ def test_stats_reads_as_lines_and_sessions_rm_of_an_open_session_says_to_leave_t
     stats = invoke("memories", "stats", env=env)
     assert stats.returncode == 0 and "{" not in stats.stdout, stats.stdout
     assert "memories         3 (explicit 3)" in stats.stdout and "on disk" in stats.stdout
+    data = tmp_path / "data"
+    assert f"ledger           {data / 'ledger.sqlite3'}\nindex            {data / 'chroma'}\n" in stats.stdout
     assert invoke("-s", "open", stdin="hello\n", env=env).returncode == 0
     code = ("import sys, time; from pathlib import Path; from agent.sessions import SessionStore\n"
             "with SessionStore(Path(sys.argv[1]), 'default').lock('open'):\n"

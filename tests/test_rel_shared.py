@@ -234,6 +234,8 @@ def test_a_user_sees_none_of_another_users_memories_through_any_command(
         assert profile.returncode == 0 and "Lisbon" not in profile.stdout
         stats = agent(bob, "memories", "stats")
         assert stats.returncode == 0 and "Lisbon" not in stats.stdout
+        assert "ledger           PostgreSQL postgresql://" in stats.stdout, "where the memory lives is said"
+        assert "index            Chroma server http://127.0.0.1:" in stats.stdout
         refused = agent(bob, "memories", "forget", *alice_ids)
         assert refused.returncode != 0 and "Traceback" not in refused.stderr
         chat = agent(bob, "-s", "bob", stdin="What do you know about me? Where do I live?\n")

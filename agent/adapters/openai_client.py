@@ -7,7 +7,7 @@ import re
 from typing import Any
 from urllib.parse import urlparse
 
-from agent.config import Settings
+from agent.config import Settings, user_config_file
 from agent.errors import ConfigError
 
 LOCAL_HOSTS = {"localhost", "127.0.0.1", "::1", "0.0.0.0"}
@@ -32,7 +32,8 @@ def check_endpoint(settings: Settings) -> None:
     if not settings.api_key and not settings.base_url:
         raise ConfigError(
             "No model endpoint is configured: set OPENAI_API_KEY for OpenAI, or OPENAI_BASE_URL for an "
-            "OpenAI-compatible server (e.g. http://127.0.0.1:11434/v1 for Ollama), in the environment or in .env."
+            "OpenAI-compatible server (e.g. http://127.0.0.1:11434/v1 for Ollama), in the environment, in "
+            f"{user_config_file()} or in .env."
         )
     if not settings.api_key and not is_local(settings.base_url):
         raise ConfigError(
