@@ -43,6 +43,9 @@ def one_line(exc: BaseException) -> str:
 # -- migrations ------------------------------------------------------------------------------------------------
 
 
+EVERY_VERSION = list(range(1, SCHEMA_VERSION + 1))  # each migration, recorded as it was applied
+
+
 def versions(url: str) -> list[int]:
     with psycopg.connect(url) as conn:
         return [row[0] for row in conn.execute("SELECT version FROM schema_version ORDER BY version")]
@@ -50,11 +53,11 @@ def versions(url: str) -> list[int]:
 
 def test_a_new_database_gets_the_schema_once_and_a_second_open_changes_nothing(pg_url: str) -> None:
     PostgresLedger(pg_url).close()
-    assert versions(pg_url) == [SCHEMA_VERSION]
+    assert versions(pg_url) == EVERY_VERSION
     again = PostgresLedger(pg_url)
     again.put([record("still here")])
     again.close()
-    assert versions(pg_url) == [SCHEMA_VERSION]
+    assert versions(pg_url) == EVERY_VERSION
     assert PostgresLedger(pg_url).count(USER) == 1
 
 
@@ -75,7 +78,7 @@ def test_agents_opening_a_new_database_together_migrate_it_once(pg_url: str) -> 
     for thread in threads:
         thread.join(timeout=120)
     assert failures == [] and not any(thread.is_alive() for thread in threads)
-    assert versions(pg_url) == [SCHEMA_VERSION]
+    assert versions(pg_url) == EVERY_VERSION
 
 
 def test_a_newer_schema_is_refused_in_one_line_and_left_as_it_is(pg_url: str) -> None:
@@ -85,7 +88,7 @@ def test_a_newer_schema_is_refused_in_one_line_and_left_as_it_is(pg_url: str) ->
     with pytest.raises(MemoryUnavailable) as refused:
         PostgresLedger(pg_url)
     assert "newer version of agent" in one_line(refused.value) and "upgrade agent" in str(refused.value)
-    assert versions(pg_url) == [SCHEMA_VERSION, SCHEMA_VERSION + 7]
+    assert versions(pg_url) == [*EVERY_VERSION, SCHEMA_VERSION + 7]
     deadline = time.monotonic() + 60  # and the refused ledger left no connection open (its backend ends soon after)
     with psycopg.connect(pg_url, autocommit=True) as conn:
         while conn.execute("SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() "
@@ -111,11 +114,11 @@ def test_a_migration_is_one_transaction_a_failed_one_leaves_nothing_and_the_next
     with psycopg.connect(pg_url) as conn:
         columns = {row[0] for row in conn.execute(
             "SELECT column_name FROM information_schema.columns WHERE table_name = 'memories'")}
-    assert "mood" not in columns and versions(pg_url) == [SCHEMA_VERSION]
+    assert "mood" not in columns and versions(pg_url) == EVERY_VERSION
     fixed = (SCHEMA_VERSION + 1, ("ALTER TABLE memories ADD COLUMN mood text NOT NULL DEFAULT ''",))
     monkeypatch.setattr(postgres_ledger, "_MIGRATIONS", (*postgres_ledger._MIGRATIONS[:-1], fixed))
     migrated = PostgresLedger(pg_url)
-    assert versions(pg_url) == [SCHEMA_VERSION, SCHEMA_VERSION + 1]
+    assert versions(pg_url) == [*EVERY_VERSION, SCHEMA_VERSION + 1]
     assert [r.text for r in migrated.all(USER)] == ["written at version 1"]
     migrated.close()
 

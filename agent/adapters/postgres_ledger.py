@@ -99,7 +99,7 @@ def _partitioned(table: str, columns: str) -> tuple[str, ...]:
     )
 
 
-# Version 1. Each migration runs in the transaction that records it in schema_version.
+# Each migration runs in the transaction that records it in schema_version.
 _MIGRATIONS: tuple[tuple[int, tuple[str, ...]], ...] = (
     (1, (
         "CREATE TABLE ledger_meta (key text PRIMARY KEY, value text NOT NULL)",
@@ -135,6 +135,20 @@ _MIGRATIONS: tuple[tuple[int, tuple[str, ...]], ...] = (
             key bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY, owner text NOT NULL, ids text NOT NULL,
             texts text NOT NULL
         )""",
+    )),
+    # A forget reaches every machine's files: the machines (data directories) that use the ledger for a user, and
+    # per forget the machines that have not yet scrubbed their sessions and input history of its texts.
+    (2, (
+        """CREATE TABLE machines (
+            owner text NOT NULL, id text NOT NULL, name text NOT NULL, last_seen double precision NOT NULL,
+            PRIMARY KEY (owner, id)
+        )""",
+        "ALTER TABLE forgets ADD COLUMN made_at double precision NOT NULL DEFAULT extract(epoch FROM now())",
+        """CREATE TABLE forget_waits (
+            key bigint NOT NULL REFERENCES forgets (key) ON DELETE CASCADE, machine text NOT NULL,
+            PRIMARY KEY (machine, key)
+        )""",
+        "CREATE INDEX forget_waits_key ON forget_waits (key)",
     )),
 )
 SCHEMA_VERSION = _MIGRATIONS[-1][0]
