@@ -75,10 +75,11 @@ class Ledger(Protocol):
     ``count`` with a session counts the memories that session's turns produced (explicit ones aside), created at
     ``since`` or later.
     ``keyword_search`` ranks the user's memories by a keyword score (higher is better) for the hybrid retriever.
-    ``delete`` must leave no byte of the deleted text in the ledger's files. ``record_forget`` deletes as
-    ``delete`` does and, in the same transaction, keeps a ``ForgetRecord`` of the texts still to be erased elsewhere
-    until ``drop_forget`` (which leaves no byte of it either); ``set_contexts`` rewrites memories' keyword context
-    in place.
+    ``delete`` removes memories (an eviction, not a forget: a ledger on a server may leave their bytes in its tables'
+    free space, where rewriting the tables at every write past the capacity would cost too much). ``record_forget``
+    deletes as ``delete`` does and, in the same transaction, keeps a ``ForgetRecord`` of the texts still to be erased
+    elsewhere until ``drop_forget``, after which no byte of the memories nor of the record is left in the ledger's
+    files; ``set_contexts`` rewrites memories' keyword context in place.
     ``profiled`` returns the memories that state profile facts (current and superseded) without a scan;
     ``recent`` the current memories seen last; ``supersede`` marks memories replaced by another (``by`` empty: current
     again); ``set_facts`` rewrites a memory's profile facts; ``restate`` adds a later quote to a memory's provenance.

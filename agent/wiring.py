@@ -345,7 +345,7 @@ def build_ledger(settings: Settings, paths: DataPaths, set_aside: bool = True) -
         except ImportError as exc:
             raise ConfigError(f"AGENT_DATABASE_URL needs the PostgreSQL driver, which is not installed ({exc.name}): "
                               "pip install 'agent[postgres]', or unset AGENT_DATABASE_URL.") from exc
-        return PostgresLedger(settings.database_url)
+        return PostgresLedger(settings.database_url, timeout=settings.database_timeout)
     from agent.adapters.ledger import SqliteLedger
 
     try:
