@@ -218,6 +218,7 @@ class PostgresLedger:
         self._gave_up: tuple[float, str] | None = None  # until when the server is not tried again, and why
         # What every turn reads (the profile memories, the count), kept until the change mark moves.
         self._unchanged: dict[tuple[str, str], tuple[tuple[int, int], Any]] = {}
+        self._vector_copies: dict[str, tuple[tuple[int, int], dict[int, str]]] = {}  # see ``_copies``
         with self._lock:
             try:
                 self._migrate(self._connection())
@@ -707,7 +708,40 @@ class PostgresLedger:
     def vector_rowids(self, user: str) -> list[int]:
         """The row numbers of ``user``'s vector copies: a rewritten vector gets a new one, so comparing two lists
         tells what was added, replaced and deleted without reading a vector."""
-        return [int(row["rowid"]) for row in self._read("SELECT rowid FROM vectors WHERE owner = %s", [user])]
+        return list(self._copies(user))
+
+    def _copies(self, user: str) -> dict[int, str]:
+        """Row number -> memory id of ``user``'s vector copies, in row order, read whole once and then kept in step.
+
+        Why: every process that searches the ledger's copies, or holds an index it catches up with them, compares
+        these after each change of the mark, which every turn's write moves: reading 10,000 ids took 9-13 ms. So
+        only the rows numbered past the last one known are read, in one statement with the count, sum and sum of
+        squares of every row number, which must match those of the rows kept: a deletion (a forget on another
+        machine) or a row committed after a higher-numbered one (a sequence hands numbers out before commit) makes
+        them differ, and everything is read again."""
+        with self._lock:
+            stamp = self.change_mark()
+            known = self._vector_copies.get(user)
+            if known is not None and known[0] == stamp:
+                return known[1]
+            copies = dict(known[1]) if known is not None else {}
+            rows = self._read(
+                """SELECT s.n, s.total, s.squares, v.rowid, v.id
+                   FROM (SELECT count(*) AS n, coalesce(sum(rowid), 0) AS total,
+                                coalesce(sum(rowid::numeric * rowid), 0) AS squares
+                         FROM vectors WHERE owner = %s) AS s
+                   LEFT JOIN vectors AS v ON v.owner = %s AND v.rowid > %s ORDER BY v.rowid""",
+                [user, user, max(copies, default=0)],
+            )
+            new = {int(row["rowid"]): str(row["id"]) for row in rows if row["rowid"] is not None}
+            rewritten = set(new.values())  # a rewritten vector's old row is gone
+            copies = {rowid: mid for rowid, mid in copies.items() if mid not in rewritten} | new
+            wanted = (int(rows[0]["n"]), int(rows[0]["total"]), int(rows[0]["squares"]))
+            if (len(copies), sum(copies), sum(rowid * rowid for rowid in copies)) != wanted:
+                copies = {int(row["rowid"]): str(row["id"]) for row in self._read(
+                    "SELECT rowid, id FROM vectors WHERE owner = %s ORDER BY rowid", [user])}
+            self._vector_copies[user] = (stamp, copies)
+            return copies
 
     def vector_rows(self, user: str, rowids: Sequence[int]) -> list[tuple[int, str, bytes]]:
         """(row number, memory id, float32 bytes) of ``user``'s vector copies at ``rowids`` that still exist."""
@@ -718,7 +752,7 @@ class PostgresLedger:
         return [(int(row["rowid"]), str(row["id"]), bytes(row["vector"])) for row in rows]
 
     def vector_ids(self, user: str) -> list[str]:
-        return [row["id"] for row in self._read("SELECT id FROM vectors WHERE owner = %s", [user])]
+        return list(self._copies(user).values())
 
     def stored_vectors(self, user: str, ids: Sequence[str]) -> dict[str, list[float]]:
         if not ids:
