@@ -60,7 +60,7 @@ import uuid
 from array import array
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 import psycopg
@@ -200,6 +200,29 @@ def _first_line(exc: BaseException) -> str:
     return str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
 
 
+@dataclass
+class _Copies:
+    """Row number -> memory id of one user's vector copies as last read (``PostgresLedger._copies``), with the
+    count, sum and sum of squares of those row numbers kept as rows come and go."""
+
+    stamp: tuple[int, int]
+    rows: dict[int, str] = field(default_factory=dict)
+    total: int = 0
+    squares: int = 0
+
+    def add(self, new: dict[int, str]) -> None:
+        """Take ``new`` rows in; a rewritten vector's new row replaces its old one, which is gone from the table."""
+        if not new:
+            return
+        rewritten = set(new.values())
+        for rowid in [rowid for rowid, mid in self.rows.items() if mid in rewritten]:
+            del self.rows[rowid]
+            self.total, self.squares = self.total - rowid, self.squares - rowid * rowid
+        self.rows.update(new)
+        self.total += sum(new)
+        self.squares += sum(rowid * rowid for rowid in new)
+
+
 class PostgresLedger:
     """``Ledger`` on a PostgreSQL database; one connection, shared by the threads of a process (a lock orders them).
 
@@ -218,7 +241,7 @@ class PostgresLedger:
         self._gave_up: tuple[float, str] | None = None  # until when the server is not tried again, and why
         # What every turn reads (the profile memories, the count), kept until the change mark moves.
         self._unchanged: dict[tuple[str, str], tuple[tuple[int, int], Any]] = {}
-        self._vector_copies: dict[str, tuple[tuple[int, int], dict[int, str]]] = {}  # see ``_copies``
+        self._vector_copies: dict[str, _Copies] = {}
         with self._lock:
             try:
                 self._migrate(self._connection())
@@ -722,26 +745,25 @@ class PostgresLedger:
         with self._lock:
             stamp = self.change_mark()
             known = self._vector_copies.get(user)
-            if known is not None and known[0] == stamp:
-                return known[1]
-            copies = dict(known[1]) if known is not None else {}
+            if known is not None and known.stamp == stamp:
+                return known.rows
+            kept = known or _Copies(stamp)
             rows = self._read(
                 """SELECT s.n, s.total, s.squares, v.rowid, v.id
                    FROM (SELECT count(*) AS n, coalesce(sum(rowid), 0) AS total,
                                 coalesce(sum(rowid::numeric * rowid), 0) AS squares
                          FROM vectors WHERE owner = %s) AS s
                    LEFT JOIN vectors AS v ON v.owner = %s AND v.rowid > %s ORDER BY v.rowid""",
-                [user, user, max(copies, default=0)],
+                [user, user, max(kept.rows, default=0)],
             )
-            new = {int(row["rowid"]): str(row["id"]) for row in rows if row["rowid"] is not None}
-            rewritten = set(new.values())  # a rewritten vector's old row is gone
-            copies = {rowid: mid for rowid, mid in copies.items() if mid not in rewritten} | new
-            wanted = (int(rows[0]["n"]), int(rows[0]["total"]), int(rows[0]["squares"]))
-            if (len(copies), sum(copies), sum(rowid * rowid for rowid in copies)) != wanted:
-                copies = {int(row["rowid"]): str(row["id"]) for row in self._read(
-                    "SELECT rowid, id FROM vectors WHERE owner = %s ORDER BY rowid", [user])}
-            self._vector_copies[user] = (stamp, copies)
-            return copies
+            kept.add({int(row["rowid"]): str(row["id"]) for row in rows if row["rowid"] is not None})
+            if (len(kept.rows), kept.total, kept.squares) != tuple(int(rows[0][k]) for k in ("n", "total", "squares")):
+                kept = _Copies(stamp)
+                kept.add({int(row["rowid"]): str(row["id"]) for row in self._read(
+                    "SELECT rowid, id FROM vectors WHERE owner = %s ORDER BY rowid", [user])})
+            kept.stamp = stamp
+            self._vector_copies[user] = kept
+            return kept.rows
 
     def vector_rows(self, user: str, rowids: Sequence[int]) -> list[tuple[int, str, bytes]]:
         """(row number, memory id, float32 bytes) of ``user``'s vector copies at ``rowids`` that still exist."""
