@@ -69,7 +69,7 @@ from psycopg.rows import dict_row
 
 from agent.adapters.ledger import TEXT_WEIGHT, facts_json, floats, quotes_json, row_to_record, search_context
 from agent.adapters.pg_watchdog import Watchdog
-from agent.domain import CONTEXT, ForgetRecord, MemoryRecord, Quote, StatedFact, VectorSpace
+from agent.domain import CONTEXT, ForgetRecord, Machine, MemoryRecord, Quote, StatedFact, VectorSpace
 from agent.errors import ConfigError, MemoryUnavailable, StoreLocked
 from agent.memory.text import content_words
 
@@ -650,7 +650,7 @@ class PostgresLedger:
         """Delete memories and their vector copies: an eviction (past the capacity, or ``agent memories evict``),
         which is not a forget. The tables are not rewritten: a rewrite at every write past the capacity cost
         150-350 ms at 10,000 memories, and the rows' bytes stay in free space until later writes reuse it or the
-        user's next forget rewrites the partition (``record_forget`` and ``drop_forget``, which leave none)."""
+        user's next forget rewrites the partition (``record_forget``: its last acknowledgement leaves none)."""
         if not ids:
             return 0
         with self._tx() as db:
@@ -658,25 +658,53 @@ class PostgresLedger:
 
     def record_forget(self, user: str, ids: Sequence[str], texts: Sequence[str]) -> tuple[int, int]:
         """Delete memories as ``delete`` does and, in the same transaction, record the forget (``ids`` and the
-        ``texts`` to erase from the other files); returns the record's key and how many memories existed. The
-        tables are rewritten by ``drop_forget``: until then the record holds the texts anyway, and one rewrite
-        of each table instead of two halves the cost of a forget (220 against 470 ms at 10,000 memories on
-        this machine)."""
+        ``texts`` to erase from the other files) with the machines registered for ``user`` as the ones it waits
+        for; returns the record's key and how many memories existed. The tables are rewritten when the record is
+        dropped: until then the record holds the texts anyway, and one rewrite of each table instead of two halves
+        the cost of a forget (220 against 470 ms at 10,000 memories on this machine)."""
         with self._tx() as db:
             row = db.execute("INSERT INTO forgets (owner, ids, texts) VALUES (%s, %s, %s) RETURNING key",
                              (user, json.dumps(list(ids)), json.dumps(list(texts), ensure_ascii=False))).fetchone()
             assert row is not None
-            return int(row["key"]), self._delete(db, user, ids)
+            key = int(row["key"])
+            db.execute("INSERT INTO forget_waits (key, machine) SELECT %s, id FROM machines WHERE owner = %s",
+                       (key, user))
+            return key, self._delete(db, user, ids)
 
-    def pending_forgets(self) -> list[ForgetRecord]:
-        """Every recorded forget not yet dropped, of every user, oldest first."""
-        rows = self._read("SELECT key, owner, ids, texts FROM forgets ORDER BY key")
+    def pending_forgets(self, machine: str | None = None) -> list[ForgetRecord]:
+        """The recorded forgets not yet dropped, of every user, oldest first, each with the machines it waits for;
+        with ``machine``, only those it has still to finish: waiting for it, or for no machine at all (recorded
+        before the machines were, or left by a crash after the last acknowledgement)."""
+        mine = "" if machine is None else (
+            "WHERE EXISTS (SELECT 1 FROM forget_waits w WHERE w.key = f.key AND w.machine = %s) "
+            "OR NOT EXISTS (SELECT 1 FROM forget_waits w WHERE w.key = f.key) ")
+        rows = self._read(
+            "SELECT f.key, f.owner, f.ids, f.texts, f.made_at, "
+            "ARRAY(SELECT w.machine FROM forget_waits w WHERE w.key = f.key ORDER BY w.machine) AS waiting "
+            f"FROM forgets f {mine}ORDER BY f.key",
+            [] if machine is None else [machine],
+        )
         return [ForgetRecord(int(row["key"]), str(row["owner"]), tuple(json.loads(row["ids"])),
-                             tuple(json.loads(row["texts"]))) for row in rows]
+                             tuple(json.loads(row["texts"])), float(row["made_at"]), tuple(row["waiting"]))
+                for row in rows]
 
-    def drop_forget(self, key: int) -> None:
-        """The forget ``key`` is done: the memories' tables are rewritten first (so a failure keeps the record, and
-        the next start tries again), then the record goes and its table is rewritten too."""
+    def acknowledge_forget(self, key: int, machine: str) -> None:
+        """``machine`` has scrubbed its files of the forget ``key``; the last machine it waited for drops it
+        (``_drop_forget``). The record's row is locked first, so of two machines acknowledging at once the second
+        sees the first's acknowledgement and drops the record."""
+        with self._tx() as db:
+            if db.execute("SELECT key FROM forgets WHERE key = %s FOR UPDATE", (key,)).fetchone() is None:
+                return  # another machine dropped it
+            db.execute("DELETE FROM forget_waits WHERE key = %s AND machine = %s", (key, machine))
+            waiting = db.execute("SELECT machine FROM forget_waits WHERE key = %s LIMIT 1", (key,)).fetchone()
+            db.execute("UPDATE machines SET last_seen = extract(epoch FROM now()) WHERE id = %s "
+                       "AND owner = (SELECT owner FROM forgets WHERE key = %s)", (machine, key))
+        if waiting is None:
+            self._drop_forget(key)
+
+    def _drop_forget(self, key: int) -> None:
+        """The forget ``key`` is done everywhere: the memories' tables are rewritten first (so a failure keeps the
+        record, and the next start tries again), then the record goes and its table is rewritten too."""
         owners = self._read("SELECT owner FROM forgets WHERE key = %s", [key])
         if not owners:
             return  # another agent finished it
@@ -684,6 +712,47 @@ class PostgresLedger:
         with self._tx() as db:
             db.execute("DELETE FROM forgets WHERE key = %s", (key,))
         self._vacuum(("forgets",))
+
+    # -- the machines that use the ledger ------------------------------------------------------------------
+
+    def register_machine(self, machine: str, user: str, name: str) -> None:
+        """``machine`` uses the ledger for ``user``: the forgets of ``user``'s memories made from now on wait for
+        it. Outside the change mark, which tells the views of memories that something they show changed."""
+        with self._lock:
+            try:
+                conn = self._connection()
+                with self._bounded(conn):
+                    conn.execute(
+                        """INSERT INTO machines (owner, id, name, last_seen)
+                           VALUES (%s, %s, %s, extract(epoch FROM now()))
+                           ON CONFLICT (owner, id)
+                           DO UPDATE SET name = excluded.name, last_seen = excluded.last_seen""",
+                        (user, machine, name))
+            except psycopg.Error as exc:
+                raise self._failed(exc, "written") from exc
+
+    def machines(self, user: str) -> list[Machine]:
+        """``user``'s machines, the one seen last first, each with how many of ``user``'s forgets wait for it."""
+        rows = self._read(
+            "SELECT m.id, m.name, m.last_seen, (SELECT count(*) FROM forget_waits w JOIN forgets f USING (key) "
+            "WHERE w.machine = m.id AND f.owner = m.owner) AS waiting "
+            "FROM machines m WHERE owner = %s ORDER BY m.last_seen DESC, m.id",
+            [user],
+        )
+        return [Machine(str(row["id"]), str(row["name"]), float(row["last_seen"]), int(row["waiting"]))
+                for row in rows]
+
+    def retire_machine(self, user: str, machine: str) -> bool:
+        """Forget ``machine`` for ``user``: no forget of theirs waits for it any more, and those that waited for it
+        alone are dropped. Whether it was registered."""
+        with self._tx() as db:
+            known = db.execute("DELETE FROM machines WHERE owner = %s AND id = %s", (user, machine)).rowcount
+            freed = db.execute("DELETE FROM forget_waits WHERE machine = %s AND key IN (SELECT key FROM forgets "
+                               "WHERE owner = %s) RETURNING key", (machine, user)).fetchall()
+        for row in freed:
+            if not self._read("SELECT machine FROM forget_waits WHERE key = %s LIMIT 1", [row["key"]]):
+                self._drop_forget(int(row["key"]))
+        return bool(known)
 
     # -- the copy of each vector ---------------------------------------------------------------------------
 
