@@ -17,8 +17,9 @@ tables in it (the first start) and to own them (``VACUUM FULL``).
   line; an older one is migrated forward in one transaction, under an advisory lock so that two agents starting
   together do not both migrate.
 - The keyword index is PostgreSQL's full-text search ('english': Snowball stemming), a stored ``tsvector`` of the
-  text (weight A) and the writer's context (weight B) under a GIN index, ranked by ``ts_rank`` with the text
-  weighted ``TEXT_WEIGHT`` times the context, as the SQLite ledger's BM25 does, and each word by its BM25 IDF.
+  text (weight A) and the writer's context (weight B) under a GIN index that takes each insert at once (no pending
+  list: schema 3), ranked by ``ts_rank`` with the text weighted ``TEXT_WEIGHT`` times the context, as the SQLite
+  ledger's BM25 does, and each word by its BM25 IDF, without ranking every match (``keyword_search``).
 - The vector copies are float32 ``bytea``, searched by brute force in the agent (``agent.adapters.ledger_vectors``).
 - The change mark is one counter row that every write transaction bumps first, so it moves exactly when something
   was committed, whoever committed it, and reading it is one primary-key lookup. Bumping it first also makes write
