@@ -54,7 +54,6 @@ alone for ``REST`` times as long, each call meanwhile failing at once with the s
 from __future__ import annotations
 
 import json
-import math
 import threading
 import time
 import uuid
@@ -179,11 +178,6 @@ SCHEMA_VERSION = _MIGRATIONS[-1][0]
 _RANK_WEIGHTS = [0.0, 0.0, 1.0 / TEXT_WEIGHT, 1.0]
 # keyword_search counts a word's matches up to this many; a word matching more is a common one (see there).
 COMMON_WORD = 1000
-
-
-def _any(terms: Sequence[str]) -> str:
-    """A tsquery matching any of ``terms``, one bound parameter each."""
-    return " || ".join(["plainto_tsquery('english', %s)"] * len(terms))
 
 
 def where(url: str) -> str:
@@ -578,48 +572,44 @@ class PostgresLedger:
         word counted as much as a rare one (keyword-only LoCoMo R@5 0.618, R@10 0.699; with IDF 0.632 and 0.737,
         SQLite's BM25 0.664 and 0.737: ``bench/ledger_keyword.py``).
 
-        Two statements, neither of which ranks every matching row. The first counts each word's matches through
-        the GIN index, each count stopping at ``COMMON_WORD``; the second ranks the memories the rarer words match.
-        A word with ``COMMON_WORD`` matches or more (a name in half of 10,000 memories: ranking its rows was most of
-        the 60 ms this search took) is weighed as if it had exactly that many, an upper bound of its IDF, and adds
-        to the score of the memories a rarer word found; it finds memories by itself only when the rarer words
-        match fewer than ``k``, and then among its ``COMMON_WORD`` most recent matches. A store of fewer than
-        ``COMMON_WORD`` memories is ranked exactly as before. Planned for each query's words, not once: a plan made
-        for any word scans the whole table for the rarest."""
+        One statement, which does not rank every matching row: it counts each word's matches through the GIN index,
+        each count stopping at ``COMMON_WORD``, and ranks the memories the rarer words match. A word with
+        ``COMMON_WORD`` matches or more (a name in half of 10,000 memories: ranking its rows was most of the 60 ms
+        this search took) is weighed as if it had exactly that many, an upper bound of its IDF, and adds to the score
+        of the memories a rarer word found; it finds memories by itself only when the rarer words match fewer than
+        ``k``, and then among its ``COMMON_WORD`` most recent matches. A store of fewer than ``COMMON_WORD`` memories
+        is ranked exactly as before. Planned for each query's words, not once (a plan made for any word scanned the
+        whole table for the rarest), and one round trip: on a loaded machine each waits for the server to be
+        scheduled, and on a network for the network."""
         terms = sorted(set(content_words(query)))
         if not terms or k <= 0:
             return []
-        total = self.count(user)
-        counts = self._read(
-            "SELECT " + ", ".join(
-                f"(SELECT count(*) FROM (SELECT FROM memories WHERE owner = %s AND search @@ "
-                f"plainto_tsquery('english', %s) LIMIT {COMMON_WORD}) AS m) AS n{at}" for at in range(len(terms))),
-            [value for term in terms for value in (user, term)], prepare=False,
-        )[0]
-        found = {term: int(counts[f"n{at}"]) for at, term in enumerate(terms) if counts[f"n{at}"]}
-        if not found:
-            return []
-        rare = [term for term, n in found.items() if n < COMMON_WORD]
-        common = [term for term, n in found.items() if n >= COMMON_WORD]
-        idf = [math.log(1 + (max(total, n) - n + 0.5) / (n + 0.5)) for n in found.values()]
-        parts, params = [], []
-        if rare:
-            parts.append(f"SELECT rowid, id, search FROM memories WHERE owner = %s AND search @@ ({_any(rare)})")
-            params += [user, *rare]
-        if common and sum(found[term] for term in rare) < k:
-            others = f" AND NOT search @@ ({_any(rare)})" if rare else ""  # found above already
-            parts.append(f"(SELECT rowid, id, search FROM memories WHERE owner = %s AND search @@ ({_any(common)})"
-                         f"{others} ORDER BY rowid DESC LIMIT {COMMON_WORD})")
-            params += [user, *common, *rare]
         rows = self._read(
             f"""WITH word AS MATERIALIZED (
-                    SELECT plainto_tsquery('english', term) AS q, idf
-                    FROM unnest(%s::text[], %s::float8[]) AS w (term, idf)),
-                found AS MATERIALIZED ({" UNION ALL ".join(parts)})
-                SELECT id, sum(ts_rank(%s::real[], found.search, word.q) * word.idf) AS score
-                FROM found JOIN word ON found.search @@ word.q
+                    SELECT q, (SELECT count(*) FROM (SELECT FROM memories WHERE owner = %s AND search @@ q
+                                                     LIMIT {COMMON_WORD}) AS m) AS n
+                    FROM (SELECT plainto_tsquery('english', term) AS q FROM unnest(%s::text[]) AS term) AS w),
+                weight AS MATERIALIZED (
+                    SELECT q, n, n < {COMMON_WORD} AS rare,
+                           ln(1 + (greatest((SELECT count(*) FROM memories WHERE owner = %s), n) - n + 0.5)
+                                  / (n + 0.5)) AS idf
+                    FROM word WHERE n > 0),
+                found AS MATERIALIZED (
+                    SELECT DISTINCT ON (m.rowid) m.rowid, m.id, m.search
+                    FROM weight CROSS JOIN LATERAL (
+                        SELECT rowid, id, search FROM memories WHERE owner = %s AND search @@ weight.q) AS m
+                    WHERE weight.rare
+                    UNION ALL
+                    (SELECT rowid, id, search FROM memories
+                     WHERE owner = %s
+                       AND search @@ ANY (ARRAY(SELECT q FROM weight WHERE NOT rare))
+                       AND NOT search @@ ANY (ARRAY(SELECT q FROM weight WHERE rare))
+                       AND (SELECT coalesce(sum(n), 0) FROM weight WHERE rare) < %s
+                     ORDER BY rowid DESC LIMIT {COMMON_WORD}))
+                SELECT id, sum(ts_rank(%s::real[], found.search, weight.q) * weight.idf) AS score
+                FROM found JOIN weight ON found.search @@ weight.q
                 GROUP BY id, rowid ORDER BY score DESC, rowid LIMIT %s""",
-            [list(found), idf, *params, _RANK_WEIGHTS, k], prepare=False,
+            [user, terms, user, user, user, k, _RANK_WEIGHTS, k], prepare=False,
         )
         return [(row["id"], float(row["score"])) for row in rows]
 
