@@ -35,7 +35,7 @@ from agent.errors import (
     StoreCorrupt,
     SystemRoleRefused,
 )
-from agent.forget import Forgotten, scrub_session
+from agent.forget import Forgotten, Places, finish, scrub_session
 from agent.memory.service import MemoryService, Recall, WriteReport
 from agent.ports import ChatChunk, ChatModel, RetryNotice
 from agent.server import Placement, ServerProfile, request_limit
@@ -375,6 +375,7 @@ class ChatEngine:
         server: Future[ServerProfile] | None = None,
         max_tokens: int = 0,
         catalog: Callable[[], list[str]] | None = None,
+        places: Places | None = None,
     ) -> None:
         self.chat = chat
         self.model = model
@@ -402,6 +403,7 @@ class ChatEngine:
         self._answered: list[Message] = []  # the last request the server answered: it fits the server's context
         self._observed: dict[tuple[int, str], bool] = {}  # (turn, line) given to the gate: was its reply finished
         self._followed: set[int] = set()  # the forgets this chat has taken out of its own session
+        self.places = places  # this machine's files of the chat's user, which a forget made elsewhere scrubs
 
     def adopt_server(self, wait: float = 0.0) -> ServerProfile | None:
         """Take what the probe of the server found (waiting at most ``wait`` seconds for it): where the system
@@ -621,20 +623,27 @@ class ChatEngine:
         return True
 
     def follow_forgets(self) -> None:
-        """Take out of this session the words of forgets made in another process (another terminal's ``/forget``,
-        ``agent memories forget``) since the last turn: that process could not rewrite a session this one holds,
-        so the forget's record waits in the ledger (``agent.forget``). One read per turn; for each new record, the
-        session is scrubbed in memory and on disk. The next start of agent then finds no session holding the
-        words and finishes the forget (the input history included), dropping its record."""
+        """Finish on this machine the forgets made in another process or on another machine (another terminal's
+        ``/forget``, ``agent memories forget`` here or elsewhere) that it has not acknowledged: one indexed read per
+        turn (``pending_forgets`` of this machine). Each new one is taken out of this session, in memory and on
+        disk; then, with ``places``, out of this machine's other files (``agent.forget.finish``), and acknowledged
+        unless a session another process holds still has its words: that process's next turn, or the next start,
+        finishes it."""
         assert self.memory is not None
+        machine = "" if self.places is None else self.places.machine
 
         def new(service: MemoryService) -> list[ForgetRecord]:
-            return [record for record in service.ledger.pending_forgets()
-                    if record.user == service.user and record.key not in self._followed]
+            return [record for record in service.ledger.pending_forgets(machine) if record.user == service.user]
+
+        def finish_here(places: Places, record: ForgetRecord) -> Callable[[MemoryService], object]:
+            return lambda service: finish(record, service.ledger, places, self.session.name)
 
         for record in self.memory.call(new):
-            self._followed.add(record.key)
-            self.scrub(Forgotten(record.texts), set(record.ids))
+            if record.key not in self._followed:
+                self._followed.add(record.key)
+                self.scrub(Forgotten(record.texts), set(record.ids))
+            if self.places is not None:
+                self.memory.call(finish_here(self.places, record))
 
     def _save(self) -> None:
         with self._saving:

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from agent.config import EmbedderKind, Settings, embedder_kind, load_settings, without_password
-from agent.domain import MemoryRecord, ScoredMemory
+from agent.domain import Machine, MemoryRecord, ScoredMemory
 from agent.errors import AgentError, UsageError
 from agent.memory.profile import Entry
 from agent.memory.service import MemoryService
@@ -101,10 +101,12 @@ class State:
         return service
 
     def places(self, user: str) -> Places:
-        """Where a forget of ``user``'s scrubs: their session files and input history."""
-        from agent.wiring import ensure_data_dir, places_of
+        """Where a forget of ``user``'s scrubs on this machine: their session files and input history."""
+        from agent.wiring import ensure_data_dir, machine_of, places_of
 
-        return places_of(ensure_data_dir(self.settings().data_dir).for_user(user))
+        settings = self.settings()
+        paths = ensure_data_dir(settings.data_dir).for_user(user)
+        return places_of(paths, machine_of(settings, paths))
 
 
 # Taken as text, not a Path: a Path makes "" into "." and leaves "~" as it is; settings check and expand it.
@@ -540,11 +542,19 @@ def memories_forget(
     all_: Annotated[bool, typer.Option("--all", help="Forget every memory of this user.")] = False,
     yes: Annotated[bool, typer.Option("--yes", help="Do not ask for confirmation (--all, or an id prefix shorter "
                                                     "than the shown id).")] = False,
+    pending: Annotated[bool, typer.Option("--pending", help="List the forgets some machine has not yet finished "
+                                                            "in its own files.")] = False,
     embedder: EmbedderOpt = None,
     *,
     state: State,
 ) -> None:
-    """Forget memories for good: their text leaves every file of the data directory."""
+    """Forget memories for good: their text leaves every file of the data directory (and, with a shared database,
+    of every machine, at its next start or turn)."""
+    if pending:
+        if ids or all_:
+            raise typer.BadParameter("--pending lists the forgets under way: give it alone.")
+        _print_pending(state.service(embedder), state.places(state.settings().user).machine)
+        return
     if all_ == bool(ids):
         raise typer.BadParameter("give memory ids, or --all --yes.")
     from agent import forget
@@ -567,6 +577,70 @@ def memories_forget(
         typer.echo(escape_terminal(line))  # it names files found in the data directory
     if result.index_error is not None:
         _warn(f"the index keeps their vectors until the next start ({result.index_error})")
+
+
+def _print_pending(service: MemoryService, here: str) -> None:
+    """This user's forgets still under way, each with the machines it waits for: one that never comes back keeps
+    the record, and the forgotten texts in it, in the database until it is retired."""
+    records = [r for r in service.ledger.pending_forgets() if r.user == service.user]
+    if not records:
+        typer.echo("No forget is waiting: every machine has removed the forgotten words from its files.")
+        return
+    names = {m.id: m for m in service.ledger.machines(service.user)}
+    for record in records:
+        made = f"made {datetime.fromtimestamp(record.made_at):%Y-%m-%d %H:%M}, " if record.made_at else ""
+        waiting = [_machine_named(names[m], here) if m in names else m[:SHOWN_MACHINE] for m in record.waiting]
+        on = ", ".join(waiting) if waiting else "this machine's next start"
+        typer.echo(f"forget {record.key} ({made}{plural(len(record.ids), 'memory', 'memories')}): waiting for {on}")
+    if any(r.waiting and r.waiting != (here,) for r in records):
+        typer.echo("Each machine finishes them at its next start or chat turn; one that will not come back: "
+                   "`agent memories machines --retire ID`.", err=True)
+
+
+SHOWN_MACHINE = 12  # characters of a machine id the lists show and --retire takes a prefix of
+
+
+def _machine_named(machine: Machine, here: str) -> str:
+    this = ", this machine" if machine.id == here else ""
+    seen = datetime.fromtimestamp(machine.last_seen).strftime("%Y-%m-%d %H:%M")
+    return f"{machine.id[:SHOWN_MACHINE]} ({escape_terminal(machine.name)}{this}, last seen {seen})"
+
+
+@memories_app.command("machines")
+@shared
+def memories_machines(
+    retire: Annotated[str | None, typer.Option("--retire", metavar="ID",
+                                               help="Stop every forget waiting for this machine (its id or a "
+                                                    "prefix of 4+ characters).")] = None,
+    embedder: EmbedderOpt = None,
+    *,
+    state: State,
+) -> None:
+    """The machines that use the shared database for you: a forget waits until each has removed the forgotten
+    words from its own sessions and input history."""
+    service = state.service(embedder)
+    here = state.places(service.user).machine
+    known = service.ledger.machines(service.user)
+    if not here:
+        typer.echo("This data directory's ledger is its own file: this is the only machine, and no forget waits "
+                   "for another.")
+        return
+    if retire is None:
+        for machine in known:
+            typer.echo(f"{_machine_named(machine, here)}: {plural(machine.waiting, 'forget', 'forgets')} waiting")
+        return
+    token = retire.strip().lower()
+    matches = [m for m in known if m.id.startswith(token)] if len(token) >= MIN_PREFIX else []
+    if len(matches) != 1:
+        raise UsageError(f"{retire!r} names {'no' if not matches else 'more than one'} machine of yours: give at "
+                         f"least {MIN_PREFIX} characters of an id `agent memories machines` lists.")
+    [machine] = matches
+    if machine.id == here:
+        raise UsageError("That is this machine: retire a machine from another one (this one registers again at "
+                         "its next start anyway).")
+    service.ledger.retire_machine(service.user, machine.id)
+    typer.echo(f"retired {_machine_named(machine, here)}: no forget waits for it now; its sessions and input history "
+               "keep whatever words forgets made from now on would have removed.")
 
 
 def _said_forgotten(count: int, chosen: list[MemoryRecord]) -> None:

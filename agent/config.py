@@ -347,6 +347,10 @@ class Settings:
         "AGENT_DATABASE_URL", _database_url, None,
         "Keep the memories in PostgreSQL (postgresql://USER@HOST/DATABASE) instead of the data directory's ledger; "
         "with AGENT_CHROMA_URL, several machines share one memory.", show=without_password)
+    database_timeout: float = setting(
+        "AGENT_DATABASE_TIMEOUT", float, 10.0,
+        "Seconds a connection or statement of the memory database may take before memory gives up on the server "
+        "(a frozen one) and tries it again three times as long later.", bounds=Bounds(1, 600, whole=False))
     timeout: float = setting("AGENT_TIMEOUT", float, 60.0, "Seconds before a model request times out.",
                              bounds=Bounds(0, 3_600, low_open=True, whole=False))
     max_retries: int = setting("AGENT_MAX_RETRIES", _int, 3, "Retries for 429, 5xx and timeouts.",

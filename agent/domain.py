@@ -154,6 +154,20 @@ class ForgetRecord:
     user: str
     ids: tuple[str, ...]
     texts: tuple[str, ...]
+    made_at: float = 0.0  # when (0 where the ledger does not keep it)
+    waiting: tuple[str, ...] = ()  # the machines that have not yet scrubbed their own files of it
+
+
+@dataclass(frozen=True)
+class Machine:
+    """A machine (a data directory, by the random id it keeps) that uses a shared ledger for a user: a forget of
+    that user's memories waits until each one registered then has scrubbed its own sessions and input history.
+    ``waiting`` counts the forgets it has not yet; ``last_seen`` is when it last started or finished one."""
+
+    id: str
+    name: str
+    last_seen: float
+    waiting: int = 0
 
 
 _SPACES = re.compile(r"\s+")

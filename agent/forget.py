@@ -11,11 +11,21 @@ and the command line, which only say what it did) goes in steps:
 1. ``begin``: one ledger transaction deletes the memories and records the forget (their ids and the texts to
    erase). The caller holds Ctrl-C for this short part (``critical``). From here on the forget is finished, by this
    process or by the next one. Then their vectors leave the index.
-2. ``finish``: the texts leave the other memories' context, every session file and the input history; then the
-   record is dropped, its bytes zeroed by the ledger. A session that another process holds cannot be rewritten
-   now, and a file may fail to be (a full disk): the record then stays, and the next start tries again.
+2. ``finish``: the texts leave the other memories' context, every session file and the input history of this
+   machine; then this machine acknowledges the record, and the ledger drops it (its bytes zeroed) once every
+   machine it waits for has. A session that another process holds cannot be rewritten now, and a file may fail
+   to be (a full disk): the record then stays unacknowledged, and the next start tries again.
 3. ``finish_cut_short``: every start of the agent (the chat, ``agent memories ...``, ``agent sessions ...``)
-   finishes the forgets a kill or an interrupt left, and says so in one line.
+   finishes the forgets this machine has not acknowledged (a kill or an interrupt left them, or another machine
+   made them), and says so in one line; a chat also finishes, before each turn, those made meanwhile
+   (``ChatEngine.follow_forgets``).
+
+A machine is a data directory (the random id in its ``machine-id`` file): with a ledger that several machines
+share (PostgreSQL) each one registers for the user at every start, and a forget waits for every machine
+registered for its user when it was made, so the words typed on a laptop leave the laptop's files at its next
+start even when the forget was made on the desktop. One that never comes back keeps the record, and the texts in
+it, on the server until it is retired (``agent memories machines --retire``). A SQLite ledger is one data
+directory's own file: it registers no machine, and its records wait for nothing but the scrub.
 
 A vector left in the index by a kill between the ledger and the index is dropped by the next open of the index
 (``agent.adapters.mirrored_index.reconcile``), which the record does not need to remember.
@@ -291,14 +301,15 @@ def _holds(path: Path, ids: set[bytes]) -> bool:
 
 @dataclass(frozen=True)
 class Places:
-    """The files beside the ledger and the index where forgotten words can be; ``root`` is the data directory,
-    where damaged files and backups of the index and the ledger are set aside; ``spool`` holds the turns waiting
-    for the store."""
+    """The files beside the ledger and the index where forgotten words can be, on this machine; ``root`` is the
+    data directory, where damaged files and backups of the index and the ledger are set aside; ``spool`` holds the
+    turns waiting for the store."""
 
     sessions: SessionStore
     history: Path | None = None
     root: Path | None = None
     spool: Spool | None = None
+    machine: str = ""  # the id of the data directory, which acknowledges the forgets it scrubbed
 
 
 @dataclass
@@ -395,9 +406,9 @@ def _ledger_note(names: Sequence[str]) -> str:
 
 def finish(record: ForgetRecord, ledger: Ledger, places: Places, skip: str | None = None) -> Outcome:
     """Take the texts of ``record`` out of the other memories' context, every session file but ``skip`` (the
-    chat's own, already scrubbed) and the input history; then drop the record, unless a session was held by
-    another process or a place could not be scrubbed. Safe to run again, and from two processes at once: each step
-    finds only what is left."""
+    chat's own, already scrubbed) and the input history; then acknowledge the record for this machine (the last
+    machine's acknowledgement drops it), unless a session was held by another process or a place could not be
+    scrubbed. Safe to run again, and from two processes at once: each step finds only what is left."""
     forgotten = Forgotten(record.texts)
     outcome = Outcome()
     report = scrub_sessions(places.sessions, forgotten, skip)
@@ -434,7 +445,7 @@ def finish(record: ForgetRecord, ledger: Ledger, places: Places, skip: str | Non
         outcome.ledgers = [copy.name for copy in ledgers]
     if not outcome.busy and not outcome.failed:
         try:
-            ledger.drop_forget(record.key)
+            ledger.acknowledge_forget(record.key, places.machine)
         except AgentError as exc:
             outcome.failed.append(f"the record of this forget ({exc})")
     return outcome
@@ -525,21 +536,23 @@ def _complete(on_service: OnService, begun: Begun, places: Places, own: OwnSessi
     return Result(begun.count, outcome, this_session, index_error)
 
 
-def finish_cut_short(ledger: Ledger, places_of: Callable[[str], Places]) -> str | None:
-    """Finish every forget a kill or an interrupt left (of any user, each in that user's own files: ``places_of``)
-    and say so in one line; None when there was none."""
-    pending = ledger.pending_forgets()
+def finish_cut_short(ledger: Ledger, places_of: Callable[[str], Places], machine: str = "") -> str | None:
+    """Finish every forget ``machine`` has not acknowledged (of any user, each in that user's own files:
+    ``places_of``) and say so in one line; None when there was none."""
+    pending = ledger.pending_forgets(machine)
     if not pending:
         return None
     outcomes = [finish(record, ledger, places_of(record.user)) for record in pending]
     memories = _plural(sum(len(record.ids) for record in pending), "memory", "memories")
+    # A shared ledger's records wait for machines: this one may be finishing another machine's forget.
+    what = "made on another machine or cut short here" if any(r.waiting for r in pending) else "that was cut short"
     where = list(dict.fromkeys(place for outcome in outcomes for place in outcome.places))
     busy = sorted({name for outcome in outcomes for name in outcome.busy})
     failed = [problem for outcome in outcomes for problem in outcome.failed]
     if busy or failed:
         held = f"{_plural(len(busy), 'session', 'sessions')} open in another agent process ({', '.join(busy)})"
         where_left = "; ".join([*([held] if busy else []), *failed])
-        return (f"A forget that was cut short ({memories}) is not finished: its words stay in {where_left}; the next "
+        return (f"A forget {what} ({memories}) is not finished: its words stay in {where_left}; the next "
                 "start of agent tries again.")
     copies = [copy for outcome in outcomes for copy in outcome.copies]
     where += [f"{_plural(len(copies), 'copy', 'copies')} of the index set aside (deleted)"] if copies else []
@@ -547,7 +560,7 @@ def finish_cut_short(ledger: Ledger, places_of: Callable[[str], Places]) -> str 
     ledgers = sorted({copy for outcome in outcomes for copy in outcome.ledgers})
     if ledgers:
         said += f"; a {_ledger_note(ledgers)}"
-    return f"Finished a forget that was cut short ({memories}): {said}."
+    return f"Finished a forget {what} ({memories}): {said}."
 
 
 def _plural(count: int, one: str, many: str) -> str:

@@ -9,7 +9,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-from agent.domain import ForgetRecord, MemoryRecord, Message, Quote, StatedFact, VectorSpace
+from agent.domain import ForgetRecord, Machine, MemoryRecord, Message, Quote, StatedFact, VectorSpace
 
 # Tells the user one line about something the code put right, or could not, on its own (a restored index, a
 # forget finished): the CLI prints it on stderr, a chat in its transcript.
@@ -75,10 +75,17 @@ class Ledger(Protocol):
     ``count`` with a session counts the memories that session's turns produced (explicit ones aside), created at
     ``since`` or later.
     ``keyword_search`` ranks the user's memories by a keyword score (higher is better) for the hybrid retriever.
-    ``delete`` must leave no byte of the deleted text in the ledger's files. ``record_forget`` deletes as
-    ``delete`` does and, in the same transaction, keeps a ``ForgetRecord`` of the texts still to be erased elsewhere
-    until ``drop_forget`` (which leaves no byte of it either); ``set_contexts`` rewrites memories' keyword context
-    in place.
+    ``delete`` removes memories (an eviction, not a forget: a ledger on a server may leave their bytes in its tables'
+    free space, where rewriting the tables at every write past the capacity would cost too much). ``record_forget``
+    deletes as ``delete`` does and, in the same transaction, keeps a ``ForgetRecord`` of the texts still to be erased
+    elsewhere until every machine registered for the user then (``register_machine``) has acknowledged it
+    (``acknowledge_forget``): the last acknowledgement drops it, after which no byte of the memories nor of the
+    record is left in the ledger's files, and a record no machine waits for goes with the first. ``pending_forgets``
+    are the records not yet dropped (of every user), or only those ``machine`` has still to finish; ``machines``
+    lists a user's machines, and ``retire_machine`` stops the forgets waiting for one that will not come back. A
+    ledger that is one machine's own file (SQLite) registers no machine: its records wait for no one but the scrub
+    of the process that finishes them.
+    ``set_contexts`` rewrites memories' keyword context in place.
     ``profiled`` returns the memories that state profile facts (current and superseded) without a scan;
     ``recent`` the current memories seen last; ``supersede`` marks memories replaced by another (``by`` empty: current
     again); ``set_facts`` rewrites a memory's profile facts; ``restate`` adds a later quote to a memory's provenance.
@@ -122,9 +129,15 @@ class Ledger(Protocol):
 
     def record_forget(self, user: str, ids: Sequence[str], texts: Sequence[str]) -> tuple[int, int]: ...
 
-    def pending_forgets(self) -> list[ForgetRecord]: ...
+    def pending_forgets(self, machine: str | None = None) -> list[ForgetRecord]: ...
 
-    def drop_forget(self, key: int) -> None: ...
+    def acknowledge_forget(self, key: int, machine: str) -> None: ...
+
+    def register_machine(self, machine: str, user: str, name: str) -> None: ...
+
+    def machines(self, user: str) -> list[Machine]: ...
+
+    def retire_machine(self, user: str, machine: str) -> bool: ...
 
     def set_contexts(self, user: str, contexts: Mapping[str, str]) -> None: ...
 

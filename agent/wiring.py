@@ -28,6 +28,7 @@ from agent.conversation import Conversation, model_summarizer
 from agent.errors import AgentError, ConfigError, StoreCorrupt, UsageError
 from agent.files import move_aside
 from agent.forget import Places, finish_cut_short
+from agent.machine import machine_id, machine_name
 from agent.memory.retriever import FusionWeights
 from agent.memory.service import Extractor, MemoryPolicy, MemoryService
 from agent.ports import ChatModel, Embedder, Ledger, Notify
@@ -99,9 +100,10 @@ MARKER_TEXT = ("This directory is a data directory of agent: long-term memories,
                "over a directory that holds other files. Keep nothing else here.\n")
 # What the agent (or SQLite and Chroma on its behalf) makes at the top of a data directory: the ledger with its
 # journals, the index with its lock, set-aside copies (``.corrupt-<time>``) and backups, the sessions, the input
-# history, the turns waiting for the store (``spool``), and temp files a kill left (``.history.<hex>.tmp``). Only
-# these are tightened, and a directory holding nothing else is a store made by a version older than the marker.
-OWN_ENTRY = re.compile(r"""\.?(?:ledger\.sqlite3|chroma|sessions|history|spool)(?:-wal|-shm|-journal)?
+# history, the turns waiting for the store (``spool``), the machine's id (``agent.machine``), and temp files a kill
+# left (``.history.<hex>.tmp``). Only these are tightened, and a directory holding nothing else is a store made by a
+# version older than the marker.
+OWN_ENTRY = re.compile(r"""\.?(?:ledger\.sqlite3|chroma|sessions|history|spool|machine-id)(?:-wal|-shm|-journal)?
                            (?:\.lock|\.corrupt-[\w.-]+|\.backup-[\w.-]+|\.[0-9a-f]+\.tmp)?""", re.VERBOSE)
 # Entries that leave a directory empty for this purpose: the checkout's agent_memory_db/ is kept in git by a
 # .gitkeep, and macOS's Finder drops a .DS_Store into any directory it shows.
@@ -348,7 +350,13 @@ def build_ledger(settings: Settings, paths: DataPaths, set_aside: bool = True) -
         except ImportError as exc:
             raise ConfigError(f"AGENT_DATABASE_URL needs the PostgreSQL driver, which is not installed ({exc.name}): "
                               "pip install 'agent[postgres]', or unset AGENT_DATABASE_URL.") from exc
-        return PostgresLedger(settings.database_url)
+        ledger = PostgresLedger(settings.database_url, timeout=settings.database_timeout)
+        try:  # the forgets of this user's memories now wait for this machine's files too (agent.forget)
+            ledger.register_machine(machine_of(settings, paths), settings.user, machine_name())
+        except BaseException:
+            ledger.close()
+            raise
+        return ledger
     from agent.adapters.ledger import SqliteLedger
 
     try:
@@ -387,7 +395,8 @@ def finish_forgets(settings: Settings, paths: DataPaths, notify: Notify, ledger:
         if ledger is None:
             return
     try:
-        line = finish_cut_short(ledger, lambda user: places_of(paths.for_user(user)))
+        machine = machine_of(settings, paths)
+        line = finish_cut_short(ledger, lambda user: places_of(paths.for_user(user), machine), machine)
     except AgentError as exc:
         line = f"A forget that was cut short could not be finished now ({exc}); the next start tries again."
     finally:
@@ -397,10 +406,16 @@ def finish_forgets(settings: Settings, paths: DataPaths, notify: Notify, ledger:
         notify(line)
 
 
-def places_of(paths: DataPaths) -> Places:
+def places_of(paths: DataPaths, machine: str = "") -> Places:
     """The session files, the input history and the waiting turns of ``paths``' user, where a forget of theirs
-    scrubs."""
-    return Places(SessionStore(paths.sessions, paths.user), paths.history, paths.root, Spool(paths.spool))
+    scrubs; ``machine`` is the id that acknowledges it (``machine_of``)."""
+    return Places(SessionStore(paths.sessions, paths.user), paths.history, paths.root, Spool(paths.spool), machine)
+
+
+def machine_of(settings: Settings, paths: DataPaths) -> str:
+    """The id of this machine (the data directory) for a ledger that several machines share; "" for the data
+    directory's own SQLite file, which has only this one."""
+    return machine_id(paths.root) if settings.database_url else ""
 
 
 def run_chat(settings: Settings, options: ChatOptions) -> int:
@@ -455,6 +470,7 @@ def build_chat(
     conversation = Conversation(settings.context_tokens,
                                 model_summarizer(chat, settings.model, lambda: conversation.placement))
     conversation.resume(session.turns, session.context_start, session.summary)
+    paths = DataPaths(settings.data_dir, settings.user)
     worker = None
     if not options.no_memory:
         extractor = None
@@ -462,11 +478,11 @@ def build_chat(
             extractor = model_extractor(chat, settings.model, events.on_extraction_failed,
                                         lambda: conversation.placement)
         worker = MemoryWorker(lambda: open_memory(settings, extractor=extractor), events.on_write,
-                              read_only=options.read_only,
-                              spool=Spool(DataPaths(settings.data_dir, settings.user).spool))
+                              read_only=options.read_only, spool=Spool(paths.spool))
     server = in_background(lambda: server_profile(probe(settings), model=settings.model,
                                                   system_prompt=settings.system_prompt,
                                                   max_tokens=settings.max_tokens), "server-probe")
     engine = ChatEngine(chat, settings.model, conversation, store, session, worker, server=server,
-                        max_tokens=settings.max_tokens, catalog=lambda: served_models(settings))
+                        max_tokens=settings.max_tokens, catalog=lambda: served_models(settings),
+                        places=places_of(paths, machine_of(settings, paths)))
     return engine, worker

@@ -47,7 +47,7 @@ def test_the_record_is_written_with_the_delete_and_leaves_no_byte_when_dropped(t
     [pending] = ledger.pending_forgets()
     assert (pending.key, pending.user, pending.ids, pending.texts) == (key, "me", (secret.id, "0" * 32), (SECRET,))
     assert leaks(tmp_path) == ["ledger.sqlite3"], "until it is done, the record holds the words"
-    ledger.drop_forget(key)
+    ledger.acknowledge_forget(key, "")
     assert ledger.pending_forgets() == [] and leaks(tmp_path) == []
     assert secret.id.encode() not in (tmp_path / "ledger.sqlite3").read_bytes()
 
@@ -55,7 +55,7 @@ def test_the_record_is_written_with_the_delete_and_leaves_no_byte_when_dropped(t
 def test_a_ledger_that_never_forgot_has_no_record_and_no_table(tmp_path: Path) -> None:
     ledger = SqliteLedger(tmp_path / "ledger.sqlite3")
     assert ledger.pending_forgets() == []
-    ledger.drop_forget(1)
+    ledger.acknowledge_forget(1, "")
     assert ledger.pending_forgets() == []
 
 

@@ -162,7 +162,7 @@ def test_delete_and_a_recorded_forget_take_the_memory_and_its_vector(open_ledger
     assert ledger.ids(USER) == [c.id] and ledger.vector_ids(USER) == [c.id]
     assert [(r.key, r.user, r.ids, r.texts) for r in open_ledger().pending_forgets()] == [
         (key, USER, (b.id,), ("beta note",))]
-    ledger.drop_forget(key)
+    ledger.acknowledge_forget(key, "")
     assert ledger.pending_forgets() == []
     assert ledger.keyword_search(USER, "beta alpha", 5) == []
 

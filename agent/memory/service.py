@@ -478,7 +478,7 @@ class MemoryService:
         if n <= 0:
             return []
         records = [r for r in self.ledger.recent(self.user, n + len(skip)) if r.id not in skip][:n]
-        stored = self.index.vectors([r.id for r in records])
+        stored = self.retriever.vectors([r.id for r in records])
         probe_vector = self.embedder.embed([probe])[0]
         return [ScoredMemory(r, dot(probe_vector, stored[r.id]), 0.0) for r in records if r.id in stored]
 

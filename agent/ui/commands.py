@@ -287,7 +287,8 @@ class Commands(ChatControls):
         """Forget ``records`` through ``agent.forget``, which holds Ctrl-C until it is done and also scrubs this
         session, in memory too; the sessions directory is in the data directory, where copies of the index and the
         ledger are set aside."""
-        places = forget.Places(self.engine.store, self.history, self.data_root, memory.spool)
+        machine = "" if self.engine.places is None else self.engine.places.machine
+        places = forget.Places(self.engine.store, self.history, self.data_root, memory.spool, machine)
         return forget.forget(memory.call, records, places, own=self.engine)
 
     def _tell(self, erased: forget.Result, this_session: bool) -> None:
