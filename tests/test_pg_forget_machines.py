@@ -118,3 +118,4 @@ def test_a_record_no_machine_waits_for_is_finished_by_whichever_machine_starts(l
     assert [r.key for r in ledger.pending_forgets(PHONE)] == [key]
     ledger.acknowledge_forget(key, PHONE)
     assert ledger.pending_forgets() == []
+
