@@ -82,14 +82,22 @@ def assert_gone_from_the_server(cluster: Cluster, url: str) -> None:
     assert holding(database_files(cluster, url), WORDS) == [], "no table or index file of the database keeps it"
 
 
+def forgotten_while_away(tmp_path: Path, cluster: Cluster, fake: FakeOpenAI) -> tuple[str, Machine, Machine]:
+    """A database and two machines: ``SISTER`` told on the desktop, whose chat then ended, and forgotten on the
+    laptop while the desktop is not running."""
+    url = cluster.new_database()
+    laptop, desktop = machines(tmp_path, url, "")
+    chat = remembered_on(desktop, fake)
+    assert chat.close() == 0, "\n".join(chat.err)
+    assert holders(desktop) == ["history", "sessions/desk.json"]
+    forget_on(laptop, fake)
+    return url, laptop, desktop
+
+
 def test_a_forget_made_on_one_machine_leaves_the_others_files_at_its_next_start(
     tmp_path: Path, pg_cluster: Cluster, fake: FakeOpenAI
 ) -> None:
-    url = pg_cluster.new_database()
-    laptop, desktop = machines(tmp_path, url, "")
-    assert remembered_on(desktop, fake).close() == 0
-    assert holders(desktop) == ["history", "sessions/desk.json"]
-    forget_on(laptop, fake)  # the desktop is not running
+    url, laptop, desktop = forgotten_while_away(tmp_path, pg_cluster, fake)
     [record] = pending(url)
     assert record.waiting == (machine_id(desktop),), "the laptop finished its own files; the desktop has not"
     told = agent(laptop.env(fake, **ALONE), "memories", "forget", "--pending")
@@ -124,10 +132,7 @@ def test_a_chat_open_on_the_other_machine_scrubs_its_files_at_its_next_turn(
 def test_a_machine_that_will_not_come_back_is_retired_and_the_record_goes(
     tmp_path: Path, pg_cluster: Cluster, fake: FakeOpenAI
 ) -> None:
-    url = pg_cluster.new_database()
-    laptop, desktop = machines(tmp_path, url, "")
-    assert remembered_on(desktop, fake).close() == 0
-    forget_on(laptop, fake)
+    url, laptop, desktop = forgotten_while_away(tmp_path, pg_cluster, fake)
     listed = agent(laptop.env(fake, **ALONE), "memories", "machines")
     assert listed.returncode == 0, listed.stderr
     assert f"{machine_id(desktop)[:12]} (" in listed.stdout and "1 forget waiting" in listed.stdout
