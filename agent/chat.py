@@ -639,9 +639,10 @@ class ChatEngine:
             return lambda service: finish(record, service.ledger, places, self.session.name)
 
         for record in self.memory.call(new):
-            if record.key not in self._followed:
-                self._followed.add(record.key)
-                self.scrub(Forgotten(record.texts), set(record.ids))
+            if record.key in self._followed:
+                continue  # tried once by this chat: the next start tries again (a turn waits for no retry)
+            self._followed.add(record.key)
+            self.scrub(Forgotten(record.texts), set(record.ids))
             if self.places is not None:
                 self.memory.call(finish_here(self.places, record))
 

@@ -639,8 +639,8 @@ def memories_machines(
         raise UsageError("That is this machine: retire a machine from another one (this one registers again at "
                          "its next start anyway).")
     service.ledger.retire_machine(service.user, machine.id)
-    typer.echo(f"retired {_machine_named(machine, here)}: no forget waits for it now; its sessions and input history "
-               "keep whatever words forgets made from now on would have removed.")
+    typer.echo(f"retired {_machine_named(machine, here)}: no forget waits for it any more, and what its own sessions "
+               "and input history hold of the forgotten words stays there.")
 
 
 def _said_forgotten(count: int, chosen: list[MemoryRecord]) -> None:

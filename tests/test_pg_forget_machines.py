@@ -10,6 +10,7 @@ from collections.abc import Iterator
 
 import pytest
 
+from agent.adapters import postgres_ledger
 from agent.adapters.postgres_ledger import PostgresLedger
 from tests.pg_server import Cluster
 from tests.test_ledger_contract import OTHER, USER, record
@@ -118,3 +119,24 @@ def test_a_record_no_machine_waits_for_is_finished_by_whichever_machine_starts(l
     assert [r.key for r in ledger.pending_forgets(PHONE)] == [key]
     ledger.acknowledge_forget(key, PHONE)
     assert ledger.pending_forgets() == []
+
+
+
+def test_a_forget_recorded_at_schema_1_is_finished_by_the_first_machine_after_the_migration(
+    pg_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(postgres_ledger, "_MIGRATIONS", postgres_ledger._MIGRATIONS[:1])
+    monkeypatch.setattr(postgres_ledger, "SCHEMA_VERSION", 1)
+    PostgresLedger(pg_url).close()
+    with psycopg.connect(pg_url) as conn:  # a forget as schema 1 recorded it, its agent killed before it finished
+        conn.execute("INSERT INTO forgets (owner, ids, texts) VALUES (%s, '[]', %s)", (USER, f'["{SECRET}"]'))
+    monkeypatch.undo()
+    ledger = PostgresLedger(pg_url)
+    try:
+        ledger.register_machine(LAPTOP, USER, "laptop")
+        [waiting] = ledger.pending_forgets(LAPTOP)
+        assert waiting.texts == (SECRET,) and waiting.waiting == () and waiting.made_at > 0
+        ledger.acknowledge_forget(waiting.key, LAPTOP)
+        assert ledger.pending_forgets() == []
+    finally:
+        ledger.close()

@@ -1,6 +1,7 @@
 """Forget on one machine is gone for both (issue 11 §2): what was typed on machine B, in B's session file and input
 history, leaves B's files after a forget made on machine A, at B's next start or, with a chat open there, at its
-next turn; and once every machine has done so, the record (the forgotten texts) leaves the server too.
+next turn; and once every machine has done so, the record (the forgotten texts) leaves the server too. And a
+session another client leaves in a transaction delays a forget's rewrite of the tables briefly, never for long.
 
 Two "machines" (two data directories, two HOMEs) on a fresh database of a real PostgreSQL cluster, each with its own
 embedded index (no Chroma server: the forget under test is the ledger's). B's chats are real ``agent`` processes
@@ -11,6 +12,9 @@ from the files themselves, raw bytes, and from the database's files after a CHEC
 from __future__ import annotations
 
 import json
+import subprocess
+import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -21,10 +25,12 @@ from agent.domain import ForgetRecord
 from tests.fake_openai import FakeOpenAI, Reply
 from tests.pg_server import Cluster
 from tests.piped_chat import PipedChat
+from tests.test_ledger_contract import USER
 from tests.test_pg_ledger import database_files, holding
 from tests.test_rel_shared import SISTER, Machine, agent, machines
 
 pytestmark = pytest.mark.slow
+psycopg = pytest.importorskip("psycopg")
 
 WORDS = b"Ada lives in Porto"  # what must leave every file
 ALONE = {"AGENT_CHROMA_URL": ""}
@@ -76,14 +82,22 @@ def assert_gone_from_the_server(cluster: Cluster, url: str) -> None:
     assert holding(database_files(cluster, url), WORDS) == [], "no table or index file of the database keeps it"
 
 
+def forgotten_while_away(tmp_path: Path, cluster: Cluster, fake: FakeOpenAI) -> tuple[str, Machine, Machine]:
+    """A database and two machines: ``SISTER`` told on the desktop, whose chat then ended, and forgotten on the
+    laptop while the desktop is not running."""
+    url = cluster.new_database()
+    laptop, desktop = machines(tmp_path, url, "")
+    chat = remembered_on(desktop, fake)
+    assert chat.close() == 0, "\n".join(chat.err)
+    assert holders(desktop) == ["history", "sessions/desk.json"]
+    forget_on(laptop, fake)
+    return url, laptop, desktop
+
+
 def test_a_forget_made_on_one_machine_leaves_the_others_files_at_its_next_start(
     tmp_path: Path, pg_cluster: Cluster, fake: FakeOpenAI
 ) -> None:
-    url = pg_cluster.new_database()
-    laptop, desktop = machines(tmp_path, url, "")
-    assert remembered_on(desktop, fake).close() == 0
-    assert holders(desktop) == ["history", "sessions/desk.json"]
-    forget_on(laptop, fake)  # the desktop is not running
+    url, laptop, desktop = forgotten_while_away(tmp_path, pg_cluster, fake)
     [record] = pending(url)
     assert record.waiting == (machine_id(desktop),), "the laptop finished its own files; the desktop has not"
     told = agent(laptop.env(fake, **ALONE), "memories", "forget", "--pending")
@@ -118,10 +132,7 @@ def test_a_chat_open_on_the_other_machine_scrubs_its_files_at_its_next_turn(
 def test_a_machine_that_will_not_come_back_is_retired_and_the_record_goes(
     tmp_path: Path, pg_cluster: Cluster, fake: FakeOpenAI
 ) -> None:
-    url = pg_cluster.new_database()
-    laptop, desktop = machines(tmp_path, url, "")
-    assert remembered_on(desktop, fake).close() == 0
-    forget_on(laptop, fake)
+    url, laptop, desktop = forgotten_while_away(tmp_path, pg_cluster, fake)
     listed = agent(laptop.env(fake, **ALONE), "memories", "machines")
     assert listed.returncode == 0, listed.stderr
     assert f"{machine_id(desktop)[:12]} (" in listed.stdout and "1 forget waiting" in listed.stdout
@@ -131,3 +142,53 @@ def test_a_machine_that_will_not_come_back_is_retired_and_the_record_goes(
     assert_gone_from_the_server(pg_cluster, url)
     refused = agent(laptop.env(fake, **ALONE), "memories", "machines", "--retire", machine_id(laptop))
     assert refused.returncode == 2 and "That is this machine" in refused.stderr
+
+
+def ungranted_rewrite(url: str) -> bool:
+    """Whether a VACUUM FULL is queued for its lock on a table of the database."""
+    with psycopg.connect(url, autocommit=True) as conn:
+        return bool(conn.execute(
+            "SELECT 1 FROM pg_locks l JOIN pg_stat_activity a USING (pid) WHERE NOT l.granted "
+            "AND l.mode = 'AccessExclusiveLock' AND a.query LIKE 'VACUUM FULL%%' AND a.datname = current_database()"
+        ).fetchall())
+
+
+def test_a_session_left_in_a_transaction_delays_a_forget_briefly_and_blocks_no_other_reader(
+    tmp_path: Path, pg_cluster: Cluster, fake: FakeOpenAI
+) -> None:
+    """The session psql (or any client not in autocommit) leaves idle in a transaction after a read holds a lock on
+    every memories table. A forget's rewrite queues behind it, and every statement on the table queues behind the
+    rewrite: it waited a minute per table, and each other agent's read of those memories failed after its own lock
+    wait meanwhile. Now the rewrite gives up first, the command says so in one line, and the next start finishes."""
+    url = pg_cluster.new_database()
+    laptop, _ = machines(tmp_path, url, "")
+    env = laptop.env(fake, AGENT_CHROMA_URL="", AGENT_USER=USER)
+    added = agent(env, "memories", "add", SISTER)
+    assert added.returncode == 0, added.stderr
+    reader = psycopg.connect(url)  # psycopg's default, as psql's: the read opens a transaction that stays open
+    other = PostgresLedger(url)
+    done: dict[str, subprocess.CompletedProcess[str]] = {}
+    try:
+        reader.execute("SELECT count(*) FROM memories").fetchall()
+        forgetting = threading.Thread(target=lambda: done.update(gone=agent(
+            env, "memories", "forget", added.stdout.split()[1].rstrip(":"))))
+        forgetting.start()
+        deadline = time.monotonic() + 120
+        while forgetting.is_alive() and not ungranted_rewrite(url):
+            if time.monotonic() > deadline:
+                pytest.fail("the forget never came to its rewrite")
+            forgetting.join(0.05)
+        read = [r.text for r in other.all(USER)]  # queued behind the rewrite, if it still waits
+        forgetting.join(timeout=120)
+        if forgetting.is_alive():
+            pytest.fail("the forget still waits for the session's transaction")
+    finally:
+        reader.close()
+        other.close()
+    assert read == [], "another agent's read went through"
+    gone = done["gone"]
+    assert gone.returncode == 0 and "forgot 1 memory" in gone.stdout, gone.stderr
+    assert "another session kept a transaction open on them for over 2 s" in gone.stdout
+    started = agent(env, "memories", "list")  # the next start
+    assert started.returncode == 0 and "Finished a forget" in started.stderr, started.stderr
+    assert pending(url) == [] and holding(database_files(pg_cluster, url), WORDS) == []

@@ -3,6 +3,7 @@ is taken out of the messages they report."""
 
 from __future__ import annotations
 
+import contextlib
 import re
 from typing import Any
 from urllib.parse import urlparse
@@ -42,9 +43,20 @@ def check_endpoint(settings: Settings) -> None:
         )
 
 
+def _settle_httpx() -> None:
+    """Wait until another thread's import of ``httpx`` is done. The openai SDK looks ``httpx`` up in
+    ``sys.modules`` without importing it (to accept clients of that older library, which chromadb uses): while
+    chromadb, opening memory on another thread of the chat, was still importing it, the SDK found the module half
+    made and the chat's first turn failed with "partially initialized module 'httpx' has no attribute 'URL'" (one
+    start in about twenty, under load). An import of our own waits on the module's import lock instead."""
+    with contextlib.suppress(ImportError):
+        import httpx  # noqa: F401
+
+
 def make_client(settings: Settings) -> Any:
     """An OpenAI SDK client for the configured endpoint; a server on localhost needs no key."""
     check_endpoint(settings)
+    _settle_httpx()
     from openai import OpenAI
 
     return OpenAI(

@@ -11,8 +11,8 @@ tables in it (the first start) and to own them (``VACUUM FULL``).
 
 - One user's rows are never visible to another: every statement on a user's rows carries ``owner = %s``
   (``owner``, not ``user``, which PostgreSQL reads as ``current_user`` when left unquoted). The statements that do
-  not are the few that are about the ledger itself: its id, its change mark, its schema, and the forget records,
-  which ``agent.forget`` finishes for every user (as with SQLite).
+  not are the few that are about the ledger itself: its id, its change mark, its schema, and the forget records
+  and the machines each still waits for, which ``agent.forget`` finishes for every user (as with SQLite).
 - Schema migrations are versioned in ``schema_version``: a newer database than this code knows is refused in one
   line; an older one is migrated forward in one transaction, under an advisory lock so that two agents starting
   together do not both migrate.
@@ -79,7 +79,11 @@ if TYPE_CHECKING:
 T = TypeVar("T")
 
 LOCK_WAIT = 5.0  # seconds a statement waits for another transaction's lock, like the SQLite ledger's BUSY_WAIT
-VACUUM_WAIT = 60.0  # VACUUM FULL waits for every reader of the table to finish
+# VACUUM FULL waits this long for the readers of a table to finish, and no longer: while its lock is queued every
+# later statement on the table queues behind it, so it must give up before their LOCK_WAIT does (a session left idle
+# in a transaction, by psql or any client not in autocommit, made a forget wait a minute per table and every other
+# agent's reads of those memories fail meanwhile). Given up, the forget's record stays and the next start finishes.
+VACUUM_WAIT = 2.0
 TIMEOUT = 10.0  # seconds a connection attempt or an exchange may take (AGENT_DATABASE_TIMEOUT)
 REST = 3  # a server that did not answer is tried again after this many times the timeout
 # A server that vanished from the network (no reset, no answer) is given up on after this long, in a statement as
@@ -329,6 +333,11 @@ class PostgresLedger:
             self._drop()
             return MemoryUnavailable(f"The memory database {self.where} went away while memory was {doing} "
                                      f"({_first_line(exc)}): memory works again once the server is back.")
+        if isinstance(exc, errors.LockNotAvailable) and doing == "erased":
+            return StoreLocked(f"The memory database {self.where} could not rewrite the forgotten memories' tables: "
+                               f"another session kept a transaction open on them for over {VACUUM_WAIT:.0f} s "
+                               "(pg_stat_activity shows it); their text stays in the database until the next start "
+                               "of agent rewrites them.")
         if isinstance(exc, errors.LockNotAvailable):
             return StoreLocked(f"The memory database {self.where} stayed locked by another transaction while "
                                f"memory was {doing}: try again.")
