@@ -16,6 +16,9 @@ from tests.chat_fakes import ScriptedChat
 pytest_plugins = ("tests.pg_server",)
 
 _MACHINE_SETTINGS = ("OPENAI_API_KEY", "OPENAI_BASE_URL", "OPENAI_API_BASE", "OPENAI_LOG")
+# The size of the terminal pytest runs in: a pytest-xdist worker has COLUMNS=80 and LINES=24, which rich prefers to
+# the size of the pty a test gives its agent, so a chat's lines wrapped at 80 columns in a parallel run only.
+_RUNNER_TERMINAL = ("COLUMNS", "LINES")
 
 
 @pytest.fixture(scope="session")
@@ -34,8 +37,8 @@ def isolated_user_state(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, model_c
     monkeypatch.setenv("XDG_CACHE_HOME", str(model_cache))
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("AGENT_DATA_DIR", str(tmp_path / "data"))
-    for name in (*_MACHINE_SETTINGS, "XDG_CONFIG_HOME", "XDG_DATA_HOME"):  # so the user config file is HOME's
-        monkeypatch.delenv(name, raising=False)
+    for name in (*_MACHINE_SETTINGS, *_RUNNER_TERMINAL, "XDG_CONFIG_HOME", "XDG_DATA_HOME"):  # XDG_*: the user
+        monkeypatch.delenv(name, raising=False)  # config file is HOME's
     for name in list(os.environ):
         if name.startswith("AGENT_") and name != "AGENT_DATA_DIR":
             monkeypatch.delenv(name, raising=False)

@@ -62,12 +62,16 @@ def session_file(tmp_path: Path, name: str) -> dict[str, object]:
 class Terminal:
     """The agent in a pseudo-terminal: what it printed so far, keys to type, and a wait for some output."""
 
-    def __init__(self, env: dict[str, str], *args: str) -> None:
+    def __init__(self, env: dict[str, str], *args: str, columns: int = 100) -> None:
+        argv = [sys.executable, "-m", "agent", *args]
+        child_env = {**env, "TERM": "xterm", "PROMPT_TOOLKIT_NO_CPR": "1"}
+        size = struct.pack("HHHH", 40, columns, 0, 0)
         self.pid, self.fd = pty.fork()
         if self.pid == 0:  # the child: the pty is its controlling terminal, so Ctrl-C becomes SIGINT
-            os.execve(sys.executable, [sys.executable, "-m", "agent", *args],
-                      {**env, "TERM": "xterm", "PROMPT_TOOLKIT_NO_CPR": "1"})
-        fcntl.ioctl(self.fd, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 100, 0, 0))
+            # The size is set here, before the agent starts: set by the parent after the fork, it raced the agent's
+            # first look at its terminal (a 0x0 pty, read as 80 columns) on a machine loaded enough.
+            fcntl.ioctl(0, termios.TIOCSWINSZ, size)
+            os.execve(sys.executable, argv, child_env)
         self.output = ""
         self.seen = 0
         self.exit_code: int | None = None

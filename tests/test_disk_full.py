@@ -30,6 +30,9 @@ from tests.cli_harness import invoke
 from tests.helpers_store import ShaEmbedder, add_all, ledger_of, open_fake_memory, open_memory_with, text_for
 from tests.warm_agent import WarmAgent, warm_agent  # noqa: F401  (the fixture)
 
+# One worker of a parallel run starts the module's warm agent helper, not each (pyproject.toml: loadgroup).
+pytestmark = pytest.mark.xdist_group("disk_full")
+
 TEXTS = ["My sister lives in Lisbon", "I grow tomatoes on my balcony", "I am allergic to penicillin"]
 
 

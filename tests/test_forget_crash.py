@@ -35,6 +35,9 @@ from tests.fake_openai import FakeOpenAI
 from tests.full_pipe import FullPipe, wait_blocked
 from tests.warm_agent import WarmAgent, warm_agent  # noqa: F401  (the fixture)
 
+# One worker of a parallel run starts the module's warm agent helper, not each (pyproject.toml: loadgroup).
+pytestmark = pytest.mark.xdist_group("forget_crash")
+
 SECRET = "I hide my spare key under the CANARY-Zq81x flowerpot"
 CHESS = "I play chess with my brother every week"
 NEEDLES = (b"canary", b"zq81x", b"flowerpot")

@@ -29,6 +29,9 @@ from agent.wiring import rebuild_index
 from tests.cli_harness import invoke
 from tests.helpers_store import ShaEmbedder, index_of, ledger_of, open_fake_memory, text_for
 
+# One worker of a parallel run builds the module's 20,000 memories, not each (pyproject.toml: loadgroup).
+pytestmark = pytest.mark.xdist_group("index_batches")
+
 N = 20_000
 USER = "default"
 

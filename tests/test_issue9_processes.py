@@ -14,6 +14,7 @@ import stat
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from agent.adapters.chroma_index import forget_clients
 from agent.adapters.local_embedder import LocalEmbedder
@@ -22,6 +23,9 @@ from agent.sessions import Session, SessionStore
 from tests.helpers_store import add_all, open_memory_with, text_for
 from tests.test_index_batches import seed_ledger
 from tests.warm_agent import WarmAgent, warm_agent  # noqa: F401  (the fixture)
+
+# One worker of a parallel run starts the module's warm agent helper, not each (pyproject.toml: loadgroup).
+pytestmark = pytest.mark.xdist_group("issue9_processes")
 
 LISBON = "I keep bees on my roof in Lisbon"
 

@@ -3,10 +3,7 @@ the id keeps the 8 characters ``/forget ID`` takes; at 100 columns and more the 
 
 from __future__ import annotations
 
-import fcntl
 import re
-import struct
-import termios
 import time
 from datetime import datetime
 
@@ -68,8 +65,8 @@ def test_narrow_dates_are_short() -> None:
 @pytest.mark.slow
 def test_memories_in_an_80_column_terminal() -> None:
     assert invoke("memories", "add", TEXT).returncode == 0
-    with FakeOpenAI(fallback=Reply("Noted.")) as fake, Terminal(agent_env(fake), "-s", "narrow") as terminal:
-        fcntl.ioctl(terminal.fd, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 80, 0, 0))
+    with FakeOpenAI(fallback=Reply("Noted.")) as fake, \
+            Terminal(agent_env(fake), "-s", "narrow", columns=80) as terminal:
         terminal.expect("›")
         terminal.type("/memories\r")
         table = terminal.expect("/forget N forgets number N")

@@ -30,6 +30,9 @@ from tests.helpers_store import (
     text_for,
 )
 
+# One worker of a parallel run starts the module's Chroma server, not each (pyproject.toml: loadgroup).
+pytestmark = pytest.mark.xdist_group("rel_chroma_server")
+
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:

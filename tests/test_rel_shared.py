@@ -29,7 +29,8 @@ from tests.pg_server import Cluster
 from tests.piped_chat import PipedChat, run
 from tests.test_rel_terminals import env_for, fact, prompt_for, question
 
-pytestmark = pytest.mark.slow
+# One worker of a parallel run starts the module's Chroma server, not each (pyproject.toml: loadgroup).
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("rel_shared")]
 
 SISTER = "My sister Ada lives in Porto and teaches the cello"
 ASK_SISTER = "Tell me about Ada and the cello"

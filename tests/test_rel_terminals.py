@@ -39,6 +39,9 @@ from agent.config import load_settings
 from tests.fake_openai import FakeOpenAI, Reply, hashed_embedding
 from tests.warm_agent import WarmAgent, warm_agent  # noqa: F401  (the fixture)
 
+# One worker of a parallel run starts the module's warm agent helper, not each (pyproject.toml: loadgroup).
+pytestmark = pytest.mark.xdist_group("rel_terminals")
+
 FACTS = 50
 CHATS = ("chata", "chatb", "chatc")
 LOOPS = ("loopa", "loopb")

@@ -32,7 +32,8 @@ from tests.llama_server import (
     smollm2_model,
 )
 
-pytestmark = pytest.mark.slow
+# One worker of a parallel run starts the two llama servers, not each (pyproject.toml: loadgroup).
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("servers_llama")]
 
 PEANUTS = "I can't eat peanuts, they make my throat swell"
 MAX_TOKENS = 24

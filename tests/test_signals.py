@@ -24,6 +24,9 @@ from tests.e2e_helpers import agent_env, session_file, wait_for_text
 from tests.fake_openai import FakeOpenAI, Reply, held_reply
 from tests.warm_agent import WarmAgent, WarmTerminal, warm_agent  # noqa: F401  (the fixture)
 
+# One worker of a parallel run starts the module's warm agent helper, not each (pyproject.toml: loadgroup).
+pytestmark = pytest.mark.xdist_group("signals")
+
 PEANUTS = "I can't eat peanuts, they make my throat swell"
 STORY = " ".join(f"word{n}" for n in range(400))
 # The fake server's embeddings: nothing here is about meaning, and each chat is spared loading the local model.
