@@ -46,6 +46,7 @@ BAD: dict[str, list[str]] = {
     "database_url": ["db.example/agent", "mysql://db.example/agent", "http://db.example:5432/agent",
                      "postgresql://db:99999/agent", "postgresql://[::1/agent"],
     "timeout": ["-1", "0", "nan", "inf", "-inf", "3601", "soon"],
+    "database_timeout": ["0", "0.5", "601", "nan", "inf", "later"],
     "max_retries": ["-1", "11", "1.5", "nan"],
 }
 GOOD: dict[str, list[tuple[str, Any]]] = {
@@ -72,6 +73,7 @@ GOOD: dict[str, list[tuple[str, Any]]] = {
     "database_url": [("postgresql://agent@127.0.0.1:5432/agent",) * 2, ("postgres://a:pw@db/agent",) * 2,
                      ("postgresql:///agent?host=/run/postgresql",) * 2, ("", None)],
     "timeout": [("0.5", 0.5), ("3600", 3600.0)],
+    "database_timeout": [("1", 1.0), ("2.5", 2.5), ("600", 600.0)],
     "max_retries": [("0", 0), ("10", 10)],
 }
 

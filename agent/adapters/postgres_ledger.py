@@ -335,7 +335,7 @@ class PostgresLedger:
                                      f"({_first_line(exc)}): memory works again once the server is back.")
         if isinstance(exc, errors.LockNotAvailable) and doing == "erased":
             return StoreLocked(f"The memory database {self.where} could not rewrite the forgotten memories' tables: "
-                               f"another session kept a transaction open on them for over {VACUUM_WAIT:.0f} s "
+                               f"another session kept a transaction open on them for over {self._vacuum_wait:g} s "
                                "(pg_stat_activity shows it); their text stays in the database until the next start "
                                "of agent rewrites them.")
         if isinstance(exc, errors.LockNotAvailable):
@@ -349,6 +349,12 @@ class PostgresLedger:
                                      "database user must own the agent's tables.")
         return MemoryUnavailable(f"The memory database {self.where} failed while memory was {doing} "
                                  f"({_first_line(exc)}).")
+
+    @property
+    def _vacuum_wait(self) -> float:
+        """How long a rewrite waits for the readers of a table: well under their own lock wait, since every reader
+        that comes meanwhile queues behind it (AGENT_DATABASE_TIMEOUT under 4 s shortens both)."""
+        return min(VACUUM_WAIT, self._lock_wait * 2 / 5)
 
     @contextmanager
     def _tx(self) -> Iterator[psycopg.Connection[dict[str, Any]]]:
@@ -378,8 +384,8 @@ class PostgresLedger:
         with self._lock:
             try:
                 conn = self._connection()
-                with self._bounded(conn, len(tables) * (VACUUM_WAIT + self._timeout)):
-                    conn.execute(f"SET lock_timeout = '{int(VACUUM_WAIT * 1000)}ms'")
+                with self._bounded(conn, len(tables) * (self._vacuum_wait + self._timeout)):
+                    conn.execute(f"SET lock_timeout = '{int(self._vacuum_wait * 1000)}ms'")
                     try:
                         for table in tables:
                             conn.execute(f"VACUUM FULL {table}")
@@ -421,7 +427,7 @@ class PostgresLedger:
             with self._bounded(conn):
                 if self._version(conn) == SCHEMA_VERSION:
                     return
-            with self._bounded(conn, VACUUM_WAIT + self._timeout), conn.transaction():
+            with self._bounded(conn, self._vacuum_wait + self._timeout), conn.transaction():
                 conn.execute("SELECT pg_advisory_xact_lock(%s)", (MIGRATION_LOCK,))
                 conn.execute("CREATE TABLE IF NOT EXISTS schema_version ("
                              "version integer PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())")
