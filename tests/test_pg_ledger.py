@@ -382,6 +382,32 @@ def test_a_url_that_does_not_parse_is_a_setting_error() -> None:
     one_line(bad.value)
 
 
+def test_a_url_without_a_host_is_named_by_the_local_socket_libpq_takes(monkeypatch: pytest.MonkeyPatch) -> None:
+    from agent.adapters.postgres_ledger import where
+
+    monkeypatch.delenv("PGHOST", raising=False)
+    monkeypatch.delenv("PGPORT", raising=False)
+    assert where("postgresql:///agent") == "local socket:5432/agent"
+    assert where("postgresql://db.example:6543/agent") == "db.example:6543/agent"
+    monkeypatch.setenv("PGHOST", "/run/postgresql")
+    assert where("postgresql:///agent") == "/run/postgresql:5432/agent"
+
+
+def test_a_database_holding_another_applications_memories_table_is_refused_and_left_as_it_was(pg_url: str) -> None:
+    from agent.errors import ConfigError
+
+    with psycopg.connect(pg_url, autocommit=True) as other:
+        other.execute("CREATE TABLE memories (note text)")
+        other.execute("INSERT INTO memories VALUES ('theirs')")
+    with pytest.raises(ConfigError) as refused:
+        PostgresLedger(pg_url)
+    line = one_line(refused.value)
+    assert "already holds tables of another application" in line and "a database of its own" in line
+    with psycopg.connect(pg_url) as other:
+        assert other.execute("SELECT note FROM memories").fetchall() == [("theirs",)]
+        assert other.execute("SELECT to_regclass('schema_version')").fetchone() == (None,), "nothing of ours left"
+
+
 def test_a_lock_held_too_long_by_another_transaction_is_one_line(ledger: PostgresLedger, pg_url: str) -> None:
     with psycopg.connect(pg_url) as other, other.transaction():
         other.execute("UPDATE changes SET mark = mark + 1")  # a writer that does not finish

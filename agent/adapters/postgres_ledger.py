@@ -54,6 +54,7 @@ alone for ``REST`` times as long, each call meanwhile failing at once with the s
 from __future__ import annotations
 
 import json
+import os
 import threading
 import time
 import uuid
@@ -185,13 +186,16 @@ COMMON_WORD = 1000
 
 
 def where(url: str) -> str:
-    """The server and database of ``url`` as the user's messages name them: never the password."""
+    """The server and database of ``url`` as the user's messages name them: never the password (nor libpq's reason
+    for refusing the URL, which may quote a piece of it). Without a host libpq takes the local socket, or PGHOST."""
     try:
         parts = conninfo.conninfo_to_dict(url)
     except psycopg.ProgrammingError as exc:
-        raise ConfigError(f"The memory database URL cannot be read ({_first_line(exc)}): use "
-                          "postgresql://user:password@host:port/dbname.") from exc
-    host, port, dbname = parts.get("host") or "localhost", parts.get("port") or "5432", parts.get("dbname") or ""
+        raise ConfigError("The memory database URL cannot be read by libpq: use "
+                          "postgresql://user:password@host:port/dbname, with any @ : / # ? % in the user name or "
+                          "password percent-encoded.") from exc
+    host = parts.get("host") or os.environ.get("PGHOST") or "local socket"
+    port, dbname = parts.get("port") or os.environ.get("PGPORT") or "5432", parts.get("dbname") or ""
     return f"{host}:{port}/{dbname}" if dbname else f"{host}:{port}"
 
 
@@ -437,6 +441,10 @@ class PostgresLedger:
                         for statement in statements:
                             conn.execute(statement)
                         conn.execute("INSERT INTO schema_version (version) VALUES (%s)", (version,))
+        except errors.DuplicateTable as exc:  # a table of ours that our schema_version does not account for
+            raise ConfigError(f"The memory database {self.where} already holds tables of another application "
+                              f"({_first_line(exc)}): give agent a database of its own (createdb agent) and "
+                              "point the database URL at it.") from exc
         except psycopg.Error as exc:
             raise self._failed(exc, "opened") from exc
 
