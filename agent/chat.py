@@ -32,11 +32,13 @@ from agent.errors import (
     EmbedderMismatch,
     MemoryUnavailable,
     SessionError,
+    StoreAway,
     StoreCorrupt,
+    StoreOpening,
     SystemRoleRefused,
 )
 from agent.forget import Forgotten, scrub_session
-from agent.memory.service import MemoryService, Recall, WriteReport
+from agent.memory.service import MemoryPolicy, MemoryService, Recall, WriteReport, keeps, refuse
 from agent.ports import ChatChunk, ChatModel, RetryNotice
 from agent.server import Placement, ServerProfile, request_limit
 from agent.sessions import Session, SessionStore
@@ -51,6 +53,12 @@ CONTEXT_CHARS = 400
 PROBE_WAIT = 4.0
 # How many times a request refused as too long for the server is trimmed and sent again.
 OVERFLOW_RETRIES = 2
+# How long after the start the turns wait for a store on a server to open (``MemoryWorker``): one that does not
+# answer must not hold up the replies; the open goes on in the background and a later turn uses the store.
+OPEN_WAIT = 4.0
+# The pause before opening again a store that was away at start, doubled after each failure up to the last.
+REOPEN_FIRST = 0.5
+REOPEN_MAX = 10.0
 
 
 def in_background(build: Callable[[], T], name: str) -> Future[T]:
@@ -119,14 +127,17 @@ class ChatOptions:
 class ChatEvents(Protocol):
     """What a running chat tells its front end, each from the thread it happens on: a background memory write
     landed or failed (the memory thread), a request to the model is about to be retried (the request's thread),
-    the model's fact extraction failed (the memory thread; the turn is still remembered). The composition root
-    hands one such object to the parts it builds, so they reach the front end without knowing it."""
+    the model's fact extraction failed (the memory thread; the turn is still remembered), memory away since the
+    start answers again (the memory thread). The composition root hands one such object to the parts it builds, so
+    they reach the front end without knowing it."""
 
     def on_write(self, outcome: WriteOutcome) -> None: ...
 
     def on_retry(self, notice: RetryNotice) -> None: ...
 
     def on_extraction_failed(self, error: ChatError) -> None: ...
+
+    def on_memory_back(self) -> None: ...
 
 
 class MemoryWorker:
@@ -140,6 +151,14 @@ class MemoryWorker:
     A turn the gate keeps while the store does not answer (``passing``) waits in ``spool`` (``agent.spool``) and is
     written, before anything newer, by the first write after the store answers again; turns an earlier run left
     there are written once the store opens.
+
+    A store whose server does not answer when the chat starts (``StoreAway``) leaves memory *away*, not off: what
+    the gate keeps (judged by ``policy``, as the store would) and every ``/remember`` go to the spool, and a thread
+    of its own opens the store again, pausing longer after each failure (``REOPEN_FIRST`` doubling up to
+    ``REOPEN_MAX``), so that no recall, write or command ever waits on a connection to a server that may be frozen.
+    The store it opens is handed to the memory thread, which says so (``on_back``) and writes the spool, in order.
+    ``open_wait`` bounds how long a call waits for the store opening at start (None: as long as it takes, for a
+    store on this machine, which answers or fails but does not freeze).
     """
 
     def __init__(
@@ -148,14 +167,24 @@ class MemoryWorker:
         on_write: Callable[[WriteOutcome], None],
         read_only: bool = False,
         spool: Spool | None = None,
+        *,
+        policy: MemoryPolicy | None = None,
+        open_wait: float | None = None,
+        on_back: Callable[[], None] | None = None,
     ) -> None:
         self.read_only = read_only  # --read-only: recall, and never write (not even when a memory was last seen)
         self.spool = None if read_only else spool
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="memory")
         self._on_write = on_write
+        self._on_back = on_back
+        self._policy = policy or MemoryPolicy()
         self._pending: list[Future[WriteOutcome] | Future[None]] = []
-        self._service = self._pool.submit(self._open, open_service)
+        self._service: MemoryService | None = None  # set on the memory thread once the store is open
+        self._error: AgentError | None = None  # why it is not: away (opened again later) or failed for good
+        self._closing = threading.Event()
+        self._ready_by = None if open_wait is None else time.monotonic() + open_wait
         self.count: int | None = None  # memories stored, refreshed after every change; None until the store opens
+        self._opened = self._pool.submit(self._open_first, open_service)
         if self.spool is not None and self.spool.has_waiting():
             self._pending.append(self._pool.submit(self._replay_waiting))
 
@@ -175,16 +204,76 @@ class MemoryWorker:
             raise MemoryUnavailable(f"The memory store could not be opened ({type(exc).__name__}: {exc}).") from exc
         return service
 
+    def _open_first(self, open_service: Callable[[], MemoryService]) -> None:
+        """The open at start, on the memory thread (before any task: the thread takes them in order)."""
+        try:
+            self._service = self._open(open_service)
+        except AgentError as exc:
+            self._error = exc
+            if isinstance(exc, StoreAway):
+                threading.Thread(target=self._reopen, args=(open_service,), name="memory-reopen", daemon=True).start()
+
+    def _reopen(self, open_service: Callable[[], MemoryService]) -> None:
+        """Open the store that was away at start again until it answers, off the memory thread (a frozen server
+        holds this thread for its connection timeout, and nothing else), and hand it to the memory thread."""
+        pause = REOPEN_FIRST
+        while not self._closing.wait(pause):
+            try:
+                service = self._open(open_service)
+            except StoreAway as exc:
+                log.debug("memory still away: %s", exc)
+                pause = min(pause * 2, REOPEN_MAX)
+                continue
+            except AgentError as exc:  # the server answers now, and refuses (a newer schema): memory is off
+                self._error = exc
+                return
+            try:
+                self._pool.submit(self._adopt, service)
+            except RuntimeError:  # the chat ended meanwhile: nothing will use the store
+                service.ledger.close()
+            return
+
+    def _adopt(self, service: MemoryService) -> None:
+        """Memory answers again: from now on it is used, and what waits in the spool is written first."""
+        self._service, self._error = service, None
+        if self._on_back is not None:
+            self._on_back()
+        self._replay(service)
+
+    def _store(self) -> MemoryService:
+        """The open store, on the memory thread; raises why there is none (the open at start ran first)."""
+        if self._service is None:
+            assert self._error is not None
+            raise self._error.with_traceback(None)
+        return self._service
+
     @property
     def failed(self) -> bool:
-        """True once opening the store has failed: memory is unusable for the rest of this run."""
-        return self._service.done() and self._service.exception() is not None
+        """True once opening the store has failed for a reason waiting does not cure: memory is unusable for the
+        rest of this run."""
+        return self._opened.done() and self._error is not None and not self.away
+
+    @property
+    def away(self) -> bool:
+        """True while the store's server, away when the chat started, has not answered since."""
+        return isinstance(self._error, StoreAway)
 
     def call(self, task: Callable[[MemoryService], T]) -> T:
-        """Run ``task`` with the service on the memory thread and return its result (or raise its error)."""
+        """Run ``task`` with the service on the memory thread and return its result (or raise its error). While the
+        store is away it raises at once, and a store on a server still opening is waited for until ``open_wait``
+        after the start at most (``StoreOpening``)."""
+        error = self._error
+        if isinstance(error, StoreAway):
+            raise error.with_traceback(None)
+        if self._ready_by is not None and not self._opened.done():
+            try:
+                self._opened.result(timeout=max(0.0, self._ready_by - time.monotonic()))
+            except TimeoutError:
+                raise StoreOpening("Long-term memory has not finished opening, its server is slow to answer: "
+                                   "this reply goes without it.") from None
 
         def run() -> T:
-            service = self._service.result()
+            service = self._store()
             try:
                 result = task(service)
             except AgentError:
@@ -207,7 +296,7 @@ class MemoryWorker:
         def write() -> WriteOutcome:
             service: MemoryService | None = None
             try:
-                service = self._service.result()
+                service = self._store()
                 if again and not service.extracts:
                     return WriteOutcome(turn)
                 waiting = self._replay(service)
@@ -220,11 +309,10 @@ class MemoryWorker:
                 self.count = service.count()
             except Exception as exc:  # reported like any failed write, never lost in the worker thread
                 error = memory_failure(exc)
-                if service is not None and passing(error) and not service.keeps(text):
+                if passing(error) and not keeps(self._policy if service is None else service.policy, text):
                     outcome = WriteOutcome(turn)  # the store is away, and the gate keeps nothing of these words
                 else:
-                    kept = service is not None and self._keep(service, Spooled(text, session, turn, time.time(),
-                                                                               context, finished), error)
+                    kept = self._keep(Spooled(text, session, turn, time.time(), context, finished), error)
                     outcome = WriteOutcome(turn, error=error, spooled=kept)
             else:
                 outcome = WriteOutcome(turn, report=report)
@@ -236,9 +324,34 @@ class MemoryWorker:
         self._pending.append(future)
         return future
 
-    def _keep(self, service: MemoryService, entry: Spooled, error: AgentError) -> bool:
-        """Put ``entry`` in the spool if the store's failure is ``passing`` and the gate keeps the words; whether
-        it is there now (a spool that cannot be written leaves the turn unsaved, and said so)."""
+    def remember(self, text: str, *, session: str, turn: int) -> WriteOutcome:
+        """``/remember``: store ``text`` as given (after what waits in the spool), or, while the store does not
+        answer, keep it in the spool with the turns (``spooled``, ``error`` says why); a refusal, and any failure
+        waiting does not cure, is raised."""
+
+        def run() -> WriteOutcome:
+            try:
+                service = self._store()
+                waiting = self._replay(service)
+                if waiting is not None:
+                    raise waiting
+                report = service.remember(text, session=session, turn=turn)
+            except Exception as exc:
+                error = memory_failure(exc)
+                refuse(text)  # what no memory may hold is refused now, not when the store is back
+                if not self._keep(Spooled(text, session, turn, time.time(), explicit=True), error):
+                    if error is exc:
+                        raise
+                    raise error from exc
+                return WriteOutcome(turn, error=error, spooled=True)
+            self.count = service.count()
+            return WriteOutcome(turn, report=report)
+
+        return self._pool.submit(run).result()
+
+    def _keep(self, entry: Spooled, error: AgentError) -> bool:
+        """Put ``entry`` in the spool if the store's failure is ``passing``; whether it is there now (a spool that
+        cannot be written leaves the turn unsaved, and said so)."""
         if self.spool is None or not passing(error):
             return False
         try:
@@ -250,8 +363,8 @@ class MemoryWorker:
 
     def _replay_waiting(self) -> None:
         """Write the turns an earlier run left in the spool, once the store has opened (if it does)."""
-        if self._service.exception() is None:
-            self._replay(self._service.result())
+        if self._service is not None:
+            self._replay(self._service)
 
     def _replay(self, service: MemoryService) -> AgentError | None:
         """Write the spool's turns to memory, oldest first, each reported through ``on_write``; stop at the first
@@ -261,9 +374,12 @@ class MemoryWorker:
             return None
         for path, entry in self.spool.waiting():
             try:
-                report = service.observe(entry.text, session=entry.session, turn=entry.turn, when=entry.when,
-                                         extra={CONTEXT: entry.context} if entry.context else None,
-                                         extract=entry.finished)
+                if entry.explicit:
+                    report = service.remember(entry.text, session=entry.session, turn=entry.turn, when=entry.when)
+                else:
+                    report = service.observe(entry.text, session=entry.session, turn=entry.turn, when=entry.when,
+                                             extra={CONTEXT: entry.context} if entry.context else None,
+                                             extract=entry.finished)
                 self.count = service.count()
             except Exception as exc:
                 error = memory_failure(exc)
@@ -282,6 +398,7 @@ class MemoryWorker:
             future.result()
 
     def close(self) -> None:
+        self._closing.set()  # a store still away is not waited for: what the chat kept stays in the spool
         self.drain()
         if not self.read_only:
             self._pool.submit(self._flush_seen).result()
@@ -290,7 +407,8 @@ class MemoryWorker:
     def _flush_seen(self) -> None:
         """Record when recalled memories were last seen; a store that never opened has nothing to record."""
         try:
-            self._service.result().flush_seen()
+            if self._service is not None:
+                self._service.flush_seen()
         except Exception as exc:  # a store that failed to open or broke was reported when it did
             log.debug("last_seen not recorded: %s", exc)
 

@@ -22,7 +22,15 @@ from agent.adapters.mirrored_index import (
     reconcile,
     set_aside_index,
 )
-from agent.chat import ChatEngine, ChatEvents, ChatOptions, DeferredChatModel, MemoryWorker, in_background
+from agent.chat import (
+    OPEN_WAIT,
+    ChatEngine,
+    ChatEvents,
+    ChatOptions,
+    DeferredChatModel,
+    MemoryWorker,
+    in_background,
+)
 from agent.config import EmbedderKind, Settings, embedder_kind
 from agent.conversation import Conversation, model_summarizer
 from agent.errors import AgentError, ConfigError, StoreCorrupt, UsageError
@@ -461,9 +469,13 @@ def build_chat(
         if settings.llm_extract:
             extractor = model_extractor(chat, settings.model, events.on_extraction_failed,
                                         lambda: conversation.placement)
+        # A store on a server may not answer at all: the turns wait OPEN_WAIT for it at most, never for a connect.
+        on_server = bool(settings.database_url or settings.chroma_url)
         worker = MemoryWorker(lambda: open_memory(settings, extractor=extractor), events.on_write,
                               read_only=options.read_only,
-                              spool=Spool(DataPaths(settings.data_dir, settings.user).spool))
+                              spool=Spool(DataPaths(settings.data_dir, settings.user).spool),
+                              policy=memory_policy(settings), open_wait=OPEN_WAIT if on_server else None,
+                              on_back=events.on_memory_back)
     server = in_background(lambda: server_profile(probe(settings), model=settings.model,
                                                   system_prompt=settings.system_prompt,
                                                   max_tokens=settings.max_tokens), "server-probe")

@@ -63,7 +63,7 @@ from psycopg.rows import dict_row
 
 from agent.adapters.ledger import TEXT_WEIGHT, facts_json, floats, quotes_json, row_to_record, search_context
 from agent.domain import CONTEXT, ForgetRecord, MemoryRecord, Quote, StatedFact, VectorSpace
-from agent.errors import ConfigError, MemoryUnavailable, StoreLocked
+from agent.errors import ConfigError, MemoryUnavailable, StoreAway, StoreLocked
 from agent.memory.text import content_words
 
 if TYPE_CHECKING:
@@ -209,23 +209,23 @@ class PostgresLedger:
             return MemoryUnavailable(f"The memory database {self.where} does not exist: create it (createdb), or "
                                      "point the database URL at one that does.")
         if "authentication failed" in text or "password" in text or ('role "' in text and "does not exist" in text):
-            return MemoryUnavailable(f"The memory database {self.where} refused the user name or password: correct "
-                                     "them in the database URL.")
+            return StoreAway(f"The memory database {self.where} refused the user name or password: correct "
+                             "them in the database URL.")
         if "Connection refused" in text:
-            return MemoryUnavailable(f"The memory database {self.where} refused the connection: start PostgreSQL "
-                                     "there, or correct the host and port in the database URL.")
+            return StoreAway(f"The memory database {self.where} refused the connection: start PostgreSQL "
+                             "there, or correct the host and port in the database URL.")
         if "timeout" in text:
-            return MemoryUnavailable(f"The memory database {self.where} did not answer within {self._timeout:.0f} s: "
-                                     "check that the server is up and reachable.")
-        return MemoryUnavailable(f"The memory database {self.where} cannot be reached ({_first_line(exc)}).")
+            return StoreAway(f"The memory database {self.where} did not answer within {self._timeout:.0f} s: "
+                             "check that the server is up and reachable.")
+        return StoreAway(f"The memory database {self.where} cannot be reached ({_first_line(exc)}).")
 
     def _failed(self, exc: psycopg.Error, doing: str) -> MemoryUnavailable:
         """The agent's error for a failed statement; a broken connection is dropped, to be made anew next time."""
         if (self._conn is None or self._conn.broken or self._conn.closed or exc.sqlstate is None
                 or isinstance(exc, errors.AdminShutdown | errors.CrashShutdown | errors.CannotConnectNow)):
             self._drop()
-            return MemoryUnavailable(f"The memory database {self.where} went away while memory was {doing} "
-                                     f"({_first_line(exc)}): memory works again once the server is back.")
+            return StoreAway(f"The memory database {self.where} went away while memory was {doing} "
+                             f"({_first_line(exc)}): memory works again once the server is back.")
         if isinstance(exc, errors.LockNotAvailable):
             return StoreLocked(f"The memory database {self.where} stayed locked by another transaction while "
                                f"memory was {doing}: try again.")

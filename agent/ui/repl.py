@@ -24,7 +24,7 @@ from rich.traceback import Traceback
 
 from agent.chat import ChatEngine, ChatOptions, MemoryWorker, PendingTurn, TurnResult, WriteOutcome
 from agent.conversation import Fold
-from agent.errors import ChatError, SessionCorrupt, UsageError
+from agent.errors import ChatError, SessionCorrupt, StoreOpening, UsageError
 from agent.ports import RetryNotice
 from agent.sessions import Session, SessionStore, check_name, new_name
 from agent.tokens import count_tokens
@@ -140,6 +140,8 @@ class Repl:
         self.signals = HeldInterrupts()
         self._unsaved_told = False
         self._recall_failing = False  # the last recall failed: a store away for many turns is said once
+        self._away_told = False  # memory was away at start: said once (``ReplEvents.on_memory_back`` its return)
+        self._opening_told = False  # a turn went without memories while the store on a server was still opening
 
     def use(self, reader: LineReader) -> None:
         self.reader = reader
@@ -292,6 +294,15 @@ class Repl:
         if self.worker is not None and self.worker.failed:
             self.out.warn(f"Long-term memory is unavailable: {error} Chatting without it in this run.")
             self.engine.memory = None
+        elif self.worker is not None and self.worker.away:  # since the start: said once, and its return once
+            if not self._away_told:
+                self.out.warn(f"Long-term memory is away: {error} What this chat would remember is kept on this "
+                              "machine until memory answers, and remembered then.")
+            self._away_told, self._recall_failing = True, False
+        elif isinstance(error, StoreOpening):
+            if not self._opening_told:
+                self.out.notice(f"({error})")
+            self._opening_told = True
         elif not self._recall_failing:
             self.out.warn(f"memory: recall failed ({error}); the replies have no memories until it answers again.")
             self._recall_failing = True
@@ -384,6 +395,9 @@ class ReplEvents:
 
     def on_extraction_failed(self, error: ChatError) -> None:
         self.out.warn(f"memory: extraction failed ({error})")
+
+    def on_memory_back(self) -> None:
+        self.out.notice("(memory answers again: what this chat kept on this machine is remembered now)")
 
 
 def pick_session(store: SessionStore, options: ChatOptions) -> tuple[str, bool]:
