@@ -1,0 +1,58 @@
+"""A chat started while the shared PostgreSQL server is down (issue 11 §2), as a real ``agent`` process on a real
+server (``tests.pg_server``): memory is away, one line says so, what the gate keeps waits in the spool on this
+machine, and once the server is started again the chat opens the store by itself, says that memory answers again,
+remembers what was kept, and recalls it at the next turn. Every wait is for a line printed, with a timeout only a
+hang reaches; what happened is read in the database and the data directory."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.fake_openai import FakeOpenAI, Reply
+from tests.pg_server import Cluster
+from tests.piped_chat import PipedChat
+from tests.test_rel_shared import listed
+from tests.test_rel_terminals import env_for
+
+pytestmark = pytest.mark.slow
+
+ALLERGY = "I have a peanut allergy"
+BACK = "(memory answers again: what this chat kept on this machine is remembered now)"
+KEPT = "(turn 1, kept while memory was away) remembered: I have a peanut allergy"
+
+
+def test_a_chat_started_while_the_database_is_down_keeps_what_it_is_told_and_remembers_it_once_the_server_is_back(
+    tmp_path: Path, own_cluster: Cluster
+) -> None:
+    database = own_cluster.new_database()
+    own_cluster.stop()
+    machine = tmp_path / "laptop"
+    (machine / "home").mkdir(parents=True)
+    spool = machine / "data" / "spool"
+    with FakeOpenAI(fallback=Reply("Noted.")) as fake:
+        env = {**env_for(fake), "HOME": str(machine / "home"), "AGENT_DATA_DIR": str(machine / "data"),
+               "AGENT_DATABASE_URL": database, "AGENT_CHROMA_URL": ""}
+        chat = PipedChat(env, "away")
+        try:
+            chat.say(ALLERGY)
+            chat.wait_until(lambda: any("turn 1 is not remembered yet" in line for line in chat.err))
+            kept = [path.name for path in spool.glob("*.json")]
+            own_cluster.start()
+            chat.wait_until(lambda: KEPT in chat.err)
+            chat.say("Do I have any allergy?")
+            chat.wait_replies(2)
+        finally:
+            code = chat.close()
+        prompts = fake.system_prompts()
+        assert code == 0, "\n".join(chat.err)
+        assert len(kept) == 1, "the turn waited on this machine while the database was down"
+        assert chat.out.count("Noted.") == 2, "every turn was answered"
+        assert "Traceback" not in "\n".join(chat.err)
+        assert len([line for line in chat.err if line.startswith("Long-term memory is away: ")]) == 1, chat.err
+        assert not any("Chatting without it" in line for line in chat.err)
+        assert chat.err.index(BACK) < chat.err.index(KEPT), "memory answers again, then the kept turn is remembered"
+        assert ALLERGY not in prompts[0] and ALLERGY in prompts[-1], "the turn after the return recalls it"
+        assert listed(env) == [ALLERGY], "the allergy is in the database"
+        assert not any(spool.glob("*.json")), "nothing is left waiting"
