@@ -59,6 +59,7 @@ OPEN_WAIT = 4.0
 # The pause before opening again a store that was away at start, doubled after each failure up to the last.
 REOPEN_FIRST = 0.5
 REOPEN_MAX = 10.0
+OPENING = "Long-term memory has not finished opening: its server is slow to answer."
 
 
 def in_background(build: Callable[[], T], name: str) -> Future[T]:
@@ -185,8 +186,6 @@ class MemoryWorker:
         self._ready_by = None if open_wait is None else time.monotonic() + open_wait
         self.count: int | None = None  # memories stored, refreshed after every change; None until the store opens
         self._opened = self._pool.submit(self._open_first, open_service)
-        if self.spool is not None and self.spool.has_waiting():
-            self._pending.append(self._pool.submit(self._replay_waiting))
 
     def _open(self, open_service: Callable[[], MemoryService]) -> MemoryService:
         """Open the store and load the embedding model now, so the first recall does not wait for them."""
@@ -205,9 +204,11 @@ class MemoryWorker:
         return service
 
     def _open_first(self, open_service: Callable[[], MemoryService]) -> None:
-        """The open at start, on the memory thread (before any task: the thread takes them in order)."""
+        """The open at start, on the memory thread (before any task: the thread takes them in order); then the
+        turns an earlier run, or this one while the store was opening, left in the spool are written."""
         try:
             self._service = self._open(open_service)
+            self._replay(self._service)
         except AgentError as exc:
             self._error = exc
             if isinstance(exc, StoreAway):
@@ -269,8 +270,7 @@ class MemoryWorker:
             try:
                 self._opened.result(timeout=max(0.0, self._ready_by - time.monotonic()))
             except TimeoutError:
-                raise StoreOpening("Long-term memory has not finished opening, its server is slow to answer: "
-                                   "this reply goes without it.") from None
+                raise StoreOpening(OPENING) from None
 
         def run() -> T:
             service = self._store()
@@ -308,18 +308,23 @@ class MemoryWorker:
                 )
                 self.count = service.count()
             except Exception as exc:  # reported like any failed write, never lost in the worker thread
-                error = memory_failure(exc)
-                if passing(error) and not keeps(self._policy if service is None else service.policy, text):
-                    outcome = WriteOutcome(turn)  # the store is away, and the gate keeps nothing of these words
-                else:
-                    kept = self._keep(Spooled(text, session, turn, time.time(), context, finished), error)
-                    outcome = WriteOutcome(turn, error=error, spooled=kept)
+                outcome = failed(memory_failure(exc), service)
             else:
                 outcome = WriteOutcome(turn, report=report)
             self._on_write(outcome)
             return outcome
 
+        def failed(error: AgentError, service: MemoryService | None) -> WriteOutcome:
+            if passing(error) and not keeps(self._policy if service is None else service.policy, text):
+                return WriteOutcome(turn)  # the store is away, and the gate keeps nothing of these words
+            kept = self._keep(Spooled(text, session, turn, time.time(), context, finished), error)
+            return WriteOutcome(turn, error=error, spooled=kept)
+
         self._pending = [f for f in self._pending if not f.done()]
+        if self._opening_late():  # the memory thread is held by the open: the turn waits in the spool at once
+            outcome = failed(StoreOpening(OPENING), None)
+            self._on_write(outcome)
+            return _done(outcome)
         future = self._pool.submit(write)
         self._pending.append(future)
         return future
@@ -338,8 +343,7 @@ class MemoryWorker:
                 report = service.remember(text, session=session, turn=turn)
             except Exception as exc:
                 error = memory_failure(exc)
-                refuse(text)  # what no memory may hold is refused now, not when the store is back
-                if not self._keep(Spooled(text, session, turn, time.time(), explicit=True), error):
+                if not kept(error):
                     if error is exc:
                         raise
                     raise error from exc
@@ -347,7 +351,21 @@ class MemoryWorker:
             self.count = service.count()
             return WriteOutcome(turn, report=report)
 
+        def kept(error: AgentError) -> bool:
+            refuse(text)  # what no memory may hold is refused now, not when the store is back
+            return self._keep(Spooled(text, session, turn, time.time(), explicit=True), error)
+
+        if self._opening_late():
+            error = StoreOpening(OPENING)
+            if not kept(error):
+                raise error
+            return WriteOutcome(turn, error=error, spooled=True)
         return self._pool.submit(run).result()
+
+    def _opening_late(self) -> bool:
+        """Whether the store, on a server, is still opening after ``open_wait``: the memory thread is held by a
+        connection that may never answer, so nothing more waits for it."""
+        return self._ready_by is not None and not self._opened.done() and time.monotonic() >= self._ready_by
 
     def _keep(self, entry: Spooled, error: AgentError) -> bool:
         """Put ``entry`` in the spool if the store's failure is ``passing``; whether it is there now (a spool that
@@ -360,11 +378,6 @@ class MemoryWorker:
             log.debug("the turn could not be spooled: %s", exc)
             return False
         return True
-
-    def _replay_waiting(self) -> None:
-        """Write the turns an earlier run left in the spool, once the store has opened (if it does)."""
-        if self._service is not None:
-            self._replay(self._service)
 
     def _replay(self, service: MemoryService) -> AgentError | None:
         """Write the spool's turns to memory, oldest first, each reported through ``on_write``; stop at the first
@@ -411,6 +424,12 @@ class MemoryWorker:
                 self._service.flush_seen()
         except Exception as exc:  # a store that failed to open or broke was reported when it did
             log.debug("last_seen not recorded: %s", exc)
+
+
+def _done(outcome: WriteOutcome) -> Future[WriteOutcome]:
+    future: Future[WriteOutcome] = Future()
+    future.set_result(outcome)
+    return future
 
 
 def _warm_index(service: MemoryService) -> None:

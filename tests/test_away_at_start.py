@@ -22,7 +22,6 @@ from agent.spool import Spool
 from agent.ui.prompt import PipeReader
 from tests.chat_fakes import ScriptedChat
 from tests.repl_harness import Chat, build_chat, memory_service, run_lines
-from tests.test_shared_spool import Switching
 
 AWAY = "The memory database db.example:5432/agent refused the connection: start PostgreSQL there."
 ALLERGY = "I have a peanut allergy"
@@ -152,12 +151,11 @@ def test_remember_while_the_store_is_away_is_kept_and_remembered_as_given(tmp_pa
     assert not spool.has_waiting()
 
 
-def test_a_frozen_server_at_start_holds_up_no_reply(tmp_path: Path) -> None:
+def test_a_frozen_server_at_start_holds_up_no_reply_and_no_write(tmp_path: Path) -> None:
     """The open at start hangs (a server that accepts and never answers) until the test lets it fail: the first
-    reply is sent while it still hangs, the turn waits in the spool, and the store opened later heals."""
+    reply is sent, and its turn is in the spool, while the open still hangs; the store opened later heals."""
     thaw, hanging = threading.Event(), threading.Event()
-    frozen_at_start = StoreAway("The memory database db.example:5432/agent did not answer within 10 s.")
-    opener = Opener(tmp_path / "mem", frozen_at_start)
+    opener = Opener(tmp_path / "mem", StoreAway("The memory database db.example:5432/agent did not answer in 10 s."))
     first = opener.__call__
 
     def frozen() -> MemoryService:
@@ -167,21 +165,23 @@ def test_a_frozen_server_at_start_holds_up_no_reply(tmp_path: Path) -> None:
         return first()
 
     spool = Spool(tmp_path / "spool")
-    seen: list[bool] = []
+    seen: list[tuple[bool, list[str]]] = []
 
-    def while_frozen() -> None:
-        seen.append(hanging.is_set() and not thaw.is_set())  # the first reply goes out with the open still hung
+    def while_frozen() -> None:  # the first turn is over (answered, its write done), the open still hung
+        seen.append((hanging.is_set() and not thaw.is_set(), [entry.text for _, entry in spool.waiting()]))
         thaw.set()
 
-    model = Switching({1: while_frozen}, *["Noted."] * 3)
+    model = ScriptedChat(*["Noted."] * 3)
     chat = build_chat(tmp_path, model, memory=frozen, spool=spool, open_wait=0.0)
-    done = run_paced(chat, [ALLERGY, "hello again", "Do I have any allergy?"], {3: back(chat, opener)})
+    done = run_paced(chat, [ALLERGY, "hello again", "Do I have any allergy?"],
+                     {2: while_frozen, 3: back(chat, opener)})
     log = done.log
-    assert seen == [True]
+    assert seen == [(True, [ALLERGY])]
     assert done.code == 0 and done.out == "Noted.\n" * 3
-    assert "(Long-term memory has not finished opening, its server is slow to answer: this reply goes without it.)" \
-           in log
-    assert "memory: turn 1 is not remembered yet (The memory database db.example:5432/agent did not answer" in log
+    assert log.count("(Long-term memory has not finished opening: its server is slow to answer. This reply goes "
+                     "without it.)") == 1, log
+    assert "memory: turn 1 is not remembered yet (Long-term memory has not finished opening: its server is slow to " \
+           "answer.); it is kept on this machine" in log
     assert "(turn 1, kept while memory was away) remembered: I have a peanut allergy" in log
     assert opener.texts() == {ALLERGY} and not spool.has_waiting()
     assert ALLERGY in model.requests[2][0].content

@@ -301,7 +301,7 @@ class Repl:
             self._away_told, self._recall_failing = True, False
         elif isinstance(error, StoreOpening):
             if not self._opening_told:
-                self.out.notice(f"({error})")
+                self.out.notice(f"({error} This reply goes without it.)")
             self._opening_told = True
         elif not self._recall_failing:
             self.out.warn(f"memory: recall failed ({error}); the replies have no memories until it answers again.")
