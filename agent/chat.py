@@ -184,8 +184,10 @@ class MemoryWorker:
         self._error: AgentError | None = None  # why it is not: away (opened again later) or failed for good
         self._closing = threading.Event()
         self._ready_by = None if open_wait is None else time.monotonic() + open_wait
+        self._late = False  # something went without the store because it was still opening (``StoreOpening``)
         self.count: int | None = None  # memories stored, refreshed after every change; None until the store opens
-        self._opened = self._pool.submit(self._open_first, open_service)
+        self._settled = threading.Event()  # the open at start has succeeded or failed (the spool may be replaying)
+        self._pool.submit(self._open_first, open_service)
 
     def _open(self, open_service: Callable[[], MemoryService]) -> MemoryService:
         """Open the store and load the embedding model now, so the first recall does not wait for them."""
@@ -207,12 +209,18 @@ class MemoryWorker:
         """The open at start, on the memory thread (before any task: the thread takes them in order); then the
         turns an earlier run, or this one while the store was opening, left in the spool are written."""
         try:
-            self._service = self._open(open_service)
-            self._replay(self._service)
+            service = self._open(open_service)
         except AgentError as exc:
             self._error = exc
+            self._settled.set()
             if isinstance(exc, StoreAway):
                 threading.Thread(target=self._reopen, args=(open_service,), name="memory-reopen", daemon=True).start()
+            return
+        self._service = service
+        self._settled.set()
+        if self._late and self._on_back is not None:  # turns went without memory while it was opening
+            self._on_back()
+        self._replay(service)
 
     def _reopen(self, open_service: Callable[[], MemoryService]) -> None:
         """Open the store that was away at start again until it answers, off the memory thread (a frozen server
@@ -252,7 +260,7 @@ class MemoryWorker:
     def failed(self) -> bool:
         """True once opening the store has failed for a reason waiting does not cure: memory is unusable for the
         rest of this run."""
-        return self._opened.done() and self._error is not None and not self.away
+        return self._settled.is_set() and self._error is not None and not self.away
 
     @property
     def away(self) -> bool:
@@ -266,11 +274,9 @@ class MemoryWorker:
         error = self._error
         if isinstance(error, StoreAway):
             raise error.with_traceback(None)
-        if self._ready_by is not None and not self._opened.done():
-            try:
-                self._opened.result(timeout=max(0.0, self._ready_by - time.monotonic()))
-            except TimeoutError:
-                raise StoreOpening(OPENING) from None
+        if self._ready_by is not None and not self._settled.wait(max(0.0, self._ready_by - time.monotonic())):
+            self._late = True
+            raise StoreOpening(OPENING)
 
         def run() -> T:
             service = self._store()
@@ -365,7 +371,9 @@ class MemoryWorker:
     def _opening_late(self) -> bool:
         """Whether the store, on a server, is still opening after ``open_wait``: the memory thread is held by a
         connection that may never answer, so nothing more waits for it."""
-        return self._ready_by is not None and not self._opened.done() and time.monotonic() >= self._ready_by
+        late = self._ready_by is not None and not self._settled.is_set() and time.monotonic() >= self._ready_by
+        self._late = self._late or late
+        return late
 
     def _keep(self, entry: Spooled, error: AgentError) -> bool:
         """Put ``entry`` in the spool if the store's failure is ``passing``; whether it is there now (a spool that

@@ -151,9 +151,11 @@ def test_remember_while_the_store_is_away_is_kept_and_remembered_as_given(tmp_pa
     assert not spool.has_waiting()
 
 
-def test_a_frozen_server_at_start_holds_up_no_reply_and_no_write(tmp_path: Path) -> None:
-    """The open at start hangs (a server that accepts and never answers) until the test lets it fail: the first
-    reply is sent, and its turn is in the spool, while the open still hangs; the store opened later heals."""
+@pytest.mark.parametrize("thawed", ["opens", "times-out"])
+def test_a_frozen_server_at_start_holds_up_no_reply_and_no_write(tmp_path: Path, thawed: str) -> None:
+    """The open at start hangs (a server that accepts and never answers) until the test lets it go on, and then
+    succeed or time out: the first reply is sent, and its turn is in the spool, while the open still hangs; the
+    store, opened by that open or a later one, heals."""
     thaw, hanging = threading.Event(), threading.Event()
     opener = Opener(tmp_path / "mem", StoreAway("The memory database db.example:5432/agent did not answer in 10 s."))
     first = opener.__call__
@@ -169,6 +171,7 @@ def test_a_frozen_server_at_start_holds_up_no_reply_and_no_write(tmp_path: Path)
 
     def while_frozen() -> None:  # the first turn is over (answered, its write done), the open still hung
         seen.append((hanging.is_set() and not thaw.is_set(), [entry.text for _, entry in spool.waiting()]))
+        opener.down = thawed == "times-out"
         thaw.set()
 
     model = ScriptedChat(*["Noted."] * 3)
@@ -183,8 +186,9 @@ def test_a_frozen_server_at_start_holds_up_no_reply_and_no_write(tmp_path: Path)
     assert "memory: turn 1 is not remembered yet (Long-term memory has not finished opening: its server is slow to " \
            "answer.); it is kept on this machine" in log
     assert "(turn 1, kept while memory was away) remembered: I have a peanut allergy" in log
+    assert log.count(BACK) == 1 and log.index(BACK) < log.index("kept while memory was away) remembered")
     assert opener.texts() == {ALLERGY} and not spool.has_waiting()
-    assert ALLERGY in model.requests[2][0].content
+    assert ALLERGY in model.requests[2][0].content, log
 
 
 @pytest.mark.parametrize("error", [
