@@ -155,7 +155,8 @@ def test_remember_while_the_store_is_away_is_kept_and_remembered_as_given(tmp_pa
 def test_a_frozen_server_at_start_holds_up_no_reply_and_no_write(tmp_path: Path, thawed: str) -> None:
     """The open at start hangs (a server that accepts and never answers) until the test lets it go on, and then
     succeed or time out: the first reply is sent, and its turn is in the spool, while the open still hangs; the
-    store, opened by that open or a later one, heals."""
+    store, opened by that open or a later one, heals. (A script waits for each turn's write before its next line:
+    a write that queued behind the hung open would have held up the second reply.)"""
     thaw, hanging = threading.Event(), threading.Event()
     opener = Opener(tmp_path / "mem", StoreAway("The memory database db.example:5432/agent did not answer in 10 s."))
     first = opener.__call__
@@ -183,10 +184,9 @@ def test_a_frozen_server_at_start_holds_up_no_reply_and_no_write(tmp_path: Path,
     assert done.code == 0 and done.out == "Noted.\n" * 3
     assert log.count("(Long-term memory has not finished opening: its server is slow to answer. This reply goes "
                      "without it.)") == 1, log
-    assert "memory: turn 1 is not remembered yet (Long-term memory has not finished opening: its server is slow to " \
-           "answer.); it is kept on this machine" in log
-    assert "(turn 1, kept while memory was away) remembered: I have a peanut allergy" in log
-    assert log.count(BACK) == 1 and log.index(BACK) < log.index("kept while memory was away) remembered")
+    # A store still opening is slow, not known away: the turn is said when it lands, like any late write.
+    assert "memory: turn 1" not in log and "remembered: I have a peanut allergy" in log.splitlines()
+    assert log.count(BACK) == 1 and log.index(BACK) < log.index("remembered: I have")
     assert opener.texts() == {ALLERGY} and not spool.has_waiting()
     assert ALLERGY in model.requests[2][0].content, log
 

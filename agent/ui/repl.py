@@ -359,12 +359,22 @@ class ReplEvents:
         self.out = out
         self.late: set[int] = set()
         self._spooling = False  # a turn waits in the spool: the next ones are said in short
+        self._held: set[int] = set()  # turns kept while the store was still opening: said when they land
 
     def on_write(self, outcome: WriteOutcome) -> None:
         """Called on the memory thread after each background write."""
+        if outcome.spooled and isinstance(outcome.error, StoreOpening):
+            # Not known to be away, only slow: its receipt comes when it is written, as a write that landed late
+            # (and if the store turns out away, the next turn says so for it too).
+            self._held.add(outcome.turn)
+            if self.out.mode.interactive:
+                self.late.add(outcome.turn)
+            return
         late = f"(turn {outcome.turn}) " if outcome.turn in self.late else ""
-        if outcome.replayed:
+        if outcome.replayed and outcome.turn not in self._held:
             late = f"(turn {outcome.turn}, kept while memory was away) "
+        if outcome.replayed:
+            self._held.discard(outcome.turn)
         if outcome.spooled:
             if self._spooling:
                 self.out.warn(f"memory: turn {outcome.turn} is kept on this machine too, until memory answers again")
