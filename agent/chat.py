@@ -15,10 +15,12 @@ the next prompt. One thread also means the store is never used by two threads at
 from __future__ import annotations
 
 import logging
+import math
 import threading
 import time
 from collections.abc import Callable, Generator, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from typing import Protocol, TypeVar
 
@@ -53,7 +55,7 @@ CONTEXT_CHARS = 400
 PROBE_WAIT = 4.0
 # How many times a request refused as too long for the server is trimmed and sent again.
 OVERFLOW_RETRIES = 2
-# How long after the start the turns wait for a store on a server to open (``MemoryWorker``): one that does not
+# How long the turns wait for a connection to the store's server at start (``ConnectWait``): one that does not
 # answer must not hold up the replies; the open goes on in the background and a later turn uses the store.
 OPEN_WAIT = 4.0
 # The pause before opening again a store that was away at start, doubled after each failure up to the last.
@@ -141,6 +143,51 @@ class ChatEvents(Protocol):
     def on_memory_back(self) -> None: ...
 
 
+class ConnectWait:
+    """How long the turns wait for the open of the store at start: as long as its own work takes (imports, a
+    schema migration, loading the embedding model: slow on a loaded machine, but it ends), and for a connection
+    to a server (``connecting``) at most ``limit`` seconds, as a frozen server never answers one."""
+
+    def __init__(self, limit: float) -> None:
+        self.limit = limit
+        self.settled = False  # the open has succeeded or failed
+        self._changed = threading.Condition()
+        self._since: float | None = None  # when the connection being made began
+
+    @contextmanager
+    def connecting(self) -> Iterator[None]:
+        with self._changed:
+            self._since = time.monotonic()
+            self._changed.notify_all()
+        try:
+            yield
+        finally:
+            with self._changed:
+                self._since = None
+                self._changed.notify_all()
+
+    def settle(self) -> None:
+        with self._changed:
+            self.settled = True
+            self._changed.notify_all()
+
+    def wait(self) -> bool:
+        """Until the open settles (True), or a connection has taken ``limit`` (False)."""
+        with self._changed:
+            while not self.settled:
+                left = None if self._since is None or math.isinf(self.limit) else (
+                    self._since + self.limit - time.monotonic())
+                if left is not None and left <= 0:
+                    return False
+                self._changed.wait(left)
+            return True
+
+    def late(self) -> bool:
+        """Whether the open is held by a connection past ``limit`` now."""
+        with self._changed:
+            return not self.settled and self._since is not None and time.monotonic() - self._since >= self.limit
+
+
 class MemoryWorker:
     """Every use of the memory service, on one thread. ``call`` waits for its answer; ``observe`` does not.
     ``read_only`` is a promise the callers keep (the chat writes nothing, the commands refuse to) and the worker
@@ -158,8 +205,9 @@ class MemoryWorker:
     of its own opens the store again, pausing longer after each failure (``REOPEN_FIRST`` doubling up to
     ``REOPEN_MAX``), so that no recall, write or command ever waits on a connection to a server that may be frozen.
     The store it opens is handed to the memory thread, which says so (``on_back``) and writes the spool, in order.
-    ``open_wait`` bounds how long a call waits for the store opening at start (None: as long as it takes, for a
-    store on this machine, which answers or fails but does not freeze).
+    ``open_wait`` says how long a call waits for the store opening at start: as long as its own work takes, but not
+    for a connection to a server past its limit (``ConnectWait``; none: a store on this machine, which answers or
+    fails but does not freeze).
     """
 
     def __init__(
@@ -170,7 +218,7 @@ class MemoryWorker:
         spool: Spool | None = None,
         *,
         policy: MemoryPolicy | None = None,
-        open_wait: float | None = None,
+        open_wait: ConnectWait | None = None,
         on_back: Callable[[], None] | None = None,
     ) -> None:
         self.read_only = read_only  # --read-only: recall, and never write (not even when a memory was last seen)
@@ -183,10 +231,9 @@ class MemoryWorker:
         self._service: MemoryService | None = None  # set on the memory thread once the store is open
         self._error: AgentError | None = None  # why it is not: away (opened again later) or failed for good
         self._closing = threading.Event()
-        self._ready_by = None if open_wait is None else time.monotonic() + open_wait
+        self._opening = open_wait or ConnectWait(math.inf)  # settled once the open at start succeeds or fails
         self._late = False  # something went without the store because it was still opening (``StoreOpening``)
         self.count: int | None = None  # memories stored, refreshed after every change; None until the store opens
-        self._settled = threading.Event()  # the open at start has succeeded or failed (the spool may be replaying)
         self._pool.submit(self._open_first, open_service)
 
     def _open(self, open_service: Callable[[], MemoryService]) -> MemoryService:
@@ -212,12 +259,12 @@ class MemoryWorker:
             service = self._open(open_service)
         except AgentError as exc:
             self._error = exc
-            self._settled.set()
+            self._opening.settle()
             if isinstance(exc, StoreAway):
                 threading.Thread(target=self._reopen, args=(open_service,), name="memory-reopen", daemon=True).start()
             return
         self._service = service
-        self._settled.set()
+        self._opening.settle()  # before the spool is replayed: a recall waits for that on the memory thread
         if self._late and self._on_back is not None:  # turns went without memory while it was opening
             self._on_back()
         self._replay(service)
@@ -260,7 +307,7 @@ class MemoryWorker:
     def failed(self) -> bool:
         """True once opening the store has failed for a reason waiting does not cure: memory is unusable for the
         rest of this run."""
-        return self._settled.is_set() and self._error is not None and not self.away
+        return self._opening.settled and self._error is not None and not self.away
 
     @property
     def away(self) -> bool:
@@ -269,12 +316,12 @@ class MemoryWorker:
 
     def call(self, task: Callable[[MemoryService], T]) -> T:
         """Run ``task`` with the service on the memory thread and return its result (or raise its error). While the
-        store is away it raises at once, and a store on a server still opening is waited for until ``open_wait``
+        store is away it raises at once, and a store still opening is waited for, but not past the limit of a
         after the start at most (``StoreOpening``)."""
         error = self._error
         if isinstance(error, StoreAway):
             raise error.with_traceback(None)
-        if self._ready_by is not None and not self._settled.wait(max(0.0, self._ready_by - time.monotonic())):
+        if not self._opening.wait():
             self._late = True
             raise StoreOpening(OPENING)
 
@@ -369,9 +416,9 @@ class MemoryWorker:
         return self._pool.submit(run).result()
 
     def _opening_late(self) -> bool:
-        """Whether the store, on a server, is still opening after ``open_wait``: the memory thread is held by a
+        """Whether the open at start has waited on a server past its limit: the memory thread is held by a
         connection that may never answer, so nothing more waits for it."""
-        late = self._ready_by is not None and not self._settled.is_set() and time.monotonic() >= self._ready_by
+        late = self._opening.late()
         self._late = self._late or late
         return late
 

@@ -12,7 +12,7 @@ from pathlib import Path
 from rich.console import Console
 
 from agent.adapters.ledger import SqliteLedger
-from agent.chat import ChatEngine, MemoryWorker
+from agent.chat import ChatEngine, ConnectWait, MemoryWorker
 from agent.conversation import Conversation, model_summarizer
 from agent.memory.service import MemoryService
 from agent.ports import ChatModel, Embedder
@@ -65,12 +65,12 @@ def build_chat(
     max_tokens: int = 0,
     read_only: bool = False,
     spool: Spool | None = None,
-    open_wait: float | None = None,
+    open_wait: ConnectWait | None = None,
 ) -> Chat:
     """A chat wired like ``run_chat`` does it, minus the terminal; ``memory`` opens the service (None: off);
     ``history`` is the input history file ``/forget`` cleans; ``server`` what a probe of the model server found;
     ``read_only`` is ``--read-only``; ``spool`` keeps the turns the store could not take; ``open_wait`` bounds the
-    wait for a store still opening, as for a store on a server."""
+    wait for a connection to the store's server at start."""
     stdout, notices = io.StringIO(), io.StringIO()
     mode = Mode(interactive=interactive, plain=True)
     out = Output(mode, Console(file=stdout, width=100, no_color=True, soft_wrap=True),

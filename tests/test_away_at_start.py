@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from agent import chat as chat_module
+from agent.chat import ConnectWait
 from agent.errors import AgentError, ConfigError, MemoryUnavailable, StoreAway
 from agent.memory.service import MemoryService
 from agent.spool import Spool
@@ -160,11 +161,13 @@ def test_a_frozen_server_at_start_holds_up_no_reply_and_no_write(tmp_path: Path,
     thaw, hanging = threading.Event(), threading.Event()
     opener = Opener(tmp_path / "mem", StoreAway("The memory database db.example:5432/agent did not answer in 10 s."))
     first = opener.__call__
+    wait = ConnectWait(0.0)  # no wait for a connection: the turn need not race the hung one
 
     def frozen() -> MemoryService:
         if opener.attempts == 0:
-            hanging.set()
-            thaw.wait(WAIT)
+            with wait.connecting():
+                hanging.set()
+                thaw.wait(WAIT)
         return first()
 
     spool = Spool(tmp_path / "spool")
@@ -176,7 +179,7 @@ def test_a_frozen_server_at_start_holds_up_no_reply_and_no_write(tmp_path: Path,
         thaw.set()
 
     model = ScriptedChat(*["Noted."] * 3)
-    chat = build_chat(tmp_path, model, memory=frozen, spool=spool, open_wait=0.0)
+    chat = build_chat(tmp_path, model, memory=frozen, spool=spool, open_wait=wait)
     done = run_paced(chat, [ALLERGY, "hello again", "Do I have any allergy?"],
                      {2: while_frozen, 3: back(chat, opener)})
     log = done.log

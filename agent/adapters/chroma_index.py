@@ -180,6 +180,12 @@ def _full(exc: BaseException, chroma_dir: Path, what: str, fresh: bool) -> DiskF
     return error
 
 
+def load_library() -> None:
+    """Import chromadb now (seconds on a loaded machine), so that a wait for the server counts the connection alone
+    (``agent.chat.ConnectWait``)."""
+    import chromadb  # noqa: F401
+
+
 def _open_server(url: str) -> Any:
     import chromadb
     from chromadb.config import Settings as ChromaSettings
