@@ -15,10 +15,12 @@ the next prompt. One thread also means the store is never used by two threads at
 from __future__ import annotations
 
 import logging
+import math
 import threading
 import time
 from collections.abc import Callable, Generator, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from typing import Protocol, TypeVar
 
@@ -32,11 +34,13 @@ from agent.errors import (
     EmbedderMismatch,
     MemoryUnavailable,
     SessionError,
+    StoreAway,
     StoreCorrupt,
+    StoreOpening,
     SystemRoleRefused,
 )
 from agent.forget import Forgotten, Places, finish, scrub_session
-from agent.memory.service import MemoryService, Recall, WriteReport
+from agent.memory.service import MemoryPolicy, MemoryService, Recall, WriteReport, keeps, refuse
 from agent.ports import ChatChunk, ChatModel, RetryNotice
 from agent.server import Placement, ServerProfile, request_limit
 from agent.sessions import Session, SessionStore
@@ -51,6 +55,13 @@ CONTEXT_CHARS = 400
 PROBE_WAIT = 4.0
 # How many times a request refused as too long for the server is trimmed and sent again.
 OVERFLOW_RETRIES = 2
+# How long the turns wait for a connection to the store's server at start (``ConnectWait``): one that does not
+# answer must not hold up the replies; the open goes on in the background and a later turn uses the store.
+OPEN_WAIT = 4.0
+# The pause before opening again a store that was away at start, doubled after each failure up to the last.
+REOPEN_FIRST = 0.5
+REOPEN_MAX = 10.0
+OPENING = "Long-term memory has not finished opening: its server is slow to answer."
 
 
 def in_background(build: Callable[[], T], name: str) -> Future[T]:
@@ -119,14 +130,62 @@ class ChatOptions:
 class ChatEvents(Protocol):
     """What a running chat tells its front end, each from the thread it happens on: a background memory write
     landed or failed (the memory thread), a request to the model is about to be retried (the request's thread),
-    the model's fact extraction failed (the memory thread; the turn is still remembered). The composition root
-    hands one such object to the parts it builds, so they reach the front end without knowing it."""
+    the model's fact extraction failed (the memory thread; the turn is still remembered), memory away since the
+    start answers again (the memory thread). The composition root hands one such object to the parts it builds, so
+    they reach the front end without knowing it."""
 
     def on_write(self, outcome: WriteOutcome) -> None: ...
 
     def on_retry(self, notice: RetryNotice) -> None: ...
 
     def on_extraction_failed(self, error: ChatError) -> None: ...
+
+    def on_memory_back(self) -> None: ...
+
+
+class ConnectWait:
+    """How long the turns wait for the open of the store at start: as long as its own work takes (imports, a
+    schema migration, loading the embedding model: slow on a loaded machine, but it ends), and for a connection
+    to a server (``connecting``) at most ``limit`` seconds, as a frozen server never answers one."""
+
+    def __init__(self, limit: float) -> None:
+        self.limit = limit
+        self.settled = False  # the open has succeeded or failed
+        self._changed = threading.Condition()
+        self._since: float | None = None  # when the connection being made began
+
+    @contextmanager
+    def connecting(self) -> Iterator[None]:
+        with self._changed:
+            self._since = time.monotonic()
+            self._changed.notify_all()
+        try:
+            yield
+        finally:
+            with self._changed:
+                self._since = None
+                self._changed.notify_all()
+
+    def settle(self) -> None:
+        with self._changed:
+            self.settled = True
+            self._changed.notify_all()
+
+    def wait(self) -> bool:
+        """Until the open settles (True), or a connection has taken ``limit`` (False)."""
+        with self._changed:
+            while not self.settled:
+                left = None if self._since is None or math.isinf(self.limit) else (
+                    self._since + self.limit - time.monotonic())
+                if left is not None and left <= 0:
+                    return False
+                self._changed.wait(left)
+            return True
+
+    def late(self) -> bool:
+        """Whether the open is held by a connection past ``limit`` now."""
+        with self._changed:
+            return not self.settled and self._since is not None and time.monotonic() - self._since >= self.limit
 
 
 class MemoryWorker:
@@ -140,6 +199,15 @@ class MemoryWorker:
     A turn the gate keeps while the store does not answer (``passing``) waits in ``spool`` (``agent.spool``) and is
     written, before anything newer, by the first write after the store answers again; turns an earlier run left
     there are written once the store opens.
+
+    A store whose server does not answer when the chat starts (``StoreAway``) leaves memory *away*, not off: what
+    the gate keeps (judged by ``policy``, as the store would) and every ``/remember`` go to the spool, and a thread
+    of its own opens the store again, pausing longer after each failure (``REOPEN_FIRST`` doubling up to
+    ``REOPEN_MAX``), so that no recall, write or command ever waits on a connection to a server that may be frozen.
+    The store it opens is handed to the memory thread, which says so (``on_back``) and writes the spool, in order.
+    ``open_wait`` says how long a call waits for the store opening at start: as long as its own work takes, but not
+    for a connection to a server past its limit (``ConnectWait``; none: a store on this machine, which answers or
+    fails but does not freeze).
     """
 
     def __init__(
@@ -148,16 +216,25 @@ class MemoryWorker:
         on_write: Callable[[WriteOutcome], None],
         read_only: bool = False,
         spool: Spool | None = None,
+        *,
+        policy: MemoryPolicy | None = None,
+        open_wait: ConnectWait | None = None,
+        on_back: Callable[[], None] | None = None,
     ) -> None:
         self.read_only = read_only  # --read-only: recall, and never write (not even when a memory was last seen)
         self.spool = None if read_only else spool
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="memory")
         self._on_write = on_write
+        self._on_back = on_back
+        self._policy = policy or MemoryPolicy()
         self._pending: list[Future[WriteOutcome] | Future[None]] = []
-        self._service = self._pool.submit(self._open, open_service)
+        self._service: MemoryService | None = None  # set on the memory thread once the store is open
+        self._error: AgentError | None = None  # why it is not: away (opened again later) or failed for good
+        self._closing = threading.Event()
+        self._opening = open_wait or ConnectWait(math.inf)  # settled once the open at start succeeds or fails
+        self._late = False  # something went without the store because it was still opening (``StoreOpening``)
         self.count: int | None = None  # memories stored, refreshed after every change; None until the store opens
-        if self.spool is not None and self.spool.has_waiting():
-            self._pending.append(self._pool.submit(self._replay_waiting))
+        self._pool.submit(self._open_first, open_service)
 
     def _open(self, open_service: Callable[[], MemoryService]) -> MemoryService:
         """Open the store and load the embedding model now, so the first recall does not wait for them."""
@@ -175,16 +252,81 @@ class MemoryWorker:
             raise MemoryUnavailable(f"The memory store could not be opened ({type(exc).__name__}: {exc}).") from exc
         return service
 
+    def _open_first(self, open_service: Callable[[], MemoryService]) -> None:
+        """The open at start, on the memory thread (before any task: the thread takes them in order); then the
+        turns an earlier run, or this one while the store was opening, left in the spool are written."""
+        try:
+            service = self._open(open_service)
+        except AgentError as exc:
+            self._error = exc
+            self._opening.settle()
+            if isinstance(exc, StoreAway):
+                threading.Thread(target=self._reopen, args=(open_service,), name="memory-reopen", daemon=True).start()
+            return
+        self._service = service
+        self._opening.settle()  # before the spool is replayed: a recall waits for that on the memory thread
+        if self._late and self._on_back is not None:  # turns went without memory while it was opening
+            self._on_back()
+        self._replay(service)
+
+    def _reopen(self, open_service: Callable[[], MemoryService]) -> None:
+        """Open the store that was away at start again until it answers, off the memory thread (a frozen server
+        holds this thread for its connection timeout, and nothing else), and hand it to the memory thread."""
+        pause = REOPEN_FIRST
+        while not self._closing.wait(pause):
+            try:
+                service = self._open(open_service)
+            except StoreAway as exc:
+                log.debug("memory still away: %s", exc)
+                pause = min(pause * 2, REOPEN_MAX)
+                continue
+            except AgentError as exc:  # the server answers now, and refuses (a newer schema): memory is off
+                self._error = exc
+                return
+            try:
+                self._pool.submit(self._adopt, service)
+            except RuntimeError:  # the chat ended meanwhile: nothing will use the store
+                service.ledger.close()
+            return
+
+    def _adopt(self, service: MemoryService) -> None:
+        """Memory answers again: from now on it is used, and what waits in the spool is written first."""
+        self._service, self._error = service, None
+        if self._on_back is not None:
+            self._on_back()
+        self._replay(service)
+
+    def _store(self) -> MemoryService:
+        """The open store, on the memory thread; raises why there is none (the open at start ran first)."""
+        if self._service is None:
+            assert self._error is not None
+            raise self._error.with_traceback(None)
+        return self._service
+
     @property
     def failed(self) -> bool:
-        """True once opening the store has failed: memory is unusable for the rest of this run."""
-        return self._service.done() and self._service.exception() is not None
+        """True once opening the store has failed for a reason waiting does not cure: memory is unusable for the
+        rest of this run."""
+        return self._opening.settled and self._error is not None and not self.away
+
+    @property
+    def away(self) -> bool:
+        """True while the store's server, away when the chat started, has not answered since."""
+        return isinstance(self._error, StoreAway)
 
     def call(self, task: Callable[[MemoryService], T]) -> T:
-        """Run ``task`` with the service on the memory thread and return its result (or raise its error)."""
+        """Run ``task`` with the service on the memory thread and return its result (or raise its error). While the
+        store is away it raises at once, and a store still opening is waited for, but not past the limit of a
+        after the start at most (``StoreOpening``)."""
+        error = self._error
+        if isinstance(error, StoreAway):
+            raise error.with_traceback(None)
+        if not self._opening.wait():
+            self._late = True
+            raise StoreOpening(OPENING)
 
         def run() -> T:
-            service = self._service.result()
+            service = self._store()
             try:
                 result = task(service)
             except AgentError:
@@ -207,7 +349,7 @@ class MemoryWorker:
         def write() -> WriteOutcome:
             service: MemoryService | None = None
             try:
-                service = self._service.result()
+                service = self._store()
                 if again and not service.extracts:
                     return WriteOutcome(turn)
                 waiting = self._replay(service)
@@ -219,26 +361,70 @@ class MemoryWorker:
                 )
                 self.count = service.count()
             except Exception as exc:  # reported like any failed write, never lost in the worker thread
-                error = memory_failure(exc)
-                if service is not None and passing(error) and not service.keeps(text):
-                    outcome = WriteOutcome(turn)  # the store is away, and the gate keeps nothing of these words
-                else:
-                    kept = service is not None and self._keep(service, Spooled(text, session, turn, time.time(),
-                                                                               context, finished), error)
-                    outcome = WriteOutcome(turn, error=error, spooled=kept)
+                outcome = failed(memory_failure(exc), service)
             else:
                 outcome = WriteOutcome(turn, report=report)
             self._on_write(outcome)
             return outcome
 
+        def failed(error: AgentError, service: MemoryService | None) -> WriteOutcome:
+            if passing(error) and not keeps(self._policy if service is None else service.policy, text):
+                return WriteOutcome(turn)  # the store is away, and the gate keeps nothing of these words
+            kept = self._keep(Spooled(text, session, turn, time.time(), context, finished), error)
+            return WriteOutcome(turn, error=error, spooled=kept)
+
         self._pending = [f for f in self._pending if not f.done()]
+        if self._opening_late():  # the memory thread is held by the open: the turn waits in the spool at once
+            outcome = failed(StoreOpening(OPENING), None)
+            self._on_write(outcome)
+            return _done(outcome)
         future = self._pool.submit(write)
         self._pending.append(future)
         return future
 
-    def _keep(self, service: MemoryService, entry: Spooled, error: AgentError) -> bool:
-        """Put ``entry`` in the spool if the store's failure is ``passing`` and the gate keeps the words; whether
-        it is there now (a spool that cannot be written leaves the turn unsaved, and said so)."""
+    def remember(self, text: str, *, session: str, turn: int) -> WriteOutcome:
+        """``/remember``: store ``text`` as given (after what waits in the spool), or, while the store does not
+        answer, keep it in the spool with the turns (``spooled``, ``error`` says why); a refusal, and any failure
+        waiting does not cure, is raised."""
+
+        def run() -> WriteOutcome:
+            try:
+                service = self._store()
+                waiting = self._replay(service)
+                if waiting is not None:
+                    raise waiting
+                report = service.remember(text, session=session, turn=turn)
+            except Exception as exc:
+                error = memory_failure(exc)
+                if not kept(error):
+                    if error is exc:
+                        raise
+                    raise error from exc
+                return WriteOutcome(turn, error=error, spooled=True)
+            self.count = service.count()
+            return WriteOutcome(turn, report=report)
+
+        def kept(error: AgentError) -> bool:
+            refuse(text)  # what no memory may hold is refused now, not when the store is back
+            return self._keep(Spooled(text, session, turn, time.time(), explicit=True), error)
+
+        if self._opening_late():
+            error = StoreOpening(OPENING)
+            if not kept(error):
+                raise error
+            return WriteOutcome(turn, error=error, spooled=True)
+        return self._pool.submit(run).result()
+
+    def _opening_late(self) -> bool:
+        """Whether the open at start has waited on a server past its limit: the memory thread is held by a
+        connection that may never answer, so nothing more waits for it."""
+        late = self._opening.late()
+        self._late = self._late or late
+        return late
+
+    def _keep(self, entry: Spooled, error: AgentError) -> bool:
+        """Put ``entry`` in the spool if the store's failure is ``passing``; whether it is there now (a spool that
+        cannot be written leaves the turn unsaved, and said so)."""
         if self.spool is None or not passing(error):
             return False
         try:
@@ -248,11 +434,6 @@ class MemoryWorker:
             return False
         return True
 
-    def _replay_waiting(self) -> None:
-        """Write the turns an earlier run left in the spool, once the store has opened (if it does)."""
-        if self._service.exception() is None:
-            self._replay(self._service.result())
-
     def _replay(self, service: MemoryService) -> AgentError | None:
         """Write the spool's turns to memory, oldest first, each reported through ``on_write``; stop at the first
         that meets the store still away, and return that error (None once the spool is empty). A turn that fails
@@ -261,9 +442,12 @@ class MemoryWorker:
             return None
         for path, entry in self.spool.waiting():
             try:
-                report = service.observe(entry.text, session=entry.session, turn=entry.turn, when=entry.when,
-                                         extra={CONTEXT: entry.context} if entry.context else None,
-                                         extract=entry.finished)
+                if entry.explicit:
+                    report = service.remember(entry.text, session=entry.session, turn=entry.turn, when=entry.when)
+                else:
+                    report = service.observe(entry.text, session=entry.session, turn=entry.turn, when=entry.when,
+                                             extra={CONTEXT: entry.context} if entry.context else None,
+                                             extract=entry.finished)
                 self.count = service.count()
             except Exception as exc:
                 error = memory_failure(exc)
@@ -282,6 +466,7 @@ class MemoryWorker:
             future.result()
 
     def close(self) -> None:
+        self._closing.set()  # a store still away is not waited for: what the chat kept stays in the spool
         self.drain()
         if not self.read_only:
             self._pool.submit(self._flush_seen).result()
@@ -290,9 +475,16 @@ class MemoryWorker:
     def _flush_seen(self) -> None:
         """Record when recalled memories were last seen; a store that never opened has nothing to record."""
         try:
-            self._service.result().flush_seen()
+            if self._service is not None:
+                self._service.flush_seen()
         except Exception as exc:  # a store that failed to open or broke was reported when it did
             log.debug("last_seen not recorded: %s", exc)
+
+
+def _done(outcome: WriteOutcome) -> Future[WriteOutcome]:
+    future: Future[WriteOutcome] = Future()
+    future.set_result(outcome)
+    return future
 
 
 def _warm_index(service: MemoryService) -> None:

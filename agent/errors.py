@@ -9,6 +9,8 @@ can turn any of them into one line and an exit code, and print a traceback only 
     ├── MemoryUnavailable           the long-term store cannot be opened or used right now
     │   ├── StoreCorrupt            a file of the store is damaged; ``path`` names it
     │   ├── StoreLocked             another process holds the store
+    │   ├── StoreAway               a server of the store does not answer (down, refusing, frozen): it may come back
+    │   │   └── StoreOpening        the store is still opening, and a turn does not wait for a server any longer
     │   ├── DiskFull                the disk has no room for the store's writes; ``path`` names the directory
     │   └── EmbedderMismatch        the store was built by another embedder; the fix is a reindex
     ├── MemoryRefused               an explicit memory that must never be stored (a secret, a link, an instruction)
@@ -69,6 +71,18 @@ class DiskFull(MemoryUnavailable):
 
 class StoreLocked(MemoryUnavailable):
     """Another process holds the store and the wait for it ran out."""
+
+
+class StoreAway(MemoryUnavailable):
+    """A server of the store (the PostgreSQL database, the Chroma server) could not be reached or did not answer in
+    time: a reason that can pass by itself, so a chat that meets it at start keeps what it would remember on this
+    machine and opens the store again later (``agent.chat.MemoryWorker``). A store that answers and refuses (a
+    newer schema, a database that does not exist) is a plain ``MemoryUnavailable``: waiting does not cure it."""
+
+
+class StoreOpening(StoreAway):
+    """The store, on a server, has not finished opening within the time a turn waits for it: this turn goes without
+    memories, and the open goes on in the background."""
 
 
 class EmbedderMismatch(MemoryUnavailable):

@@ -11,6 +11,10 @@ no lock between them (a turn replayed twice is remembered once: a memory's id co
 
 A forget takes the forgotten words out of the spool too (``agent.forget.scrub_spool``): a turn still waiting there
 would otherwise bring a forgotten memory back when the store answers again.
+
+A chat that starts while the store's server does not answer spools the same way from its first turn (and keeps a
+``/remember`` here too): the memory worker opens the store again in the background and replays the spool once it
+answers.
 """
 
 from __future__ import annotations
@@ -26,7 +30,8 @@ from agent.files import read_regular, write_private
 
 @dataclass(frozen=True)
 class Spooled:
-    """One turn waiting for the store: what ``MemoryService.observe`` is given for it."""
+    """One turn waiting for the store: what ``MemoryService.observe`` is given for it; or, ``explicit``, the words
+    of a ``/remember``, which ``MemoryService.remember`` stores as given."""
 
     text: str
     session: str
@@ -34,6 +39,7 @@ class Spooled:
     when: float
     context: str = ""
     finished: bool = True
+    explicit: bool = False
 
 
 class Spool:

@@ -12,6 +12,8 @@ import logging
 import os
 import re
 import stat
+from collections.abc import Callable
+from contextlib import AbstractContextManager, nullcontext, suppress
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -22,7 +24,16 @@ from agent.adapters.mirrored_index import (
     reconcile,
     set_aside_index,
 )
-from agent.chat import ChatEngine, ChatEvents, ChatOptions, DeferredChatModel, MemoryWorker, in_background
+from agent.chat import (
+    OPEN_WAIT,
+    ChatEngine,
+    ChatEvents,
+    ChatOptions,
+    ConnectWait,
+    DeferredChatModel,
+    MemoryWorker,
+    in_background,
+)
 from agent.config import EmbedderKind, Settings, embedder_kind
 from agent.conversation import Conversation, model_summarizer
 from agent.errors import AgentError, ConfigError, StoreCorrupt, UsageError
@@ -242,6 +253,7 @@ def open_memory(
     extractor: Extractor | None = None,
     check: bool = True,
     notify: Notify | None = None,
+    connecting: Callable[[], AbstractContextManager[None]] = nullcontext,
 ) -> MemoryService:
     """The memory service of ``settings.user`` in the configured data directory (or Chroma server).
 
@@ -258,12 +270,16 @@ def open_memory(
     ``notify`` (by default a logged warning, which the CLI prints on stderr) tells the user in one line, as it
     tells anything else the open could not put right. The embedded store is held by the first process that opens
     it, until ``forget_clients`` (see ``agent.locking``); any other works from the ledger alone, never waiting.
+    ``connecting`` surrounds each step that waits on a server (``agent.chat.ConnectWait``).
     """
     tell = notify or log.warning
     paths = ensure_data_dir(settings.data_dir)
-    ledger = build_ledger(settings, paths)
+    _load_drivers(settings)
+    with connecting() if settings.database_url else nullcontext():
+        ledger = build_ledger(settings, paths)
     try:
-        index, set_aside = _open_index(settings, paths, ledger, tell, hold=not check)
+        with connecting() if settings.chroma_url else nullcontext():
+            index, set_aside = _open_index(settings, paths, ledger, tell, hold=not check)
         if embedder is None or isinstance(embedder, str):
             requested = embedder or (settings.embedder if settings.embedder != "auto" else None)
             recorded = index.space()
@@ -283,6 +299,18 @@ def open_memory(
         ledger.close()
         raise
     return service
+
+
+def _load_drivers(settings: Settings) -> None:
+    """Import the clients of the servers in ``settings`` now: that takes seconds on a loaded machine and is no wait
+    on a server, which ``connecting`` in ``open_memory`` counts alone."""
+    if settings.database_url:
+        with suppress(ImportError):  # build_ledger says what is missing
+            import agent.adapters.postgres_ledger  # noqa: F401
+    if settings.chroma_url:
+        from agent.adapters.chroma_index import load_library
+
+        load_library()
 
 
 def _open_index(
@@ -477,8 +505,12 @@ def build_chat(
         if settings.llm_extract:
             extractor = model_extractor(chat, settings.model, events.on_extraction_failed,
                                         lambda: conversation.placement)
-        worker = MemoryWorker(lambda: open_memory(settings, extractor=extractor), events.on_write,
-                              read_only=options.read_only, spool=Spool(paths.spool))
+        # A server may not answer at all: the turns wait OPEN_WAIT at most for a connection to it.
+        wait = ConnectWait(OPEN_WAIT)
+        worker = MemoryWorker(lambda: open_memory(settings, extractor=extractor, connecting=wait.connecting),
+                              events.on_write, read_only=options.read_only,
+                              spool=Spool(paths.spool),
+                              policy=memory_policy(settings), open_wait=wait, on_back=events.on_memory_back)
     server = in_background(lambda: server_profile(probe(settings), model=settings.model,
                                                   system_prompt=settings.system_prompt,
                                                   max_tokens=settings.max_tokens), "server-probe")

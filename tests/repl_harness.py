@@ -12,7 +12,7 @@ from pathlib import Path
 from rich.console import Console
 
 from agent.adapters.ledger import SqliteLedger
-from agent.chat import ChatEngine, MemoryWorker
+from agent.chat import ChatEngine, ConnectWait, MemoryWorker
 from agent.conversation import Conversation, model_summarizer
 from agent.memory.service import MemoryService
 from agent.ports import ChatModel, Embedder
@@ -65,10 +65,12 @@ def build_chat(
     max_tokens: int = 0,
     read_only: bool = False,
     spool: Spool | None = None,
+    open_wait: ConnectWait | None = None,
 ) -> Chat:
     """A chat wired like ``run_chat`` does it, minus the terminal; ``memory`` opens the service (None: off);
     ``history`` is the input history file ``/forget`` cleans; ``server`` what a probe of the model server found;
-    ``read_only`` is ``--read-only``; ``spool`` keeps the turns the store could not take."""
+    ``read_only`` is ``--read-only``; ``spool`` keeps the turns the store could not take; ``open_wait`` bounds the
+    wait for a connection to the store's server at start."""
     stdout, notices = io.StringIO(), io.StringIO()
     mode = Mode(interactive=interactive, plain=True)
     out = Output(mode, Console(file=stdout, width=100, no_color=True, soft_wrap=True),
@@ -78,7 +80,8 @@ def build_chat(
     conversation = Conversation(budget, model_summarizer(model, "test-model"))
     conversation.resume(existing.turns, existing.context_start, existing.summary)
     events = ReplEvents(out)
-    worker = None if memory is None else MemoryWorker(memory, events.on_write, read_only, spool)
+    worker = None if memory is None else MemoryWorker(memory, events.on_write, read_only, spool, open_wait=open_wait,
+                                                      on_back=events.on_memory_back)
     engine = ChatEngine(model, "test-model", conversation, store, existing, worker, server=server,
                         max_tokens=max_tokens)
     repl = Repl(engine, out, worker, events, history=history)

@@ -61,7 +61,7 @@ from urllib.parse import urlparse
 from agent import locking
 from agent.adapters import chroma_files, disk
 from agent.domain import VectorSpace
-from agent.errors import AgentError, DiskFull, MemoryUnavailable, StoreCorrupt
+from agent.errors import AgentError, DiskFull, MemoryUnavailable, StoreAway, StoreCorrupt
 from agent.ports import IndexHit
 
 log = logging.getLogger(__name__)
@@ -180,6 +180,12 @@ def _full(exc: BaseException, chroma_dir: Path, what: str, fresh: bool) -> DiskF
     return error
 
 
+def load_library() -> None:
+    """Import chromadb now (seconds on a loaded machine), so that a wait for the server counts the connection alone
+    (``agent.chat.ConnectWait``)."""
+    import chromadb  # noqa: F401
+
+
 def _open_server(url: str) -> Any:
     import chromadb
     from chromadb.config import Settings as ChromaSettings
@@ -197,7 +203,7 @@ def _open_server(url: str) -> Any:
     try:
         return _with_deadline(connect, SERVER_TIMEOUT)
     except Exception as exc:
-        raise MemoryUnavailable(
+        raise StoreAway(
             f"The Chroma server at {url} cannot be reached ({_short(exc)}): start it with "
             "`chroma run --path DIR --host 127.0.0.1 --port PORT`, or unset AGENT_CHROMA_URL."
         ) from exc
@@ -347,7 +353,7 @@ class ChromaIndex:
 
     def _call(self, what: str, fn: Callable[[], T]) -> T:
         if self._broken is not None:
-            raise MemoryUnavailable(self._broken)
+            raise StoreAway(self._broken)
         try:
             return _with_deadline(fn, SERVER_TIMEOUT) if self._remote else fn()
         except AgentError:
@@ -368,7 +374,7 @@ class ChromaIndex:
                 )
                 if isinstance(exc, _Timeout):
                     self._broken = message
-                raise MemoryUnavailable(message) from exc
+                raise StoreAway(message) from exc
             raise MemoryUnavailable(
                 f"The memory index at {self._location} failed to {what} ({_short(exc)}): {_REBUILD} if this persists."
             ) from exc

@@ -71,7 +71,7 @@ from psycopg.rows import dict_row
 from agent.adapters.ledger import TEXT_WEIGHT, facts_json, floats, quotes_json, row_to_record, search_context
 from agent.adapters.pg_watchdog import Watchdog
 from agent.domain import CONTEXT, ForgetRecord, Machine, MemoryRecord, Quote, StatedFact, VectorSpace
-from agent.errors import ConfigError, MemoryUnavailable, StoreLocked
+from agent.errors import ConfigError, MemoryUnavailable, StoreAway, StoreLocked
 from agent.memory.text import content_words
 
 if TYPE_CHECKING:
@@ -263,7 +263,7 @@ class PostgresLedger:
         if self._gave_up is not None:
             until, line = self._gave_up
             if time.monotonic() < until:
-                raise MemoryUnavailable(line)
+                raise StoreAway(line)
             self._gave_up = None
         try:
             conn = psycopg.connect(
@@ -303,11 +303,11 @@ class PostgresLedger:
             finally:
                 self._conn = None
 
-    def _rest(self, line: str) -> MemoryUnavailable:
+    def _rest(self, line: str) -> StoreAway:
         """Give the server up for ``REST`` times the timeout, telling why in ``line``."""
         self._drop()
         self._gave_up = (time.monotonic() + REST * self._timeout, line)
-        return MemoryUnavailable(line)
+        return StoreAway(line)
 
     def _at_connect(self, exc: psycopg.Error) -> MemoryUnavailable:
         text = str(exc)
@@ -315,16 +315,16 @@ class PostgresLedger:
             return MemoryUnavailable(f"The memory database {self.where} does not exist: create it (createdb), or "
                                      "point the database URL at one that does.")
         if "authentication failed" in text or "password" in text or ('role "' in text and "does not exist" in text):
-            return MemoryUnavailable(f"The memory database {self.where} refused the user name or password: correct "
-                                     "them in the database URL.")
+            return StoreAway(f"The memory database {self.where} refused the user name or password: correct "
+                             "them in the database URL.")
         if "Connection refused" in text:
-            return MemoryUnavailable(f"The memory database {self.where} refused the connection: start PostgreSQL "
-                                     "there, or correct the host and port in the database URL.")
+            return StoreAway(f"The memory database {self.where} refused the connection: start PostgreSQL "
+                             "there, or correct the host and port in the database URL.")
         if "timeout" in text:
             return self._rest(f"The memory database {self.where} did not answer within {self._timeout:g} s: check "
                               f"that the server is up and reachable (memory tries it again in {REST * self._timeout:g} "
                               "s).")
-        return MemoryUnavailable(f"The memory database {self.where} cannot be reached ({_first_line(exc)}).")
+        return StoreAway(f"The memory database {self.where} cannot be reached ({_first_line(exc)}).")
 
     def _failed(self, exc: psycopg.Error, doing: str) -> MemoryUnavailable:
         """The agent's error for a failed statement; a broken connection is dropped, to be made anew next time."""
@@ -335,8 +335,8 @@ class PostgresLedger:
         if (self._conn is None or self._conn.broken or self._conn.closed or exc.sqlstate is None
                 or isinstance(exc, errors.AdminShutdown | errors.CrashShutdown | errors.CannotConnectNow)):
             self._drop()
-            return MemoryUnavailable(f"The memory database {self.where} went away while memory was {doing} "
-                                     f"({_first_line(exc)}): memory works again once the server is back.")
+            return StoreAway(f"The memory database {self.where} went away while memory was {doing} "
+                             f"({_first_line(exc)}): memory works again once the server is back.")
         if isinstance(exc, errors.LockNotAvailable) and doing == "erased":
             return StoreLocked(f"The memory database {self.where} could not rewrite the forgotten memories' tables: "
                                f"another session kept a transaction open on them for over {self._vacuum_wait:g} s "

@@ -109,6 +109,33 @@ def space_of(embedder: Embedder) -> VectorSpace:
     return VectorSpace(embedder.name, embedder.model, embedder.dimension)
 
 
+def judge(policy: MemoryPolicy, text: str) -> tuple[gate.GateDecision, str, profile.Statement]:
+    """The gate's decision on ``text``, the words a kept memory is made from, and the profile facts they state:
+    pure, so a chat whose store is away can ask it (``keeps``) before the store answers."""
+    decision = gate.decide(text) if policy.gate else gate.GateDecision(True, "gate off", text=text.strip())
+    # A turn kept without the part that carries a link is stored, provenance included, without that part.
+    words = text.strip() if gate.refusal(text) is None else decision.text
+    statement = profile.read(words) if policy.truth else profile.Statement()
+    if not decision.keep and statement and gate.refusal(text) is None:
+        # "Please just call me Kate": a request in form, a profile fact in substance.
+        decision = gate.GateDecision(True, "states a profile fact", text=text.strip())
+    return decision, words, statement
+
+
+def keeps(policy: MemoryPolicy, text: str) -> bool:
+    """Whether ``observe`` would keep something of the user's words ``text``: the gate's judgement alone, with
+    nothing read or written (a chat asks it when the store cannot be reached, to keep the turn for later)."""
+    return judge(policy, text)[0].keep
+
+
+def refuse(text: str) -> None:
+    """Raise ``MemoryRefused`` when no memory may hold ``text``, whoever asks (``remember`` checks it, and a chat
+    whose store is away checks it before keeping a ``/remember`` for later)."""
+    refused = gate.refusal(text)
+    if refused:
+        raise MemoryRefused(f"Not remembered: {refused}.")
+
+
 class MemoryService:
     """Long-term memory of one user over a ledger, a vector index and an embedder."""
 
@@ -175,7 +202,7 @@ class MemoryService:
     ) -> WriteReport:
         """Run one user turn through the gate and store what it keeps. Only the user's words come here.
         ``extract`` False holds back the model's extraction (for a turn whose reply did not finish)."""
-        decision, words, statement = self._judge(text)
+        decision, words, statement = judge(self.policy, text)
         log.debug("gate: %s (%s)", "keep" if decision.keep else "skip", decision.reason)
         if not decision.keep:
             return WriteReport(decision)
@@ -212,30 +239,14 @@ class MemoryService:
         return WriteReport(decision, (first, *rest), refreshed=frozenset(known), evicted=(*evicted, *more),
                            superseded=outcome.supersedes, restated=outcome.restates, dropped=tuple(dropped))
 
-    def keeps(self, text: str) -> bool:
-        """Whether ``observe`` would keep something of the user's words ``text``: the gate's judgement alone, with
-        nothing read or written (a chat asks it when the store cannot be reached, to keep the turn for later)."""
-        return self._judge(text)[0].keep
-
-    def _judge(self, text: str) -> tuple[gate.GateDecision, str, profile.Statement]:
-        """The gate's decision on ``text``, the words a kept memory is made from, and the profile facts they state."""
-        decision = gate.decide(text) if self.policy.gate else gate.GateDecision(True, "gate off", text=text.strip())
-        # A turn kept without the part that carries a link is stored, provenance included, without that part.
-        words = text.strip() if gate.refusal(text) is None else decision.text
-        statement = profile.read(words) if self.policy.truth else profile.Statement()
-        if not decision.keep and statement and gate.refusal(text) is None:
-            # "Please just call me Kate": a request in form, a profile fact in substance.
-            decision = gate.GateDecision(True, "states a profile fact", text=text.strip())
-        return decision, words, statement
-
-    def remember(self, text: str, *, session: str = "cli", turn: int = 0, kind: MemoryKind = "explicit") -> WriteReport:
+    def remember(self, text: str, *, session: str = "cli", turn: int = 0, kind: MemoryKind = "explicit",
+                 when: float | None = None) -> WriteReport:
         """Store ``text`` as given (``/remember``, ``agent memories add``): the user's explicit wish, which skips
         the judgement of what is worth keeping but not the refusals that hold for every memory, nor the capacity.
-        Raises ``MemoryRefused`` or ``OverCapacity``; the report says what was stored and what was evicted."""
-        refused = gate.refusal(text)
-        if refused:
-            raise MemoryRefused(f"Not remembered: {refused}.")
-        stamp = self._clock()
+        Raises ``MemoryRefused`` or ``OverCapacity``; the report says what was stored and what was evicted.
+        ``when`` is when it was asked (one kept while the store was away is remembered later)."""
+        refuse(text)
+        stamp = self._clock() if when is None else when
         record = self._record(dates.resolve(text.strip(), stamp), kind, session=session, turn=turn, when=stamp,
                               source=text.strip())
         full = self.room([record])

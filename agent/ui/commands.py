@@ -340,7 +340,12 @@ class Commands(ChatControls):
             self.out.warn("Usage: /remember TEXT")
             return
         session, turn = self.engine.session.name, len(self.engine.session.turns)
-        report = memory.call(lambda s: s.remember(text, session=session, turn=turn))
+        outcome = memory.remember(text, session=session, turn=turn)
+        report = outcome.report
+        if report is None:  # the store does not answer: the words wait in the spool with the turns
+            self.out.warn(f"Not remembered yet ({outcome.error}): it is kept on this machine and remembered when "
+                          "memory answers again.")
+            return
         for record in report.stored:
             self.out.notice(f"{report.verb(record)}: {shorten(record.text)}", "green")
         for record in report.evicted:
@@ -391,6 +396,8 @@ class Commands(ChatControls):
         if memory is None:
             return "off"
         if memory.count is None:
+            if memory.away:
+                return "away (what this chat keeps waits on this machine until memory answers)"
             return "could not be opened" if memory.failed else "counting… (the store is still opening)"
         return plural(memory.count, "memory", "memories") + writes_state(self.engine)
 

@@ -24,7 +24,7 @@ from rich.traceback import Traceback
 
 from agent.chat import ChatEngine, ChatOptions, MemoryWorker, PendingTurn, TurnResult, WriteOutcome
 from agent.conversation import Fold
-from agent.errors import ChatError, SessionCorrupt, UsageError
+from agent.errors import ChatError, SessionCorrupt, StoreOpening, UsageError
 from agent.ports import RetryNotice
 from agent.sessions import Session, SessionStore, check_name, new_name
 from agent.tokens import count_tokens
@@ -140,6 +140,8 @@ class Repl:
         self.signals = HeldInterrupts()
         self._unsaved_told = False
         self._recall_failing = False  # the last recall failed: a store away for many turns is said once
+        self._away_told = False  # memory was away at start: said once (``ReplEvents.on_memory_back`` its return)
+        self._opening_told = False  # a turn went without memories while the store on a server was still opening
 
     def use(self, reader: LineReader) -> None:
         self.reader = reader
@@ -292,6 +294,15 @@ class Repl:
         if self.worker is not None and self.worker.failed:
             self.out.warn(f"Long-term memory is unavailable: {error} Chatting without it in this run.")
             self.engine.memory = None
+        elif self.worker is not None and self.worker.away:  # since the start: said once, and its return once
+            if not self._away_told:
+                self.out.warn(f"Long-term memory is away: {error} What this chat would remember is kept on this "
+                              "machine until memory answers, and remembered then.")
+            self._away_told, self._recall_failing = True, False
+        elif isinstance(error, StoreOpening):
+            if not self._opening_told:
+                self.out.notice(f"({error} This reply goes without it.)")
+            self._opening_told = True
         elif not self._recall_failing:
             self.out.warn(f"memory: recall failed ({error}); the replies have no memories until it answers again.")
             self._recall_failing = True
@@ -348,12 +359,22 @@ class ReplEvents:
         self.out = out
         self.late: set[int] = set()
         self._spooling = False  # a turn waits in the spool: the next ones are said in short
+        self._held: set[int] = set()  # turns kept while the store was still opening: said when they land
 
     def on_write(self, outcome: WriteOutcome) -> None:
         """Called on the memory thread after each background write."""
+        if outcome.spooled and isinstance(outcome.error, StoreOpening):
+            # Not known to be away, only slow: its receipt comes when it is written, as a write that landed late
+            # (and if the store turns out away, the next turn says so for it too).
+            self._held.add(outcome.turn)
+            if self.out.mode.interactive:
+                self.late.add(outcome.turn)
+            return
         late = f"(turn {outcome.turn}) " if outcome.turn in self.late else ""
-        if outcome.replayed:
+        if outcome.replayed and outcome.turn not in self._held:
             late = f"(turn {outcome.turn}, kept while memory was away) "
+        if outcome.replayed:
+            self._held.discard(outcome.turn)
         if outcome.spooled:
             if self._spooling:
                 self.out.warn(f"memory: turn {outcome.turn} is kept on this machine too, until memory answers again")
@@ -384,6 +405,9 @@ class ReplEvents:
 
     def on_extraction_failed(self, error: ChatError) -> None:
         self.out.warn(f"memory: extraction failed ({error})")
+
+    def on_memory_back(self) -> None:
+        self.out.notice("(memory answers again: what this chat kept on this machine is remembered now)")
 
 
 def pick_session(store: SessionStore, options: ChatOptions) -> tuple[str, bool]:
