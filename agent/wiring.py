@@ -272,9 +272,10 @@ def open_memory(
             service.check_space()
             if isinstance(index, MirroredIndex):  # the index of a process that works from the ledger is the ledger
                 done = reconcile(ledger, index, service.embedder, settings.user, tell)
-                if done.restored and not set_aside:  # a set-aside index was announced as rebuilt already
-                    tell(f"The memory index lacked {done.restored} of {service.count()} memories; they were "
-                         "restored from the ledger.")
+                lacked = done.restored - done.recent  # the recent: another machine's write on its way
+                if lacked and not set_aside:  # a set-aside index was announced as rebuilt already
+                    tell(f"The memory index lacked {lacked} of {service.count()} memories; they were restored "
+                         "from the ledger.")
                 if done.whole and not settings.chroma_url:
                     drop_set_aside_indexes(paths.chroma)
     except BaseException:
@@ -286,11 +287,11 @@ def open_memory(
 def _open_index(
     settings: Settings, paths: DataPaths, ledger: Ledger, notify: Notify, hold: bool
 ) -> tuple[MirroredIndex | LedgerVectors, bool]:
-    """The user's index and whether it was set aside: on the Chroma server; or the embedded store, after a health
-    probe, when this process holds it (an index that fails the probe is moved aside and a fresh one opened, which
-    ``reconcile`` then fills from the ledger); or, when another process holds it, the ledger's own vector copies
-    (``agent.adapters.index_holder`` says why). ``hold`` waits briefly for the store instead: rebuild and reindex
-    rewrite it."""
+    """The user's index and whether it was set aside: on the Chroma server, caught up with the ledger before each
+    search as the held embedded store is; or the embedded store, after a health probe, when this process holds it
+    (an index that fails the probe is moved aside and a fresh one opened, which ``reconcile`` then fills from the
+    ledger); or, when another process holds it, the ledger's own vector copies (``agent.adapters.index_holder``
+    says why). ``hold`` waits briefly for the store instead: rebuild and reindex rewrite it."""
     from agent import locking
     from agent.adapters.chroma_index import LOCK_WAIT, ChromaIndex, open_client
     from agent.adapters.index_holder import HeldIndex
@@ -299,7 +300,7 @@ def _open_index(
     if settings.chroma_url:
         client = open_client(None, settings.chroma_url)
         remote = ChromaIndex(client, settings.user, settings.chroma_url, namespace=ledger.store_id(), remote=True)
-        return MirroredIndex(remote, ledger, settings.user), False
+        return HeldIndex(remote, ledger, settings.user), False
     if hold:
         locking.acquire(paths.chroma, LOCK_WAIT)
     elif not locking.try_acquire(paths.chroma):

@@ -1,4 +1,5 @@
-"""The index of the one process that holds the embedded Chroma store, kept in step with what the others wrote.
+"""The Chroma index of a process, kept in step with what the other processes wrote to the ledger: the one process
+that holds the embedded store, or every process on a Chroma server.
 
 Several agent processes share one data directory (chats in several terminals, ``agent memories ...`` beside
 them). Only one of them may have the embedded Chroma store open (``agent.locking``): whoever opens memory first
@@ -12,6 +13,14 @@ is not, and leaves Chroma's files then.
 
 The index holds nothing the ledger does not: every vector reaches the ledger before Chroma (``MirroredIndex``), and
 a forget deletes from Chroma first, so comparing the ids of the two tells exactly what to add and what to drop.
+
+On a Chroma server (the shared deployment) the same catch-up heals what no single open can: a memory whose vector
+reached the ledger but not the server (the server stopped or killed while a chat wrote it, on any machine) is put
+into the server's index by the next search of any chat open on that ledger, from the ledger's copy. The ids this
+process knows in the server's collection are those it read at its first catch-up and those it wrote since; what
+other machines wrote there since is put in once more from the same copy, which changes nothing. A vector this
+process cannot write to Chroma (the server away) is not a failed write: the memory and its vector are in the
+ledger, the source of truth, and the next catch-up puts it into the index.
 """
 
 from __future__ import annotations
@@ -21,6 +30,7 @@ from collections.abc import Sequence
 
 from agent.adapters.chroma_index import ChromaIndex
 from agent.adapters.mirrored_index import MirroredIndex
+from agent.errors import DiskFull, MemoryUnavailable, StoreCorrupt
 from agent.ports import IndexHit, Ledger
 
 log = logging.getLogger(__name__)
@@ -39,7 +49,17 @@ class HeldIndex(MirroredIndex):
         return super().query(vector, k)
 
     def upsert(self, ids: Sequence[str], vectors: Sequence[Sequence[float]]) -> None:
-        super().upsert(ids, vectors)
+        """Keep the vectors in the ledger, then in Chroma; a Chroma that does not answer leaves them for the next
+        catch-up (a full disk or a damaged store still fails the write: waiting would not mend them)."""
+        self._ledger.put_vectors(self._user, ids, vectors)
+        try:
+            self.chroma.upsert(ids, vectors)
+        except (StoreCorrupt, DiskFull):
+            raise
+        except MemoryUnavailable as exc:
+            log.debug("index: %d vectors kept in the ledger only for now: %s", len(ids), exc)
+            self._mark = None  # the next search compares again, and finds them missing
+            return
         if self._indexed is not None:
             self._indexed.update(ids)
 

@@ -1,0 +1,143 @@
+"""The Chroma server side of the shared deployment (issue 11 §2): a server stopped and continued mid-chat heals the
+index as a restarted one does, a memory whose vector never reached the server is found by any chat open on the
+ledger, and a reconcile beside another machine's write in flight does not alarm the user.
+
+Real ``chroma run`` throughout (``tests.helpers_store.chroma_server``), and real PostgreSQL where two machines share
+the ledger. A stopped server is always continued in a ``finally``. Every wait is for a state (a search that finds
+the memory) with a timeout only a hang reaches.
+"""
+
+from __future__ import annotations
+
+import signal
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from agent.adapters import chroma_index
+from agent.adapters.mirrored_index import IN_FLIGHT
+from agent.domain import MemoryRecord, content_hash, memory_id
+from agent.errors import MemoryUnavailable
+from agent.memory.service import MemoryService
+from tests.helpers_store import (
+    ShaEmbedder,
+    chroma_server,
+    index_of,
+    open_fake_memory,
+    returns_within,
+    text_for,
+)
+
+pytestmark = pytest.mark.slow
+
+HEAL_WAIT = 120.0  # a bound only a server that never answers again reaches
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    with chroma_server(tmp_path_factory.mktemp("heal-chroma") / "store") as running:
+        yield running.url
+
+
+def found_by_meaning(memory: MemoryService, text: str) -> bool:
+    """Whether a search by ``text``'s vector answers its memory first (the index, not the keyword search)."""
+    hits = memory.index.query(ShaEmbedder().embed([text])[0], 1)
+    return bool(hits) and hits[0].id in {r.id for r in memory.list() if r.text == text}
+
+
+def eventually(check: Callable[[], bool], what: str) -> None:
+    """Wait for ``check`` to hold, asking again while memory is still unavailable; fail only after ``HEAL_WAIT``."""
+    deadline = time.monotonic() + HEAL_WAIT
+    while True:
+        try:
+            if check():
+                return
+        except MemoryUnavailable:
+            pass
+        assert time.monotonic() < deadline, f"never: {what}"
+        time.sleep(0.1)
+
+
+def test_a_server_stopped_and_continued_mid_chat_heals_and_indexes_what_was_said_meanwhile(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(chroma_index, "SERVER_TIMEOUT", 1.0)
+    before, during = text_for("before", 0), text_for("during", 0)
+    with chroma_server(tmp_path / "server") as running:
+        monkeypatch.setenv("AGENT_CHROMA_URL", running.url)
+        memory = open_fake_memory()
+        memory.add(before)
+        assert found_by_meaning(memory, before)
+        running.process.send_signal(signal.SIGSTOP)
+        try:
+            with pytest.raises(MemoryUnavailable, match="no answer within 1 s"):
+                returns_within(60, lambda: memory.search(before))
+            # Written while the server is stopped: remembered (the ledger is the source of truth), not lost.
+            returns_within(60, lambda: memory.add(during))
+            assert {r.text for r in memory.list()} == {before, during}
+            assert memory.ledger.stored_vectors(memory.user, [r.id for r in memory.list() if r.text == during])
+        finally:
+            running.process.send_signal(signal.SIGCONT)
+        # No restart, no new open: the same service finds both by meaning once the server runs again.
+        eventually(lambda: found_by_meaning(memory, before) and found_by_meaning(memory, during),
+                   "the continued server answers the open service")
+        assert {r.text for r in memory.list()} == {before, during}
+
+
+def on_machine(monkeypatch: pytest.MonkeyPatch, root: Path, database_url: str, chroma_url: str) -> MemoryService:
+    """The memory of a machine of its own (a data directory) on the shared database and Chroma server."""
+    monkeypatch.setenv("AGENT_DATA_DIR", str(root))
+    monkeypatch.setenv("AGENT_DATABASE_URL", database_url)
+    monkeypatch.setenv("AGENT_CHROMA_URL", chroma_url)
+    return open_fake_memory()
+
+
+def test_a_memory_whose_vector_never_reached_the_server_is_found_by_a_chat_open_on_another_machine(
+    tmp_path: Path, pg_url: str, server: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    desk = on_machine(monkeypatch, tmp_path / "desk", pg_url, server)
+    try:
+        assert desk.search(text_for("early", 0)) == []  # open and searched: its index has read the server's ids
+        laptop = on_machine(monkeypatch, tmp_path / "laptop", pg_url, server)
+        try:
+            late = text_for("late", 0)
+            laptop.add(late)
+            written = [r.id for r in laptop.list() if r.text == late]
+            index_of(laptop).delete(written)  # the laptop's write stopped after the ledger: no vector on the server
+            assert index_of(desk).vectors(written) == {}
+            assert laptop.ledger.stored_vectors(laptop.user, written)
+        finally:
+            laptop.ledger.close()
+        assert found_by_meaning(desk, late)  # the desk's next search, without a restart
+        assert set(index_of(desk).vectors(written)) == set(written)
+    finally:
+        desk.ledger.close()
+
+
+def test_a_reconcile_beside_another_machines_write_in_flight_says_nothing_and_an_old_gap_is_told(
+    tmp_path: Path, server: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("AGENT_CHROMA_URL", server)
+    memory = open_fake_memory()
+    fresh, old = text_for("fresh", 0), text_for("old", 0)
+    memory.add(fresh)
+    long_ago = time.time() - IN_FLIGHT - 3600
+    memory.write([MemoryRecord(id=memory_id(memory.user, old), text=old, kind="explicit", user=memory.user,
+                               session="test", turn=0, created_at=long_ago, last_seen=long_ago,
+                               content_hash=content_hash(old), source=old)])
+    ids = {r.text: r.id for r in memory.list()}
+    index_of(memory).delete([ids[fresh]])  # in the ledger, not in the index yet: a write on its way
+    memory.ledger.close()
+    notices: list[str] = []
+    reopened = open_fake_memory(notices.append)
+    reopened.ledger.close()
+    assert notices == []
+    assert set(index_of(reopened).vectors([ids[fresh]])) == {ids[fresh]}  # restored all the same
+
+    index_of(reopened).delete([ids[old]])  # written an hour ago and still not in the index: the index lost it
+    again = open_fake_memory(notices.append)
+    again.ledger.close()
+    assert notices == ["The memory index lacked 1 of 2 memories; they were restored from the ledger."]
+    assert set(index_of(again).vectors([ids[old]])) == {ids[old]}
