@@ -240,6 +240,7 @@ def open_memory(
     extractor: Extractor | None = None,
     check: bool = True,
     notify: Notify | None = None,
+    ledger_only: bool = False,
 ) -> MemoryService:
     """The memory service of ``settings.user`` in the configured data directory (or Chroma server).
 
@@ -256,12 +257,15 @@ def open_memory(
     ``notify`` (by default a logged warning, which the CLI prints on stderr) tells the user in one line, as it
     tells anything else the open could not put right. The embedded store is held by the first process that opens
     it, until ``forget_clients`` (see ``agent.locking``); any other works from the ledger alone, never waiting.
+    With ``ledger_only`` the ledger's own vector copies stand in for the index and Chroma is not opened: a command
+    that reads the ledger only must not wait for, or fail with, a Chroma server that is down or frozen.
     """
     tell = notify or log.warning
     paths = ensure_data_dir(settings.data_dir)
     ledger = build_ledger(settings, paths)
     try:
-        index, set_aside = _open_index(settings, paths, ledger, tell, hold=not check)
+        index, set_aside = (_ledger_index(ledger, settings.user) if ledger_only
+                            else _open_index(settings, paths, ledger, tell, hold=not check))
         if embedder is None or isinstance(embedder, str):
             requested = embedder or (settings.embedder if settings.embedder != "auto" else None)
             recorded = index.space()
@@ -282,6 +286,12 @@ def open_memory(
         ledger.close()
         raise
     return service
+
+
+def _ledger_index(ledger: Ledger, user: str) -> tuple[LedgerVectors, bool]:
+    from agent.adapters.ledger_vectors import LedgerVectors
+
+    return LedgerVectors(ledger, user), False
 
 
 def _open_index(

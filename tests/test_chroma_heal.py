@@ -21,6 +21,8 @@ from agent.adapters.mirrored_index import IN_FLIGHT
 from agent.domain import MemoryRecord, content_hash, memory_id
 from agent.errors import MemoryUnavailable
 from agent.memory.service import MemoryService
+from tests.cli_harness import invoke
+from tests.fake_openai import FakeOpenAI, Reply
 from tests.helpers_store import (
     ShaEmbedder,
     chroma_server,
@@ -29,6 +31,8 @@ from tests.helpers_store import (
     returns_within,
     text_for,
 )
+from tests.ports import refused_port
+from tests.test_rel_terminals import env_for
 
 pytestmark = pytest.mark.slow
 
@@ -141,3 +145,31 @@ def test_a_reconcile_beside_another_machines_write_in_flight_says_nothing_and_an
     again.ledger.close()
     assert notices == ["The memory index lacked 1 of 2 memories; they were restored from the ledger."]
     assert set(index_of(again).vectors([ids[old]])) == {ids[old]}
+
+
+@pytest.fixture
+def fake() -> Iterator[FakeOpenAI]:
+    with FakeOpenAI(fallback=Reply("Noted.")) as server:
+        yield server
+
+
+def test_the_commands_that_read_the_ledger_only_work_while_the_server_is_frozen_or_down(
+    tmp_path: Path, fake: FakeOpenAI, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    kept = text_for("kept", 0)
+    with chroma_server(tmp_path / "server") as running:
+        env = {**env_for(fake), "AGENT_DATA_DIR": str(tmp_path / "data"), "AGENT_CHROMA_URL": running.url}
+        added = invoke("memories", "add", kept, env=env)
+        assert added.returncode == 0, added.stderr
+        monkeypatch.setattr(chroma_index, "SERVER_TIMEOUT", 3600.0)  # a call to the stopped server would hang
+        running.process.send_signal(signal.SIGSTOP)
+        try:
+            for command in (("list",), ("profile",), ("export",)):
+                done = returns_within(60, lambda command=command: invoke("memories", *command, env=env))
+                assert done.returncode == 0 and done.stderr == "", (command, done.stderr)
+                assert command == ("profile",) or kept in done.stdout
+        finally:
+            running.process.send_signal(signal.SIGCONT)
+    with refused_port() as port:  # no server at all
+        done = invoke("memories", "list", env={**env, "AGENT_CHROMA_URL": f"http://127.0.0.1:{port}"})
+    assert done.returncode == 0 and kept in done.stdout, done.stderr
