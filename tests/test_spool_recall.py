@@ -9,7 +9,7 @@ from pathlib import Path
 from agent.adapters.ledger import SqliteLedger
 from agent.spool import Spool, Spooled
 from tests.repl_harness import build_chat, run_lines
-from tests.test_shared_spool import Outage, Switching, service
+from tests.test_shared_spool import AWAY, Outage, Switching, service
 
 
 class Healing(Spool):
@@ -49,3 +49,19 @@ def test_the_turn_memory_answers_again_recalls_what_was_said_while_it_was_away(t
     assert not spool.has_waiting()
 
 
+
+def test_why_after_a_recall_that_failed_says_memory_did_not_answer(tmp_path: Path) -> None:
+    outage = outage_in(tmp_path)
+    memory = service(outage)
+
+    def down() -> None:
+        outage.down = True
+
+    chat = Switching({2: down}, *["Noted."] * 3)  # down after the recall of the second turn
+    done = run_lines(build_chat(tmp_path, chat, memory=lambda: memory, spool=Spool(tmp_path / "spool")),
+                     "I live in Boston", "where do I live?", "/why", "and my sister?", "/why")
+    assert done.code == 0, done.log
+    # The first /why shows the memories of the second reply; the second says why the third had none.
+    assert "The memory went into the system message" in done.log
+    assert "No reply with memory yet" not in done.log
+    assert done.log.rstrip().endswith(f"Memory did not answer for the last message ({AWAY}): none was injected.")
