@@ -33,7 +33,7 @@ def measure(database_url: str, chroma_url: str, waiting: Sequence[int], rounds: 
     """For each count in ``waiting``: per round, the ms one recall took beyond an empty-spool recall."""
     embedder = LocalEmbedder()
     embedder.warm_up()
-    texts, asked = iter(sentences(sum(waiting) * rounds + 10)), probes(rounds * len(waiting) * 2)
+    texts, asked = iter(sentences(sum(waiting) * rounds + 10)), probes(rounds * len(waiting) * 2 + 1)
     out: dict[int, list[float]] = {}
     with tempfile.TemporaryDirectory(prefix="bench-spool-") as scratch:
         os.environ.update(AGENT_DATA_DIR=str(Path(scratch) / "data"), AGENT_DATABASE_URL=database_url,
