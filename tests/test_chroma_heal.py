@@ -11,12 +11,16 @@ from __future__ import annotations
 
 import signal
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from agent.adapters import chroma_index
+from agent.adapters.chroma_index import ChromaIndex, open_client
+from agent.adapters.index_holder import HeldIndex
+from agent.adapters.ledger import SqliteLedger
 from agent.adapters.mirrored_index import IN_FLIGHT
 from agent.domain import MemoryRecord, content_hash, memory_id
 from agent.errors import MemoryUnavailable
@@ -175,3 +179,38 @@ def test_the_commands_that_read_the_ledger_only_work_while_the_server_is_frozen_
     with refused_port() as port:  # no server at all
         done = invoke("memories", "list", env={**env, "AGENT_CHROMA_URL": f"http://127.0.0.1:{port}"})
     assert done.returncode == 0 and kept in done.stdout, done.stderr
+
+
+class ForgetDuringRead:
+    """A ledger on which another machine's forget of ``victim`` lands right after this process read its vector:
+    the forget deleted the vector from the server first, and now deletes the memory from the ledger."""
+
+    def __init__(self, ledger: SqliteLedger, victim: str) -> None:
+        self.ledger = ledger
+        self.victim = victim
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.ledger, name)
+
+    def stored_vectors(self, user: str, ids: Sequence[str]) -> dict[str, list[float]]:
+        found = self.ledger.stored_vectors(user, ids)
+        if self.victim in found:
+            self.ledger.delete(user, [self.victim])
+        return found
+
+
+def test_a_catch_up_does_not_put_back_a_vector_another_machine_is_forgetting(tmp_path: Path, server: str) -> None:
+    text = text_for("forgotten", 0)
+    victim = memory_id("me", text)
+    ledger = SqliteLedger(tmp_path / "ledger.sqlite3")
+    now = time.time()
+    ledger.put([MemoryRecord(id=victim, text=text, kind="explicit", user="me", session="test", turn=0,
+                             created_at=now, last_seen=now, content_hash=content_hash(text), source=text)])
+    ledger.put_vectors("me", [victim], ShaEmbedder().embed([text]))
+    chroma = ChromaIndex(open_client(None, server), "me", server, namespace=ledger.store_id(), remote=True)
+    try:
+        HeldIndex(chroma, ForgetDuringRead(ledger, victim), "me").catch_up()  # type: ignore[arg-type]
+        assert ledger.ids("me") == []
+        assert chroma.ids() == set()
+    finally:
+        ledger.close()

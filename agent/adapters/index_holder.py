@@ -76,6 +76,17 @@ class HeldIndex(MirroredIndex):
         """Read the index's ids and catch up now (a chat calls this while it opens), not at the first search."""
         self.catch_up()
 
+    def _drop_forgotten_meanwhile(self, ids: list[str]) -> None:
+        """On a server another machine's forget deletes the vector from Chroma, then the memory from the ledger: a
+        vector this process read from the ledger in between and put back would outlive the forget. The ones whose
+        memory has left the ledger by now are deleted again; one that leaves it later moves the change mark, and the
+        next catch-up drops it (as does the next open's ``reconcile``)."""
+        forgotten = sorted(set(ids) - set(self._ledger.stored_vectors(self._user, ids)))
+        if forgotten:
+            self.chroma.delete(forgotten)
+            assert self._indexed is not None
+            self._indexed.difference_update(forgotten)
+
     def catch_up(self) -> None:
         """Put into Chroma the vectors other processes wrote to the ledger, and drop the ones they forgot."""
         mark = self._ledger.change_mark()
@@ -93,6 +104,8 @@ class HeldIndex(MirroredIndex):
             found = self._ledger.stored_vectors(self._user, new)
             self.chroma.upsert(list(found), list(found.values()))
             self._indexed.update(found)
+            if self.chroma.remote:
+                self._drop_forgotten_meanwhile(list(found))
         if gone or new:
             log.debug("index: caught up with the ledger, %d added and %d dropped", len(new), len(gone))
         self._mark = mark
