@@ -85,6 +85,7 @@ def test_a_server_stopped_and_continued_mid_chat_heals_and_indexes_what_was_said
                 returns_within(60, lambda: memory.search(before))
             # Written while the server is stopped: remembered (the ledger is the source of truth), not lost.
             returns_within(60, lambda: memory.add(during))
+            returns_within(60, lambda: memory.add(before))  # said again: already remembered, no failure
             assert {r.text for r in memory.list()} == {before, during}
             assert memory.ledger.stored_vectors(memory.user, [r.id for r in memory.list() if r.text == during])
         finally:

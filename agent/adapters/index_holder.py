@@ -36,6 +36,11 @@ from agent.ports import IndexHit, Ledger
 log = logging.getLogger(__name__)
 
 
+def _away(exc: MemoryUnavailable) -> bool:
+    """Whether Chroma merely did not answer: a full disk or a damaged store is not mended by waiting."""
+    return not isinstance(exc, StoreCorrupt | DiskFull)
+
+
 class HeldIndex(MirroredIndex):
     """``MirroredIndex`` that catches up with the ledger before each search."""
 
@@ -54,14 +59,24 @@ class HeldIndex(MirroredIndex):
         self._ledger.put_vectors(self._user, ids, vectors)
         try:
             self.chroma.upsert(ids, vectors)
-        except (StoreCorrupt, DiskFull):
-            raise
         except MemoryUnavailable as exc:
+            if not _away(exc):
+                raise
             log.debug("index: %d vectors kept in the ledger only for now: %s", len(ids), exc)
             self._mark = None  # the next search compares again, and finds them missing
             return
         if self._indexed is not None:
             self._indexed.update(ids)
+
+    def vectors(self, ids: Sequence[str]) -> dict[str, list[float]]:
+        """The vectors of ``ids``, from the ledger's copies when Chroma does not answer: a write of a memory already
+        stored reads them, and must not fail for an index the next catch-up mends anyway."""
+        try:
+            return super().vectors(ids)
+        except MemoryUnavailable as exc:
+            if not _away(exc):
+                raise
+            return self._ledger.stored_vectors(self._user, ids)
 
     def delete(self, ids: Sequence[str]) -> None:
         super().delete(ids)
