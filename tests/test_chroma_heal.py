@@ -25,6 +25,7 @@ from agent.adapters.mirrored_index import IN_FLIGHT
 from agent.domain import MemoryRecord, content_hash, memory_id
 from agent.errors import MemoryUnavailable
 from agent.memory.service import MemoryService
+from agent.spool import Spool
 from tests.cli_harness import invoke
 from tests.fake_openai import FakeOpenAI, Reply
 from tests.helpers_store import (
@@ -36,7 +37,9 @@ from tests.helpers_store import (
     text_for,
 )
 from tests.ports import refused_port
+from tests.repl_harness import build_chat, run_lines
 from tests.test_rel_terminals import env_for
+from tests.test_shared_spool import Switching
 
 pytestmark = pytest.mark.slow
 
@@ -215,3 +218,35 @@ def test_a_catch_up_does_not_put_back_a_vector_another_machine_is_forgetting(tmp
         assert chroma.ids() == set()
     finally:
         ledger.close()
+
+
+def test_a_chat_whose_server_is_stopped_and_continued_remembers_meanwhile_and_recalls_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    said = "My cat is called Miso"
+    with chroma_server(tmp_path / "server") as running:
+        monkeypatch.setenv("AGENT_CHROMA_URL", running.url)
+        memory = open_fake_memory()
+        memory.add(text_for("earlier", 0))  # a store in use: the ledger knows its embedder without asking Chroma
+        spool = Spool(tmp_path / "spool")
+
+        def stop() -> None:  # after the first turn's recall, before its write
+            monkeypatch.setattr(chroma_index, "SERVER_TIMEOUT", 1.0)
+            running.process.send_signal(signal.SIGSTOP)
+
+        def cont() -> None:  # after the second turn's recall, which the stopped server failed
+            running.process.send_signal(signal.SIGCONT)
+            monkeypatch.setattr(chroma_index, "SERVER_TIMEOUT", 60.0)
+            eventually(lambda: memory.index.count() >= 0, "the continued server answers")
+
+        chat = Switching({1: stop, 2: cont}, *["Noted."] * 3)
+        try:
+            done = run_lines(build_chat(tmp_path, chat, memory=lambda: memory, spool=spool),
+                             said, "hello there", said)
+        finally:
+            running.process.send_signal(signal.SIGCONT)
+    assert done.code == 0 and done.out == "Noted.\n" * 3, done.log
+    assert f"remembered: {said}" in done.log, "true: the memory and its vector reached the ledger"
+    assert "not remembered yet" not in done.log and not spool.has_waiting()
+    assert "memory: recall failed" in done.log and "(memory answers again)" in done.log
+    assert said in chat.requests[2][0].content, "the third turn recalls what was said while the server was stopped"
