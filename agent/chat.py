@@ -62,6 +62,10 @@ OPEN_WAIT = 4.0
 REOPEN_FIRST = 0.5
 REOPEN_MAX = 10.0
 OPENING = "Long-term memory has not finished opening: its server is slow to answer."
+# How many turns waiting in the spool are written before the recall of the turn on which memory answers again, so
+# it recalls what was said during the outage; the rest are written after the recall, before this turn's own words,
+# off the reply path. Each costs one write (bench/spool_replay.py: RESULTS.md has the figures on the servers).
+REPLAY_BEFORE_RECALL = 8
 
 
 def in_background(build: Callable[[], T], name: str) -> Future[T]:
@@ -338,6 +342,19 @@ class MemoryWorker:
 
         return self._pool.submit(run).result()
 
+    def recall(self, line: str) -> Recall:
+        """The memories for ``line``, recalled after the oldest turns waiting in the spool are written (at most
+        ``REPLAY_BEFORE_RECALL``): on the turn memory answers again, what was said while it was away is recalled
+        too. A store still away answers the replay with the error the recall would meet: it is not asked twice."""
+
+        def task(service: MemoryService) -> Recall:
+            waiting = self._replay(service, REPLAY_BEFORE_RECALL)
+            if waiting is not None:
+                raise waiting
+            return service.recall(line)
+
+        return self.call(task)
+
     def observe(self, text: str, *, session: str, turn: int, context: str = "", finished: bool = True,
                 again: bool = False) -> Future[WriteOutcome]:
         """Queue the user's words of one turn for the write gate; the outcome goes to ``on_write`` and then to the
@@ -434,13 +451,14 @@ class MemoryWorker:
             return False
         return True
 
-    def _replay(self, service: MemoryService) -> AgentError | None:
-        """Write the spool's turns to memory, oldest first, each reported through ``on_write``; stop at the first
-        that meets the store still away, and return that error (None once the spool is empty). A turn that fails
-        for another reason leaves the spool, reported like any failed write: waiting would not help it."""
+    def _replay(self, service: MemoryService, most: int | None = None) -> AgentError | None:
+        """Write the spool's turns to memory, oldest first (the ``most`` oldest, if given), each reported through
+        ``on_write``; stop at the first that meets the store still away, and return that error (None once they are
+        written). A turn that fails for another reason leaves the spool, reported like any failed write: waiting
+        would not help it."""
         if self.spool is None:
             return None
-        for path, entry in self.spool.waiting():
+        for path, entry in self.spool.waiting()[:most]:
             try:
                 if entry.explicit:
                     report = service.remember(entry.text, session=entry.session, turn=entry.turn, when=entry.when)
@@ -635,7 +653,7 @@ class ChatEngine:
         if self.memory is not None:
             try:
                 self.follow_forgets()
-                recall = self.memory.call(lambda service: service.recall(line))
+                recall = self.memory.recall(line)
             except AgentError as exc:
                 self.memory_error = exc
         block = recall.block.text if recall is not None else ""

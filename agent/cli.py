@@ -93,10 +93,12 @@ class State:
         """The sessions of this run's user (``--user``): no other user's are listed, shown or removed."""
         return SessionStore(self.data_dir().sessions, self.settings().user)
 
-    def service(self, embedder: str | None = None, check: bool = True) -> MemoryService:
+    def service(self, embedder: str | None = None, check: bool = True, ledger_only: bool = False) -> MemoryService:
+        """The memory of this run's user; ``ledger_only`` for a command that reads the ledger only (list, profile,
+        export), which then works while the Chroma server is down or frozen (``open_memory``)."""
         from agent.wiring import open_memory
 
-        service = open_memory(self.settings(), embedder=_embedder(embedder), check=check)
+        service = open_memory(self.settings(), embedder=_embedder(embedder), check=check, ledger_only=ledger_only)
         self.data_dir(service.ledger)  # the ledger just opened: a locked one is waited for once, not twice
         return service
 
@@ -404,7 +406,7 @@ def memories_list(
 ) -> None:
     """List the current memories (or the newest N), oldest first (--json lists the replaced ones too, with
     superseded_by)."""
-    service = state.service(embedder)
+    service = state.service(embedder, ledger_only=True)
     records = service.list()
     if as_json or history:
         shown = records if limit is None else records[-limit:]
@@ -425,7 +427,7 @@ def memories_list(
 @shared
 def memories_profile(as_json: JsonOpt = False, embedder: EmbedderOpt = None, *, state: State) -> None:
     """The profile: stable facts read from what you said, the current value of each and the values replaced."""
-    current, history = state.service(embedder).profile()
+    current, history = state.service(embedder, ledger_only=True).profile()
     if as_json:
         from agent.ui.truth_view import iso
 
@@ -737,7 +739,7 @@ def memories_export(
 
     if format_ not in transfer.FORMATS:
         raise typer.BadParameter(f"{format_!r} is not a format: use jsonl or markdown.", param_hint="--format")
-    service = state.service(embedder)
+    service = state.service(embedder, ledger_only=True)
     records = service.list()
     if format_ == "markdown":
         for line in transfer.markdown(records, service.user, time.time()).splitlines():

@@ -254,6 +254,7 @@ def open_memory(
     check: bool = True,
     notify: Notify | None = None,
     connecting: Callable[[], AbstractContextManager[None]] = nullcontext,
+    ledger_only: bool = False,
 ) -> MemoryService:
     """The memory service of ``settings.user`` in the configured data directory (or Chroma server).
 
@@ -271,6 +272,8 @@ def open_memory(
     tells anything else the open could not put right. The embedded store is held by the first process that opens
     it, until ``forget_clients`` (see ``agent.locking``); any other works from the ledger alone, never waiting.
     ``connecting`` surrounds each step that waits on a server (``agent.chat.ConnectWait``).
+    With ``ledger_only`` the ledger's own vector copies stand in for the index and Chroma is not opened: a command
+    that reads the ledger only must not wait for, or fail with, a Chroma server that is down or frozen.
     """
     tell = notify or log.warning
     paths = ensure_data_dir(settings.data_dir)
@@ -278,8 +281,9 @@ def open_memory(
     with connecting() if settings.database_url else nullcontext():
         ledger = build_ledger(settings, paths)
     try:
-        with connecting() if settings.chroma_url else nullcontext():
-            index, set_aside = _open_index(settings, paths, ledger, tell, hold=not check)
+        with connecting() if settings.chroma_url and not ledger_only else nullcontext():
+            index, set_aside = (_ledger_index(ledger, settings.user) if ledger_only
+                                else _open_index(settings, paths, ledger, tell, hold=not check))
         if embedder is None or isinstance(embedder, str):
             requested = embedder or (settings.embedder if settings.embedder != "auto" else None)
             recorded = index.space()
@@ -290,9 +294,10 @@ def open_memory(
             service.check_space()
             if isinstance(index, MirroredIndex):  # the index of a process that works from the ledger is the ledger
                 done = reconcile(ledger, index, service.embedder, settings.user, tell)
-                if done.restored and not set_aside:  # a set-aside index was announced as rebuilt already
-                    tell(f"The memory index lacked {done.restored} of {service.count()} memories; they were "
-                         "restored from the ledger.")
+                lacked = done.restored - done.recent  # the recent: another machine's write on its way
+                if lacked and not set_aside:  # a set-aside index was announced as rebuilt already
+                    tell(f"The memory index lacked {lacked} of {service.count()} memories; they were restored "
+                         "from the ledger.")
                 if done.whole and not settings.chroma_url:
                     drop_set_aside_indexes(paths.chroma)
     except BaseException:
@@ -313,14 +318,20 @@ def _load_drivers(settings: Settings) -> None:
         load_library()
 
 
+def _ledger_index(ledger: Ledger, user: str) -> tuple[LedgerVectors, bool]:
+    from agent.adapters.ledger_vectors import LedgerVectors
+
+    return LedgerVectors(ledger, user), False
+
+
 def _open_index(
     settings: Settings, paths: DataPaths, ledger: Ledger, notify: Notify, hold: bool
 ) -> tuple[MirroredIndex | LedgerVectors, bool]:
-    """The user's index and whether it was set aside: on the Chroma server; or the embedded store, after a health
-    probe, when this process holds it (an index that fails the probe is moved aside and a fresh one opened, which
-    ``reconcile`` then fills from the ledger); or, when another process holds it, the ledger's own vector copies
-    (``agent.adapters.index_holder`` says why). ``hold`` waits briefly for the store instead: rebuild and reindex
-    rewrite it."""
+    """The user's index and whether it was set aside: on the Chroma server, caught up with the ledger before each
+    search as the held embedded store is; or the embedded store, after a health probe, when this process holds it
+    (an index that fails the probe is moved aside and a fresh one opened, which ``reconcile`` then fills from the
+    ledger); or, when another process holds it, the ledger's own vector copies (``agent.adapters.index_holder``
+    says why). ``hold`` waits briefly for the store instead: rebuild and reindex rewrite it."""
     from agent import locking
     from agent.adapters.chroma_index import LOCK_WAIT, ChromaIndex, open_client
     from agent.adapters.index_holder import HeldIndex
@@ -329,7 +340,7 @@ def _open_index(
     if settings.chroma_url:
         client = open_client(None, settings.chroma_url)
         remote = ChromaIndex(client, settings.user, settings.chroma_url, namespace=ledger.store_id(), remote=True)
-        return MirroredIndex(remote, ledger, settings.user), False
+        return HeldIndex(remote, ledger, settings.user), False
     if hold:
         locking.acquire(paths.chroma, LOCK_WAIT)
     elif not locking.try_acquire(paths.chroma):

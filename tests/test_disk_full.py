@@ -74,7 +74,9 @@ def test_a_chat_on_a_full_disk_answers_without_memory_and_names_the_disk(
 ) -> None:
     from tests.fake_openai import FakeOpenAI, Reply
 
-    add_all(open_memory_with(local_embedder), TEXTS)
+    seeded = open_memory_with(local_embedder)
+    add_all(seeded, TEXTS)
+    seeded.ledger.close()  # now, not whenever a garbage collection frees it: its WAL files go with it
     forget_clients()
     data = tmp_path / "data"
     before = listing(data)

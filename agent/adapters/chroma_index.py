@@ -35,8 +35,10 @@ Opening the embedded store is guarded, because chromadb 1.5.9 fails in ways that
   open and after each close.
 
 Against a server (``HttpClient``) every call runs in a worker thread with a deadline, because the client's HTTP
-session has no timeout and a server that stops answering would otherwise freeze the chat. The embedded calls run
-inline: Chroma's Rust code keeps the GIL, so a watchdog thread could not fire anyway.
+session has no timeout and a server that stops answering would otherwise freeze the chat. After one deadline is
+missed, calls fail at once until the server answers a heartbeat again (asked on a thread of its own), so a server
+that was stopped and continued (``kill -STOP``, ``kill -CONT``, a paused VM) heals the chat as a restarted one does.
+The embedded calls run inline: Chroma's Rust code keeps the GIL, so a watchdog thread could not fire anyway.
 """
 
 from __future__ import annotations
@@ -73,6 +75,7 @@ FLUSH_ID = "agent-flush"
 RESET_MARK = "agent-reset"
 LOCK_WAIT = 0.5
 SERVER_TIMEOUT = 15.0
+HEAL_POLL = 1.0
 PROBE_K = 10
 CLOSE_WAIT = 2.0
 _POLL = 0.01
@@ -325,7 +328,8 @@ class ChromaIndex:
     """``VectorIndex`` on one Chroma collection of one user.
 
     ``remote`` marks a server client: its calls get a deadline, and after one is missed the index answers every
-    later call with ``MemoryUnavailable`` at once instead of making the user wait again."""
+    later call with ``MemoryUnavailable`` at once instead of making the user wait again, until the server answers
+    again (``_await_server``)."""
 
     def __init__(self, client: Any, user: str, location: str, namespace: str = "", remote: bool = False) -> None:
         self._client = client
@@ -336,6 +340,11 @@ class ChromaIndex:
         self._collection: Any = None
         self._broken: str | None = None
         self._batch: int | None = None
+
+    @property
+    def remote(self) -> bool:
+        """Whether this is a server's collection, which other processes and machines write too."""
+        return self._remote
 
     def batch_size(self) -> int:
         """The most records the client takes in one call, as it reports it (asked once: a server answers it over
@@ -373,11 +382,31 @@ class ChromaIndex:
                     "until it answers again; start it with `chroma run`, or unset AGENT_CHROMA_URL."
                 )
                 if isinstance(exc, _Timeout):
-                    self._broken = message
+                    self._give_up(message)
                 raise StoreAway(message) from exc
             raise MemoryUnavailable(
                 f"The memory index at {self._location} failed to {what} ({_short(exc)}): {_REBUILD} if this persists."
             ) from exc
+
+    def _give_up(self, message: str) -> None:
+        """Answer every call with ``message`` at once until the server answers a heartbeat again."""
+        self._broken = message
+        threading.Thread(target=self._await_server, name="chroma-heal", daemon=True).start()
+
+    def _await_server(self) -> None:
+        """Ask the server for a heartbeat until it answers, then let calls through again. The request has no
+        deadline: a stopped server answers it the moment it runs again; a server that is gone refuses it at once,
+        and it is asked again every ``HEAL_POLL`` seconds, so one started again on the same address is found too."""
+        while True:
+            try:
+                self._client.heartbeat()
+            except Exception as exc:
+                log.debug("the Chroma server at %s does not answer yet: %s", self._location, exc)
+                time.sleep(HEAL_POLL)
+            else:
+                log.debug("the Chroma server at %s answers again", self._location)
+                self._broken = None
+                return
 
     def _get(self, create: bool = False) -> Any:
         if self._collection is None:

@@ -1,4 +1,5 @@
-"""The index of the one process that holds the embedded Chroma store, kept in step with what the others wrote.
+"""The Chroma index of a process, kept in step with what the other processes wrote to the ledger: the one process
+that holds the embedded store, or every process on a Chroma server.
 
 Several agent processes share one data directory (chats in several terminals, ``agent memories ...`` beside
 them). Only one of them may have the embedded Chroma store open (``agent.locking``): whoever opens memory first
@@ -12,6 +13,14 @@ is not, and leaves Chroma's files then.
 
 The index holds nothing the ledger does not: every vector reaches the ledger before Chroma (``MirroredIndex``), and
 a forget deletes from Chroma first, so comparing the ids of the two tells exactly what to add and what to drop.
+
+On a Chroma server (the shared deployment) the same catch-up heals what no single open can: a memory whose vector
+reached the ledger but not the server (the server stopped or killed while a chat wrote it, on any machine) is put
+into the server's index by the next search of any chat open on that ledger, from the ledger's copy. The ids this
+process knows in the server's collection are those it read at its first catch-up and those it wrote since; what
+other machines wrote there since is put in once more from the same copy, which changes nothing. A vector this
+process cannot write to Chroma (the server away) is not a failed write: the memory and its vector are in the
+ledger, the source of truth, and the next catch-up puts it into the index.
 """
 
 from __future__ import annotations
@@ -21,9 +30,15 @@ from collections.abc import Sequence
 
 from agent.adapters.chroma_index import ChromaIndex
 from agent.adapters.mirrored_index import MirroredIndex
+from agent.errors import DiskFull, MemoryUnavailable, StoreCorrupt
 from agent.ports import IndexHit, Ledger
 
 log = logging.getLogger(__name__)
+
+
+def _away(exc: MemoryUnavailable) -> bool:
+    """Whether Chroma merely did not answer: a full disk or a damaged store is not mended by waiting."""
+    return not isinstance(exc, StoreCorrupt | DiskFull)
 
 
 class HeldIndex(MirroredIndex):
@@ -39,9 +54,29 @@ class HeldIndex(MirroredIndex):
         return super().query(vector, k)
 
     def upsert(self, ids: Sequence[str], vectors: Sequence[Sequence[float]]) -> None:
-        super().upsert(ids, vectors)
+        """Keep the vectors in the ledger, then in Chroma; a Chroma that does not answer leaves them for the next
+        catch-up (a full disk or a damaged store still fails the write: waiting would not mend them)."""
+        self._ledger.put_vectors(self._user, ids, vectors)
+        try:
+            self.chroma.upsert(ids, vectors)
+        except MemoryUnavailable as exc:
+            if not _away(exc):
+                raise
+            log.debug("index: %d vectors kept in the ledger only for now: %s", len(ids), exc)
+            self._mark = None  # the next search compares again, and finds them missing
+            return
         if self._indexed is not None:
             self._indexed.update(ids)
+
+    def vectors(self, ids: Sequence[str]) -> dict[str, list[float]]:
+        """The vectors of ``ids``, from the ledger's copies when Chroma does not answer: a write of a memory already
+        stored reads them, and must not fail for an index the next catch-up mends anyway."""
+        try:
+            return super().vectors(ids)
+        except MemoryUnavailable as exc:
+            if not _away(exc):
+                raise
+            return self._ledger.stored_vectors(self._user, ids)
 
     def delete(self, ids: Sequence[str]) -> None:
         super().delete(ids)
@@ -55,6 +90,17 @@ class HeldIndex(MirroredIndex):
     def warm_up(self) -> None:
         """Read the index's ids and catch up now (a chat calls this while it opens), not at the first search."""
         self.catch_up()
+
+    def _drop_forgotten_meanwhile(self, ids: list[str]) -> None:
+        """On a server another machine's forget deletes the vector from Chroma, then the memory from the ledger: a
+        vector this process read from the ledger in between and put back would outlive the forget. The ones whose
+        memory has left the ledger by now are deleted again; one that leaves it later moves the change mark, and the
+        next catch-up drops it (as does the next open's ``reconcile``)."""
+        forgotten = sorted(set(ids) - set(self._ledger.stored_vectors(self._user, ids)))
+        if forgotten:
+            self.chroma.delete(forgotten)
+            assert self._indexed is not None
+            self._indexed.difference_update(forgotten)
 
     def catch_up(self) -> None:
         """Put into Chroma the vectors other processes wrote to the ledger, and drop the ones they forgot."""
@@ -73,6 +119,8 @@ class HeldIndex(MirroredIndex):
             found = self._ledger.stored_vectors(self._user, new)
             self.chroma.upsert(list(found), list(found.values()))
             self._indexed.update(found)
+            if self.chroma.remote:
+                self._drop_forgotten_meanwhile(list(found))
         if gone or new:
             log.debug("index: caught up with the ledger, %d added and %d dropped", len(new), len(gone))
         self._mark = mark

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import logging
 import shutil
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,6 +32,10 @@ from agent.ports import Embedder, IndexHit, Ledger, Notify
 log = logging.getLogger(__name__)
 
 RECONCILE_LIMIT = 64
+# How long a memory another machine wrote may lack its vector in a Chroma server's index without being news: that
+# machine writes the ledger first and the server second, a moment later (or up to the server's deadline when the
+# server is slow). Generous, because saying nothing costs nothing: the memory is restored either way.
+IN_FLIGHT = 300.0
 
 
 def set_aside_index(chroma_dir: Path) -> Path:
@@ -110,11 +115,14 @@ def _agree_on_space(ledger: Ledger, chroma: ChromaIndex, user: str) -> None:
 
 @dataclass(frozen=True)
 class Reconciled:
-    """What ``reconcile`` did: how many memories it put back into the index, and whether the index now holds
-    every memory of the ledger."""
+    """What ``reconcile`` did: how many memories it put back into the index, whether the index now holds every
+    memory of the ledger, and how many of those restored were written on a shared server less than ``IN_FLIGHT``
+    seconds ago (most likely another machine's write still on its way to the server, not something the index
+    lost)."""
 
     restored: int
     whole: bool
+    recent: int = 0
 
 
 def reconcile(
@@ -149,19 +157,28 @@ def reconcile(
     if copies:
         chroma.upsert(list(copies), list(copies.values()))
         log.debug("index: restored %d vectors from the ledger", len(copies))
+    recent = _recent(ledger, user, missing) if chroma.remote else 0
     unembedded = [mid for mid in missing if mid not in copies]
     if len(unembedded) > RECONCILE_LIMIT:
         notify(f"{len(unembedded)} of {len(stored)} memories have no vector in the index, so chat cannot recall "
                "them: run `agent memories rebuild`.")
-        return Reconciled(len(copies), False)
+        return Reconciled(len(copies), False, recent)
     if unembedded:
         records = ledger.get(user, unembedded)
         try:
             vectors = embedder.embed([records[mid].text for mid in unembedded])
         except EmbeddingError as exc:
             notify(f"{len(unembedded)} memories are not in the index yet and could not be embedded now ({exc}).")
-            return Reconciled(len(copies), False)
+            return Reconciled(len(copies), False, recent)
         if index.space() is None:
             index.claim(space_of(embedder))
         index.upsert(unembedded, vectors)
-    return Reconciled(len(missing), True)
+    return Reconciled(len(missing), True, recent)
+
+
+def _recent(ledger: Ledger, user: str, ids: list[str]) -> int:
+    """How many of ``ids`` were written less than ``IN_FLIGHT`` seconds ago. Only a Chroma server has writers
+    other than this process (an embedded store is held by one process at a time), so only there can a memory
+    lack its vector because its writer has not reached the index yet."""
+    since = time.time() - IN_FLIGHT
+    return sum(record.created_at > since for record in ledger.get(user, ids).values()) if ids else 0

@@ -354,6 +354,10 @@ class Commands(ChatControls):
     def _why(self, arg: str) -> None:
         recall = self.engine.last_recall
         if recall is None:
+            error = self.engine.memory_error
+            if self.engine.memory and error is not None:  # the last message's recall failed
+                self.out.notice(f"Memory did not answer for the last message ({error}): none was injected.")
+                return
             self.out.notice("No reply with memory yet in this run." if self.engine.memory else
                             "Long-term memory is off in this run.")
             return
