@@ -66,15 +66,16 @@ def build_chat(
     read_only: bool = False,
     spool: Spool | None = None,
     open_wait: ConnectWait | None = None,
+    width: int = 100,
 ) -> Chat:
     """A chat wired like ``run_chat`` does it, minus the terminal; ``memory`` opens the service (None: off);
     ``history`` is the input history file ``/forget`` cleans; ``server`` what a probe of the model server found;
     ``read_only`` is ``--read-only``; ``spool`` keeps the turns the store could not take; ``open_wait`` bounds the
-    wait for a connection to the store's server at start."""
+    wait for a connection to the store's server at start; ``width`` the terminal's columns."""
     stdout, notices = io.StringIO(), io.StringIO()
     mode = Mode(interactive=interactive, plain=True)
-    out = Output(mode, Console(file=stdout, width=100, no_color=True, soft_wrap=True),
-                 Console(file=notices, width=100, no_color=True, soft_wrap=True))
+    out = Output(mode, Console(file=stdout, width=width, no_color=True, soft_wrap=True),
+                 Console(file=notices, width=width, no_color=True, soft_wrap=True))
     store = SessionStore(root / "sessions", "default")
     existing = store.load(session) if store.exists(session) else Session(session, 0.0, 0.0)
     conversation = Conversation(budget, model_summarizer(model, "test-model"))

@@ -84,7 +84,8 @@ def test_memory_text_is_escaped_in_listings(tmp_path: Path) -> None:
 
 
 def test_session_shows_name_file_and_context(tmp_path: Path) -> None:
-    done = run_lines(build_chat(tmp_path, ScriptedChat("Hi."), session="work"), "hello", "/session")
+    # Wide enough for any tmp_path (a parallel run's are longer): at 100 columns a long one is shown cut.
+    done = run_lines(build_chat(tmp_path, ScriptedChat("Hi."), session="work", width=240), "hello", "/session")
     assert "work" in done.out and str(tmp_path / "sessions" / "work.json") in done.out
     assert "1 (1 in the context window)" in done.out and "memory   off" in done.out
 
