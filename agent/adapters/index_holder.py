@@ -36,9 +36,10 @@ from agent.ports import IndexHit, Ledger
 log = logging.getLogger(__name__)
 
 
-def _away(exc: MemoryUnavailable) -> bool:
-    """Whether Chroma merely did not answer: a full disk or a damaged store is not mended by waiting."""
-    return not isinstance(exc, StoreCorrupt | DiskFull)
+def _away(index: ChromaIndex, exc: MemoryUnavailable) -> bool:
+    """Whether a Chroma server merely did not answer: a full disk or a damaged store is not mended by waiting, and
+    an embedded store that refuses a write (a full disk, a file it may not write) is this machine's to mend."""
+    return index.remote and not isinstance(exc, StoreCorrupt | DiskFull)
 
 
 class HeldIndex(MirroredIndex):
@@ -54,13 +55,13 @@ class HeldIndex(MirroredIndex):
         return super().query(vector, k)
 
     def upsert(self, ids: Sequence[str], vectors: Sequence[Sequence[float]]) -> None:
-        """Keep the vectors in the ledger, then in Chroma; a Chroma that does not answer leaves them for the next
-        catch-up (a full disk or a damaged store still fails the write: waiting would not mend them)."""
+        """Keep the vectors in the ledger, then in Chroma; a Chroma server that does not answer leaves them for the
+        next catch-up (a full disk, a damaged store or an embedded store still fails the write)."""
         self._ledger.put_vectors(self._user, ids, vectors)
         try:
             self.chroma.upsert(ids, vectors)
         except MemoryUnavailable as exc:
-            if not _away(exc):
+            if not _away(self.chroma, exc):
                 raise
             log.debug("index: %d vectors kept in the ledger only for now: %s", len(ids), exc)
             self._mark = None  # the next search compares again, and finds them missing
@@ -74,7 +75,7 @@ class HeldIndex(MirroredIndex):
         try:
             return super().vectors(ids)
         except MemoryUnavailable as exc:
-            if not _away(exc):
+            if not _away(self.chroma, exc):
                 raise
             return self._ledger.stored_vectors(self._user, ids)
 
