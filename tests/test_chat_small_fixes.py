@@ -22,6 +22,7 @@ import pytest
 from agent.adapters.chroma_index import forget_clients
 from agent.adapters.local_embedder import LocalEmbedder
 from agent.domain import memory_id
+from agent.memory import gate
 from agent.memory.service import CAP_WINDOW, MemoryPolicy, MemoryService
 from agent.ui.prompt import PipeReader
 from tests.chat_fakes import ScriptedChat
@@ -124,6 +125,17 @@ def test_the_write_cap_counts_a_sessions_new_memories_of_the_last_24_hours(tmp_p
     assert not service.observe("I am learning to sail on the Tagus river", session="s", turn=5).stored
     now[0] += 2  # a day after the first two: a long-lived session writes again
     assert service.observe("I am learning to sail on the Tagus river", session="s", turn=6).stored
+
+
+def test_a_turn_withheld_as_a_secret_says_so_and_other_turns_the_gate_drops_pass_in_silence(tmp_path: Path) -> None:
+    chat = build_chat(tmp_path, ScriptedChat("Noted.", "Sure.", "Hi."),
+                      memory=lambda: memory_service(tmp_path / "m"))
+    done = run_lines(chat, "My gym PIN is 5521 by the way", "what's the capital of Peru?", "hello there")
+    notices = [line for line in done.log.splitlines() if line.startswith("memory:")]
+    assert notices == ["memory: not saved (looks like a secret (a key, password or card number): never stored)"]
+    assert "5521" not in "\n".join(notices)
+    withheld = memory_service(tmp_path / "other").observe("My gym PIN is 5521 by the way", session="s", turn=1)
+    assert withheld.stored == () and withheld.skipped_reason == gate.SECRET_REFUSAL
 
 
 def test_a_restatement_is_echoed_as_the_memory_it_refreshed(tmp_path: Path) -> None:

@@ -238,6 +238,14 @@ def _is_ip(candidate: str) -> bool:
     return True
 
 
+SECRET_REFUSAL = "looks like a secret (a key, password or card number): never stored"
+ID_NUMBER_REFUSAL = ("looks like an identity or account number (social security, national insurance, passport, "
+                     "IBAN): never stored")
+# The refusals a user may not expect, of words that read as a fact about them ("my gym PIN is 5521"): a chat says
+# them after the turn, where any other turn the gate does not keep passes in silence.
+WITHHELD = frozenset({SECRET_REFUSAL, ID_NUMBER_REFUSAL})
+
+
 def refusal(text: str) -> str | None:
     """Why ``text`` must never become a memory, whoever wrote it (the user, or the model extracting a fact): too
     long, a fence tag, a secret, an instruction for the assistant or a link. None when it is none of those."""
@@ -246,10 +254,9 @@ def refusal(text: str) -> str | None:
     if FENCE_TAG in text.lower() or SUMMARY_TAG in text.lower():
         return "contains a fence tag: text from a fenced block is never stored again"
     if _ID_NUMBER.search(text) or _CAPITAL_ID.search(text):
-        return ("looks like an identity or account number (social security, national insurance, passport, IBAN): "
-                "never stored")
+        return ID_NUMBER_REFUSAL
     if _SECRET.search(text):
-        return "looks like a secret (a key, password or card number): never stored"
+        return SECRET_REFUSAL
     if _OVERRIDE.search(text) or _EXFILTRATION.search(text) or _ORDER.search(text):
         return "an instruction for the assistant, not a fact about the user"
     if _carries_link(text):

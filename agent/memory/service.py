@@ -205,7 +205,8 @@ class MemoryService:
         decision, words, statement = judge(self.policy, text)
         log.debug("gate: %s (%s)", "keep" if decision.keep else "skip", decision.reason)
         if not decision.keep:
-            return WriteReport(decision)
+            refused = gate.refusal(text)
+            return WriteReport(decision, skipped_reason=refused if refused in gate.WITHHELD else "")
         stamp = self._clock() if when is None else when
         cap = self.policy.writes_per_session
         if self.ledger.count(self.user, session, since=stamp - CAP_WINDOW) >= cap:
