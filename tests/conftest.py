@@ -11,6 +11,7 @@ import pytest
 
 from agent.adapters.local_embedder import LocalEmbedder
 from tests.chat_fakes import ScriptedChat
+from tests.warm_agent import WarmAgent, shared
 
 # The real PostgreSQL fixtures (pg_cluster, pg_url, own_cluster): started only by the tests that ask for them.
 pytest_plugins = ("tests.pg_server",)
@@ -51,6 +52,12 @@ def local_embedder(model_cache: Path) -> LocalEmbedder:
     embedder = LocalEmbedder(cache_dir=model_cache / "agent")
     embedder.warm_up()
     return embedder
+
+
+@pytest.fixture(scope="session")
+def warm_agent() -> WarmAgent:
+    """The helper that forks each ``agent`` process a test starts (``tests.warm_agent``): one per test process."""
+    return shared()
 
 
 @pytest.fixture(autouse=True)

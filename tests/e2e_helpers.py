@@ -1,7 +1,8 @@
 """Driving the real ``agent`` process in tests: through pipes, or in a pseudo-terminal, against the fake OpenAI
 server (``tests.fake_openai``). For what needs a process of its own (a terminal, signals, locks between processes,
 rlimits); everything else runs the same command in-process with ``tests.cli_harness.invoke``, at a fraction of the
-cost."""
+cost. Each process is forked from one warm interpreter that has imported the agent once (``tests.warm_agent``), and
+then runs the console script's ``main`` with its own environment, working directory and streams."""
 
 from __future__ import annotations
 
@@ -9,17 +10,18 @@ import codecs
 import fcntl
 import json
 import os
-import pty
 import re
 import select
+import signal
 import struct
 import subprocess
-import sys
 import termios
 import time
+from collections.abc import Mapping
 from pathlib import Path
 
 from tests.fake_openai import FakeOpenAI
+from tests.warm_agent import shared
 
 
 def agent_env(fake: FakeOpenAI, **extra: str) -> dict[str, str]:
@@ -27,13 +29,10 @@ def agent_env(fake: FakeOpenAI, **extra: str) -> dict[str, str]:
     return {**os.environ, "OPENAI_BASE_URL": fake.url, "AGENT_EMBEDDER": "local", **extra}
 
 
-def agent(env: dict[str, str], *args: str, stdin: str | bytes = "") -> subprocess.CompletedProcess[str]:
-    """Run ``agent ARGS`` with ``stdin`` piped in (bytes go in as they are) and its output captured as text."""
-    data = stdin if isinstance(stdin, bytes) else stdin.encode()
-    result = subprocess.run([sys.executable, "-m", "agent", *args], input=data, capture_output=True, timeout=300,
-                            env=env)
-    return subprocess.CompletedProcess(result.args, result.returncode, result.stdout.decode("utf-8", "replace"),
-                                       result.stderr.decode("utf-8", "replace"))
+def agent(env: Mapping[str, str], *args: str, stdin: str | bytes = "") -> subprocess.CompletedProcess[str]:
+    """Run ``agent ARGS`` as a process of its own (forked from the warm helper) with ``stdin`` piped in (bytes go in
+    as they are) and its output captured as text."""
+    return shared().run(env, *args, stdin=stdin)
 
 
 def wait_for_text(fd: int, text: bytes, timeout: float = 120.0) -> None:
@@ -60,22 +59,24 @@ def session_file(tmp_path: Path, name: str) -> dict[str, object]:
 
 
 class Terminal:
-    """The agent in a pseudo-terminal: what it printed so far, keys to type, and a wait for some output."""
+    """The agent in a pseudo-terminal, forked from the warm helper (``tests.warm_agent``): the slave of a new pty
+    is its controlling terminal, so Ctrl-C and a hang-up reach it as signals. What it printed so far, keys to type,
+    a wait for some output; ``close`` hangs the terminal up."""
 
-    def __init__(self, env: dict[str, str], *args: str, columns: int = 100) -> None:
-        argv = [sys.executable, "-m", "agent", *args]
-        child_env = {**env, "TERM": "xterm", "PROMPT_TOOLKIT_NO_CPR": "1"}
-        size = struct.pack("HHHH", 40, columns, 0, 0)
-        self.pid, self.fd = pty.fork()
-        if self.pid == 0:  # the child: the pty is its controlling terminal, so Ctrl-C becomes SIGINT
-            # The size is set here, before the agent starts: set by the parent after the fork, it raced the agent's
-            # first look at its terminal (a 0x0 pty, read as 80 columns) on a machine loaded enough.
-            fcntl.ioctl(0, termios.TIOCSWINSZ, size)
-            os.execve(sys.executable, argv, child_env)
+    def __init__(self, env: Mapping[str, str], *args: str, columns: int = 100) -> None:
+        self.fd, slave = os.openpty()
+        # The size is set before the agent starts: set after, it raced the agent's first look at its terminal (a
+        # 0x0 pty, read as 80 columns) on a machine loaded enough.
+        fcntl.ioctl(self.fd, termios.TIOCSWINSZ, struct.pack("HHHH", 40, columns, 0, 0))
+        self._warm = shared()
+        self.pid = self._warm.start(args, {**env, "TERM": "xterm", "PROMPT_TOOLKIT_NO_CPR": "1"}, [slave] * 3,
+                                    terminal=True)
+        os.close(slave)  # the child's copies alone hold it: closing the master hangs the terminal up
         self.output = ""
         self.seen = 0
         self.exit_code: int | None = None
         self._decoder = codecs.getincrementaldecoder("utf-8")("replace")
+        self._open = True
 
     def __enter__(self) -> Terminal:
         return self
@@ -83,8 +84,14 @@ class Terminal:
     def __exit__(self, *exc: object) -> None:
         """Never leave the child behind, whatever the test did."""
         if self.exit_code is None:
-            os.kill(self.pid, 9)
-            os.waitpid(self.pid, 0)
+            os.kill(self.pid, signal.SIGKILL)
+            self.exit_code = self._warm.wait(self.pid)
+        self.close()
+
+    def close(self) -> None:
+        """Close the master side (once): the kernel hangs the terminal up, SIGHUP, then reads and writes fail."""
+        if self._open:
+            self._open = False
             os.close(self.fd)
 
     def expect(self, pattern: str, timeout: float = 120.0) -> str:
@@ -125,15 +132,18 @@ class Terminal:
             pass
 
     def wait(self, timeout: float = 120.0) -> int:
-        """Wait for the agent to exit and return its exit code."""
+        """Wait for the agent to exit, reading what it printed, and return its exit code."""
         deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if select.select([self.fd], [], [], 0.05)[0]:
+        while (code := self._warm.poll(self.pid)) is None:
+            if time.monotonic() > deadline:
+                raise AssertionError(f"the agent did not exit:\n{self.output[-2000:]}")
+            if self._open and select.select([self.fd], [], [], 0.05)[0]:
                 self._read()
-            pid, status = os.waitpid(self.pid, os.WNOHANG)
-            if pid:
-                self._drain()
-                os.close(self.fd)
-                self.exit_code = os.waitstatus_to_exitcode(status)
-                return self.exit_code
-        raise AssertionError(f"the agent did not exit:\n{self.output[-2000:]}")
+            elif not self._open:
+                code = self._warm.wait(self.pid, max(0.0, deadline - time.monotonic()))
+                break
+        if self._open:
+            self._drain()
+        self.close()
+        self.exit_code = code
+        return code

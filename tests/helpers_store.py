@@ -181,15 +181,12 @@ class Forker:
         self.proc.communicate()
 
 
-def run_agent(*args: str, env: dict[str, str] | None = None, timeout: float = 300) -> subprocess.CompletedProcess[str]:
-    """The real ``agent`` command in a process of its own."""
-    return subprocess.run(
-        [sys.executable, "-m", "agent", *args],
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        env={**os.environ, **(env or {})},
-    )
+def run_agent(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    """The real ``agent`` command in a process of its own (forked from the warm helper, ``tests.warm_agent``), in
+    this process's environment plus ``env``."""
+    from tests.warm_agent import shared
+
+    return shared().run({**os.environ, **(env or {})}, *args)
 
 
 @dataclass(frozen=True)

@@ -28,10 +28,7 @@ from agent.errors import DiskFull
 from agent.wiring import rebuild_index
 from tests.cli_harness import invoke
 from tests.helpers_store import ShaEmbedder, add_all, ledger_of, open_fake_memory, open_memory_with, text_for
-from tests.warm_agent import WarmAgent, warm_agent  # noqa: F401  (the fixture)
-
-# One worker of a parallel run starts the module's warm agent helper, not each (pyproject.toml: loadgroup).
-pytestmark = pytest.mark.xdist_group("disk_full")
+from tests.warm_agent import WarmAgent
 
 TEXTS = ["My sister lives in Lisbon", "I grow tomatoes on my balcony", "I am allergic to penicillin"]
 
@@ -44,7 +41,7 @@ def listing(root: Path) -> list[str]:
 
 
 def test_starts_on_a_full_disk_say_so_move_nothing_aside_and_the_next_start_with_room_recalls(
-    tmp_path: Path, local_embedder: LocalEmbedder, warm_agent: WarmAgent  # noqa: F811
+    tmp_path: Path, local_embedder: LocalEmbedder, warm_agent: WarmAgent
 ) -> None:
     add_all(open_memory_with(local_embedder), TEXTS)
     forget_clients()
@@ -70,7 +67,7 @@ def test_starts_on_a_full_disk_say_so_move_nothing_aside_and_the_next_start_with
 
 
 def test_a_chat_on_a_full_disk_answers_without_memory_and_names_the_disk(
-    tmp_path: Path, local_embedder: LocalEmbedder, warm_agent: WarmAgent  # noqa: F811
+    tmp_path: Path, local_embedder: LocalEmbedder, warm_agent: WarmAgent
 ) -> None:
     from tests.fake_openai import FakeOpenAI, Reply
 

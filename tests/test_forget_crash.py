@@ -33,10 +33,7 @@ from tests.cli_harness import invoke
 from tests.e2e_helpers import agent_env, wait_for_text
 from tests.fake_openai import FakeOpenAI
 from tests.full_pipe import FullPipe, wait_blocked
-from tests.warm_agent import WarmAgent, warm_agent  # noqa: F401  (the fixture)
-
-# One worker of a parallel run starts the module's warm agent helper, not each (pyproject.toml: loadgroup).
-pytestmark = pytest.mark.xdist_group("forget_crash")
+from tests.warm_agent import WarmAgent
 
 SECRET = "I hide my spare key under the CANARY-Zq81x flowerpot"
 CHESS = "I play chess with my brother every week"
@@ -133,7 +130,7 @@ def forget_cut_short(warm: WarmAgent, env: dict[str, str], prefix: str, how: sig
 
 @pytest.mark.slow
 def test_a_forget_killed_during_its_scrub_is_finished_by_the_next_start_whichever_it_is(
-    tmp_path: Path, warm_agent: WarmAgent  # noqa: F811
+    tmp_path: Path, warm_agent: WarmAgent
 ) -> None:
     data = tmp_path / "data"
     rng = random.Random(9)
@@ -167,7 +164,7 @@ def test_a_forget_killed_during_its_scrub_is_finished_by_the_next_start_whicheve
 
 @pytest.mark.slow
 def test_ctrl_c_before_the_scrub_says_the_next_start_finishes_it_and_it_does(
-    tmp_path: Path, warm_agent: WarmAgent  # noqa: F811
+    tmp_path: Path, warm_agent: WarmAgent
 ) -> None:
     data = tmp_path / "data"
     with FakeOpenAI() as fake:

@@ -6,9 +6,8 @@ forget the other sessions still held the whole sentence in those forms."""
 
 from __future__ import annotations
 
+import os
 import random
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -18,6 +17,7 @@ from agent.conversation import Turn
 from agent.domain import MemoryRecord, content_hash, fold_with_spans, memory_id, normalise_text
 from agent.forget import FORGOTTEN, Forgotten
 from agent.sessions import Session, SessionStore
+from tests.e2e_helpers import agent
 
 SAID = "My flat is in the Hauptstraße 12 above Café Müller"
 FORMS = {
@@ -73,8 +73,7 @@ def test_agent_memories_forget_takes_every_form_out_of_every_session(tmp_path: P
                              content_hash(SAID), SAID)])
     ledger.close()
 
-    done = subprocess.run([sys.executable, "-m", "agent", "memories", "forget", memory_id("default", SAID)[:8]],
-                          capture_output=True, text=True, timeout=120)
+    done = agent(dict(os.environ), "memories", "forget", memory_id("default", SAID)[:8])
 
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines() == [

@@ -6,8 +6,7 @@ real ``agent`` processes piped into each other."""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
+import os
 from pathlib import Path
 
 import pytest
@@ -17,6 +16,7 @@ from agent.adapters.local_embedder import LocalEmbedder
 from agent.config import load_settings
 from agent.wiring import open_memory
 from tests.cli_harness import invoke
+from tests.e2e_helpers import agent
 
 PEANUTS = "I can't eat peanuts, they make my throat swell"
 SISTER = "My sister Ana lives in Lisbon with her two cats"
@@ -151,12 +151,11 @@ def test_the_markdown_export_reads_as_a_document(tmp_path: Path, local_embedder:
 @pytest.mark.slow
 def test_export_piped_into_import_through_real_processes(tmp_path: Path, local_embedder: LocalEmbedder) -> None:
     seed(local_embedder)
-    agent = [sys.executable, "-m", "agent", "memories"]
-    exported = subprocess.run([*agent, "export"], capture_output=True, text=True, timeout=120, check=True)
-    imported = subprocess.run([*agent, "--data-dir", str(tmp_path / "other"), "import", "-"], input=exported.stdout,
-                              capture_output=True, text=True, timeout=120)
+    env = dict(os.environ)
+    exported = agent(env, "memories", "export")
+    assert exported.returncode == 0, exported.stderr
+    imported = agent(env, "memories", "--data-dir", str(tmp_path / "other"), "import", "-", stdin=exported.stdout)
     assert (imported.returncode, imported.stdout, imported.stderr) == (
         0, "imported 3 memories: 3 new, 0 already remembered (refreshed)\n", "")
-    again = subprocess.run([*agent, "--data-dir", str(tmp_path / "other"), "export"], capture_output=True, text=True,
-                           timeout=120)
+    again = agent(env, "memories", "--data-dir", str(tmp_path / "other"), "export")
     assert again.stdout == exported.stdout

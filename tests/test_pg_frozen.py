@@ -52,8 +52,14 @@ def frozen(cluster: Cluster) -> Iterator[None]:
     """The whole server stopped for the length of the block, continued afterwards whatever happens."""
     stopped: list[int] = []
     try:
-        for pid in server_processes(cluster):
-            os.kill(pid, signal.SIGSTOP)
+        postmaster, *children = server_processes(cluster)
+        os.kill(postmaster, signal.SIGSTOP)  # first: a stopped postmaster starts no new backend
+        stopped.append(postmaster)
+        for pid in children:
+            try:
+                os.kill(pid, signal.SIGSTOP)
+            except ProcessLookupError:  # a backend that ended since it was listed (a closed connection's)
+                continue
             stopped.append(pid)
         yield
     finally:

@@ -10,6 +10,7 @@ other wait is bounded and ends in a message naming what holds it.
 from __future__ import annotations
 
 import json
+import os
 import signal
 import subprocess
 import sys
@@ -34,6 +35,7 @@ from tests.helpers_store import (
     text_for,
     wait_for_line,
 )
+from tests.piped_chat import PipedAgent
 
 
 @contextmanager
@@ -68,11 +70,11 @@ def test_a_second_agent_beside_a_holder_writes_and_reads_memory(tmp_path: Path) 
     assert invoke("memories", "add", "My sister Ada lives in Lisbon").returncode == 0
     forget_clients()
     with holder("real"):
-        added = run_agent("memories", "add", "My neighbour plays the cello on Sundays", timeout=120)
+        added = run_agent("memories", "add", "My neighbour plays the cello on Sundays")
         assert added.returncode == 0, added.stderr
-        listed = run_agent("memories", "list", "--json", timeout=120)
+        listed = run_agent("memories", "list", "--json")
         assert listed.returncode == 0, listed.stderr
-        found = run_agent("memories", "search", "who plays the cello", "--json", timeout=120)
+        found = run_agent("memories", "search", "who plays the cello", "--json")
     for result in (added, listed, found):
         assert "is using the memory store" not in result.stderr and "Traceback" not in result.stderr
     assert sorted(m["text"] for m in json.loads(listed.stdout)) == sorted(
@@ -83,14 +85,9 @@ def test_a_second_agent_beside_a_holder_writes_and_reads_memory(tmp_path: Path) 
 @pytest.mark.slow
 def test_agents_started_together_all_save_and_none_hangs(tmp_path: Path) -> None:
     texts = [f"My neighbour number {n} plays the cello on Sundays" for n in range(3)]
-    procs = [
-        subprocess.Popen([sys.executable, "-m", "agent", "memories", "add", text], stdout=subprocess.PIPE,
-                         stderr=subprocess.PIPE, text=True)
-        for text in texts
-    ]
-    results = [proc.communicate(timeout=120) for proc in procs]
-    for proc, (_out, err) in zip(procs, results, strict=True):
-        assert proc.returncode == 0, err
+    procs = [PipedAgent(dict(os.environ), "memories", "add", text) for text in texts]
+    for proc in procs:
+        assert proc.finish() == 0, proc.err
     listed = json.loads(invoke("memories", "list", "--json").stdout)
     assert sorted(m["text"] for m in listed) == sorted(texts)
 

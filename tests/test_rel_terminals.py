@@ -17,7 +17,6 @@ writer says nothing was written, and writes it again) may appear anywhere.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import random
@@ -27,7 +26,7 @@ import sqlite3
 import threading
 import time
 from array import array
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 import pytest
@@ -37,10 +36,8 @@ from agent.adapters.chroma_index import forget_clients
 from agent.adapters.ledger import SqliteLedger
 from agent.config import load_settings
 from tests.fake_openai import FakeOpenAI, Reply, hashed_embedding
-from tests.warm_agent import WarmAgent, warm_agent  # noqa: F401  (the fixture)
-
-# One worker of a parallel run starts the module's warm agent helper, not each (pyproject.toml: loadgroup).
-pytestmark = pytest.mark.xdist_group("rel_terminals")
+from tests.piped_chat import PipedAgent
+from tests.warm_agent import WarmAgent
 
 FACTS = 50
 CHATS = ("chata", "chatb", "chatc")
@@ -82,105 +79,23 @@ def question(text: str) -> str:
     return f"Tell me about {' and '.join(own)}"
 
 
-def signal_while_running(pid: int) -> None:
-    """SIGKILL ``pid``, a child of the warm helper whose output has not ended. It may have exited and been reaped a
-    moment ago (its pipes close before the test's readers see it): then it is gone, and its pid is not taken again
-    before the kernel has handed out every other (32,768 of them) meanwhile."""
-    with contextlib.suppress(ProcessLookupError):
-        os.kill(pid, signal.SIGKILL)
-
-
-class Forked:
-    """``agent ARGS`` forked by ``warm`` with its stdin a pipe kept open; its output read as it comes, to the end."""
-
-    def __init__(self, warm: WarmAgent, env: Mapping[str, str], *args: str) -> None:
-        (in_r, in_w), (out_r, out_w), (err_r, err_w) = os.pipe(), os.pipe(), os.pipe()
-        self.warm, self.args = warm, args
-        self.pid: int | None = warm.start(args, env, [in_r, out_w, err_w])
-        for end in (in_r, out_w, err_w):
-            os.close(end)
-        self._stdin = open(in_w, "w", encoding="utf-8")  # noqa: SIM115  (closed by close or when it ends)
-        self.out: list[str] = []
-        self.err: list[str] = []
-        self.code: int | None = None
-        self._changed = threading.Condition()
-        self._readers = [threading.Thread(target=self._read, args=(end, lines), daemon=True)
-                         for end, lines in ((out_r, self.out), (err_r, self.err))]
-        for reader in self._readers:
-            reader.start()
-
-    def _read(self, end: int, lines: list[str]) -> None:
-        with open(end, encoding="utf-8", errors="replace") as stream:
-            for line in stream:
-                with self._changed:
-                    lines.append(line.rstrip("\n"))
-                    self._changed.notify_all()
-        with self._changed:
-            self._changed.notify_all()
-
-    @property
-    def ended(self) -> bool:
-        """Both its streams are closed: it has exited (or been killed)."""
-        return not any(reader.is_alive() for reader in self._readers)
-
-    def say(self, *lines: str) -> None:
-        try:
-            self._stdin.write("".join(f"{line}\n" for line in lines))
-            self._stdin.flush()
-        except BrokenPipeError:  # killed meanwhile: what it read before is all it got
-            pass
-
-    def wait_until(self, done: Callable[[], bool]) -> None:
-        """Until ``done()`` holds for what it printed, or it has ended."""
-        with self._changed:
-            if not self._changed.wait_for(lambda: done() or self.ended, WAIT):
-                pytest.fail(f"agent {' '.join(self.args)} neither did it nor ended in {WAIT} s:\n" +
-                            "\n".join(self.err[-20:]))
-
-    def finish(self) -> int:
-        """Close its stdin (the end of input ends a chat) and wait for it to end; its exit code."""
-        try:
-            self._stdin.close()
-        except BrokenPipeError:
-            pass
-        return self.reap()
-
-    def kill(self) -> int:
-        """SIGKILL while it runs (one that ended is never signalled: its pid may be reaped), then everything it
-        printed before is read; its exit code."""
-        if self.pid is not None and not self.ended:
-            signal_while_running(self.pid)
-        return self.finish()
-
-    def reap(self) -> int:
-        for reader in self._readers:
-            reader.join(WAIT)
-        if self.pid is not None:
-            self.code, self.pid = self.warm.wait(self.pid, WAIT), None
-        assert self.code is not None
-        return self.code
-
-    def acks(self, pattern: re.Pattern[str], lines: list[str]) -> set[str]:
-        return {m.group(1) for m in map(pattern.match, lines) if m}
-
-
 class Chat:
     """One terminal's chat told its 50 facts; each ``kill`` is followed by a new chat (a session of its own) told
     the facts not acknowledged yet."""
 
-    def __init__(self, warm: WarmAgent, env: Mapping[str, str], name: str) -> None:
-        self.warm, self.env, self.name = warm, env, name
+    def __init__(self, env: Mapping[str, str], name: str) -> None:
+        self.env, self.name = env, name
         self.facts = [fact(name, n) for n in range(FACTS)]
         self.acked: set[str] = set()
-        self.runs: list[Forked] = []
+        self.runs: list[PipedAgent] = []
         self._start()
 
     def _start(self) -> None:
-        self.runs.append(Forked(self.warm, self.env, "-s", f"{self.name}{len(self.runs)}"))
+        self.runs.append(PipedAgent(self.env, "-s", f"{self.name}{len(self.runs)}"))
         self.say_missing()
 
     @property
-    def now(self) -> Forked:
+    def now(self) -> PipedAgent:
         return self.runs[-1]
 
     def say_missing(self) -> None:
@@ -223,23 +138,23 @@ class AddLoop(threading.Thread):
     """``agent memories add`` for each of its 50 facts in turn, as a shell loop would; an add that was killed or
     refused is run again until its fact is acknowledged."""
 
-    def __init__(self, warm: WarmAgent, env: Mapping[str, str], name: str) -> None:
+    def __init__(self, env: Mapping[str, str], name: str) -> None:
         super().__init__(daemon=True)
-        self.warm, self.env, self.name = warm, env, name
+        self.env, self.name = env, name
         self.facts = [fact(name, n) for n in range(FACTS)]
         self.acked: set[str] = set()
         self.errors: list[str] = []  # whatever an add printed on stderr, when it failed without being killed
         self.done = threading.Event()
         self.stop = threading.Event()  # set by the test when it ends early: no add is started after it
         self._lock = threading.Lock()
-        self._current: Forked | None = None
+        self._current: PipedAgent | None = None
 
     def run(self) -> None:
         try:
             for text in self.facts:
                 while text not in self.acked and not self.stop.is_set():
                     with self._lock:
-                        add = self._current = Forked(self.warm, self.env, "memories", "add", text)
+                        add = self._current = PipedAgent(self.env, "memories", "add", text)
                     code = add.finish()
                     with self._lock:
                         self._current = None
@@ -260,8 +175,8 @@ class AddLoop(threading.Thread):
     def kill(self) -> None:
         """SIGKILL the add running now, if one is (one that has ended is not signalled: its pid is reaped)."""
         with self._lock:
-            if self._current is not None and self._current.pid is not None and not self._current.ended:
-                signal_while_running(self._current.pid)
+            if self._current is not None:
+                self._current.send(signal.SIGKILL)
 
 
 def prompt_for(fake: FakeOpenAI, line: str) -> str:
@@ -292,12 +207,12 @@ def found_by_own_search(out: list[str], text: str) -> bool:
 
 @pytest.mark.slow
 def test_three_chats_and_two_add_loops_killed_at_random_lose_nothing_and_find_each_other(
-    fake: FakeOpenAI, warm_agent: WarmAgent, monkeypatch: pytest.MonkeyPatch  # noqa: F811
+    fake: FakeOpenAI, warm_agent: WarmAgent, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     env, rng = env_for(fake), random.Random(11)
     warm = warm_agent
-    chats = {name: Chat(warm, env, name) for name in CHATS}
-    loops = {name: AddLoop(warm, env, name) for name in LOOPS}
+    chats = {name: Chat(env, name) for name in CHATS}
+    loops = {name: AddLoop(env, name) for name in LOOPS}
     writers: dict[str, Chat | AddLoop] = {**chats, **loops}
     try:
         for loop in loops.values():
@@ -367,7 +282,7 @@ def leaks(root: Path, *needles: bytes) -> list[str]:
     return [str(f) for f in files if any(n in f.read_bytes().lower() for n in needles)]
 
 
-def replies(chat: Forked, count: int) -> None:
+def replies(chat: PipedAgent, count: int) -> None:
     """Until the chat has answered ``count`` turns in all (the fake answers every turn "Noted.")."""
     chat.wait_until(lambda: chat.out.count("Noted.") >= count)
     assert chat.out.count("Noted.") >= count, "\n".join(chat.err[-20:])
@@ -375,18 +290,18 @@ def replies(chat: Forked, count: int) -> None:
 
 @pytest.mark.slow
 def test_forget_in_another_process_takes_effect_in_the_chats_at_their_next_turn_and_leaves_no_byte(
-    fake: FakeOpenAI, warm_agent: WarmAgent, tmp_path: Path  # noqa: F811
+    fake: FakeOpenAI, warm_agent: WarmAgent, tmp_path: Path
 ) -> None:
     env, warm = env_for(fake), warm_agent
     asking = [f"{opening} Vq37zexa at Brumwell?" for opening in ("What is", "What about", "Any news of", "And")]
     added = warm.run(env, "memories", "add", SECRET)
     assert added.returncode == 0, added.stderr
-    holder = Forked(warm, env, "-s", "holder")
+    holder = PipedAgent(env, "-s", "holder")
     reader = None
     try:
         holder.say(SECRET, asking[0])  # each chat's own session holds the words as the user typed them
         replies(holder, 2)  # the first chat has opened memory: it holds the index
-        reader = Forked(warm, env, "-s", "reader")
+        reader = PipedAgent(env, "-s", "reader")
         reader.say(SECRET, asking[1])
         replies(reader, 2)
         [record] = json.loads(warm.run(env, "memories", "list", "--json").stdout)
@@ -425,7 +340,7 @@ def test_forget_in_another_process_takes_effect_in_the_chats_at_their_next_turn_
 
 @pytest.mark.slow
 def test_a_write_that_finds_the_ledger_held_waits_its_2_s_says_so_in_one_line_and_loses_nothing(
-    fake: FakeOpenAI, warm_agent: WarmAgent, tmp_path: Path  # noqa: F811
+    fake: FakeOpenAI, warm_agent: WarmAgent, tmp_path: Path
 ) -> None:
     """Another program holds the ledger's write lock (a ``sqlite3`` shell left in ``BEGIN``): readers go on at once
     (WAL), and a writer gives up after its configured wait, not SQLite's or Python's default, with one line that says
@@ -440,7 +355,7 @@ def test_a_write_that_finds_the_ledger_held_waits_its_2_s_says_so_in_one_line_an
             f"try again (if it lasts, end that process: see `fuser {path}`).")
     holder = sqlite3.connect(path, isolation_level=None)
     holder.execute("BEGIN IMMEDIATE")
-    chat = Forked(warm_agent, env, "-s", "held")
+    chat = PipedAgent(env, "-s", "held")
     try:
         listed = warm_agent.run(env, "memories", "list", "--json")
         refused = warm_agent.run(env, "memories", "add", fact("late", 0))
@@ -468,7 +383,7 @@ def test_a_write_that_finds_the_ledger_held_waits_its_2_s_says_so_in_one_line_an
 
 @pytest.mark.slow
 def test_rebuild_and_reindex_beside_the_chat_holding_the_index_name_it_and_change_nothing(
-    fake: FakeOpenAI, warm_agent: WarmAgent, tmp_path: Path  # noqa: F811
+    fake: FakeOpenAI, warm_agent: WarmAgent, tmp_path: Path
 ) -> None:
     """The index is the holder's (its HNSW graph lives in that process): a command that would rewrite it under the
     chat stops at once with one line naming the holder and what to do, and leaves the ledger's vectors as they
@@ -477,7 +392,7 @@ def test_rebuild_and_reindex_beside_the_chat_holding_the_index_name_it_and_chang
     assert warm_agent.run(env, "memories", "add", fact("kept", 0)).returncode == 0
     copies = SqliteLedger(data / "ledger.sqlite3")
     before = copies.stored_vectors("default", copies.ids("default"))
-    chat = Forked(warm_agent, env, "-s", "holding")
+    chat = PipedAgent(env, "-s", "holding")
     try:
         chat.say(question(fact("kept", 0)))
         replies(chat, 1)  # its memory is open: it holds the index (no other agent runs)

@@ -7,10 +7,6 @@ are real processes."""
 from __future__ import annotations
 
 import errno
-import resource
-import signal
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -24,7 +20,9 @@ from tests.chat_fakes import ScriptedChat
 from tests.cli_harness import invoke
 from tests.e2e_helpers import Terminal, agent_env, screen_text, session_file
 from tests.fake_openai import FakeOpenAI, Reply
+from tests.piped_chat import PipedAgent
 from tests.repl_harness import build_chat, run_lines
+from tests.warm_agent import shared
 
 
 @pytest.fixture
@@ -95,14 +93,13 @@ def test_two_chats_on_one_session_lose_no_turn(fake: FakeOpenAI, tmp_path: Path)
     """Started together: either one is refused at once and the other's turns are all there, or they ran one after
     the other and every turn of both is there. Never an interleaved read-modify-write that drops turns."""
     env = agent_env(fake)
-    chats = [subprocess.Popen([sys.executable, "-m", "agent", "-s", "shared", "--no-memory"], stdin=subprocess.PIPE,
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env) for _ in range(2)]
-    outputs = [chat.communicate("".join(f"{tag} line {n}\n" for n in range(15)), timeout=300)
-               for tag, chat in zip("ab", chats, strict=True)]
-    codes = [chat.returncode for chat in chats]
+    chats = [PipedAgent(env, "-s", "shared", "--no-memory") for _ in range(2)]
+    for tag, chat in zip("ab", chats, strict=True):
+        chat.say(*(f"{tag} line {n}" for n in range(15)))
+    codes = [chat.finish() for chat in chats]
     turns = session_file(tmp_path, "shared")["turns"]
     assert isinstance(turns, list)
-    refused = [n for n, (_, err) in enumerate(outputs) if "in use by another agent process" in err]
+    refused = [n for n, chat in enumerate(chats) if any("in use by another agent process" in line for line in chat.err)]
     if refused:
         assert len(refused) == 1 and codes[refused[0]] == 1 and len(turns) == 15
     else:
@@ -175,13 +172,8 @@ def test_a_session_that_cannot_be_saved_keeps_the_chat_going_and_the_saved_file_
     path = tmp_path / "data" / "sessions" / "full.json"
     before = path.read_bytes()
 
-    def cap_files() -> None:
-        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
-        resource.setrlimit(resource.RLIMIT_FSIZE, (len(before) + 200, len(before) + 200))
-
     lines = "".join(f"line {n} {'x' * 300}\n" for n in range(3))
-    result = subprocess.run([sys.executable, "-m", "agent", "-s", "full", "--no-memory"], input=lines, text=True,
-                            capture_output=True, env=env, timeout=300, preexec_fn=cap_files)
+    result = shared().run(env, "-s", "full", "--no-memory", stdin=lines, file_size=len(before) + 200)
     assert result.stdout == "Noted.\n" * 3
     assert result.stderr.count("could not be saved (File too large); the previous version is intact. The chat "
                                "goes on") == 1

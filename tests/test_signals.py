@@ -20,12 +20,9 @@ import pytest
 
 from agent.ui.repl import HeldInterrupts, Leave
 from tests.cli_harness import invoke
-from tests.e2e_helpers import agent_env, session_file, wait_for_text
+from tests.e2e_helpers import Terminal, agent_env, session_file, wait_for_text
 from tests.fake_openai import FakeOpenAI, Reply, held_reply
-from tests.warm_agent import WarmAgent, WarmTerminal, warm_agent  # noqa: F401  (the fixture)
-
-# One worker of a parallel run starts the module's warm agent helper, not each (pyproject.toml: loadgroup).
-pytestmark = pytest.mark.xdist_group("signals")
+from tests.warm_agent import WarmAgent
 
 PEANUTS = "I can't eat peanuts, they make my throat swell"
 STORY = " ".join(f"word{n}" for n in range(400))
@@ -52,11 +49,11 @@ def interrupted_story(tmp_path: Path, name: str) -> list[dict[str, object]]:
 @pytest.mark.slow
 @pytest.mark.parametrize(("how", "code"), [("SIGTERM", 143), ("SIGHUP", 129), ("closed terminal", 129)])
 def test_a_signal_or_a_closed_terminal_mid_reply_saves_the_line_and_the_partial_reply(
-    fake: FakeOpenAI, tmp_path: Path, how: str, code: int, warm_agent: WarmAgent  # noqa: F811
+    fake: FakeOpenAI, tmp_path: Path, how: str, code: int, warm_agent: WarmAgent
 ) -> None:
     env = agent_env(fake, **FAKE_EMBEDDINGS)
     fake.add(Reply("I will keep peanuts out of it."), held_reply(STORY, 6))
-    with WarmTerminal(warm_agent, env, "-s", "evening") as terminal:
+    with Terminal(env, "-s", "evening") as terminal:
         terminal.expect("›")
         terminal.type(f"{PEANUTS}\r")
         terminal.expect("tokens in")
@@ -78,11 +75,11 @@ def test_a_signal_or_a_closed_terminal_mid_reply_saves_the_line_and_the_partial_
 @pytest.mark.slow
 @pytest.mark.parametrize(("how", "code"), [("SIGTERM", 143), ("closed terminal", 129)])
 def test_a_signal_or_a_closed_terminal_at_the_prompt_ends_the_chat_with_every_turn_saved(
-    fake: FakeOpenAI, tmp_path: Path, how: str, code: int, warm_agent: WarmAgent  # noqa: F811
+    fake: FakeOpenAI, tmp_path: Path, how: str, code: int, warm_agent: WarmAgent
 ) -> None:
     env = agent_env(fake, **FAKE_EMBEDDINGS)
     fake.add(Reply("Noted, no peanuts."))
-    with WarmTerminal(warm_agent, env, "-s", "idle") as terminal:
+    with Terminal(env, "-s", "idle") as terminal:
         terminal.expect("›")
         terminal.type(f"{PEANUTS}\r")
         terminal.expect("tokens in")
@@ -102,7 +99,7 @@ def test_a_signal_or_a_closed_terminal_at_the_prompt_ends_the_chat_with_every_tu
 
 @pytest.mark.slow
 def test_sigterm_mid_reply_in_a_script_saves_the_turn(
-    fake: FakeOpenAI, tmp_path: Path, warm_agent: WarmAgent  # noqa: F811
+    fake: FakeOpenAI, tmp_path: Path, warm_agent: WarmAgent
 ) -> None:
     fake.add(held_reply(STORY, 6))
     script, feed = os.pipe()

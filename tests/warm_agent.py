@@ -6,7 +6,7 @@ before it does anything, each time. Here one helper process (``python -m tests.w
 once; each run is a fork of it that becomes ``agent ARGS`` with its own environment, working directory and
 standard streams (file descriptors sent over a Unix socket), runs the console script's ``main`` and ends as the
 interpreter would (see ``_shut_down``). A test gets the child's pid to signal it, and its exit code from the
-helper, which reaps it.
+helper, which reaps it. One helper serves a whole test process (``shared``, the ``warm_agent`` fixture).
 
 Several children may run at once (three chats and two ``agent memories add`` loops on one data directory, say):
 the helper waits for the socket and for each child's pidfd together, and says which child it reaped. The helper
@@ -17,7 +17,6 @@ embedder and the stores are opened by each child, never before the fork.
 from __future__ import annotations
 
 import atexit
-import codecs
 import fcntl
 import gc
 import json
@@ -26,21 +25,15 @@ import resource
 import select
 import signal
 import socket
-import struct
 import subprocess
 import sys
 import tempfile
 import termios
 import threading
-import time
 import traceback
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
-
-import pytest
-
-from tests.e2e_helpers import Terminal
 
 ROOT = Path(__file__).resolve().parent.parent
 _MAX_FDS = 3
@@ -123,12 +116,12 @@ class WarmAgent:
                 raise AssertionError(f"the warm agent helper exited ({self._proc.wait(timeout=60)})")
             return None
 
-    def run(self, env: Mapping[str, str], *args: str, stdin: str = "",
+    def run(self, env: Mapping[str, str], *args: str, stdin: str | bytes = "",
             file_size: int | None = None) -> subprocess.CompletedProcess[str]:
         """``agent ARGS`` to the end, with ``stdin`` piped in and its output captured through pipes (no file, so
         ``file_size`` caps only what the agent writes itself), as ``subprocess.run``."""
         with tempfile.TemporaryFile() as inp:
-            inp.write(stdin.encode())
+            inp.write(stdin if isinstance(stdin, bytes) else stdin.encode())
             inp.seek(0)
             (out, out_w), (err, err_w) = os.pipe(), os.pipe()
             pid = self.start(args, env, [inp.fileno(), out_w, err_w], file_size=file_size)
@@ -159,58 +152,18 @@ class WarmAgent:
         self._proc.wait(timeout=60)
 
 
-class WarmTerminal(Terminal):
-    """``tests.e2e_helpers.Terminal`` whose agent is forked by ``warm``: the slave of a new pty is its controlling
-    terminal; ``close`` hangs the terminal up, ``wait`` reads what it printed until the helper reaped it."""
-
-    def __init__(self, warm: WarmAgent, env: Mapping[str, str], *args: str) -> None:
-        self.fd, slave = os.openpty()
-        fcntl.ioctl(self.fd, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 100, 0, 0))
-        self._warm = warm
-        self.pid = warm.start(args, {**env, "TERM": "xterm", "PROMPT_TOOLKIT_NO_CPR": "1"}, [slave] * 3,
-                              terminal=True)
-        os.close(slave)  # the child's copies alone hold it: closing the master hangs the terminal up
-        self.output, self.seen, self.exit_code = "", 0, None
-        self._decoder = codecs.getincrementaldecoder("utf-8")("replace")
-        self._open = True
-
-    def __exit__(self, *exc: object) -> None:
-        if self.exit_code is None:
-            os.kill(self.pid, signal.SIGKILL)
-            self.exit_code = self._warm.wait(self.pid)
-        self.close()
-
-    def close(self) -> None:
-        """Close the master side (once): the kernel hangs the terminal up, SIGHUP, then reads and writes fail."""
-        if self._open:
-            self._open = False
-            os.close(self.fd)
-
-    def wait(self, timeout: float = 120.0) -> int:
-        deadline = time.monotonic() + timeout
-        while (code := self._warm.poll(self.pid)) is None:
-            if time.monotonic() > deadline:
-                raise AssertionError(f"the agent did not exit:\n{self.output[-2000:]}")
-            if self._open and select.select([self.fd], [], [], 0.05)[0]:
-                self._read()
-            elif not self._open:
-                code = self._warm.wait(self.pid, max(0.0, deadline - time.monotonic()))
-                break
-        if self._open:
-            self._drain()
-        self.close()
-        self.exit_code = code
-        return code
+_SHARED: list[WarmAgent] = []
+_SHARING = threading.Lock()
 
 
-@pytest.fixture(scope="module")
-def warm_agent() -> Iterator[WarmAgent]:
-    """One helper for the tests of a module (import this fixture into the module that uses it)."""
-    helper = WarmAgent()
-    try:
-        yield helper
-    finally:
-        helper.close()
+def shared() -> WarmAgent:
+    """The helper of this test process, started at its first use: every test that runs ``agent`` as a process of
+    its own forks it from here (``tests.e2e_helpers``), so a run pays the agent's imports once per worker, not once
+    per process. It ends with the test process: the helper kills what still runs once its socket closes."""
+    with _SHARING:
+        if not _SHARED:
+            _SHARED.append(WarmAgent())
+        return _SHARED[0]
 
 
 def _serve(sock: socket.socket) -> dict[str, Any] | None:
