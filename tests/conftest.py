@@ -3,6 +3,7 @@ without any OpenAI setting from the machine, so no test reads a real .env or tou
 
 from __future__ import annotations
 
+import fcntl
 import os
 from collections.abc import Iterator
 from pathlib import Path
@@ -24,8 +25,16 @@ _RUNNER_TERMINAL = ("COLUMNS", "LINES")
 
 @pytest.fixture(scope="session")
 def model_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """One cache for the whole run, so the packaged model is converted to int8 once, not once per test."""
-    return tmp_path_factory.mktemp("cache")
+    """One cache for the whole run, every pytest-xdist worker's, so the packaged model is converted to int8 once,
+    not once per test or per worker: the first worker converts it while the others wait on a lock."""
+    base = tmp_path_factory.getbasetemp()
+    run = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base  # the parent of the workers' own dirs
+    cache = run / "cache"
+    cache.mkdir(exist_ok=True)
+    with (run / "cache.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        LocalEmbedder(cache_dir=cache / "agent").warm_up()
+    return cache
 
 
 @pytest.fixture(autouse=True)

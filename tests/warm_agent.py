@@ -19,6 +19,7 @@ from __future__ import annotations
 import atexit
 import fcntl
 import gc
+import importlib
 import json
 import os
 import resource
@@ -166,15 +167,25 @@ def shared() -> WarmAgent:
         return _SHARED[0]
 
 
+def _import_what_children_import() -> None:
+    """Every module of the agent (many import their libraries only when first used, as the chat's prompt does) and
+    the parts of its libraries a store or a chat model loads on first use: paid once here, not in every child. Not
+    onnxruntime, whose import starts a thread: each child that embeds locally imports it."""
+    import chromadb.api.rust  # noqa: F401  (the client's implementation, loaded when the first client opens)
+    import openai.resources.chat  # noqa: F401
+    import tokenizers  # noqa: F401
+
+    root = ROOT / "agent"
+    for path in sorted(root.rglob("*.py")):
+        if path.name != "__main__.py":
+            importlib.import_module(".".join(("agent", *path.relative_to(root).with_suffix("").parts))
+                                    .removesuffix(".__init__"))
+
+
 def _serve(sock: socket.socket) -> dict[str, Any] | None:
     """Fork a child for each request; in the child, return its request; in the helper, None once the test is
     done."""
-    import chromadb  # noqa: F401  (what every child would import: paid once here)
-    import openai  # noqa: F401  (the chat model and the embedder of the fake server's tests)
-
-    import agent.cli  # noqa: F401
-    import agent.wiring  # noqa: F401
-
+    _import_what_children_import()
     gc.freeze()  # what is imported stays out of every collection, so the children do not copy it page by page
     reply = sock.makefile("w", encoding="utf-8")
     reply.write(json.dumps({"ready": True}) + "\n")
