@@ -170,7 +170,8 @@ def shared() -> WarmAgent:
 def _import_what_children_import() -> None:
     """Every module of the agent (many import their libraries only when first used, as the chat's prompt does) and
     the parts of its libraries a store or a chat model loads on first use: paid once here, not in every child. Not
-    onnxruntime, whose import starts a thread: each child that embeds locally imports it."""
+    onnxruntime, whose import starts a thread: each child that embeds locally imports it. The token counter's
+    encoding is loaded here too (0.2-0.3 CPU-s of every chat's start)."""
     import chromadb.api.rust  # noqa: F401  (the client's implementation, loaded when the first client opens)
     import openai.resources.chat  # noqa: F401
     import tokenizers  # noqa: F401
@@ -180,6 +181,9 @@ def _import_what_children_import() -> None:
         if path.name != "__main__.py":
             importlib.import_module(".".join(("agent", *path.relative_to(root).with_suffix("").parts))
                                     .removesuffix(".__init__"))
+    from agent import tokens
+
+    tokens.warm_up()
 
 
 def _serve(sock: socket.socket) -> dict[str, Any] | None:
