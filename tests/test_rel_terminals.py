@@ -44,7 +44,11 @@ CHATS = ("chata", "chatb", "chatc")
 LOOPS = ("loopa", "loopb")
 ROUNDS = 20
 REFUSED = "is using the memory store"
-LOCKED = "stayed locked by another process for over 2 s, so nothing was written: try again"
+# The one line of a ledger another process held too long, after which the command is tried again. A write waits 2 s
+# for another's transaction; a read is kept out too while SQLite recovers or cleans up the log of a writer killed
+# -9, or of the last connection to close (sqlite.org/wal.html, "Sometimes Queries Return SQLITE_BUSY"), which a
+# loaded machine can stretch past that wait. Either way the line names the ledger and nothing acknowledged is lost.
+LOCKED = re.compile(r"stayed locked by another process for over \d+ s(, so nothing was written)?: try again")
 WAIT = 300.0  # only a hang gets near it
 # A chat's receipt ("(turn 3) remembered: ..." when it lands late) and the command's ("remembered 1a2b3c4d: ...").
 CHAT_ACK = re.compile(r"^(?:\(turn \d+\) )?(?:remembered|already remembered|remembered again): (.*)$")
@@ -162,7 +166,7 @@ class AddLoop(threading.Thread):
                     if code == -signal.SIGKILL or text in self.acked:
                         continue
                     self.errors.append(f"exit {code}: " + "\n".join(add.err))
-                    if not (code == 1 and len(add.err) == 1 and LOCKED in add.err[0]):
+                    if not (code == 1 and len(add.err) == 1 and LOCKED.search(add.err[0])):
                         return  # anything but the one line of a ledger held too long fails the test
         except BaseException as exc:  # handed over to the test's thread
             self.errors.append(repr(exc))
@@ -225,7 +229,7 @@ def test_three_chats_and_two_add_loops_killed_at_random_lose_nothing_and_find_ea
             chat.wait_all_acknowledged()
         for loop in loops.values():
             assert loop.done.wait(WAIT), f"{loop.name} did not finish"
-            assert all(LOCKED in error for error in loop.errors), loop.errors
+            assert all(LOCKED.search(error) for error in loop.errors), "\n".join(loop.errors)
             assert loop.acked == set(loop.facts), f"{loop.name} left facts unacknowledged: {loop.errors}"
         for chat in chats.values():
             chat.acked = chat.seen()
@@ -255,7 +259,7 @@ def test_three_chats_and_two_add_loops_killed_at_random_lose_nothing_and_find_ea
     assert codes == dict.fromkeys(chats, 0)
     for chat in chats.values():
         assert not [line for line in chat.lines() if REFUSED in line or "Chatting without it" in line], chat.lines()
-        assert all(LOCKED in line for line in chat.lines() if "could not save turn" in line)
+        assert all(LOCKED.search(line) for line in chat.lines() if "could not save turn" in line)
         out = chat.now.out
         assert listed_all(out) == everything, f"{chat.name}'s /memories --all lists every one"
         missed = [text for text in sorted(everything) if not found_by_own_search(out, text)]
