@@ -32,6 +32,7 @@ from agent.domain import MemoryRecord, content_hash, memory_id
 from agent.errors import AgentError
 from agent.memory.service import MemoryService
 from agent.ports import Embedder, Notify
+from tests.warm_agent import WarmProcess, shared
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 T = TypeVar("T")
@@ -122,23 +123,17 @@ def child_env(**extra: str) -> dict[str, str]:
     return env
 
 
-def spawn(role: str, *args: str, env: dict[str, str] | None = None, stdin: int | None = None) -> subprocess.Popen[str]:
-    return subprocess.Popen(
-        [sys.executable, "-m", "tests.helpers_store", role, *args],
-        stdin=stdin,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env=env or child_env(),
-    )
+def spawn(role: str, *args: str, env: dict[str, str] | None = None) -> WarmProcess:
+    """``python -m tests.helpers_store ROLE ARGS``, forked from the warm helper (``tests.warm_agent``)."""
+    return WarmProcess("tests.helpers_store", (role, *args), env or child_env())
 
 
-def wait_for_line(proc: subprocess.Popen[str], expected: str, timeout: float = 120.0) -> None:
+def wait_for_line(proc: WarmProcess | subprocess.Popen[str], expected: str, timeout: float = 120.0) -> None:
     """Read the child's stdout until a line equal to ``expected``; fail with its stderr if it exits first."""
     read_until(proc, re.escape(expected), timeout)
 
 
-def read_until(proc: subprocess.Popen[str], pattern: str, timeout: float = 120.0) -> re.Match[str]:
+def read_until(proc: WarmProcess | subprocess.Popen[str], pattern: str, timeout: float = 120.0) -> re.Match[str]:
     """Read the child's stdout until a line matching ``pattern`` whole, and return the match."""
     assert proc.stdout is not None
     deadline = time.monotonic() + timeout
@@ -159,7 +154,7 @@ class Forker:
 
     def __init__(self) -> None:
         # One thread only, so the fork copies no thread's half-held lock: numpy's BLAS starts none with this.
-        self.proc = spawn("forker", env=child_env(OPENBLAS_NUM_THREADS="1"), stdin=subprocess.PIPE)
+        self.proc = spawn("forker", env=child_env(OPENBLAS_NUM_THREADS="1"))
         wait_for_line(self.proc, "ready")
 
     def start(self, role: str, *args: str) -> int:
@@ -184,8 +179,6 @@ class Forker:
 def run_agent(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     """The real ``agent`` command in a process of its own (forked from the warm helper, ``tests.warm_agent``), in
     this process's environment plus ``env``."""
-    from tests.warm_agent import shared
-
     return shared().run({**os.environ, **(env or {})}, *args)
 
 

@@ -41,7 +41,8 @@ from tests.repl_harness import build_chat, run_lines
 from tests.test_rel_terminals import env_for
 from tests.test_shared_spool import Switching
 
-pytestmark = pytest.mark.slow
+# One worker of a parallel run starts the module's Chroma server, not each (pyproject.toml: loadgroup).
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("chroma_heal")]
 
 HEAL_WAIT = 120.0  # a bound only a server that never answers again reaches
 

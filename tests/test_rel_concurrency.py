@@ -36,10 +36,11 @@ from tests.helpers_store import (
     wait_for_line,
 )
 from tests.piped_chat import PipedAgent
+from tests.warm_agent import WarmProcess
 
 
 @contextmanager
-def holder(*args: str) -> Iterator[subprocess.Popen[str]]:
+def holder(*args: str) -> Iterator[WarmProcess]:
     """A child that opens memory as a chat does and keeps it until the block ends."""
     proc = spawn("hold", *args)
     try:
@@ -58,7 +59,7 @@ def sqlite_holder(path: Path) -> Iterator[None]:
             "db.execute('BEGIN EXCLUSIVE'); print('ready', flush=True); time.sleep(120)")
     proc = subprocess.Popen([sys.executable, "-c", code, str(path)], stdout=subprocess.PIPE, text=True)
     try:
-        wait_for_line(proc, "ready")  # type: ignore[arg-type]
+        wait_for_line(proc, "ready")
         yield
     finally:
         proc.kill()

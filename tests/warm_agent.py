@@ -23,6 +23,7 @@ import importlib
 import json
 import os
 import resource
+import runpy
 import select
 import signal
 import socket
@@ -83,14 +84,15 @@ class WarmAgent:
             self._changed.notify_all()
 
     def start(self, args: Sequence[str], env: Mapping[str, str], streams: Sequence[int], *,
-              terminal: bool = False, file_size: int | None = None) -> int:
+              terminal: bool = False, file_size: int | None = None, module: str | None = None) -> int:
         """Fork ``agent ARGS`` with ``env`` as its whole environment, this process's working directory, and
         ``streams`` as its stdin, stdout and stderr; ``terminal``: the stdin is a pty's slave that becomes the
         child's controlling terminal (Ctrl-C and a hang-up reach it as signals); ``file_size``: no file it writes
         grows past that many bytes (``RLIMIT_FSIZE``, SIGXFSZ ignored: every write past it fails with EFBIG, as
-        ENOSPC does on a full disk). Returns the child's pid."""
+        ENOSPC does on a full disk); ``module``: the child runs ``python -m MODULE ARGS`` instead (a test helper
+        such as ``tests.helpers_store``). Returns the child's pid."""
         request = {"args": list(args), "env": dict(env), "cwd": os.getcwd(), "terminal": terminal,
-                   "file_size": file_size}
+                   "file_size": file_size, "module": module}
         with self._asking:
             socket.send_fds(self._sock, [json.dumps(request).encode() + b"\n"], list(streams))
             with self._changed:
@@ -151,6 +153,59 @@ class WarmAgent:
         self._listener.join(60)
         self._sock.close()
         self._proc.wait(timeout=60)
+
+
+class WarmProcess:
+    """``python -m MODULE ARGS`` forked by the warm helper with its standard streams on pipes, used as the
+    ``subprocess.Popen`` it stands for: ``stdin``, ``stdout`` and ``stderr`` (text), ``pid``, ``returncode``,
+    ``poll``, ``wait``, ``communicate``, ``send_signal`` and ``kill``."""
+
+    def __init__(self, module: str, args: Sequence[str], env: Mapping[str, str]) -> None:
+        (in_r, in_w), (out_r, out_w), (err_r, err_w) = os.pipe(), os.pipe(), os.pipe()
+        self.args = [sys.executable, "-m", module, *args]
+        self._warm = shared()
+        self.pid = self._warm.start(args, env, [in_r, out_w, err_w], module=module)
+        for end in (in_r, out_w, err_w):
+            os.close(end)
+        self.stdin = open(in_w, "w", encoding="utf-8")  # noqa: SIM115  (closed by communicate)
+        self.stdout = open(out_r, encoding="utf-8", errors="replace")  # noqa: SIM115
+        self.stderr = open(err_r, encoding="utf-8", errors="replace")  # noqa: SIM115
+        self.returncode: int | None = None
+
+    def poll(self) -> int | None:
+        if self.returncode is None:
+            self.returncode = self._warm.poll(self.pid)
+        return self.returncode
+
+    def wait(self, timeout: float = 120.0) -> int:
+        if self.returncode is None:
+            self.returncode = self._warm.wait(self.pid, timeout)
+        return self.returncode
+
+    def send_signal(self, signum: int) -> None:
+        """Signal it unless it has been reaped (then its pid may be another process's)."""
+        if self.poll() is None:
+            os.kill(self.pid, signum)
+
+    def kill(self) -> None:
+        self.send_signal(signal.SIGKILL)
+
+    def communicate(self, timeout: float = 120.0) -> tuple[str, str]:
+        """Close its stdin, read its output to the end (both streams at once, so neither pipe fills), wait for it."""
+        self.stdin.close()
+        read: dict[int, str] = {}
+        readers = [threading.Thread(target=lambda n, f: read.__setitem__(n, f.read()), args=(n, stream),
+                                    daemon=True) for n, stream in enumerate((self.stdout, self.stderr))]
+        for reader in readers:
+            reader.start()
+        for reader in readers:
+            reader.join(timeout)
+            if reader.is_alive():
+                raise subprocess.TimeoutExpired(self.args, timeout)
+        self.wait(timeout)
+        self.stdout.close()
+        self.stderr.close()
+        return read[0], read[1]
 
 
 _SHARED: list[WarmAgent] = []
@@ -233,8 +288,8 @@ def _serve(sock: socket.socket) -> dict[str, Any] | None:
 
 
 def _become_agent(request: dict[str, Any]) -> int:
-    """In the child: the streams, environment, working directory and argv of ``agent ARGS``, then its main; returns
-    the exit status the interpreter would give it."""
+    """In the child: the streams, environment, working directory and argv of ``agent ARGS`` (or of ``python -m
+    MODULE ARGS``), then its main; returns the exit status the interpreter would give it."""
     from agent.cli import main
 
     # Ctrl-C as an interpreter started at a terminal has it: a test run started in the background of a shell (and
@@ -258,9 +313,13 @@ def _become_agent(request: dict[str, Any]) -> int:
     os.environ.clear()
     os.environ.update(request["env"])
     os.chdir(request["cwd"])
-    sys.argv = ["agent", *request["args"]]
+    module = request["module"]
+    sys.argv = [module or "agent", *request["args"]]
     try:
-        main(request["args"])
+        if module:
+            runpy.run_module(module, run_name="__main__", alter_sys=True)
+        else:
+            main(request["args"])
     except SystemExit as done:
         if done.code is None or isinstance(done.code, int):
             return done.code or 0
