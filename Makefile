@@ -23,15 +23,14 @@ run: $(STAMP)
 	$(BIN)/agent $(ARGS)
 
 # The suite starts a dozen interpreters (a worker per core and one more, a warm agent helper in each, helper
-# processes): each compiles the project's modules again where PYTHONDONTWRITEBYTECODE is set (it is on these
-# machines), so the tests keep compiled modules in the venv, outside the checkout and the packages it installs.
-PYCACHE := $(abspath $(VENV))/pycache
-
+# processes): where PYTHONDONTWRITEBYTECODE is set (it is on these machines) each compiled the project's modules
+# and pytest rewrote the test modules again, so the tests write the usual __pycache__ (ignored by git), compiled
+# once before the run.
 test: $(SERVERS)
 	$(BIN)/ruff check agent tests bench
 	$(BIN)/mypy
-	PYTHONDONTWRITEBYTECODE= PYTHONPYCACHEPREFIX=$(PYCACHE) $(BIN)/python -m compileall -q agent tests
-	PYTHONDONTWRITEBYTECODE= PYTHONPYCACHEPREFIX=$(PYCACHE) $(BIN)/pytest -q $(PYTEST_ARGS) || test $$? -eq 5  # exit 5: no test collected
+	PYTHONDONTWRITEBYTECODE= $(BIN)/python -m compileall -q agent tests
+	PYTHONDONTWRITEBYTECODE= $(BIN)/pytest -q $(PYTEST_ARGS) || test $$? -eq 5  # exit 5: no test collected
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache
