@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Protocol, TextIO
 
 from prompt_toolkit import PromptSession
+from prompt_toolkit.application import get_app_or_none
 from prompt_toolkit.completion import CompleteEvent, Completer, Completion
 from prompt_toolkit.document import Document
 from prompt_toolkit.input import Input
@@ -114,6 +115,37 @@ def typed_ahead_kept() -> Iterator[None]:
             termios.tcsetattr(fd, termios.TCSANOW, saved)
 
 
+class PromptEnded(Exception):
+    """A signal that ended the prompt from inside its event loop (``end_prompt``), carried out of it as an
+    ``Exception``: the ``BaseException`` it stands for, raised there, would be caught by asyncio (which lets only
+    ``KeyboardInterrupt`` and ``SystemExit`` through a callback) and shown by prompt-toolkit as an unhandled
+    exception that waits for Enter, on a terminal that may be gone."""
+
+    def __init__(self, signal_exc: BaseException) -> None:
+        super().__init__(str(signal_exc))
+        self.signal_exc = signal_exc
+
+
+def end_prompt(exc: BaseException) -> bool:
+    """End the prompt whose event loop is running the caller (a signal handler that landed in one of its callbacks:
+    a closed terminal wakes the prompt at the moment SIGHUP arrives) with ``exc``; False when no prompt's callback
+    is running, and raising ``exc`` there is what ends the prompt."""
+    app = get_app_or_none()
+    if app is None or not app.is_running or app.future is None or app.future.done():
+        return False
+    app.exit(exception=PromptEnded(exc))
+    return True
+
+
+@contextmanager
+def _signals_raised() -> Iterator[None]:
+    """What ``end_prompt`` carried out of the prompt, raised as the signal's own exception."""
+    try:
+        yield
+    except PromptEnded as ended:
+        raise ended.signal_exc from None
+
+
 class TerminalReader:
     """prompt-toolkit input with history, completion and the key bindings above; ``toolbar`` fills the bottom
     line. Ctrl-J stays Enter: a line typed ahead while a reply streams reaches the prompt with its Enter turned
@@ -142,12 +174,13 @@ class TerminalReader:
         self._plain: PromptSession[str] = PromptSession(input=pt_input, output=pt_output)
 
     def read(self) -> str:
-        with patch_stdout(raw=True):
+        with _signals_raised(), patch_stdout(raw=True):
             return valid_text(self._session.prompt(PROMPT))
 
     def ask(self, question: str) -> str | None:
         try:
-            return valid_text(self._plain.prompt(question))
+            with _signals_raised():
+                return valid_text(self._plain.prompt(question))
         except (EOFError, KeyboardInterrupt):
             return None
 

@@ -31,7 +31,7 @@ from agent.tokens import count_tokens
 from agent.ui.commands import Commands, evicted_line, is_command, shorten
 from agent.ui.controls import writes_state
 from agent.ui.output import Output
-from agent.ui.prompt import EmptyLineInterrupt, LineReader, PipeReader, typed_ahead_kept
+from agent.ui.prompt import EmptyLineInterrupt, LineReader, PipeReader, end_prompt, typed_ahead_kept
 from agent.ui.render import plural
 
 log = logging.getLogger(__name__)
@@ -87,7 +87,8 @@ class HeldInterrupts:
             if not isinstance(self.pending, Leave):  # leaving outranks a Ctrl-C
                 self.pending = exc
             return
-        raise exc
+        if not end_prompt(exc):  # landed in a callback of the prompt's event loop, which would swallow it
+            raise exc
 
     @contextmanager
     def held(self) -> Iterator[None]:
