@@ -338,6 +338,7 @@ class ChromaIndex:
         self._remote = remote
         self._compact_mark = None if remote else Path(location) / COMPACT_MARK
         self._collection: Any = None
+        self._loaded = remote  # an embedded collection's segment is loaded by the first call on it
         self._broken: str | None = None
         self._batch: int | None = None
 
@@ -364,7 +365,13 @@ class ChromaIndex:
         if self._broken is not None:
             raise StoreAway(self._broken)
         try:
-            return _with_deadline(fn, SERVER_TIMEOUT) if self._remote else fn()
+            result = _with_deadline(fn, SERVER_TIMEOUT) if self._remote else fn()
+            if not self._loaded and self._collection is not None:
+                # Loading the segment writes its files again, the room past its elements filled from this process's
+                # heap (measured: an open's first count left 11 KB of it, an API key among it once): zeroed once.
+                self._loaded = True
+                self._clear_slack()
+            return result
         except AgentError:
             raise
         except BaseException as exc:
