@@ -282,8 +282,19 @@ NEEDLES = (SECRET.lower().encode(),)
 
 
 def leaks(root: Path, *needles: bytes) -> list[str]:
-    files = [f for f in root.rglob("*") if f.is_file() and not f.is_symlink()]
-    return [str(f) for f in files if any(n in f.read_bytes().lower() for n in needles)]
+    """Every file under ``root`` whose bytes hold a needle, whatever its case, read while chats may still write.
+
+    A file that is gone by the time it is read was a chat's temporary copy, renamed into place or dropped: what it
+    held is in the file it became, read here after the rename or at the check that follows the chats' end."""
+    found = []
+    for path in root.rglob("*"):
+        try:
+            held = path.is_file() and not path.is_symlink() and any(n in path.read_bytes().lower() for n in needles)
+        except FileNotFoundError:
+            continue
+        if held:
+            found.append(str(path))
+    return found
 
 
 def replies(chat: PipedAgent, count: int) -> None:
