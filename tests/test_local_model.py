@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import shutil
 import subprocess
 from pathlib import Path
@@ -37,14 +38,14 @@ def packaged_only(tmp_path: Path) -> LocalEmbedder:
 
 
 def cached_file(cache: Path) -> Path:
-    (found,) = (cache / "agent").glob(f"*-{CONVERSION}.onnx")
+    (found,) = (cache / "agent").glob(f"*-{CONVERSION}-ort*.onnx")
     return found
 
 
 def test_the_converted_model_computes_in_int8(local_embedder: LocalEmbedder, model_cache: Path) -> None:
     local_embedder.embed(["hello"])
     ops = {node.op_type for node in onnx.load(str(cached_file(model_cache))).graph.node}
-    assert {"MatMulInteger", "DynamicQuantizeLinear"} <= ops
+    assert {"DynamicQuantizeMatMul", "MatMulIntegerToFloat"} <= ops, "integer products, fused as a load would fuse them"
     assert "Cast" in {node.op_type for node in onnx.load(str(default_model_files()[0])).graph.node}
 
 
@@ -104,7 +105,7 @@ def test_a_failed_conversion_leaves_the_packaged_file_in_use(tmp_path: Path, mon
     monkeypatch.setattr(local_model.subprocess, "run", crashed)
     source = default_model_files()[0]
     assert prepared_model(source, tmp_path / "cache") == source
-    assert not list((tmp_path / "cache").iterdir())
+    assert [path.name for path in (tmp_path / "cache").iterdir()] == [local_model.DIGESTS], "no model file"
 
 
 def weight_only_int8_model() -> onnx.ModelProto:
@@ -149,7 +150,9 @@ def test_convert_writes_an_integer_model_and_refuses_one_without_int8_weights(tm
     source, target = tmp_path / "tiny.onnx", tmp_path / "tiny-int8.onnx"
     onnx.save(weight_only_int8_model(), str(source))
     convert(source, target)
-    assert "MatMulInteger" in {node.op_type for node in onnx.load(str(target)).graph.node}
+    assert {node.op_type for node in onnx.load(str(target)).graph.node} == {"DynamicQuantizeMatMul"}
+    x = np.random.default_rng(1).normal(size=(2, 8)).astype(np.float32)
+    np.testing.assert_allclose(run(onnx.load(str(target)), x), run(weight_only_int8_model(), x), rtol=0.05, atol=0.05)
 
     plain = onnx.load(str(source))
     fold_weight_casts(plain.graph)
@@ -174,3 +177,41 @@ def test_cached_names_follow_the_bytes_of_the_source(tmp_path: Path) -> None:
     assert local_model.cached_model_path(first, tmp_path) == local_model.cached_model_path(second, tmp_path)
     second.write_text("other bytes")
     assert local_model.cached_model_path(first, tmp_path) != local_model.cached_model_path(second, tmp_path)
+
+
+def test_a_source_is_hashed_once_while_it_is_unchanged(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    source = tmp_path / "model.onnx"
+    shutil.copyfile(default_model_files()[1], source)
+    cache = tmp_path / "cache"
+    named = local_model.cached_model_path(source, cache)
+    assert json.loads((cache / local_model.DIGESTS).read_text())[str(source)][-1].startswith(named.name.split("-")[1])
+
+    def hashed(*args: object) -> None:
+        raise AssertionError("hashed again")
+
+    monkeypatch.setattr(local_model.hashlib, "sha256", hashed)
+    assert local_model.cached_model_path(source, cache) == named
+    monkeypatch.undo()
+    source.write_text("other bytes")
+    assert local_model.cached_model_path(source, cache) != named, "a changed file is hashed again"
+
+
+@pytest.mark.parametrize("notes", [b"{not json", b"[1, 2]", b'{"x": 3}', b"\xff\xfe"])
+def test_a_damaged_note_of_digests_costs_a_hash_and_is_written_again(tmp_path: Path, notes: bytes) -> None:
+    source = tmp_path / "model.onnx"
+    shutil.copyfile(default_model_files()[1], source)
+    expected = local_model.cached_model_path(source, tmp_path / "clean")
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    (cache / local_model.DIGESTS).write_bytes(notes)
+    assert local_model.cached_model_path(source, cache).name == expected.name
+    assert str(source) in json.loads((cache / local_model.DIGESTS).read_text())
+
+
+def test_a_note_of_digests_that_cannot_be_written_costs_only_the_hash(tmp_path: Path) -> None:
+    source = tmp_path / "model.onnx"
+    shutil.copyfile(default_model_files()[1], source)
+    blocked = tmp_path / "not-a-directory"
+    blocked.write_text("a file where the cache should be")
+    assert local_model.cached_model_path(source, blocked / "agent").name == \
+        local_model.cached_model_path(source, tmp_path / "clean").name

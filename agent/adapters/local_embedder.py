@@ -115,20 +115,27 @@ class LocalEmbedder:
 
     def _open_session(self, ort: Any, packaged: Path) -> Any:
         """A session on the int8 conversion of the packaged model, or on the packaged file if that is unusable."""
+        levels = ort.GraphOptimizationLevel
+        model = packaged if self._model_dir else prepared_model(packaged, self._cache_dir)
+        if model != packaged:
+            try:  # the converted file is optimized already (``local_model``): the basic passes are all a load has left
+                return ort.InferenceSession(str(model), self._options(ort, levels.ORT_ENABLE_BASIC),
+                                            providers=["CPUExecutionProvider"])
+            except Exception as exc:  # a damaged cache file: convert again next time, use the packaged file now
+                log.debug("cached model %s would not load (%s); using %s", model, exc, packaged)
+                discard(model)
+        return ort.InferenceSession(str(packaged), self._options(ort, levels.ORT_ENABLE_ALL),
+                                    providers=["CPUExecutionProvider"])
+
+    def _options(self, ort: Any, level: Any) -> Any:
         options = ort.SessionOptions()
         options.intra_op_num_threads = self._threads
         options.inter_op_num_threads = 1
         # The arena keeps the peak of the largest batch for good (35-115 MB of RSS here), no speed gained.
         options.enable_cpu_mem_arena = False
         options.log_severity_level = 3
-        model = packaged if self._model_dir else prepared_model(packaged, self._cache_dir)
-        if model != packaged:
-            try:
-                return ort.InferenceSession(str(model), options, providers=["CPUExecutionProvider"])
-            except Exception as exc:  # a damaged cache file: convert again next time, use the packaged file now
-                log.debug("cached model %s would not load (%s); using %s", model, exc, packaged)
-                discard(model)
-        return ort.InferenceSession(str(packaged), options, providers=["CPUExecutionProvider"])
+        options.graph_optimization_level = level
+        return options
 
     def embed(self, texts: Sequence[str]) -> list[list[float]]:
         if not texts:

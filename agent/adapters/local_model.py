@@ -10,7 +10,14 @@ space.
 
 The conversion (2-3 s, a few hundred MB at its peak) runs once per source file in a child process, so the chat process
 never holds the float32 copy; its result is cached under ``$XDG_CACHE_HOME/agent`` (``~/.cache/agent``), named by the
-source's SHA-256. If anything goes wrong the packaged file is used as it is: slower and bigger, but the same space.
+source's SHA-256 and the onnxruntime version. If anything goes wrong the packaged file is used as it is: slower and
+bigger, but the same space.
+
+Two costs of every start are paid at the conversion instead. The cached file is the graph onnxruntime's extended
+optimizations make of the quantized model (the fused integer products and layer norms it would otherwise build at each
+load, portable across CPUs, unlike the layout ones): a session opens in 0.04 CPU-s instead of 0.09, and computes the
+same vectors to the bit. And the source's digest is noted in ``sources.json`` beside the cache, with the size, times
+and inode it had, so the 23 MB file is hashed once per version of it, not at each start (20-60 ms).
 
 Run as ``python -m agent.adapters.local_model SOURCE TARGET`` to convert one file.
 """
@@ -18,6 +25,7 @@ Run as ``python -m agent.adapters.local_model SOURCE TARGET`` to convert one fil
 from __future__ import annotations
 
 import hashlib
+import json
 import logging
 import os
 import subprocess
@@ -26,11 +34,15 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from agent.files import read_regular, write_private
+
 log = logging.getLogger(__name__)
 
 #: Part of the cached file's name: change it when the conversion changes, so old caches are not reused.
-CONVERSION = "dyn-int8-v1"
+CONVERSION = "dyn-int8-opt-v2"
 CONVERT_TIMEOUT_S = 300.0
+#: The file beside the cache that notes the digest of each source hashed: path -> [size, mtime, ctime, inode, digest].
+DIGESTS = "sources.json"
 
 
 def default_cache_dir() -> Path:
@@ -39,8 +51,38 @@ def default_cache_dir() -> Path:
 
 
 def cached_model_path(source: Path, cache_dir: Path) -> Path:
-    digest = hashlib.sha256(source.read_bytes()).hexdigest()[:16]
-    return cache_dir / f"{source.stem}-{digest}-{CONVERSION}.onnx"
+    """Where the conversion of ``source`` is cached: named by its bytes and by the onnxruntime that optimized it (a
+    graph optimized by one version is not promised to load in another)."""
+    import onnxruntime
+
+    digest = source_digest(source, cache_dir)[:16]
+    return cache_dir / f"{source.stem}-{digest}-{CONVERSION}-ort{onnxruntime.__version__}.onnx"
+
+
+def source_digest(source: Path, cache_dir: Path) -> str:
+    """The SHA-256 of ``source``, from ``sources.json`` while the file has the size, times and inode noted with it
+    there; else hashed and noted. A note that cannot be read or written only costs the hashing."""
+    notes_file = cache_dir / DIGESTS
+    seen = source.stat()
+    identity = [seen.st_size, seen.st_mtime_ns, seen.st_ctime_ns, seen.st_ino]
+    key = str(source.resolve())
+    try:
+        notes = json.loads(read_regular(notes_file))
+        if not isinstance(notes, dict):
+            notes = {}
+    except (OSError, ValueError):
+        notes = {}
+    noted = notes.get(key)
+    if isinstance(noted, list) and noted[:-1] == identity and isinstance(noted[-1], str):
+        return noted[-1]
+    digest = hashlib.sha256(source.read_bytes()).hexdigest()
+    notes[key] = [*identity, digest]
+    try:
+        cache_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
+        write_private(notes_file, json.dumps(notes, indent=1).encode(), f".{DIGESTS}")
+    except OSError as exc:
+        log.debug("could not note the digest of %s in %s: %s", source, notes_file, exc)
+    return digest
 
 
 def prepared_model(source: Path, cache_dir: Path | None = None) -> Path:
@@ -118,24 +160,37 @@ class _DropAdvice(logging.Filter):
 
 
 def convert(source: Path, target: Path) -> None:
-    """Write the dynamically quantized version of ``source`` to ``target`` atomically."""
+    """Write the dynamically quantized version of ``source`` to ``target`` atomically, as the graph onnxruntime's
+    extended optimizations make of it."""
     import onnx
+    import onnxruntime as ort
     from onnxruntime.quantization import QuantType, quantize_dynamic
 
     model = onnx.load(str(source))
     if fold_weight_casts(model.graph) == 0:
         raise ValueError(f"{source} has no int8 weights stored behind casts: nothing to convert")
-    handle, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
-    os.close(handle)
+    quantized, optimized = (_temp_beside(target) for _ in range(2))
     advice = _DropAdvice()
     logging.getLogger().addFilter(advice)
     try:
-        quantize_dynamic(model, tmp, weight_type=QuantType.QInt8, per_channel=True)
-        os.replace(tmp, target)
+        quantize_dynamic(model, quantized, weight_type=QuantType.QInt8, per_channel=True)
+        options = ort.SessionOptions()
+        options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_EXTENDED
+        options.optimized_model_filepath = optimized
+        options.log_severity_level = 3
+        ort.InferenceSession(quantized, options, providers=["CPUExecutionProvider"])
+        os.replace(optimized, target)
     finally:
         logging.getLogger().removeFilter(advice)
-        if os.path.exists(tmp):
-            os.unlink(tmp)
+        for tmp in (quantized, optimized):
+            if os.path.exists(tmp):
+                os.unlink(tmp)
+
+
+def _temp_beside(target: Path) -> str:
+    handle, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+    os.close(handle)
+    return tmp
 
 
 def main(argv: list[str]) -> int:
