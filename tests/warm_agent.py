@@ -226,7 +226,7 @@ def _import_what_children_import() -> None:
     """Every module of the agent (many import their libraries only when first used, as the chat's prompt does) and
     the parts of its libraries a store or a chat model loads on first use: paid once here, not in every child. Not
     onnxruntime, whose import starts a thread: each child that embeds locally imports it. The token counter's
-    encoding is loaded here too (0.2-0.3 CPU-s of every chat's start)."""
+    encoding is loaded here too (0.2-0.3 CPU-s of every chat's start), and what a command's first run builds."""
     import chromadb.api.rust  # noqa: F401  (the client's implementation, loaded when the first client opens)
     import openai.resources.chat  # noqa: F401
     import tokenizers  # noqa: F401
@@ -239,6 +239,16 @@ def _import_what_children_import() -> None:
     from agent import tokens
 
     tokens.warm_up()
+    # What a command's first run builds before it does anything: the command line typer makes of the app, and the
+    # HTTP client of a local server (its transport's modules). A child paid 20-30 ms of CPU for them.
+    import chromadb.telemetry.product.posthog  # noqa: F401  (imported when a client opens)
+    import openai.resources.embeddings  # noqa: F401
+
+    from agent import cli
+    from agent.adapters import openai_client
+
+    cli._command()
+    openai_client._plain_local_client("http://127.0.0.1:9/v1")
 
 
 def _serve(sock: socket.socket) -> dict[str, Any] | None:
