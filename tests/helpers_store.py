@@ -123,9 +123,9 @@ def child_env(**extra: str) -> dict[str, str]:
     return env
 
 
-def spawn(role: str, *args: str, env: dict[str, str] | None = None) -> WarmProcess:
+def spawn(role: str, *args: str, env: dict[str, str] | None = None, umask: int | None = None) -> WarmProcess:
     """``python -m tests.helpers_store ROLE ARGS``, forked from the warm helper (``tests.warm_agent``)."""
-    return WarmProcess("tests.helpers_store", (role, *args), env or child_env())
+    return WarmProcess("tests.helpers_store", (role, *args), env or child_env(), umask)
 
 
 def wait_for_line(proc: WarmProcess | subprocess.Popen[str], expected: str, timeout: float = 120.0) -> None:

@@ -8,11 +8,8 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 import sqlite3
 import stat
-import subprocess
-import sys
 import threading
 import traceback
 from array import array
@@ -32,11 +29,11 @@ from agent.wiring import open_memory
 from tests.helpers_store import (
     ShaEmbedder,
     add_all,
-    child_env,
     ledger_of,
     open_fake_memory,
     open_memory_with,
     run_agent,
+    spawn,
     text_for,
 )
 from tests.ports import refused_port
@@ -65,11 +62,9 @@ def test_data_dir_is_0700_and_every_file_0600_even_under_umask_022(tmp_path: Pat
     for loose in (root / "history", root / "sessions" / "old.json"):  # what an older version left readable
         loose.write_text("x")
         loose.chmod(0o644)
-    writer = subprocess.run(
-        [sys.executable, "-m", "tests.helpers_store", "add", "perm", "3"],
-        capture_output=True, text=True, env=child_env(), timeout=300, preexec_fn=lambda: os.umask(0o022),
-    )
-    assert writer.returncode == 0, writer.stderr
+    writer = spawn("add", "perm", "3", umask=0o022)
+    _, err = writer.communicate(timeout=300)
+    assert writer.returncode == 0, err
     paths = [root, *root.rglob("*")]
     assert any(p.name == "chroma.sqlite3" for p in paths) and any(p.name == "data_level0.bin" for p in paths)
     loose_modes = {str(p): oct(stat.S_IMODE(p.lstat().st_mode)) for p in paths

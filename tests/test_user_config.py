@@ -6,7 +6,6 @@ checked like every other layer. Also ``agent --version``, ``agent config`` in a 
 from __future__ import annotations
 
 import os
-import subprocess
 import sys
 from pathlib import Path
 
@@ -14,6 +13,7 @@ import pytest
 
 from agent import __version__, cli
 from agent.config import load_settings, user_config_file
+from tests.warm_agent import WarmAgent
 
 
 def run_cli(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
@@ -99,18 +99,17 @@ def test_help_shows_no_type_after_flags(
 
 
 @pytest.mark.slow
-def test_piped_agent_config_and_version_through_the_real_process(tmp_path: Path) -> None:
+def test_piped_agent_config_and_version_through_the_real_process(tmp_path: Path, warm_agent: WarmAgent) -> None:
     """The pipe is what cut the values: through a real process, its stdout a pipe, the user's file read."""
     deep = tmp_path / ("long-" * 30) / "store"
     write(user_config_file(), f"AGENT_DATA_DIR={deep}\n")
     env = {**os.environ}
     env.pop("AGENT_DATA_DIR")
-    config = subprocess.run([sys.executable, "-m", "agent", "config"], capture_output=True, text=True, timeout=300,
-                            env=env)
+    config = warm_agent.run(env, "config")
     assert config.returncode == 0, config.stderr
     [row] = [line for line in config.stdout.splitlines() if line.startswith("data_dir ")]
     assert row.split() == ["data_dir", "AGENT_DATA_DIR", str(deep), "user", "config", "(AGENT_DATA_DIR)"]
-    version = subprocess.run([sys.executable, "-m", "agent", "--version"], capture_output=True, text=True, timeout=300)
+    version = warm_agent.run(os.environ, "--version")
     assert version.stdout == f"agent {__version__}\n"
 
 

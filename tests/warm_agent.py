@@ -84,15 +84,17 @@ class WarmAgent:
             self._changed.notify_all()
 
     def start(self, args: Sequence[str], env: Mapping[str, str], streams: Sequence[int], *,
-              terminal: bool = False, file_size: int | None = None, module: str | None = None) -> int:
+              terminal: bool = False, file_size: int | None = None, module: str | None = None,
+              umask: int | None = None) -> int:
         """Fork ``agent ARGS`` with ``env`` as its whole environment, this process's working directory, and
         ``streams`` as its stdin, stdout and stderr; ``terminal``: the stdin is a pty's slave that becomes the
         child's controlling terminal (Ctrl-C and a hang-up reach it as signals); ``file_size``: no file it writes
         grows past that many bytes (``RLIMIT_FSIZE``, SIGXFSZ ignored: every write past it fails with EFBIG, as
         ENOSPC does on a full disk); ``module``: the child runs ``python -m MODULE ARGS`` instead (a test helper
-        such as ``tests.helpers_store``). Returns the child's pid."""
+        such as ``tests.helpers_store``); ``umask``: the child's, instead of the helper's. Returns the child's
+        pid."""
         request = {"args": list(args), "env": dict(env), "cwd": os.getcwd(), "terminal": terminal,
-                   "file_size": file_size, "module": module}
+                   "file_size": file_size, "module": module, "umask": umask}
         with self._asking:
             socket.send_fds(self._sock, [json.dumps(request).encode() + b"\n"], list(streams))
             with self._changed:
@@ -160,11 +162,11 @@ class WarmProcess:
     ``subprocess.Popen`` it stands for: ``stdin``, ``stdout`` and ``stderr`` (text), ``pid``, ``returncode``,
     ``poll``, ``wait``, ``communicate``, ``send_signal`` and ``kill``."""
 
-    def __init__(self, module: str, args: Sequence[str], env: Mapping[str, str]) -> None:
+    def __init__(self, module: str, args: Sequence[str], env: Mapping[str, str], umask: int | None = None) -> None:
         (in_r, in_w), (out_r, out_w), (err_r, err_w) = os.pipe(), os.pipe(), os.pipe()
         self.args = [sys.executable, "-m", module, *args]
         self._warm = shared()
-        self.pid = self._warm.start(args, env, [in_r, out_w, err_w], module=module)
+        self.pid = self._warm.start(args, env, [in_r, out_w, err_w], module=module, umask=umask)
         for end in (in_r, out_w, err_w):
             os.close(end)
         self.stdin = open(in_w, "w", encoding="utf-8")  # noqa: SIM115  (closed by communicate)
@@ -309,6 +311,8 @@ def _become_agent(request: dict[str, Any]) -> int:
     if request["terminal"]:
         os.setsid()
         fcntl.ioctl(stdin, termios.TIOCSCTTY, 0)
+    if request["umask"] is not None:
+        os.umask(request["umask"])
     if request["file_size"] is not None:
         signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
         resource.setrlimit(resource.RLIMIT_FSIZE, (request["file_size"], request["file_size"]))
