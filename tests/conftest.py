@@ -30,6 +30,26 @@ def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
     return (os.cpu_count() or 1) + 1
 
 
+_UNGROUPED = pytest.StashKey[bool]()
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Find the grouped tests ``--dist loadgroup`` did not group: pytest-xdist marks each by a suffix of its node
+    id in each worker, which pytest 9.2 ignores (pytest-xdist#1386), and every worker then starts its own copy of
+    a group's costly servers. Each such test fails (``pytest_runtest_setup``) rather than run the suite slower."""
+    if config.getoption("loadgroup", default=False):
+        for item in items:
+            if item.get_closest_marker("xdist_group") and "@" not in item.nodeid:
+                item.stash[_UNGROUPED] = True
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    if item.stash.get(_UNGROUPED, False):
+        pytest.fail("--dist loadgroup did not group this test: this pytest and pytest-xdist do not work together "
+                    "(pytest-xdist#1386), see pyproject.toml", pytrace=False)
+
+
 @pytest.fixture(scope="session")
 def model_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """One cache for the whole run, every pytest-xdist worker's, so the packaged model is converted to int8 once,
