@@ -40,6 +40,7 @@ from agent.errors import (
     SystemRoleRefused,
 )
 from agent.forget import Forgotten, Places, finish, scrub_session
+from agent.memory.canonical import canonical
 from agent.memory.service import MemoryPolicy, MemoryService, Recall, WriteReport, keeps, refuse
 from agent.ports import ChatChunk, ChatModel, RetryNotice
 from agent.server import Placement, ServerProfile, request_limit
@@ -521,6 +522,7 @@ class PendingTurn:
 
     def __init__(self, line: str, messages: list[Message], recall: Recall | None) -> None:
         self.line = line
+        self.said = line  # the line as typed, before it was made canonical: what the write gate judges
         self.messages = messages
         self.recall = recall
         self.notes: list[str] = []  # what happened to the request on its way (trimmed to fit the server), to tell
@@ -645,7 +647,10 @@ class ChatEngine:
 
     def begin(self, line: str) -> PendingTurn:
         """Recall memories for this line and assemble the request. A memory failure means no memories, noted
-        in ``memory_error``, never a failed turn."""
+        in ``memory_error``, never a failed turn. The line is made canonical first (``agent.memory.canonical``):
+        what the model reads and the session keeps are the characters the user was shown; the gate judges the line
+        as typed (``said``), so text hidden in it is refused, not stored without its hidden part."""
+        said, line = line, canonical(line)
         fold = self.settle()
         self.adopt_server(PROBE_WAIT)
         recall = None
@@ -662,6 +667,7 @@ class ChatEngine:
         if self._limit is not None:
             self._trimmed(self.conversation.fit(self._limit, line, block))
         pending = PendingTurn(line, self.conversation.messages(line, block), recall)
+        pending.said = said
         pending.fold = fold
         return pending
 
@@ -762,7 +768,7 @@ class ChatEngine:
             # The end of the previous reply is what this line answers ("Which city?" -> "Lisbon"): +10 points of
             # recall@5 on LoCoMo (bench/RESULTS.md, E5); partial if that reply was.
             answered = self.session.turns[-2].reply[-CONTEXT_CHARS:] if number > 1 else ""
-            self.writing = self.memory.observe(pending.line, session=self.session.name, turn=number,
+            self.writing = self.memory.observe(pending.said, session=self.session.name, turn=number,
                                                context=answered, finished=finished, again=seen is not None)
             self._observed[(number, pending.line)] = finished
         return TurnResult(turn, number, leaving.turns if leaving else 0, pending.error)

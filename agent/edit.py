@@ -15,11 +15,13 @@ from dataclasses import replace
 from datetime import datetime
 
 from agent.domain import MemoryRecord, content_hash, memory_id, normalise_text
-from agent.memory import gate
+from agent.memory.canonical import canonical
+from agent.memory.refusal import refusal
 
 
 def edited(old: MemoryRecord, text: str, when: float) -> MemoryRecord:
-    """The memory ``old`` becomes when rewritten as ``text`` at ``when``."""
+    """The memory ``old`` becomes when rewritten as ``text`` at ``when`` (its canonical form: what is stored)."""
+    text = canonical(text)
     stamp = datetime.fromtimestamp(when).astimezone().isoformat(timespec="seconds")
     return replace(old, id=memory_id(old.user, text), text=text, content_hash=content_hash(text), source=text,
                    last_seen=max(old.last_seen, when), extra={**old.extra, "edited_at": stamp})
@@ -31,9 +33,9 @@ def problem(old: MemoryRecord, text: str | None) -> str | None:
         return "The editor exited with a failure status: nothing changed."
     if not text:
         return "The text was emptied: nothing changed (forget removes a memory)."
-    if text == old.text:
+    if canonical(text) == old.text:
         return "The text is unchanged."
-    refused = gate.refusal(text)
+    refused = refusal(text)
     if refused:
         return f"Not changed: the new text {refused}."
     return None

@@ -15,8 +15,9 @@ from collections.abc import Callable
 from agent.conversation import DEFAULT, complete, placed
 from agent.domain import Message, StatedFact
 from agent.errors import ChatError
+from agent.memory.canonical import canonical
 from agent.memory.extraction import Extraction
-from agent.memory.gate import refusal
+from agent.memory.refusal import refusal
 from agent.memory.service import Extractor
 from agent.ports import ChatModel
 from agent.prompts import prompt
@@ -45,7 +46,7 @@ def parse_facts(answer: str) -> list[str]:
         lines = [_BULLET.sub("", line) for line in lines if _BULLET.match(line)]
     facts: list[str] = []
     for line in lines:
-        fact = line.strip().strip("\"'`").strip()
+        fact = canonical(line).strip().strip("\"'`").strip()
         if not _ABOUT_USER.match(fact) or len(fact) > MAX_CHARS or refusal(fact):
             continue
         fact = fact if fact[-1] in ".!?" else f"{fact}."

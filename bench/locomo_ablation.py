@@ -94,13 +94,13 @@ class Variant:
     context_once: bool = False
 
 
-def old_gate() -> types.ModuleType:
-    """The gate module as it was before issue 10 §1."""
-    source = subprocess.run(["git", "-C", str(ROOT), "show", OLD_GATE], check=True, capture_output=True,
+def old_gate(spec: str = OLD_GATE) -> types.ModuleType:
+    """The gate module as it was before issue 10 §1 (or at ``spec``, ``REV:PATH``)."""
+    source = subprocess.run(["git", "-C", str(ROOT), "show", spec], check=True, capture_output=True,
                             text=True).stdout
     module = types.ModuleType("old_gate")
     sys.modules["old_gate"] = module  # its dataclass looks its module up while it is made
-    exec(compile(source, OLD_GATE, "exec"), module.__dict__)  # the project's own history, not input
+    exec(compile(source, spec, "exec"), module.__dict__)  # the project's own history, not input
     return module
 
 

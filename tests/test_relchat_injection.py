@@ -106,14 +106,16 @@ FENCE_BREAKERS = [
 
 def test_stored_poison_stays_inside_the_fence_it_cannot_close(tmp_path: Path) -> None:
     """Each memory carries a way to close the fence. ``/remember`` refuses them (links and instructions are never
-    stored), so they are planted straight into the store, as a store written by an older version might hold
-    them; recalled into the prompt, every one stays fenced."""
+    stored, and ``MemoryService.write`` refuses them too), so they are planted straight into the ledger and indexed
+    from it, as a store written by an older version might hold them; recalled into the prompt, every one stays
+    fenced."""
 
     def memory() -> MemoryService:
         seeded = memory_service(tmp_path / "mem")
         service = MemoryService(seeded.ledger, seeded.index, seeded.embedder, "me", MemoryPolicy(k=10, threshold=-1.0))
-        service.write([service._record(text, "explicit", session="old", turn=n, when=float(n), source=text)
-                       for n, text in enumerate(FENCE_BREAKERS)])
+        service.ledger.put([service._record(text, "explicit", session="old", turn=n, when=float(n), source=text)
+                            for n, text in enumerate(FENCE_BREAKERS)])
+        service.rebuild()
         return service
 
     model = ObedientModel()

@@ -15,8 +15,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from agent.domain import EXTRACTOR, StatedFact
-from agent.memory import gate, things
+from agent.memory import things
 from agent.memory.profile import Statement, is_thing, normal, same_value, single_valued
+from agent.memory.refusal import refusal
 
 _WORD = re.compile(r"[\w'’+-]+")
 _ARTICLES = frozenset({"a", "an", "the", "my"})
@@ -42,7 +43,7 @@ def _why_not(fact: StatedFact, turn: str, statement: Statement) -> str:
     missing = [w for w in _words(fact.value) if normal(w) not in said]
     if not _words(fact.value) or missing:
         return f"not in your words ({', '.join(missing) or 'no value'})"
-    if gate.refusal(fact.value):
+    if refusal(fact.value) or refusal(f"{fact.key}: {fact.value}"):
         return "not something to remember"
     if is_thing(fact.key):
         if f"my {fact.key}" not in " ".join(turn.casefold().split()):

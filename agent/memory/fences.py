@@ -4,13 +4,14 @@ closed: the recalled memories, the user's profile and the rolling summary of the
 Why one module: a fence holds only as long as nothing inside it can close it, and the text inside comes from the
 user's past words or from a model. So the names of every fence and the one escape (``inert``) live together: each
 fenced text is escaped against every fence's name, with any separator and any bracket, and the gate refuses to
-store a text that names one (``agent.memory.gate.refusal``).
+store a text that names one (``agent.memory.refusal``).
 """
 
 from __future__ import annotations
 
 import re
-import unicodedata
+
+from agent.memory.canonical import canonical
 
 FENCE_TAG = "memory_notes"  # the recalled memories (``agent.memory.context``)
 PROFILE_TAG = "user_profile"  # the user's profile facts (``agent.memory.context``)
@@ -27,8 +28,10 @@ _FENCE_NAMES = re.compile("|".join(r"[\W_]*".join(tag.split("_")) for tag in (FE
 
 def inert(text: str) -> str:
     """Text that cannot close a fence: lookalikes folded (NFKC), control characters other than line breaks
-    removed, line and paragraph separators made spaces, fence names taken out, angle brackets replaced."""
-    text = _CONTROL.sub("", _SEPARATORS.sub(" ", unicodedata.normalize("NFKC", text)))
+    removed, line and paragraph separators made spaces, fence names taken out, angle brackets replaced. Invisible
+    characters go too (``agent.memory.canonical``): what the model reads of a memory is what a listing shows,
+    for a memory stored before memories were made canonical as well."""
+    text = _CONTROL.sub("", _SEPARATORS.sub(" ", canonical(text)))
     text = _FENCE_NAMES.sub("fence", text)
     return text.replace("<", "‹").replace(">", "›")
 

@@ -27,8 +27,10 @@ from agent.domain import (
 from agent.errors import EmbedderMismatch, EmbeddingError, MemoryRefused, MemoryUnavailable, OverCapacity
 from agent.memory import dates, gate, profile, truth
 from agent.memory.calibration import default_grounding, default_threshold
+from agent.memory.canonical import canonical
 from agent.memory.context import MemoryBlock, build_block
 from agent.memory.extraction import Extraction, ground
+from agent.memory.refusal import refusal, stored_form
 from agent.memory.retriever import FusionWeights, Retriever, dot
 from agent.ports import Embedder, Ledger, VectorIndex
 from agent.tokens import TokenCounter, count_tokens
@@ -111,12 +113,25 @@ def space_of(embedder: Embedder) -> VectorSpace:
 
 def judge(policy: MemoryPolicy, text: str) -> tuple[gate.GateDecision, str, profile.Statement]:
     """The gate's decision on ``text``, the words a kept memory is made from, and the profile facts they state:
-    pure, so a chat whose store is away can ask it (``keeps``) before the store answers."""
+    pure, so a chat whose store is away can ask it (``keeps``) before the store answers.
+
+    Everything is decided on the canonical text (``agent.memory.canonical``), which is what is stored. A line the
+    gate refuses (a secret, a link, an instruction) is never kept by a later step: a profile fact read in it does
+    not bring it back, a turn cut at its link keeps only what passes the refusal whole, and a profile value that
+    would be refused on its own is not taken."""
+    refused = refusal(text)  # of the words as said: text hidden in them is refused, not stripped
+    text = canonical(text)
     decision = gate.decide(text) if policy.gate else gate.GateDecision(True, "gate off", text=text.strip())
+    if policy.gate and refused is not None and refused != gate.LINK_REFUSAL:
+        decision = gate.GateDecision(False, refused)
     # A turn kept without the part that carries a link is stored, provenance included, without that part.
-    words = text.strip() if gate.refusal(text) is None else decision.text
-    statement = profile.read(words) if policy.truth else profile.Statement()
-    if not decision.keep and statement and gate.refusal(text) is None:
+    words = text.strip() if refused is None else decision.text
+    if decision.keep and policy.gate and words and refusal(words) is not None:
+        decision, words = gate.GateDecision(False, refusal(words) or ""), ""
+    statement = profile.read(words) if policy.truth and words else profile.Statement()
+    statement = profile.Statement(tuple(f for f in statement.facts if refusal(f"{f.key}: {f.value}") is None),
+                                  statement.retracts)
+    if not decision.keep and statement and refused is None:
         # "Please just call me Kate": a request in form, a profile fact in substance.
         decision = gate.GateDecision(True, "states a profile fact", text=text.strip())
     return decision, words, statement
@@ -131,7 +146,7 @@ def keeps(policy: MemoryPolicy, text: str) -> bool:
 def refuse(text: str) -> None:
     """Raise ``MemoryRefused`` when no memory may hold ``text``, whoever asks (``remember`` checks it, and a chat
     whose store is away checks it before keeping a ``/remember`` for later)."""
-    refused = gate.refusal(text)
+    refused = refusal(text)
     if refused:
         raise MemoryRefused(f"Not remembered: {refused}.")
 
@@ -205,7 +220,7 @@ class MemoryService:
         decision, words, statement = judge(self.policy, text)
         log.debug("gate: %s (%s)", "keep" if decision.keep else "skip", decision.reason)
         if not decision.keep:
-            refused = gate.refusal(text)
+            refused = refusal(text)
             return WriteReport(decision, skipped_reason=refused if refused in gate.WITHHELD else "")
         stamp = self._clock() if when is None else when
         cap = self.policy.writes_per_session
@@ -247,6 +262,7 @@ class MemoryService:
         Raises ``MemoryRefused`` or ``OverCapacity``; the report says what was stored and what was evicted.
         ``when`` is when it was asked (one kept while the store was away is remembered later)."""
         refuse(text)
+        text = canonical(text)
         stamp = self._clock() if when is None else when
         record = self._record(dates.resolve(text.strip(), stamp), kind, session=session, turn=turn, when=stamp,
                               source=text.strip())
@@ -409,6 +425,7 @@ class MemoryService:
         """``write``, returning (stored, evicted)."""
         if not records:
             return [], []
+        records = [stored_form(r) for r in records]
         self.check_space()
         self.flush_seen()
         unique = list({r.id: r for r in records}.values())

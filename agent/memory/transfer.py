@@ -8,10 +8,12 @@ what replaced what survives the trip; ids are the exporting user's, and an impor
 not exported: they belong to an embedder, and the importing store embeds each text with its own. The Markdown
 export is for a person to read.
 
-Import treats every line as a memory the user gives: the refusals that hold for every memory (secrets, links,
-instructions, fence tags; ``gate.refusal``) apply and are counted, a memory the store holds already (the same id:
-the same user and text, however spaced or cased) is a restatement that refreshes it, and a file with a line that is
-not a memory is refused as a whole before anything is written, with the line number.
+Import treats every line as a memory the user gives: its texts are made canonical (``agent.memory.canonical``), and
+the refusals that hold for every memory (secrets, links, instructions, fence tags; ``refusal.record_refusal``) apply
+to each of them, the text and also its source, profile facts, restated quotes and extra fields, and are counted, a
+memory the store holds already (the same id: the same user and text, however spaced or cased) is a restatement that
+refreshes it, and a file with a line that is not a memory is refused as a whole before anything is written, with the
+line number.
 """
 
 from __future__ import annotations
@@ -24,7 +26,8 @@ from typing import Any, get_args
 
 from agent.domain import MemoryKind, MemoryRecord, Quote, StatedFact, content_hash, memory_id
 from agent.errors import UsageError
-from agent.memory import gate
+from agent.memory.canonical import canonical
+from agent.memory.refusal import canonical_record, record_refusal
 from agent.memory.service import MemoryService
 
 FORMATS = ("jsonl", "markdown")
@@ -58,8 +61,9 @@ def from_portable(data: object, user: str) -> MemoryRecord:
     if not isinstance(data, dict):
         raise ValueError("not a JSON object")
     text = data.get("text")
-    if not isinstance(text, str) or not text.strip():
+    if not isinstance(text, str) or not canonical(text).strip():
         raise ValueError("no text")
+    text = canonical(text)
     kind = data.get("kind", "explicit")
     if kind not in _KINDS:
         raise ValueError(f"kind {kind!r} is none of {', '.join(_KINDS)}")
@@ -70,9 +74,10 @@ def from_portable(data: object, user: str) -> MemoryRecord:
         raise ValueError("session and source must be text, turn a whole number")
     if not isinstance(extra, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in extra.items()):
         raise ValueError("extra must be an object of text fields")
-    return MemoryRecord(memory_id(user, text), text, kind, user, session, turn, created, seen, content_hash(text),
-                        source, dict(extra), _facts(data.get("facts", [])), _text(data.get("superseded_by", "")),
-                        _seconds(data.get("superseded_at", 0.0)), _quotes(data.get("restated", [])))
+    return canonical_record(MemoryRecord(
+        memory_id(user, text), text, kind, user, session, turn, created, seen, content_hash(text), source, dict(extra),
+        _facts(data.get("facts", [])), _text(data.get("superseded_by", "")), _seconds(data.get("superseded_at", 0.0)),
+        _quotes(data.get("restated", []))))
 
 
 def _text(value: object) -> str:
@@ -152,7 +157,7 @@ def import_records(service: MemoryService, records: Sequence[MemoryRecord]) -> I
     report = ImportReport()
     kept: dict[str, MemoryRecord] = {}
     for number, record in enumerate(records, 1):
-        refused = gate.refusal(record.text)
+        refused = record_refusal(record)
         if refused:
             report.refused.append(f"memory {number}: {refused}")
         elif record.id in kept:  # said twice in the file: one memory, first seen first

@@ -1,0 +1,288 @@
+"""Credentials and identity numbers: what no memory may hold, because every memory may be sent to a model provider
+with a later request and shown on any screen the user opens.
+
+Three kinds, each read on the canonical text (``agent.memory.canonical``), so a fullwidth ``ｐａｓｓｗｏｒｄ``, a
+Cyrillic letter in it, or a card number with zero-width spaces between its digits reads as what it shows:
+
+- machine secrets: API keys, tokens, private keys. The shapes of known issuers come from ``detect-secrets``
+  (Yelp's maintained detector: AWS, GitHub, GitLab, Slack, Stripe, JWT, private-key blocks, keyword assignments and
+  more, its plugins used in-process on one line, never on the network) beside a few of our own (``AIza`` Google
+  keys, ``sk-`` keys, an OpenSSH key's body); any other long random token by its entropy (detect-secrets'
+  Shannon entropy, against a bar that rises with the token's length so a long ordinary word never reaches it).
+- credentials said in words: a password, PIN, passcode, combination or door, alarm, Wi-Fi or one-time code, and
+  what it is ("the alarm code at the office is 4471", "wifi password: bluebird", "4471 is the garage code"). A
+  credential named without its value ("my PIN changed yesterday", "my password is too weak") is no secret.
+- numbers that open an account or prove an identity: card numbers (Luhn over the digits, whatever separates
+  them), IBANs in any case (mod-97 checksum), social security numbers with dashes, dots or spaces, and numbers
+  named as passport, licence, tax or national insurance numbers.
+
+A phone number, a dosage, a year, a version, a street address, a zip code is none of these and is kept.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Callable, Iterator
+from functools import cache
+from typing import Any
+
+SECRET_REFUSAL = "looks like a secret (a key, password or card number): never stored"
+ID_NUMBER_REFUSAL = ("looks like an identity or account number (social security, national insurance, passport, "
+                     "IBAN): never stored")
+
+# -- machine secrets -------------------------------------------------------------------------------------------
+
+# Prefixes of keys that detect-secrets has no plugin for.
+_OWN_KEYS = re.compile(
+    r"\bsk-[A-Za-z0-9_-]{16,}|\bAIza[0-9A-Za-z_-]{30,}|\b(?:sk|rk|pk)_(?:live|test)_[0-9A-Za-z]{10,}|"
+    r"\bgh[pousr]_[A-Za-z0-9]{30,}|\bxox[abposr]-[A-Za-z0-9-]{10,}|\bglpat-[A-Za-z0-9_-]{16,}|"
+    r"\bhf_[A-Za-z0-9]{30,}|\bAKIA[0-9A-Z]{16}\b|"
+    # a private key's armour, whatever kind, and the body of an OpenSSH one ("openssh-key-v1" in base64)
+    r"-----\s*BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?\s*-----|b3BlbnNzaC1rZXktdjE|"
+    r"\baws_?secret_?access_?key\b\W{0,3}[A-Za-z0-9/+=]{20,}",
+    re.IGNORECASE,
+)
+# The detect-secrets plugins that read a line of chat without false alarms on ordinary words (IPPublicDetector is
+# left to the link rules, ArtifactoryDetector takes capitalised words like "APEXLegends" for keys, the entropy
+# plugins only read quoted strings: ``_random_token`` applies their entropy to bare tokens instead).
+_PLUGINS = (
+    "AWSKeyDetector", "AzureStorageKeyDetector", "BasicAuthDetector", "CloudantDetector", "DiscordBotTokenDetector",
+    "GitHubTokenDetector", "GitLabTokenDetector", "IbmCloudIamDetector", "IbmCosHmacDetector", "JwtTokenDetector",
+    "KeywordDetector", "MailchimpDetector", "NpmDetector", "OpenAIDetector", "PrivateKeyDetector",
+    "PypiTokenDetector", "SendGridDetector", "SlackDetector", "SoftlayerDetector", "SquareOAuthDetector",
+    "StripeDetector", "TelegramBotTokenDetector", "TwilioKeyDetector",
+)
+# What any of those plugins needs to find anything: a long token, an assignment, a key's armour. A line without
+# one (most of chat) skips them, and never imports detect-secrets.
+_PLUGIN_BAIT = re.compile(r"\S{16,}|=|PRIVATE KEY|PuTTY", re.IGNORECASE)
+_TOKEN = re.compile(r"[A-Za-z0-9+/_=-]{20,}")
+_HEX = re.compile(r"[0-9a-fA-F]{32,}")
+_BLOB = 64  # a run of base64 this long is a key, a token or a certificate, whatever its entropy
+
+
+@cache
+def _detectors() -> tuple[list[Callable[[str], Iterator[str]]], Callable[[str], float], Callable[[str], float]]:
+    """The chosen detect-secrets plugins, each as a function of a line to the secrets it finds, and the entropy
+    functions of its base64 and hex plugins: imported and built once, on the first line that needs them."""
+    from detect_secrets.core.plugins.util import get_mapping_from_secret_type_to_class
+    from detect_secrets.plugins import keyword
+    from detect_secrets.plugins.high_entropy_strings import Base64HighEntropyString, HexHighEntropyString
+
+    classes: dict[str, Any] = {cls.__name__: cls for cls in get_mapping_from_secret_type_to_class().values()}
+    # Assignments only ("password = x", 'api_key: "x"'): its plain "word: value" form takes "secretary: Jane"
+    # for a secret, and credentials said in words are read by ``_SAID`` below.
+    assignments: dict[Any, int] = {keyword.FOLLOWED_BY_EQUAL_SIGNS_REGEX: 5,
+                                   keyword.FOLLOWED_BY_COLON_EQUAL_SIGNS_REGEX: 4,
+                                   keyword.FOLLOWED_BY_QUOTES_AND_SEMICOLON_REGEX: 3,
+                                   keyword.FOLLOWED_BY_COLON_QUOTES_REQUIRED_REGEX: 5}
+    words = keyword.KeywordDetector()
+
+    def assigned(line: str) -> Iterator[str]:
+        return words.analyze_string(line, denylist_regex_to_group=assignments)
+
+    found = [assigned if name == "KeywordDetector" else classes[name]().analyze_string for name in _PLUGINS]
+    return found, Base64HighEntropyString().calculate_shannon_entropy, HexHighEntropyString().calculate_shannon_entropy
+
+
+def _transitions(token: str) -> int:
+    """How often a token switches between lower case, upper case and digit (symbols aside): a random key does it
+    at about every other character, "CustomerServiceRep2023" four times, a path ("lib/python3/site-packages") once
+    a word."""
+    kinds = ["l" if c.islower() else "u" if c.isupper() else "d" for c in token if c.isalnum()]
+    return sum(a != b for a, b in zip(kinds, kinds[1:], strict=False))
+
+
+def _random_token(text: str) -> bool:
+    """A bare token as random as a key: long, of letters and digits mixed at every turn, and above detect-secrets'
+    entropy for a random string of its length (the bar is log2(length) - 0.95: 99% of random base62 strings of
+    20 to 40 characters clear it, and no English word or CamelCase name does)."""
+    _, base64_entropy, hex_entropy = _detectors()
+    for match in _TOKEN.finditer(text):
+        token = match.group().strip("=-_/+")
+        if len(token) >= _BLOB and re.search(r"\d", token) and re.search(r"[A-Za-z]", token):
+            return True
+        if (len(token) < 20 or not re.search(r"\d", token) or not re.search(r"[A-Za-z]", token)
+                or _transitions(token) < 0.3 * len(token)):
+            continue
+        if base64_entropy(token) > math.log2(len(token)) - 0.95:
+            return True
+    return any(hex_entropy(m.group()) > 3.0 for m in _HEX.finditer(text) if re.search(r"[a-fA-F]", m.group()))
+
+
+def machine_secret(text: str) -> bool:
+    """An API key, token, private key or other machine credential in ``text`` (the ``matching`` view: case kept)."""
+    if _OWN_KEYS.search(text):
+        return True
+    if not _PLUGIN_BAIT.search(text):
+        return False
+    plugins, _, _ = _detectors()
+    return any(any(True for _ in find(text)) for find in plugins) or _random_token(text)
+
+
+# -- credentials said in words ----------------------------------------------------------------------------------
+
+# Credentials whose value may be a plain word ("the wifi password is bluebird").
+_WORDY = (r"(?:pass ?word|passwd|pwd|pw|pass ?phrase|pass ?code|contrase[nñ]a|passwort|kennwort|mot de passe|"
+          r"wachtwoord|senha|has[lł]o|(?:seed|recovery|backup|secret|mnemonic) (?:phrase|words)|"
+          r"security (?:answer|question answer)|memorable (?:word|answer))")
+# What a code, PIN or key opens.
+_THINGS = (r"(?:alarm|door|front door|back door|gate|garage|garage door|lock|locker|padlock|bike lock|safe|vault|"
+           r"entry|entrance|keypad|house|flat|apartment|lockbox|key ?box|key ?safe|phone|unlock|screen|lock ?screen|"
+           r"sim|voicemail|atm|debit card|credit card|card|bank card|login|wi-?fi|router|admin|root|master|"
+           r"security|access|verification|confirmation|one-?time|2fa|mfa|otp|sms|auth|authentication|"
+           r"authenticator|recovery|backup|alarm system|suitcase|briefcase|pin)")
+_NAMED = (rf"(?:{_WORDY}s?|{_THINGS} (?:codes?|pin|pin code|passcode|combination|combo)|"
+          r"(?:alarm|door|gate|garage|lock|safe|vault|entry|keypad|master|admin|root|api|secret|private|license|"
+          r"licence|product|recovery|encryption|ssh|gpg|pgp|wi-?fi|wpa2?|network|activation|registration|serial|"
+          r"access|auth|bearer|refresh) keys?|(?:access|auth|bearer|refresh|session|personal access|bot|github|"
+          r"gitlab|slack|discord|api|secret) tokens?|pins?|pin numbers?|pin codes?|cvv2?|cvc2?|csc|otp)")
+# Names of a credential that are also ordinary words ("the code I wrote", "a token of thanks"): only with a value.
+_GENERIC = r"(?:code|token|secret|combination|combo|key)"
+# A credential's name that is part of another noun: "my password manager is great", "the pin screen".
+_COMPOUND = (r"(?!\s+(?:managers?|resets?|policy|policies|requirements?|rules?|hints?|strength|generators?|fields?|"
+             r"prompts?|protected|changes?|updates?|expiry|apps?|box|boxes|screens?|pages?|forms?|hygiene|length|"
+             r"history|reminders?|recovery)\b)")
+_NAME = rf"(?:{_NAMED}{_COMPOUND})"
+# What a value is not: the words that describe a credential instead of giving it.
+_NOT_VALUE = (
+    r"(?:too|very|so|really|quite|pretty|super|extremely|way|ridiculously|insanely|kind of|kinda|sort of|actually|"
+    r"probably|definitely|basically|not|no|still|now|just|also|always|never|only|being|getting|going|the|a|an|my|"
+    r"your|his|her|our|their|its|this|that|these|those|same|different|changed|expired|expiring|wrong|right|"
+    r"correct|incorrect|weak|strong|long|short|easy|hard|simple|complicated|complex|impossible|secure|insecure|"
+    r"safe|unsafe|something|nothing|anything|what|which|in|on|at|under|inside|behind|written|saved|stored|stuck|"
+    r"broken|reset|locked|forgotten|lost|new|old|required|needed|case|set|based|like|about|for|of|with|to|from|"
+    r"somewhere|hidden|known|shared|fine|ok|okay|good|bad|great|terrible|awful|annoying|sensitive|unique|"
+    r"memorable|random|generated|printed|taped|blank|empty|none|missing|gone|due|overdue|invalid|valid|working|"
+    r"mandatory|optional|enough|all|both|either|one|two|three|four|five|six|seven|eight|nine|ten|twelve|"
+    r"\d{1,2} (?:digits?|characters?|letters?|words?)|digits?|characters?|letters?|words?|numbers?|numeric|"
+    r"alphanumeric|easy to|hard to|impossible to)"
+)
+# A value that is no word: a token with a digit (not a lone one) or a symbol, or anything quoted. Atomic groups keep
+# each try linear: a 2,000-digit run costs one pass, not a cube of it.
+_STRONG = (r"(?:\d(?:[ -]\d){3,}\b|(?=[^\s\d]*+\d)(?!\d(?!\S))(?>\S+)|(?=\S*?[^\w\s'’.,!?;:()\"“”-])(?>\S+)|"
+           r"[\"“'‘][^\"”'’\n]{3,}[\"”'’])")
+_VERB = r"(?:is|was|are|were|will be|has been|is now|now is|'s|’s|=|:|->|changed to|set to|reads|becomes|became)"
+_PREP = r"(?:at|for|to|of|on|in|from|with|by)"
+_SAID = re.compile(
+    # "the wifi password is bluebird", "wifi password: bluebird", "my password for the cabin is bluebird"
+    rf"\b{_WORDY}(?:'s|’s)?(?: {_PREP}\b[^.!?;,\n]{{0,40}}?)?\s*{_VERB}\s*(?!{_NOT_VALUE}\b)[\"“'‘]?\w|"
+    # "the alarm code at the office is 4471", "pin: 4471", "the combination I use is 12-34-56"
+    rf"\b(?:{_NAME}|{_GENERIC}{_COMPOUND})(?:'s|’s)?(?: [^.!?;\n]{{0,40}}?)?\s*{_VERB}\s*(?:now\s+)?{_STRONG}|"
+    # "pin 4471", "door code #8842", "password hunter2", "pin no. 3366", "the same password, m0nkeyb1z", "alarm: 3311"
+    rf"\b{_NAME}(?:\s+(?:number|no\.?|num))?\s*[#,:;–-]?\s*(?:\d(?:[ -]?\d){{2,}}|(?=\S*\d)(?=\S*[a-z])\S{{4,}})"
+    rf"(?![\w/])|\b{_THINGS}\s*[:=]\s*\d(?:[ -]?\d){{2,}}\b|"
+    # "4471 is the alarm code", "hunter2 is my password", "2-7-1-9, that's the combination"
+    rf"(?:^|\s){_STRONG}[,;]?\s+(?:is|was|'s|’s|that'?s|that’s|that is|which is)"
+    rf"(?: the| my| our| his| her| their| its)? (?:[\w'’-]+ ){{0,3}}(?:{_NAMED}|{_GENERIC})\b|"
+    # "the padlock opens with 2719", "punch in 4471 to disarm it"
+    r"\b(?:opens?|unlocks?|disarms?|arms?|gets? (?:you|me|us) in)\s+with\s+(?:the code\s+|code\s+)?\d(?:[ -]?\d){2,}|"
+    # "I changed my wifi password, it's now bluebird42"
+    rf"\b{_NAME}\b[^.!?\n]{{0,40}}?\b(?:it'?s|it’s|it is|which is|that is|that's)\s+(?:now\s+)?{_STRONG}|"
+    # "the code to get in is 4471", "my code is 4471"
+    r"\bcode (?:to|for) (?:get(?:ting)? in|enter\w*|open\w*|unlock\w*|the \w+(?: \w+)?)\b[^.!?\n]{0,30}?"
+    rf"\s*{_VERB}\s*{_STRONG}|\b(?:the|my|our|his|her|their|its) code\s*{_VERB}\s*\d{{3,}}",
+    re.IGNORECASE,
+)
+# A code that is an address or a label, never a secret: "my zip code is 90210", "the dress code is formal".
+_PUBLIC_CODES = re.compile(
+    r"\b(?:zip|postal|post|area|country|dialling|dialing|dial|phone|dress|source|morse|promo|promotional|discount|"
+    r"coupon|voucher|referral|gift|tax|sort|bar|qr|error|status|http|exit|return|colou?r|hex|iso|airport|course|"
+    r"class|room|product|language|iata|icao|building|station|flight|train|booking|reference|tracking|order) ?codes?\b",
+    re.IGNORECASE,
+)
+
+
+# A word that every form of ``_SAID`` needs: a line without one (most of chat) is not read further.
+_SAID_BAIT = re.compile(r"pass|pwd|\bpw\b|\bpins?\b|code|combin|combo|key|token|secret|cvv|cvc|\bcsc\b|otp|phrase|"
+                        r"open|unlock|disarm|alarm|lock|door|gate|safe|vault|wi-?fi|garage|"
+                        r"security|memorable|mnemonic|contrase|kennwort|mot de passe|wachtwoord|senha|has[lł]o",
+                        re.IGNORECASE)
+
+
+def said_credential(text: str) -> bool:
+    """A credential and its value said in words (the ``matching`` view)."""
+    if not _SAID_BAIT.search(text):
+        return False
+    for match in _SAID.finditer(text):
+        if not _PUBLIC_CODES.search(text[max(0, match.start() - 12) : match.end()]):
+            return True
+    return False
+
+
+# -- identity and account numbers -------------------------------------------------------------------------------
+
+_ID_NAMES = (r"ssn|social security(?: number| no)?|national insurance(?: number| no)?|ni (?:number|no)|nino|"
+             r"passport(?: number| no)|(?:driver'?s |driving )licen[cs]e(?: number| no)|tax (?:id|number|code)|"
+             r"itin|iban|sort code|(?:bank )?account (?:number|no)|routing number|medicare number|"
+             r"nhs number|personal (?:id|identity) number|id (?:number|no)|bsn|pesel|aadhaar|sin number|"
+             r"social insurance number|steuer-?id|codice fiscale|dni|nif|curp|cpf")
+_NAMED_NUMBER = re.compile(
+    rf"\b(?:{_ID_NAMES})\b\s*(?:is|was|:|=|#|number|no\.?)?\s*[a-z]{{0,2}}[ -]?(?:\d[ -]?){{3}}",
+    re.IGNORECASE,
+)
+# A social security number: area 001-899 but 666, group 01-99, serial 0001-9999, one separator throughout.
+_SSN = re.compile(r"(?<![\d.-])(?!000|666|9\d\d)(\d{3})([- .])(?!00)\d{2}\2(?!0000)\d{4}(?![\d-]|\.\d)")
+# A national insurance number is written in capitals, which keeps ordinary words out of it (the ``matching`` view).
+_NINO = re.compile(r"\b[A-Z]{2} ?\d{2} ?\d{2} ?\d{2} ?[A-D]\b")
+# An IBAN: country, check digits, then the account in groups of four or in one run.
+_IBAN = re.compile(r"\b([a-z]{2}\d{2})((?:[ -]?[a-z0-9]{4}){2,8}(?:[ -]?[a-z0-9]{1,3})?)\b", re.IGNORECASE)
+# A card number: 13 to 19 digits in one run, or in groups of four (Amex: 4-6-5), any separator between the groups:
+# spaces, dashes, dots, slashes (canonical text has already dropped the zero-width ones and made NBSP a space).
+_SEP = r"[ \-./_·•]{1,2}"
+_CARD = re.compile(
+    rf"(?<![\d+])(?<![\d+][ -])(?<!\d[.,])\b([1-9]\d{{12,18}}|[1-9]\d{{3}}(?:{_SEP}\d{{4}}){{2,3}}(?:{_SEP}\d{{1,4}})?|"
+    rf"3\d{{3}}{_SEP}\d{{6}}{_SEP}\d{{5}})(?![\d]|[.,]\d)"
+)
+_CARD_NAMED = re.compile(r"\b(?:card|visa|mastercard|master card|amex|american express|credit|debit|cc|maestro|"
+                         r"discover|diners|jcb)\b", re.IGNORECASE)
+
+
+def luhn(digits: str) -> bool:
+    """The Luhn checksum every payment card number satisfies."""
+    total = 0
+    for position, char in enumerate(reversed(digits)):
+        value = int(char)
+        if position % 2:
+            value = value * 2 - 9 if value > 4 else value * 2
+        total += value
+    return total % 10 == 0
+
+
+def _iban_valid(candidate: str) -> bool:
+    """ISO 13616: length 15-34, and the number formed by moving the first four characters to the end (letters as
+    10-35) is 1 modulo 97; most real IBANs hold several digits past the check digits."""
+    compact = re.sub(r"[ -]", "", candidate).upper()
+    if not 15 <= len(compact) <= 34 or sum(c.isdigit() for c in compact[4:]) < 6:
+        return False
+    moved = compact[4:] + compact[:4]
+    return int("".join(str(int(c, 36)) for c in moved)) % 97 == 1
+
+
+def _iban(text: str) -> bool:
+    for match in _IBAN.finditer(text):
+        groups = re.split(r"[ -]", match.group(2).strip(" -"))
+        # the account may be followed by other words of four letters: try every length of it
+        for end in range(len(groups), 0, -1):
+            if _iban_valid(match.group(1) + "".join(groups[:end])):
+                return True
+    return False
+
+
+def card_number(text: str) -> bool:
+    """A payment card number: its digits pass Luhn, or the text names a card beside it (the ``matching`` view)."""
+    for match in _CARD.finditer(text):
+        digits = re.sub(r"\D", "", match.group(1))
+        if 13 <= len(digits) <= 19 and (luhn(digits) or _CARD_NAMED.search(text)):
+            return True
+    return False
+
+
+def identity_number(text: str) -> bool:
+    """A number that opens an account or proves an identity (``matching`` view)."""
+    return bool(_NAMED_NUMBER.search(text) or _SSN.search(text) or _NINO.search(text)) or _iban(text)
+
+
+def secret(text: str) -> bool:
+    """A machine secret, a credential said in words, or a card number in ``text`` (``matching`` view)."""
+    return machine_secret(text) or card_number(text) or said_credential(text)
