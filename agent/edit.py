@@ -33,11 +33,13 @@ def problem(old: MemoryRecord, text: str | None) -> str | None:
         return "The editor exited with a failure status: nothing changed."
     if not text:
         return "The text was emptied: nothing changed (forget removes a memory)."
-    if canonical(text) == old.text:
+    if text == old.text:
         return "The text is unchanged."
     refused = refusal(text)
     if refused:
         return f"Not changed: the new text {refused}."
+    if canonical(text) == old.text:
+        return "The text is unchanged."
     return None
 
 

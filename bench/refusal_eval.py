@@ -106,6 +106,7 @@ def main(argv: list[str] | None = None) -> int:
               or (g != row["refuse"] and row["refuse"] != "none")]
 
     old = old_refusal(args.old)
+    before = [row["refuse"] != "none" and old(row["text"]) is not None for row in rows]
     gate_lines = [row for path in GATE_FILES for row in load(path)]
     disclosures = [row["text"] for row in gate_lines if row["label"] == "disclose"]
     lost_now = [t for t in disclosures if fresh(t) is not None and not decide(t).keep]
@@ -119,6 +120,8 @@ def main(argv: list[str] | None = None) -> int:
                    for c in sorted(wanted) if c != "none"},
         "passed_as_they_must": right["none"], "must_pass": wanted["none"],
         "refusal_recall": true_refused / should if should else 1.0,
+        "refusal_recall_old": sum(before) / should if should else 1.0,
+        "passed_old": sum(row["refuse"] == "none" and old(row["text"]) is None for row in rows),
         "refusal_precision": true_refused / refused if refused else 1.0,
         "gate_disclosures": len(disclosures), "gate_disclosures_refused_now": lost_now,
         "gate_disclosures_refused_before": len(lost_before), "us_per_line": timing, "loading_ms": loading_ms,
@@ -132,6 +135,8 @@ def main(argv: list[str] | None = None) -> int:
           f"precision {result['refusal_precision']:.3f}; passed {right['none']}/{wanted['none']} that must pass")
     for name, figures in result["recall"].items():
         print(f"  {name}: {figures['refused']}/{figures['lines']} refused, {figures['as_class']} as {name}")
+    print(f"  the old rules ({args.old}): recall {result['refusal_recall_old']:.3f}, passed {result['passed_old']}/"
+          f"{wanted['none']} that must pass")
     print(f"gate files: {len(disclosures)} disclosures, refused and no longer kept: {len(lost_now)} now, "
           f"{len(lost_before)} refused by the old rules")
     for t in lost_now:

@@ -181,7 +181,9 @@ _SAID = re.compile(
     rf"\b{_NAME}\b[^.!?\n]{{0,40}}?\b(?:it'?s|it’s|it is|which is|that is|that's)\s+(?:now\s+)?{_STRONG}|"
     # "the code to get in is 4471", "my code is 4471"
     r"\bcode (?:to|for) (?:get(?:ting)? in|enter\w*|open\w*|unlock\w*|the \w+(?: \w+)?)\b[^.!?\n]{0,30}?"
-    rf"\s*{_VERB}\s*{_STRONG}|\b(?:the|my|our|his|her|their|its) code\s*{_VERB}\s*\d{{3,}}",
+    rf"\s*{_VERB}\s*{_STRONG}|\b(?:the|my|our|his|her|their|its) code\s*{_VERB}\s*\d{{3,}}|"
+    # "the alarm at the flat, code 4471", "code: 4471"
+    r"(?:^|[,:;(]\s*)code\s*[:#]?\s*\d(?:[ -]?\d){3,7}\b",
     re.IGNORECASE,
 )
 # A code that is an address or a label, never a secret: "my zip code is 90210", "the dress code is formal".

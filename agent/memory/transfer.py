@@ -63,7 +63,6 @@ def from_portable(data: object, user: str) -> MemoryRecord:
     text = data.get("text")
     if not isinstance(text, str) or not canonical(text).strip():
         raise ValueError("no text")
-    text = canonical(text)
     kind = data.get("kind", "explicit")
     if kind not in _KINDS:
         raise ValueError(f"kind {kind!r} is none of {', '.join(_KINDS)}")
@@ -74,10 +73,12 @@ def from_portable(data: object, user: str) -> MemoryRecord:
         raise ValueError("session and source must be text, turn a whole number")
     if not isinstance(extra, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in extra.items()):
         raise ValueError("extra must be an object of text fields")
-    return canonical_record(MemoryRecord(
-        memory_id(user, text), text, kind, user, session, turn, created, seen, content_hash(text), source, dict(extra),
-        _facts(data.get("facts", [])), _text(data.get("superseded_by", "")), _seconds(data.get("superseded_at", 0.0)),
-        _quotes(data.get("restated", []))))
+    # The id is the canonical text's, which is what is stored; the texts stay as written until ``import_records``
+    # has judged them (text hidden in invisible characters is refused, not stripped).
+    said = canonical(text)
+    return MemoryRecord(memory_id(user, said), text, kind, user, session, turn, created, seen, content_hash(said),
+                        source, dict(extra), _facts(data.get("facts", [])), _text(data.get("superseded_by", "")),
+                        _seconds(data.get("superseded_at", 0.0)), _quotes(data.get("restated", [])))
 
 
 def _text(value: object) -> str:
@@ -158,6 +159,7 @@ def import_records(service: MemoryService, records: Sequence[MemoryRecord]) -> I
     kept: dict[str, MemoryRecord] = {}
     for number, record in enumerate(records, 1):
         refused = record_refusal(record)
+        record = canonical_record(record)
         if refused:
             report.refused.append(f"memory {number}: {refused}")
         elif record.id in kept:  # said twice in the file: one memory, first seen first
