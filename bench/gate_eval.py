@@ -27,6 +27,7 @@ if __package__ in (None, ""):  # run as a script: make ``bench`` importable from
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from agent.memory.gate import GateDecision, decide
+from agent.memory.refusal import refusal
 from bench import machine
 
 HERE = Path(__file__).resolve().parent
@@ -69,6 +70,7 @@ def _timed(text: str) -> tuple[GateDecision, float]:
     noise to one run, never speed)."""
     best = float("inf")
     for _ in range(3):
+        refusal.cache_clear()  # each run judges the line anew: a cached refusal is no measure of the gate
         start = time.perf_counter()
         decision = decide(text)
         best = min(best, time.perf_counter() - start)

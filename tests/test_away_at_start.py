@@ -136,19 +136,19 @@ def test_remember_while_the_store_is_away_is_kept_and_remembered_as_given(tmp_pa
     opener = Opener(tmp_path / "mem")
     spool = Spool(tmp_path / "spool")
     chat = build_chat(tmp_path, ScriptedChat("Noted."), memory=opener, spool=spool)
-    done = run_paced(chat, ["/remember my locker code is 4417 at the gym", "/remember my api key is sk-abc123def456",
+    done = run_paced(chat, ["/remember my locker number is 4417 at the gym", "/remember my api key is sk-abc123def456",
                             "hello"], {3: back(chat, opener)})
     log = done.log
     assert f"Not remembered yet ({AWAY}): it is kept on this machine and remembered when memory answers again." in log
     assert log.count("Not remembered yet") == 1, "a secret is refused now, not kept for later"
     assert "Not remembered: " in log
-    assert "(turn 0, kept while memory was away) remembered: my locker code is 4417 at the gym" in log
+    assert "(turn 0, kept while memory was away) remembered: my locker number is 4417 at the gym" in log
     stored = memory_service(tmp_path / "mem")
     try:
         [record] = stored.list()
     finally:
         stored.ledger.close()  # type: ignore[attr-defined]
-    assert (record.text, record.kind) == ("my locker code is 4417 at the gym", "explicit")
+    assert (record.text, record.kind) == ("my locker number is 4417 at the gym", "explicit")
     assert not spool.has_waiting()
 
 

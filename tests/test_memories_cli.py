@@ -15,14 +15,15 @@ from agent.adapters.chroma_index import forget_clients
 from agent.adapters.local_embedder import LocalEmbedder
 from agent.config import load_settings
 from agent.domain import memory_id
+from agent.memory.canonical import canonical
 from agent.wiring import open_memory
 from tests.cli_harness import invoke
 from tests.helpers_store import run_agent
 
 # Each test that looks for leaked bytes has words of its own: the store's files are written by this process, which
 # has run other tests with other canaries.
-CANARY = "CANARY-7f3a9 my locker code is 5821"
-CANARY_ALL = "CANARY-b41c2 my bike lock code is 6093"
+CANARY = "CANARY-7f3a9 my locker number is 5821"
+CANARY_ALL = "CANARY-b41c2 my bike frame number is 6093"
 PEANUTS = "I can't eat peanuts, they make my throat swell"
 
 
@@ -70,7 +71,7 @@ def test_forget_leaves_no_byte_of_the_text_on_disk(tmp_path: Path, local_embedde
     assert (result.returncode, result.stdout, result.stderr) == (0, f"forgot 1 memory: {CANARY}\n", "")
     leaks = [str(p) for p in data_files(root) if needle in p.read_bytes() or b"5821" in p.read_bytes()]
     assert leaks == []
-    found = json.loads(invoke("memories", "search", "what is my locker code?", "--all", "--json").stdout)
+    found = json.loads(invoke("memories", "search", "what is my locker number?", "--all", "--json").stdout)
     assert all("CANARY" not in m["text"] for m in found)
     assert len(json.loads(invoke("memories", "list", "--json").stdout)) == 12
 
@@ -151,7 +152,7 @@ def test_control_characters_never_reach_the_terminal_raw(tmp_path: Path) -> None
     listed = invoke("memories", "list", "--json")
     for output in (added.stdout, listed.stdout):
         assert not any(ch in output for ch in "\x1b\x07\x9b")
-    assert json.loads(listed.stdout)[0]["text"] == text, "JSON still round-trips the stored text exactly"
+    assert json.loads(listed.stdout)[0]["text"] == canonical(text), "JSON gives the stored text: canonical"
 
 
 def test_an_explicit_memory_still_refuses_secrets_and_links(tmp_path: Path) -> None:

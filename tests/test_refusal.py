@@ -91,7 +91,8 @@ SAID = [
     "my seed phrase is apple river stone candle mango eight", "login: mara / password: Tr0ub4dor&3",
     "the password to my laptop is kittens123", "office alarm disarm code = 1209",
     fullwidth("password is hunter2"), fullwidth("my pin is 4471"), "my pаssword is quokka77",  # Cyrillic а
-    f"pass{ZW}word: kestrel99", "grandma's wifi is BT-Hub-44 and the key is ferret-lamp-99",
+    f"pass{ZW}word: kestrel99", "my password is $ecret99", "my password is: !Xq9", "the pin is 1985",
+    "grandma's wifi is BT-Hub-44 and the key is ferret-lamp-99",
 ]
 KEYS = [
     "my openai key is sk-proj-Zr4k9QwL2mN8vX1cB6tY3uH7", "AKIAIOSFODNN7EXAMPLE", "key=AKIAJ3SZ6NQ7XJEXAMPLE",
@@ -135,7 +136,9 @@ KEPT = [
     "my bus pass is expired", "my house alarm goes off at 6am", "my username is CustomerServiceRep2023",
     "my tracking number is 1Z999AA10123456784", "my secretary: Jane Doe", "my car reg is AB12 CDE",
     "I'm learning internationalization for my job", "I drive a 2019 Honda Civic", "my kids are 4 and 7",
-    '  File "/usr/lib/python3.10/site-packages/foo.py", line 88', "my favourite identifier is ThisIsMyVeryLongName",
+    '  File "/usr/lib/python3.10/site-packages/foo.py", line 88', "the secret to my bread is 72-hour fermentation",
+    "the key is 24/7 support", "my key takeaway is 3x growth", "the code for the gym class is 5pm",
+    "my favourite identifier is ThisIsMyVeryLongName",
 ]
 
 

@@ -84,12 +84,12 @@ def test_the_user_flag_keeps_memories_apart_through_the_cli(
 ) -> None:
     monkeypatch.setenv("AGENT_CHROMA_URL", server)
     monkeypatch.setenv("AGENT_USER", "carol")
-    open_memory_with(local_embedder).add("My locker code is 4417")
-    theirs = invoke("--user", "dave", "memories", "search", "what is my locker code?", "--all", "--json")
+    open_memory_with(local_embedder).add("My locker number is 4417")
+    theirs = invoke("--user", "dave", "memories", "search", "what is my locker number?", "--all", "--json")
     assert theirs.returncode == 0, theirs.stderr
     assert json.loads(theirs.stdout) == []
-    mine = invoke("--user", "carol", "memories", "search", "what is my locker code?", "--all", "--json")
-    assert [m["text"] for m in json.loads(mine.stdout)] == ["My locker code is 4417"]
+    mine = invoke("--user", "carol", "memories", "search", "what is my locker number?", "--all", "--json")
+    assert [m["text"] for m in json.loads(mine.stdout)] == ["My locker number is 4417"]
 
 
 def test_two_data_directories_on_one_server_keep_their_own_vectors(

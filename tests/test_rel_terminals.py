@@ -276,7 +276,7 @@ def test_three_chats_and_two_add_loops_killed_at_random_lose_nothing_and_find_ea
     forget_clients()
 
 
-SECRET = "My locker code is Vq37zexa at the Brumwell gym"
+SECRET = "My locker number is Vq37zexa at the Brumwell gym"
 # The memory's words as the store kept them; the chats' own questions name two of them, and stay theirs.
 NEEDLES = (SECRET.lower().encode(),)
 

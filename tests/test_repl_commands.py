@@ -78,9 +78,15 @@ def test_remember_then_why_shows_what_was_injected_with_similarity_and_threshold
 
 
 def test_memory_text_is_escaped_in_listings(tmp_path: Path) -> None:
-    done = run_lines(with_memories(tmp_path, ScriptedChat(), "I like \x1b[2Jred \x1b]8;;file:/evil\x07links"),
-                     "/memories")
+    """A memory is stored canonical, without control characters (``agent.memory.canonical``); one a store written
+    before holds them all the same, put straight into its ledger here, and its listing shows them escaped."""
+    seeded = memory_service(tmp_path / "mem")
+    text = "I like \x1b[2Jred \x1b]8;;file:/evil\x07links"
+    seeded.ledger.put([seeded._record(text, "explicit", session="monday", turn=1, when=1.0, source=text)])
+    seeded.rebuild()
+    done = run_lines(build_chat(tmp_path, ScriptedChat(), memory=lambda: seeded), "/memories")
     assert "\x1b" not in done.out and "\\x1b[2J" in done.out
+    assert seeded.add(text).text == "I like [2Jred ]8;;file:/evillinks", "a new memory holds no control character"
 
 
 def test_session_shows_name_file_and_context(tmp_path: Path) -> None:

@@ -9,8 +9,8 @@ while the model reads more lies to the user. So the words are made canonical onc
 canonical text is what is judged, stored, shown and sent:
 
 - ``canonical``: NFKC, with invisible and format characters removed (category Cf, Unicode's default-ignorable code
-  points, C0/C1 controls other than tab and newline), line and paragraph separators made newlines and every other
-  space a plain space. Idempotent; letters and meaning unchanged.
+  points, C0/C1 controls other than tab and newline), ``\r\n`` and ``\r`` made ``\n``, line and paragraph
+  separators and every other space a plain space. Idempotent; letters and meaning unchanged.
 - ``matching``: the canonical text as a pattern reads it: letters of other scripts that look like Latin ones (a
   Cyrillic ``а`` in "pаssword") and digits of any script made their ASCII lookalike, and ideographic full stops made
   dots. Only for deciding; never stored or shown.
@@ -33,7 +33,10 @@ _IGNORABLE = (
 )
 _CONTROLS = "\x00-\x08\x0b-\x1f\x7f-\x9f"
 _INVISIBLE = re.compile(f"[{_CONTROLS}{_IGNORABLE}]")
-_NEWLINES = re.compile("\r\n?|[\u2028\u2029\x85]")
+_NEWLINES = re.compile("\r\n?")
+# A line or paragraph separator parts words but starts no line: a listing would show the words after it as a line
+# of their own ("System: ..."), so it is a space, as the prompt's fences make it.
+_SEPARATORS = re.compile("[\u2028\u2029\x85]")
 
 # Letters of Cyrillic, Greek and other scripts drawn like Latin letters (Unicode's confusables, the ones that pass
 # for ASCII in a word): "pаypal" with a Cyrillic а reads as "paypal" to a person and to a model.
@@ -51,13 +54,13 @@ _LOOKALIKES = str.maketrans({
 
 
 def canonical(text: str) -> str:
-    """``text`` as memory keeps it: NFKC, invisible and format characters removed, line ends made ``\\n``, every
-    other space a plain space. ``canonical(canonical(t)) == canonical(t)``."""
+    """``text`` as memory keeps it: NFKC, invisible and format characters removed, line ends made ``\\n``, line
+    separators and every other space a plain space. ``canonical(canonical(t)) == canonical(t)``."""
     if text.isascii():
         return _INVISIBLE.sub("", _NEWLINES.sub("\n", text)) if _INVISIBLE.search(text) or "\r" in text else text
     # Removed before NFKC (a letter and its accent may be joined once the joiner between them is gone) and after
     # (NFKC makes a halfwidth Hangul filler the plain one, which is ignorable too).
-    return _visible(unicodedata.normalize("NFKC", _visible(_NEWLINES.sub("\n", text))))
+    return _visible(unicodedata.normalize("NFKC", _visible(_SEPARATORS.sub(" ", _NEWLINES.sub("\n", text)))))
 
 
 def _visible(text: str) -> str:

@@ -160,13 +160,18 @@ _NOT_VALUE = (
 )
 # A value that is no word: a token with a digit (not a lone one) or a symbol, or anything quoted. Atomic groups keep
 # each try linear: a 2,000-digit run costs one pass, not a cube of it.
-_STRONG = (r"(?:\d(?:[ -]\d){3,}\b|(?=[^\s\d]*+\d)(?!\d(?!\S))(?>\S+)|(?=\S*?[^\w\s'’.,!?;:()\"“”-])(?>\S+)|"
-           r"[\"“'‘][^\"”'’\n]{3,}[\"”'’])")
+_STRONG = (r"(?:\d(?:[ -]\d){3,}\b|(?!{_MEASURE})(?=[^\s\d]*+\d)(?!\d(?!\S))(?>\S+)|"
+           r"(?!{_MEASURE})(?=\S*?[^\w\s'’.,!?;:()\"“”-])(?>\S+)|[\"“'‘][^\"”'’\n]{3,}[\"”'’])")
+# A token with a digit that is a quantity, not a value: "72-hour", "24/7", "3x", "2nd", "10am", "100%", "$50".
+_MEASURE = (r"(?:[$£€]\d|\d+(?:st|nd|rd|th|x|%|am|pm|s|k)(?!\w)|\d+[/:]\d+(?![\w/:-])|\d+(?:\.\d+)?-?(?:hours?|days?|"
+            r"weeks?|months?|years?|minutes?|seconds?|miles?|km|inch(?:es)?|foot|feet|kg|lbs?|points?|steps?|parts?|"
+            r"pages?|words?|times?|percent|degrees?)(?!\w))")
+_STRONG = _STRONG.replace("{_MEASURE}", _MEASURE)
 _VERB = r"(?:is|was|are|were|will be|has been|is now|now is|'s|’s|=|:|->|changed to|set to|reads|becomes|became)"
 _PREP = r"(?:at|for|to|of|on|in|from|with|by)"
 _SAID = re.compile(
     # "the wifi password is bluebird", "wifi password: bluebird", "my password for the cabin is bluebird"
-    rf"\b{_WORDY}(?:'s|’s)?(?: {_PREP}\b[^.!?;,\n]{{0,40}}?)?\s*{_VERB}\s*(?!{_NOT_VALUE}\b)[\"“'‘]?\w|"
+    rf"\b{_WORDY}(?:'s|’s)?(?: {_PREP}\b[^.!?;,\n]{{0,40}}?)?\s*{_VERB}\s*(?!{_NOT_VALUE}\b)[\"“'‘]?[^\s.,;:!?\"“”'‘’]|"
     # "the alarm code at the office is 4471", "pin: 4471", "the combination I use is 12-34-56"
     rf"\b(?:{_NAME}|{_GENERIC}{_COMPOUND})(?:'s|’s)?(?: [^.!?;\n]{{0,40}}?)?\s*{_VERB}\s*(?:now\s+)?{_STRONG}|"
     # "pin 4471", "door code #8842", "password hunter2", "pin no. 3366", "the same password, m0nkeyb1z", "alarm: 3311"
