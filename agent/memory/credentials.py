@@ -73,7 +73,7 @@ def _detectors() -> tuple[list[Callable[[str], Iterator[str]]], Callable[[str], 
 
     classes: dict[str, Any] = {cls.__name__: cls for cls in get_mapping_from_secret_type_to_class().values()}
     # Assignments only ("password = x", 'api_key: "x"'): its plain "word: value" form takes "secretary: Jane"
-    # for a secret, and credentials said in words are read by ``_SAID`` below.
+    # for a secret, and credentials said in words are read by ``_SAID_FORMS`` below.
     assignments: dict[Any, int] = {keyword.FOLLOWED_BY_EQUAL_SIGNS_REGEX: 5,
                                    keyword.FOLLOWED_BY_COLON_EQUAL_SIGNS_REGEX: 4,
                                    keyword.FOLLOWED_BY_QUOTES_AND_SEMICOLON_REGEX: 3,
@@ -174,7 +174,9 @@ _MEASURE = (r"(?:[$£€]\d|\d+(?:st|nd|rd|th|x|%|am|pm|s|k)(?!\w)|\d+[/:]\d+(?!
 _STRONG = _STRONG.replace("{_MEASURE}", _MEASURE)
 _VERB = r"(?:is|was|are|were|will be|has been|is now|now is|'s|’s|=|:|->|changed to|set to|reads|becomes|became)"
 _PREP = r"(?:at|for|to|of|on|in|from|with|by)"
-_SAID = re.compile(
+# The forms of a credential said in words, compiled on the first line that names one (it takes 30 ms, which every
+# command would otherwise pay at start).
+_SAID_FORMS = (
     # "the wifi password is bluebird", "wifi password: bluebird", "my password for the cabin is bluebird"
     rf"\b{_WORDY}(?:'s|’s)?(?: {_PREP}\b[^.!?;,\n]{{0,40}}?)?\s*{_VERB}\s*(?!{_NOT_VALUE}\b)[\"“'‘]?[^\s.,;:!?\"“”'‘’]|"
     # "the alarm code at the office is 4471", "pin: 4471", "the combination I use is 12-34-56"
@@ -195,9 +197,13 @@ _SAID = re.compile(
     r"\bcode (?:to|for) (?:get(?:ting)? in|enter\w*|open\w*|unlock\w*|the \w+(?: \w+)?)\b[^.!?\n]{0,30}?"
     rf"\s*{_VERB}\s*{_STRONG}|\b(?:the|my|our|his|her|their|its) code\s*{_VERB}\s*\d{{3,}}|"
     # "the alarm at the flat, code 4471", "code: 4471"
-    r"(?:^|[,:;(]\s*)code\s*[:#]?\s*\d(?:[ -]?\d){3,7}\b",
-    re.IGNORECASE,
+    r"(?:^|[,:;(]\s*)code\s*[:#]?\s*\d(?:[ -]?\d){3,7}\b"
 )
+
+
+@cache
+def _said() -> re.Pattern[str]:
+    return re.compile(_SAID_FORMS, re.IGNORECASE)
 # A code that is an address or a label, never a secret: "my zip code is 90210", "the dress code is formal".
 _PUBLIC_CODES = re.compile(
     r"\b(?:zip|postal|post|area|country|dialling|dialing|dial|phone|dress|source|morse|promo|promotional|discount|"
@@ -207,19 +213,19 @@ _PUBLIC_CODES = re.compile(
 )
 
 
-# A word that every form of ``_SAID`` needs: a line without one (most of chat) is not read further.
+# A word that every form of ``_SAID_FORMS`` needs: a line without one (most of chat) is not read further.
 _SAID_BAIT = re.compile(r"pass|pwd|\bpw\b|\bpins?\b|code|combin|combo|key|token|secret|cvv|cvc|\bcsc\b|otp|phrase|"
                         r"open|unlock|disarm|alarm|lock|door|gate|safe|vault|wi-?fi|garage|"
                         r"security|memorable|mnemonic|contrase|kennwort|mot de passe|wachtwoord|senha|has[lł]o",
                         re.IGNORECASE)
 
 
-# How far from the word that names it a credential's value is read: every form of ``_SAID`` spans less.
+# How far from the word that names it a credential's value is read: every form of ``_SAID_FORMS`` spans less.
 _REACH = 90
 
 
 def _windows(text: str) -> list[str]:
-    """The stretches of ``text`` around each word ``_SAID`` needs, merged and widened to whole words: a 2,000-
+    """The stretches of ``text`` around each word ``_SAID_FORMS`` needs, merged and widened to whole words: a 2,000-
     character paste is read where a credential could be, so a long run of digits or dashes costs linear time."""
     spans: list[list[int]] = []
     for match in _SAID_BAIT.finditer(text):
@@ -241,7 +247,7 @@ def _windows(text: str) -> list[str]:
 def said_credential(text: str) -> bool:
     """A credential and its value said in words (the ``matching`` view)."""
     for piece in _windows(text):
-        for match in _SAID.finditer(piece):
+        for match in _said().finditer(piece):
             if not _PUBLIC_CODES.search(piece[max(0, match.start() - 12) : match.end()]):
                 return True
     return False
