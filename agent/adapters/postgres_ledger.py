@@ -58,6 +58,7 @@ from __future__ import annotations
 
 import json
 import os
+import secrets
 import threading
 import time
 import uuid
@@ -71,7 +72,16 @@ import psycopg
 from psycopg import conninfo, errors
 from psycopg.rows import dict_row
 
-from agent.adapters.ledger import TEXT_WEIGHT, facts_json, floats, quotes_json, row_to_record, search_context
+from agent.adapters.ledger import (
+    TEXT_WEIGHT,
+    facts_json,
+    floats,
+    forgotten_digest,
+    quotes_json,
+    row_to_record,
+    search_context,
+    unlinked,
+)
 from agent.adapters.pg_watchdog import Watchdog
 from agent.domain import CONTEXT, ForgetRecord, Machine, MemoryRecord, Quote, StatedFact, VectorSpace
 from agent.errors import AgentError, ConfigError, MemoryRefused, MemoryUnavailable, StoreAway, StoreLocked
@@ -179,6 +189,14 @@ _MIGRATIONS: tuple[tuple[int, tuple[str, ...]], ...] = (
                 PERFORM gin_clean_pending_list(part);
             END LOOP;
         END $$""",
+    )),
+    # What a forget keeps once its record is gone: a keyed digest of each forgotten text, under the count of forgets
+    # recorded so far (``forgotten_digest``), so that a turn some machine kept while the forget was made is never
+    # written back. The count and the key are rows of ledger_meta, made by the first forget.
+    (4, (
+        """CREATE TABLE forgotten (
+            owner text NOT NULL, digest text NOT NULL, mark bigint NOT NULL, PRIMARY KEY (owner, digest)
+        )""",
     )),
 )
 SCHEMA_VERSION = _MIGRATIONS[-1][0]
@@ -541,6 +559,7 @@ class PostgresLedger:
                 ],
             )
 
+
     def get(self, user: str, ids: Sequence[str]) -> dict[str, MemoryRecord]:
         if not ids:
             return {}
@@ -732,7 +751,60 @@ class PostgresLedger:
             key = int(row["key"])
             db.execute("INSERT INTO forget_waits (key, machine) SELECT %s, id FROM machines WHERE owner = %s",
                        (key, user))
+            self._keep_forgotten(db, user, texts)
+            self._unlink(db, user, ids)
             return key, self._delete(db, user, ids)
+
+    def _keep_forgotten(self, db: psycopg.Connection[dict[str, Any]], user: str, texts: Sequence[str]) -> None:
+        """Count this forget (``forget_mark``) and keep a digest of each of its texts under that count."""
+        row = db.execute("""INSERT INTO ledger_meta (key, value) VALUES ('forget_mark', '1')
+                            ON CONFLICT (key) DO UPDATE SET value = (ledger_meta.value::bigint + 1)::text
+                            RETURNING value""").fetchone()
+        assert row is not None
+        db.execute("INSERT INTO ledger_meta (key, value) VALUES ('forget_key', %s) ON CONFLICT DO NOTHING",
+                   (secrets.token_hex(32),))
+        made = db.execute("SELECT value FROM ledger_meta WHERE key = 'forget_key'").fetchone()
+        assert made is not None
+        secret = bytes.fromhex(str(made["value"]))
+        with db.cursor() as cursor:
+            cursor.executemany(
+                """INSERT INTO forgotten (owner, digest, mark) VALUES (%s, %s, %s)
+                   ON CONFLICT (owner, digest) DO UPDATE SET mark = excluded.mark""",
+                [(user, digest, int(row["value"])) for digest in sorted({forgotten_digest(secret, t)
+                                                                         for t in texts if t.strip()})])
+
+    @staticmethod
+    def _unlink(db: psycopg.Connection[dict[str, Any]], user: str, ids: Sequence[str]) -> None:
+        """No memory keeps a forgotten one's id (derived from its text) as the one that superseded it, or one of its
+        facts: those are current again, as they were before it."""
+        db.execute("UPDATE memories SET superseded_by = '', superseded_at = 0 WHERE owner = %s "
+                   "AND superseded_by = ANY(%s)", (user, list(ids)))
+        gone = set(ids)
+        rows = db.execute("SELECT id, facts FROM memories WHERE owner = %s AND facts <> '[]'", (user,)).fetchall()
+        for row in rows:
+            facts = unlinked(row["facts"], gone)
+            if facts is not None:
+                db.execute("UPDATE memories SET facts = %s WHERE owner = %s AND id = %s", (facts, user, row["id"]))
+
+    def forget_mark(self) -> int:
+        """How many forgets this ledger has recorded, ever: a count that only grows."""
+        rows = self._read("SELECT value FROM ledger_meta WHERE key = 'forget_mark'")
+        return int(rows[0]["value"]) if rows else 0
+
+    def forgotten_since(self, user: str, texts: Sequence[str], mark: int) -> list[str]:
+        """Those of ``texts`` that a forget of ``user``'s recorded after the ``mark``-th one names, by their digest
+        (``forgotten_digest``)."""
+        if not texts:
+            return []
+        rows = self._read("SELECT value FROM ledger_meta WHERE key = 'forget_key'")
+        if not rows:
+            return []
+        key = bytes.fromhex(str(rows[0]["value"]))
+        wanted = {text: forgotten_digest(key, text) for text in texts}
+        found = {row["digest"] for row in self._read(
+            "SELECT digest FROM forgotten WHERE owner = %s AND mark > %s AND digest = ANY(%s)",
+            [user, mark, list(wanted.values())])}
+        return [text for text, digest in wanted.items() if digest in found]
 
     def pending_forgets(self, machine: str | None = None) -> list[ForgetRecord]:
         """The recorded forgets not yet dropped, of every user, oldest first, each with the machines it waits for;
