@@ -238,7 +238,7 @@ class MemoryWorker:
         self.read_only = read_only  # --read-only: recall, and never write (not even when a memory was last seen)
         self.spool = None if read_only else spool
         self.machine = machine
-        self._store_ids: dict[int, str] = {}  # id(service) -> its ledger's store id, read once
+        self._store_ids: dict[MemoryService, str] = {}  # each open store's ledger id, read once
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="memory")
         self._on_write = on_write
         self._on_back = on_back
@@ -480,10 +480,9 @@ class MemoryWorker:
         return None
 
     def _store_id(self, service: MemoryService) -> str:
-        key = id(service)
-        if key not in self._store_ids:
-            self._store_ids[key] = service.ledger.store_id()
-        return self._store_ids[key]
+        if service not in self._store_ids:
+            self._store_ids[service] = service.ledger.store_id()
+        return self._store_ids[service]
 
     def _note_forgets(self, service: MemoryService) -> None:
         """Keep, with the spool, how far this machine knows the ledger's forgets now: a turn spooled from now on was
@@ -491,7 +490,7 @@ class MemoryWorker:
         if self.spool is not None:
             try:
                 self.spool.note(self._store_id(service), service.ledger.forget_mark())
-            except OSError as exc:  # kept with the entries; without it they are judged as knowing none
+            except (AgentError, OSError) as exc:  # without it, turns kept from now on are judged as knowing none
                 log.debug("the forgets known were not noted: %s", exc)
 
     def _replay(self, service: MemoryService, most: int | None = None) -> AgentError | None:

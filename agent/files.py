@@ -52,6 +52,14 @@ def write_private(path: Path, data: bytes, prefix: str) -> None:
         raise
 
 
+def regular(path: Path) -> bool:
+    """Whether ``path`` is a regular file itself (not a symlink to one, a FIFO or a directory)."""
+    try:
+        return stat.S_ISREG(path.lstat().st_mode)
+    except FileNotFoundError:
+        return False
+
+
 def symlinked(path: Path, below: Path) -> Path | None:
     """The first symlink on the way from ``below`` (not included: the data directory itself may be reached through
     one, the user's choice) down to ``path`` (included), or None. A directory of the data directory replaced by a

@@ -52,7 +52,7 @@ from typing import Protocol, TypeVar
 
 from agent.domain import ForgetRecord, MemoryRecord, fold_with_spans, normalise_text
 from agent.errors import AgentError, Interrupted, MemoryUnavailable, SessionBusy, SessionError
-from agent.files import read_regular, symlinked, write_private
+from agent.files import read_regular, regular, symlinked, write_private
 from agent.memory.service import MemoryService
 from agent.ports import Ledger
 from agent.sessions import NAME_PATTERN, Session, SessionStore
@@ -250,8 +250,8 @@ def scrub_spool(spool: Spool, forgotten: Forgotten) -> bool:
     text. ``OSError`` when a file cannot be rewritten. Whether anything changed."""
     changed = False
     for path, entry in spool.entries():
-        if isinstance(entry, str):
-            changed = scrub_file(path, forgotten) or changed
+        if isinstance(entry, str):  # a regular file (the others hold nothing of agent's) not read as a turn
+            changed = regular(path) and scrub_file(path, forgotten) or changed
         elif forgotten.within(entry.text):
             spool.done(path)
             changed = True

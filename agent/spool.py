@@ -38,7 +38,7 @@ from pathlib import Path
 from typing import Any
 
 from agent.errors import SpoolFull
-from agent.files import move_aside, own_directory, read_regular, symlinked, write_private
+from agent.files import move_aside, own_directory, read_regular, regular, symlinked, write_private
 
 MAX_WAITING = 1000  # turns: a week of heavy use with the database away
 MAX_BYTES = 16 * 1024 * 1024  # in all, whatever the turns' length
@@ -143,7 +143,7 @@ class Spool:
         """The entries set aside (``set_aside``): they still hold the user's words, which a forget scrubs."""
         if self.problem() is not None or not self.directory.is_dir():
             return []
-        return sorted(p for p in self.directory.glob("*.json.corrupt-*") if not p.is_symlink())
+        return sorted(p for p in self.directory.glob("*.json.corrupt-*") if regular(p))
 
     def has_waiting(self) -> bool:
         return self.problem() is None and self.directory.is_dir() and any(self.directory.glob("*.json"))
