@@ -19,8 +19,9 @@ finished and dropped. Words said again after the forget was known here are the u
 
 The spool is bounded (``MAX_WAITING`` turns, ``MAX_BYTES`` in all): at the limit the oldest are kept, since they
 come first and a later turn may depend on them, and a new turn is refused with ``SpoolFull`` (the chat says it is
-not kept; it stays in the session file). An entry that cannot be read as a turn (damaged, or written by hand) is set
-aside as ``<name>.corrupt-<time>`` by the replay, which says so in one line and goes on with the others.
+not kept; a turn's words stay in its session file). An entry that cannot be read as a turn (damaged, or written by
+hand) is set aside as ``<name>.corrupt-<time>`` by the replay, which says so in one line and goes on with the
+others.
 
 A chat that starts while the store's server does not answer spools the same way from its first turn (and keeps a
 ``/remember`` here too): the memory worker opens the store again in the background and replays the spool once it
@@ -40,8 +41,8 @@ from typing import Any
 from agent.errors import SpoolFull
 from agent.files import move_aside, own_directory, read_regular, regular, symlinked, write_private
 
-MAX_WAITING = 1000  # turns: a week of heavy use with the database away
-MAX_BYTES = 16 * 1024 * 1024  # in all, whatever the turns' length
+MAX_WAITING = 1000  # turns: weeks of use with the database away
+MAX_BYTES = 16_000_000  # in all, whatever the turns' length
 KNOWN = "forgets-known"  # how far this machine knew the ledger's forgets (``Spool.note``)
 
 
@@ -114,7 +115,7 @@ class Spool:
         if len(waiting) >= MAX_WAITING or size + len(data) > MAX_BYTES:
             raise SpoolFull(f"{len(waiting):,} turns ({size / 1e6:.1f} MB) already wait on this machine for memory, "
                             f"the most it keeps ({MAX_WAITING:,} turns, {MAX_BYTES / 1e6:.0f} MB): those are kept, "
-                            "and this one is in the session file only")
+                            "and this one is not")
         name = f"{time.time_ns():020d}-{secrets.token_hex(4)}.json"
         write_private(self.directory / name, data, f".{name}")
 

@@ -201,7 +201,7 @@ def test_a_full_spool_keeps_the_oldest_and_says_a_new_turn_is_not_kept(tmp_path:
     assert len(said) == 1, chat.err
     assert (f"It is not kept on this machine either: {MAX_WAITING:,} turns (0.1 MB) already wait on this machine for "
             f"memory, the most it keeps ({MAX_WAITING:,} turns, {MAX_BYTES / 1e6:.0f} MB): those are kept, and this "
-            "one is in the session file only.") in said[0]
+            "one is not.") in said[0]
     assert sorted(p.name for p in spool.iterdir()) == before, "the oldest are kept, nothing added"
     session = json.loads((tmp_path / "data" / "sessions" / "talk.json").read_text())
     assert session["turns"][0]["user"] == ALLERGY
