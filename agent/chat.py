@@ -22,6 +22,7 @@ from collections.abc import Callable, Generator, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import Protocol, TypeVar
 
 from agent.conversation import DEFAULT, Conversation, Fold, Leaving
@@ -34,12 +35,13 @@ from agent.errors import (
     EmbedderMismatch,
     MemoryUnavailable,
     SessionError,
+    SpoolFull,
     StoreAway,
     StoreCorrupt,
     StoreOpening,
     SystemRoleRefused,
 )
-from agent.forget import Forgotten, Places, finish, scrub_session
+from agent.forget import Forgotten, Places, begin, drop_vectors, finish, hold_back, scrub_session
 from agent.memory.canonical import canonical
 from agent.memory.service import MemoryPolicy, MemoryService, Recall, WriteReport, keeps, refuse
 from agent.ports import ChatChunk, ChatModel, RetryNotice
@@ -67,6 +69,9 @@ OPENING = "Long-term memory has not finished opening: its server is slow to answ
 # it recalls what was said during the outage; the rest are written after the recall, before this turn's own words,
 # off the reply path. Each costs one write (bench/spool_replay.py: RESULTS.md has the figures on the servers).
 REPLAY_BEFORE_RECALL = 8
+# What a waiting turn that a forget made since names becomes: nothing, and this line.
+FORGOTTEN_SINCE = ("its words are not remembered: a forget made after they were said (here or on another machine) "
+                   "names them")
 
 
 def in_background(build: Callable[[], T], name: str) -> Future[T]:
@@ -118,6 +123,7 @@ class WriteOutcome:
     error: AgentError | None = None
     spooled: bool = False  # the store did not answer (``error`` says how): the turn waits in the spool
     replayed: bool = False  # a turn that waited in the spool, written now
+    note: str = ""  # what became of a waiting turn that was not written (a forget names it, it cannot be read)
 
 
 @dataclass(frozen=True)
@@ -203,7 +209,9 @@ class MemoryWorker:
 
     A turn the gate keeps while the store does not answer (``passing``) waits in ``spool`` (``agent.spool``) and is
     written, before anything newer, by the first write after the store answers again; turns an earlier run left
-    there are written once the store opens.
+    there are written once the store opens. Never one that a forget names (``_replay``): the forgets ``machine``
+    (this data directory, ``agent.machine``) has not finished are taken out of the spool first, and an entry that
+    a forget made since it was said names is dropped, even once every machine has finished that forget.
 
     A store whose server does not answer when the chat starts (``StoreAway``) leaves memory *away*, not off: what
     the gate keeps (judged by ``policy``, as the store would) and every ``/remember`` go to the spool, and a thread
@@ -225,9 +233,12 @@ class MemoryWorker:
         policy: MemoryPolicy | None = None,
         open_wait: ConnectWait | None = None,
         on_back: Callable[[], None] | None = None,
+        machine: str = "",
     ) -> None:
         self.read_only = read_only  # --read-only: recall, and never write (not even when a memory was last seen)
         self.spool = None if read_only else spool
+        self.machine = machine
+        self._store_ids: dict[MemoryService, str] = {}  # each open store's ledger id, read once
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="memory")
         self._on_write = on_write
         self._on_back = on_back
@@ -246,6 +257,7 @@ class MemoryWorker:
         try:
             service = open_service()
             self.count = service.count()  # known once the store is open: the model may take seconds more to load
+            self._note_forgets(service)
             warm_up = getattr(service.embedder, "warm_up", None)
             if callable(warm_up):
                 warm_up()
@@ -260,6 +272,7 @@ class MemoryWorker:
     def _open_first(self, open_service: Callable[[], MemoryService]) -> None:
         """The open at start, on the memory thread (before any task: the thread takes them in order); then the
         turns an earlier run, or this one while the store was opening, left in the spool are written."""
+        self._tell_spool()
         try:
             service = self._open(open_service)
         except AgentError as exc:
@@ -273,6 +286,13 @@ class MemoryWorker:
         if self._late and self._on_back is not None:  # turns went without memory while it was opening
             self._on_back()
         self._replay(service)
+
+    def _tell_spool(self) -> None:
+        """Say once, at start, that the spool cannot be used (a symlink): nothing is kept or read there."""
+        problem = None if self.spool is None else self.spool.problem()
+        if problem is not None:
+            self._on_write(WriteOutcome(0, note=f"what this chat cannot write to memory is not kept on this machine "
+                                                f"either: {problem}"))
 
     def _reopen(self, open_service: Callable[[], MemoryService]) -> None:
         """Open the store that was away at start again until it answers, off the memory thread (a frozen server
@@ -352,6 +372,7 @@ class MemoryWorker:
             waiting = self._replay(service, REPLAY_BEFORE_RECALL)
             if waiting is not None:
                 raise waiting
+            self._note_forgets(service)
             return service.recall(line)
 
         return self.call(task)
@@ -388,8 +409,8 @@ class MemoryWorker:
         def failed(error: AgentError, service: MemoryService | None) -> WriteOutcome:
             if passing(error) and not keeps(self._policy if service is None else service.policy, text):
                 return WriteOutcome(turn)  # the store is away, and the gate keeps nothing of these words
-            kept = self._keep(Spooled(text, session, turn, time.time(), context, finished), error)
-            return WriteOutcome(turn, error=error, spooled=kept)
+            unkept = self._keep(Spooled(text, session, turn, time.time(), context, finished), error)
+            return WriteOutcome(turn, error=unkept or error, spooled=unkept is None)
 
         self._pending = [f for f in self._pending if not f.done()]
         if self._opening_late():  # the memory thread is held by the open: the turn waits in the spool at once
@@ -414,22 +435,25 @@ class MemoryWorker:
                 report = service.remember(text, session=session, turn=turn)
             except Exception as exc:
                 error = memory_failure(exc)
-                if not kept(error):
-                    if error is exc:
+                unkept = kept(error)
+                if unkept is not None:
+                    if unkept is exc:
                         raise
-                    raise error from exc
+                    raise unkept from exc
                 return WriteOutcome(turn, error=error, spooled=True)
             self.count = service.count()
             return WriteOutcome(turn, report=report)
 
-        def kept(error: AgentError) -> bool:
+        def kept(error: AgentError) -> AgentError | None:
+            """None once the words wait in the spool, else the error to raise."""
             refuse(text)  # what no memory may hold is refused now, not when the store is back
             return self._keep(Spooled(text, session, turn, time.time(), explicit=True), error)
 
         if self._opening_late():
             error = StoreOpening(OPENING)
-            if not kept(error):
-                raise error
+            unkept = kept(error)
+            if unkept is not None:
+                raise unkept
             return WriteOutcome(turn, error=error, spooled=True)
         return self._pool.submit(run).result()
 
@@ -440,44 +464,101 @@ class MemoryWorker:
         self._late = self._late or late
         return late
 
-    def _keep(self, entry: Spooled, error: AgentError) -> bool:
-        """Put ``entry`` in the spool if the store's failure is ``passing``; whether it is there now (a spool that
-        cannot be written leaves the turn unsaved, and said so)."""
+    def _keep(self, entry: Spooled, error: AgentError) -> AgentError | None:
+        """Put ``entry`` in the spool if the store's failure is ``passing``: None once it is there, else the error to
+        report for the turn (``error``, with why the spool could not take it when it was tried: full, or not
+        writable)."""
         if self.spool is None or not passing(error):
-            return False
+            return error
         try:
             self.spool.add(entry)
+        except SpoolFull as exc:
+            return MemoryUnavailable(f"{error} It is not kept on this machine either: {exc}.")
         except OSError as exc:
             log.debug("the turn could not be spooled: %s", exc)
-            return False
-        return True
+            return MemoryUnavailable(f"{error} It could not be kept on this machine either ({exc.strerror}).")
+        return None
+
+    def _store_id(self, service: MemoryService) -> str:
+        if service not in self._store_ids:
+            self._store_ids[service] = service.ledger.store_id()
+        return self._store_ids[service]
+
+    def _note_forgets(self, service: MemoryService) -> None:
+        """Keep, with the spool, how far this machine knows the ledger's forgets now: a turn spooled from now on was
+        said after them, and is the user's own again (``agent.spool``)."""
+        if self.spool is not None:
+            try:
+                self.spool.note(self._store_id(service), service.ledger.forget_mark())
+            except (AgentError, OSError) as exc:  # without it, turns kept from now on are judged as knowing none
+                log.debug("the forgets known were not noted: %s", exc)
 
     def _replay(self, service: MemoryService, most: int | None = None) -> AgentError | None:
         """Write the spool's turns to memory, oldest first (the ``most`` oldest, if given), each reported through
         ``on_write``; stop at the first that meets the store still away, and return that error (None once they are
         written). A turn that fails for another reason leaves the spool, reported like any failed write: waiting
-        would not help it."""
-        if self.spool is None:
+        would not help it. One that cannot be read as a turn, or that the memory layer fails on with an error of
+        its own (a bug, data it chokes on), is set aside, said in one line, and the others go on.
+
+        Never written: what a forget names. The forgets this machine has not finished are taken out of the spool
+        first (``agent.forget.hold_back``), and an entry a forget recorded after it was said names is dropped
+        (``Ledger.forgotten_since``): one whose record every machine had finished and dropped included."""
+        if self.spool is None or not self.spool.has_waiting():
             return None
-        for path, entry in self.spool.waiting()[:most]:
+        try:
+            hold_back(service.ledger, service.user, self.machine, self.spool)
+            store = self._store_id(service)
+        except AgentError as exc:  # this turn's own write waits behind them, and meets the same error
+            return exc
+        except OSError as exc:  # a spool file that cannot be rewritten: its turn must not be written unscrubbed
+            log.debug("the spool could not be scrubbed: %s", exc)
+            return MemoryUnavailable(f"The turns kept on this machine could not be checked against the forgets "
+                                     f"({exc.strerror}).")
+        for path, entry in self.spool.entries()[:most]:
+            if isinstance(entry, str):
+                self._set_aside(path, entry, 0)
+                continue
             try:
-                if entry.explicit:
-                    report = service.remember(entry.text, session=entry.session, turn=entry.turn, when=entry.when)
-                else:
-                    report = service.observe(entry.text, session=entry.session, turn=entry.turn, when=entry.when,
-                                             extra={CONTEXT: entry.context} if entry.context else None,
-                                             extract=entry.finished)
-                self.count = service.count()
-            except Exception as exc:
-                error = memory_failure(exc)
-                if passing(error):
-                    return error
-                outcome = WriteOutcome(entry.turn, error=error, replayed=True)
-            else:
-                outcome = WriteOutcome(entry.turn, report=report, replayed=True)
+                outcome = self._replay_one(service, entry, entry.mark if entry.store == store else 0)
+            except AgentError as exc:
+                if passing(exc):
+                    return exc
+                outcome = WriteOutcome(entry.turn, error=exc, replayed=True)
+            except Exception as exc:  # the memory layer chokes on this entry: the others must not wait behind it
+                log.debug("replaying %s failed", path, exc_info=True)
+                self._set_aside(path, f"{type(exc).__name__}: {exc}", entry.turn)
+                continue
             self.spool.done(path)
             self._on_write(outcome)
         return None
+
+    def _replay_one(self, service: MemoryService, entry: Spooled, known: int) -> WriteOutcome:
+        """Write one waiting turn, unless a forget recorded after the ``known``-th (``Ledger.forget_mark``: another
+        ledger's count says nothing of this one's, so 0) names its words: checked before anything is written, and
+        after, for a forget that committed while it was written (then what it wrote of those words is forgotten
+        again, as that forget would have forgotten it)."""
+        forgotten = service.ledger.forgotten_since
+        if forgotten(service.user, [entry.text], known):
+            return WriteOutcome(entry.turn, replayed=True, note=FORGOTTEN_SINCE)
+        if entry.explicit:
+            report = service.remember(entry.text, session=entry.session, turn=entry.turn, when=entry.when)
+        else:
+            report = service.observe(entry.text, session=entry.session, turn=entry.turn, when=entry.when,
+                                     extra={CONTEXT: entry.context} if entry.context else None,
+                                     extract=entry.finished)
+        named = set(forgotten(service.user, [t for r in report.stored for t in (r.text, r.source)], known))
+        again = [r for r in report.stored if {r.text, r.source} & named]
+        if again:
+            drop_vectors(service, begin(service, again))
+        self.count = service.count()
+        return WriteOutcome(entry.turn, replayed=True, note=FORGOTTEN_SINCE) if again else (
+            WriteOutcome(entry.turn, report=report, replayed=True))
+
+    def _set_aside(self, path: Path, why: str, turn: int) -> None:
+        moved = Spool.set_aside(path)
+        self._on_write(WriteOutcome(turn, replayed=turn > 0, note=(
+            f"a turn kept on this machine cannot be remembered ({why}): it was set aside as {moved}, and the "
+            "others are remembered without it")))
 
     def drain(self) -> None:
         """Wait until every write submitted so far is done."""

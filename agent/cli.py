@@ -91,7 +91,7 @@ class State:
 
     def session_store(self) -> SessionStore:
         """The sessions of this run's user (``--user``): no other user's are listed, shown or removed."""
-        return SessionStore(self.data_dir().sessions, self.settings().user)
+        return self.data_dir().session_store()
 
     def service(self, embedder: str | None = None, check: bool = True, ledger_only: bool = False) -> MemoryService:
         """The memory of this run's user; ``ledger_only`` for a command that reads the ledger only (list, profile,

@@ -16,6 +16,7 @@ can turn any of them into one line and an exit code, and print a traceback only 
     ├── MemoryRefused               an explicit memory that must never be stored (a secret, a link, an instruction)
     ├── Interrupted                 Ctrl-C stopped a command half-way; the message says what is left (exit code 130)
     ├── OverCapacity                storing a memory would evict many others: the user decides (``memories evict``)
+    ├── SpoolFull                   the turns waiting on this machine for the store reached their limit
     ├── EmbeddingError              the embedder failed (model missing, server error)
     ├── ChatError                   the chat model failed
     │   ├── ChatRetryable           429, 5xx, timeouts: retried before it reaches the user
@@ -101,6 +102,11 @@ class Interrupted(AgentError):
 
 class OverCapacity(AgentError):
     """The store is far over its capacity: a new memory would evict in bulk, which only the user may decide."""
+
+
+class SpoolFull(AgentError):
+    """The turns waiting on this machine for a store that does not answer (``agent.spool``) reached their limit: the
+    oldest are kept, and a new one is not."""
 
 
 class EmbeddingError(AgentError):

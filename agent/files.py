@@ -52,6 +52,43 @@ def write_private(path: Path, data: bytes, prefix: str) -> None:
         raise
 
 
+def regular(path: Path) -> bool:
+    """Whether ``path`` is a regular file itself (not a symlink to one, a FIFO or a directory)."""
+    try:
+        return stat.S_ISREG(path.lstat().st_mode)
+    except FileNotFoundError:
+        return False
+
+
+def symlinked(path: Path, below: Path) -> Path | None:
+    """The first symlink on the way from ``below`` (not included: the data directory itself may be reached through
+    one, the user's choice) down to ``path`` (included), or None. A directory of the data directory replaced by a
+    symlink to somewhere else (``sessions/``, ``spool/``, ``users/``) would have the user's words written there."""
+    try:
+        parts = path.relative_to(below).parts
+    except ValueError:
+        parts = (path.name,)
+        below = path.parent
+    at = below
+    for part in parts:
+        at = at / part
+        if at.is_symlink():
+            return at
+    return None
+
+
+def own_directory(path: Path, below: Path | None = None) -> Path:
+    """Make ``path`` a directory (0700, with any missing parent) that is the data directory's own: ``OSError``
+    (``ELOOP``, naming the link and where it points) when it, or a directory between it and ``below`` (default:
+    its parent), is a symlink, which is never followed for the user's words."""
+    link = symlinked(path, path.parent if below is None else below)
+    if link is not None:
+        raise OSError(errno.ELOOP, f"{link} is a symlink (to {os.readlink(link)}), which agent does not follow: "
+                      "move it away and start again", str(link))
+    path.mkdir(mode=0o700, parents=True, exist_ok=True)
+    return path
+
+
 def move_aside(path: Path) -> Path:
     """Rename a damaged file or directory to ``<name>.corrupt-<YYYYmmdd-HHMMSS>`` beside it and return the new
     path; a SQLite file's journal goes along under the matching name."""

@@ -18,7 +18,13 @@ and the command line, which only say what it did) goes in steps:
 3. ``finish_cut_short``: every start of the agent (the chat, ``agent memories ...``, ``agent sessions ...``)
    finishes the forgets this machine has not acknowledged (a kill or an interrupt left them, or another machine
    made them), and says so in one line; a chat also finishes, before each turn, those made meanwhile
-   (``ChatEngine.follow_forgets``).
+   (``ChatEngine.follow_forgets``). Whatever replays the turns waiting in the spool takes their words out of it
+   first (``hold_back``): a chat whose memory opens in the background replays before its first turn.
+
+A place that is a symlink out of the data directory (``sessions/``, ``spool/``, ``history``) is neither followed nor
+rewritten: the forget names it, and what its target still holds, and is finished all the same (kept for it, the
+record would stay for ever). Every forget also leaves in the ledger a keyed digest of its texts, so that a turn a
+machine kept while the forget was made is never written back, even once the record is gone (``agent.spool``).
 
 A machine is a data directory (the random id in its ``machine-id`` file): with a ledger that several machines
 share (PostgreSQL) each one registers for the user at every start, and a forget waits for every machine
@@ -46,7 +52,7 @@ from typing import Protocol, TypeVar
 
 from agent.domain import ForgetRecord, MemoryRecord, fold_with_spans, normalise_text
 from agent.errors import AgentError, Interrupted, MemoryUnavailable, SessionBusy, SessionError
-from agent.files import read_regular, write_private
+from agent.files import read_regular, regular, symlinked, write_private
 from agent.memory.service import MemoryService
 from agent.ports import Ledger
 from agent.sessions import NAME_PATTERN, Session, SessionStore
@@ -69,6 +75,7 @@ class Forgotten:
 
     def __bool__(self) -> bool:
         return bool(self._texts)
+
 
     def within(self, text: str) -> Forgotten:
         """Only the forgotten texts that occur in ``text``: the many pieces of one file are then scrubbed against a
@@ -198,8 +205,10 @@ def _scrub_one(store: SessionStore, name: str, forgotten: Forgotten) -> bool:
     return True
 
 
-def scrub_history(path: Path, forgotten: Forgotten) -> bool:
-    """Rewrite the input history file (atomically) with the forgotten words replaced; False when none were there.
+def scrub_history(path: Path, forgotten: Forgotten, ids: Iterable[str] = ()) -> bool:
+    """Rewrite the input history file (atomically) with the forgotten words replaced, and the forgotten memories'
+    ids in the commands that named them (``/forget 3f2a9c1b``: an id derives from the text, and confirms a guessed
+    sentence); False when none were there.
 
     prompt-toolkit's format: each entry is a comment line (``# <time>``) followed by the entry's lines, each after
     a ``+``. An entry of several lines is scrubbed as a whole, so a memory that spans lines goes too. ``OSError``
@@ -209,7 +218,8 @@ def scrub_history(path: Path, forgotten: Forgotten) -> bool:
     except FileNotFoundError:
         return False
     forgotten = forgotten.within(raw.replace("\n+", " "))
-    if not forgotten:
+    wanted = {memory_id.lower() for memory_id in ids}
+    if not forgotten and not wanted:
         return False
     out: list[str] = []
     entry: list[str] = []
@@ -221,7 +231,7 @@ def scrub_history(path: Path, forgotten: Forgotten) -> bool:
 
     for line in raw.split("\n"):
         if line.startswith("+"):
-            entry.append(line[1:])
+            entry.append(_unnamed(line[1:], wanted))
         else:
             end_entry()
             out.append(line)
@@ -236,16 +246,44 @@ def scrub_history(path: Path, forgotten: Forgotten) -> bool:
 def scrub_spool(spool: Spool, forgotten: Forgotten) -> bool:
     """Take the forgotten words out of the turns waiting for the store (``agent.spool``): a turn that says them is
     dropped, since writing it later would remember them again; one whose reply context quotes them keeps its words
-    and loses them from its context. ``OSError`` when a file cannot be rewritten. Whether anything changed."""
+    and loses them from its context; an entry that cannot be read as a turn, or was set aside, is scrubbed as
+    text. ``OSError`` when a file cannot be rewritten. Whether anything changed."""
     changed = False
-    for path, entry in spool.waiting():
-        if forgotten.within(entry.text):
+    for path, entry in spool.entries():
+        if isinstance(entry, str):  # a regular file (the others hold nothing of agent's) not read as a turn
+            changed = regular(path) and scrub_file(path, forgotten) or changed
+        elif forgotten.within(entry.text):
             spool.done(path)
             changed = True
         elif forgotten.within(entry.context):
             spool.rewrite(path, replace(entry, context=forgotten.scrub(entry.context)))
             changed = True
+    for path in spool.set_aside_files():
+        changed = scrub_file(path, forgotten) or changed
     return changed
+
+
+def hold_back(ledger: Ledger, user: str, machine: str, spool: Spool) -> bool:
+    """Before anything in ``spool`` is written to memory: take out of it the words of every forget of ``user``'s
+    that ``machine`` has not finished yet (made on another machine, or cut short here), whatever else is still to
+    scrub for it (``finish`` does that, and acknowledges it). Whether anything changed; ``OSError`` as
+    ``scrub_spool``. A forget whose record is gone already is caught entry by entry (``Ledger.forgotten_since``)."""
+    texts = [text for record in ledger.pending_forgets(machine) if record.user == user for text in record.texts]
+    return bool(texts) and scrub_spool(spool, Forgotten(texts))
+
+
+# A word of a slash command that may name a memory: 4 hex characters at least, as ``/forget`` takes an id prefix
+# (``agent.ui.render.MIN_PREFIX``).
+_HEX_WORD = re.compile(r"[0-9a-fA-F]{4,32}")
+
+
+def _unnamed(line: str, ids: set[str]) -> str:
+    """A line of the history with each word of a slash command (``/forget 3f2a9c1b``) that is a prefix of one of
+    ``ids`` replaced; any other line as it is (a hex word in the user's own words is theirs)."""
+    if not ids or not line.startswith("/"):
+        return line
+    return re.sub(r"\S+", lambda word: FORGOTTEN if _HEX_WORD.fullmatch(word.group()) and any(
+        memory_id.startswith(word.group().lower()) for memory_id in ids) else word.group(), line)
 
 
 def scrub_contexts(ledger: Ledger, user: str, forgotten: Forgotten) -> int:
@@ -379,6 +417,7 @@ class Outcome:
     failed: list[str] = field(default_factory=list)
     copies: list[str] = field(default_factory=list)
     ledgers: list[str] = field(default_factory=list)
+    unfollowed: list[str] = field(default_factory=list)  # places that are symlinks, neither scrubbed nor written
 
     def lines(self, this_session: bool = False) -> list[str]:
         """What to tell the user, one line each; ``this_session`` when the chat scrubbed its own session."""
@@ -396,7 +435,27 @@ class Outcome:
                          f"their vectors ({', '.join(self.copies)}); the ledger rebuilds everything else they had.")
         if self.ledgers:
             lines.append(f"A {_ledger_note(self.ledgers)}.")
+        if self.unfollowed:
+            note = _unfollowed_note(self.unfollowed)
+            lines.append(f"{note[:1].upper()}{note[1:]}.")
         return lines
+
+
+def _unfollowed_note(links: Sequence[str]) -> str:
+    links = sorted(set(links))
+    return (f"not scrubbed, as a symlink out of the data directory is never followed (nor written through by agent): "
+            f"{'; '.join(links)}")
+
+
+def _unfollowed(link: Path, forgotten: Forgotten) -> str:
+    """``link`` as the forget names it: where it points and, for a file, whether the target still holds the words
+    (read, never written: the user is told where to look)."""
+    target = Path(os.path.realpath(link))
+    try:
+        holds = bool(forgotten.within(read_regular(target).decode("utf-8", "surrogateescape")))
+    except OSError:  # a directory, or nothing there
+        return f"{link} (to {target})"
+    return f"{link} (to {target}, which {'still holds them: remove them there' if holds else 'does not hold them'})"
 
 
 def _ledger_note(names: Sequence[str]) -> str:
@@ -411,9 +470,14 @@ def finish(record: ForgetRecord, ledger: Ledger, places: Places, skip: str | Non
     scrubbed. Safe to run again, and from two processes at once: each step finds only what is left."""
     forgotten = Forgotten(record.texts)
     outcome = Outcome()
-    report = scrub_sessions(places.sessions, forgotten, skip)
-    outcome.places += [f"session {name}" for name in report.rewritten]
-    outcome.busy, outcome.failed = report.busy, report.failed
+    below = places.root if places.root is not None else places.sessions.directory.parent
+    link = symlinked(places.sessions.directory, below)
+    if link is None:
+        report = scrub_sessions(places.sessions, forgotten, skip)
+        outcome.places += [f"session {name}" for name in report.rewritten]
+        outcome.busy, outcome.failed = report.busy, report.failed
+    else:
+        outcome.unfollowed.append(_unfollowed(link, forgotten))
     try:
         rewritten = scrub_contexts(ledger, record.user, forgotten)
     except AgentError as exc:
@@ -424,11 +488,15 @@ def finish(record: ForgetRecord, ledger: Ledger, places: Places, skip: str | Non
     files: list[tuple[str, Path, Callable[[], bool]]] = []
     if places.history is not None:
         history = places.history
-        files.append(("the input history", history, lambda: scrub_history(history, forgotten)))
+        files.append(("the input history", history, lambda: scrub_history(history, forgotten, record.ids)))
     if places.spool is not None:
         spool = places.spool
         files.append(("the turns waiting for the memory store", spool.directory, lambda: scrub_spool(spool, forgotten)))
     for what, where, scrub in files:
+        link = symlinked(where, below)
+        if link is not None:  # agent writes nothing through it (``agent.ui.history``, ``agent.spool``)
+            outcome.unfollowed.append(_unfollowed(link, forgotten))
+            continue
         try:
             if scrub():
                 outcome.places.append(what)
@@ -560,6 +628,9 @@ def finish_cut_short(ledger: Ledger, places_of: Callable[[str], Places], machine
     ledgers = sorted({copy for outcome in outcomes for copy in outcome.ledgers})
     if ledgers:
         said += f"; a {_ledger_note(ledgers)}"
+    unfollowed = [link for outcome in outcomes for link in outcome.unfollowed]
+    if unfollowed:
+        said += f"; {_unfollowed_note(unfollowed)}"
     return f"Finished a forget {what} ({memories}): {said}."
 
 

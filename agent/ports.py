@@ -84,7 +84,11 @@ class Ledger(Protocol):
     are the records not yet dropped (of every user), or only those ``machine`` has still to finish; ``machines``
     lists a user's machines, and ``retire_machine`` stops the forgets waiting for one that will not come back. A
     ledger that is one machine's own file (SQLite) registers no machine: its records wait for no one but the scrub
-    of the process that finishes them.
+    of the process that finishes them. The same transaction clears the forgotten ids from the memories they had
+    superseded (``superseded_by``, theirs and their facts': current again), and keeps for good a keyed digest of
+    each text (``forgotten_digest``) under the count of forgets recorded so far (``forget_mark``, which only grows):
+    ``forgotten_since`` says which of some texts a forget recorded after a given count names, so that a turn kept
+    on a machine's spool while the forget was made is never written back (``agent.spool``).
     ``set_contexts`` rewrites memories' keyword context in place.
     ``profiled`` returns the memories that state profile facts (current and superseded) without a scan;
     ``recent`` the current memories seen last; ``supersede`` marks memories replaced by another (``by`` empty: current
@@ -130,6 +134,10 @@ class Ledger(Protocol):
     def record_forget(self, user: str, ids: Sequence[str], texts: Sequence[str]) -> tuple[int, int]: ...
 
     def pending_forgets(self, machine: str | None = None) -> list[ForgetRecord]: ...
+
+    def forget_mark(self) -> int: ...
+
+    def forgotten_since(self, user: str, texts: Sequence[str], mark: int) -> list[str]: ...
 
     def acknowledge_forget(self, key: int, machine: str) -> None: ...
 

@@ -28,7 +28,7 @@ from typing import Any, get_args
 
 from agent.domain import Turn, TurnStatus
 from agent.errors import SessionBusy, SessionCorrupt, SessionError
-from agent.files import move_aside, read_regular, write_private
+from agent.files import move_aside, own_directory, read_regular, symlinked, write_private
 
 log = logging.getLogger(__name__)
 SCHEMA_VERSION = 1
@@ -121,11 +121,25 @@ class SessionStore:
     Sessions belong to a user as memories do: each user's are in their own directory (``DataPaths.sessions``), so
     listing, resuming, removing and the forget scrub of one user never reach another's. Each file also names its
     user, and a file that names another user is refused (one copied or linked into the wrong directory); a file
-    without a user (written before sessions had one) belongs to the directory's user."""
+    without a user (written before sessions had one) belongs to the directory's user. The directory must be the data
+    directory's own: if it, or a directory between it and ``below`` (the data directory), is a symlink, nothing is
+    read or written through it (the user's words would go wherever it points)."""
 
-    def __init__(self, directory: Path, user: str) -> None:
+    def __init__(self, directory: Path, user: str, below: Path | None = None) -> None:
         self.directory = directory
         self.user = user
+        self._below = directory.parent if below is None else below
+
+    def _own(self, make: bool = False) -> None:
+        """``SessionError`` when the directory is not the data directory's own (a symlink); ``make`` creates it."""
+        try:
+            if make:
+                own_directory(self.directory, self._below)
+            elif (link := symlinked(self.directory, self._below)) is not None:
+                raise OSError(errno.ELOOP, f"{link} is a symlink (to {os.readlink(link)}), which agent does not "
+                              "follow: move it away and start again")
+        except OSError as exc:
+            raise SessionError(f"The sessions directory {self.directory} cannot be used ({exc.strerror}).") from exc
 
     def path(self, name: str) -> Path:
         path = self.directory / f"{check_name(name)}.json"
@@ -135,16 +149,14 @@ class SessionStore:
         return path
 
     def _ensure_dir(self) -> None:
-        try:
-            self.directory.mkdir(mode=0o700, parents=True, exist_ok=True)
-        except OSError as exc:
-            raise SessionError(f"The sessions directory {self.directory} cannot be created ({exc.strerror}).") from exc
+        self._own(make=True)
 
     def exists(self, name: str) -> bool:
         return os.path.lexists(self.path(name))
 
     def load(self, name: str) -> Session:
         path = self.path(name)
+        self._own()
         try:
             raw = read_regular(path)
         except FileNotFoundError as exc:
@@ -188,6 +200,7 @@ class SessionStore:
 
     def list(self) -> list[SessionInfo]:
         """Every session, most recently updated first; unreadable files are listed with their error."""
+        self._own()
         if not self.directory.is_dir():
             return []
         infos = []
@@ -234,6 +247,7 @@ class SessionStore:
 
         lock_path = self.directory / f".{check_name(name)}.lock"
         lock = filelock.FileLock(lock_path, timeout=0, mode=0o600)
+        self._own()
         try:
             self.directory.mkdir(mode=0o700, parents=True, exist_ok=True)
             lock.acquire()

@@ -95,6 +95,14 @@ class DataPaths:
         """The turns waiting for a memory store that did not answer (``agent.spool``)."""
         return self._user_area / "spool"
 
+    def session_store(self) -> SessionStore:
+        """The user's sessions, which nothing reads or writes through a symlink below ``root``."""
+        return SessionStore(self.sessions, self.user, self.root)
+
+    def spool_of(self) -> Spool:
+        """The user's waiting turns, which nothing reads or writes through a symlink below ``root``."""
+        return Spool(self.spool, self.root)
+
 
 def user_directory(user: str) -> str:
     """The directory name of ``user``: the name itself when it is lower-case letters, digits, ``-`` and ``_``
@@ -448,7 +456,7 @@ def finish_forgets(settings: Settings, paths: DataPaths, notify: Notify, ledger:
 def places_of(paths: DataPaths, machine: str = "") -> Places:
     """The session files, the input history and the waiting turns of ``paths``' user, where a forget of theirs
     scrubs; ``machine`` is the id that acknowledges it (``machine_of``)."""
-    return Places(SessionStore(paths.sessions, paths.user), paths.history, paths.root, Spool(paths.spool), machine)
+    return Places(paths.session_store(), paths.history, paths.root, paths.spool_of(), machine)
 
 
 def machine_of(settings: Settings, paths: DataPaths) -> str:
@@ -470,7 +478,7 @@ def run_chat(settings: Settings, options: ChatOptions) -> int:
     paths = ensure_data_dir(settings.data_dir).for_user(settings.user)
     out = Output(Mode.detect(options.plain))
     finish_forgets(settings, paths, out.notice)  # before this chat holds its own session, so that one is scrubbed too
-    store = SessionStore(paths.sessions, settings.user)
+    store = paths.session_store()
     name, resumed = pick_session(store, options)
     with store.lock(name):
         session, resumed = open_session(store, name, resumed, out.warn)
@@ -520,7 +528,7 @@ def build_chat(
         wait = ConnectWait(OPEN_WAIT)
         worker = MemoryWorker(lambda: open_memory(settings, extractor=extractor, connecting=wait.connecting),
                               events.on_write, read_only=options.read_only,
-                              spool=Spool(paths.spool),
+                              spool=paths.spool_of(), machine=machine_of(settings, paths),
                               policy=memory_policy(settings), open_wait=wait, on_back=events.on_memory_back)
     server = in_background(lambda: server_profile(probe(settings), model=settings.model,
                                                   system_prompt=settings.system_prompt,

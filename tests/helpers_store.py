@@ -293,8 +293,25 @@ def _forker() -> None:
         print(f"reaped {pid}", flush=True)
 
 
+def _agent_killed_after_scramble(*args: str) -> None:
+    """``agent ARGS``, killed (SIGKILL, by itself) the moment the index has overwritten the vectors it is deleting
+    with noise, before it deletes them: the instant between the two stores of a delete."""
+    from agent import cli
+
+    scramble = ChromaIndex._scramble
+
+    def then_killed(index: ChromaIndex, *given: object) -> object:
+        scramble(index, *given)  # type: ignore[arg-type]
+        os.kill(os.getpid(), signal.SIGKILL)
+        raise AssertionError("not killed")
+
+    ChromaIndex._scramble = then_killed  # type: ignore[method-assign,assignment]
+    cli.main(list(args))
+
+
 ROLES: dict[str, Callable[..., None]] = {
     "writer": _writer, "hold": _hold, "fill": _fill, "add": _add, "forker": _forker,
+    "agent-killed-after-scramble": _agent_killed_after_scramble,
 }
 
 if __name__ == "__main__":

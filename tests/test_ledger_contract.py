@@ -167,6 +167,48 @@ def test_delete_and_a_recorded_forget_take_the_memory_and_its_vector(open_ledger
     assert ledger.keyword_search(USER, "beta alpha", 5) == []
 
 
+def test_a_forget_is_counted_and_its_words_recognised_after_its_record_is_gone(
+    open_ledger: Opener,
+) -> None:
+    """Issue 19 §1: a turn kept on some machine's spool while a forget was made must never be written back, also once
+    every machine finished that forget and its record (the texts) left the ledger. The ledger keeps a keyed digest
+    of each forgotten text under the count of forgets so far: a turn said before the forget was known is
+    recognised, one said after it is the user's again."""
+    ledger, other = open_ledger(), open_ledger()
+    memory = record("My locker code is qzvxkw 4417")
+    ledger.put([memory])
+    before = ledger.forget_mark()
+    key, _ = ledger.record_forget(USER, [memory.id], [memory.text, "the words it came from"])
+    ledger.acknowledge_forget(key, "")
+    assert ledger.pending_forgets() == [] and other.forget_mark() == before + 1, "counted, whoever reads it"
+    said = "  my LOCKER code is qzvxkw   4417 "  # the same words in the fold of a memory's id
+    assert other.forgotten_since(USER, [said, "I like tea"], before) == [said]
+    assert other.forgotten_since(USER, ["the words it came from"], before) == ["the words it came from"]
+    assert other.forgotten_since(USER, [said], before + 1) == [], "said once the forget was known: the user's own"
+    assert other.forgotten_since(OTHER, [said], before) == [], "another user's words are not this one's"
+    ledger.record_forget(USER, [], [memory.text])  # forgotten once more: counted from the later forget
+    assert other.forgotten_since(USER, [said], before + 1) == [said]
+    assert ledger.forget_mark() == before + 2
+
+
+def test_a_forgotten_memorys_id_leaves_every_memory_it_superseded_and_their_facts(open_ledger: Opener) -> None:
+    """Issue 19 §12: an id derives from its text, and confirms a guessed sentence: after a forget no other memory
+    names it, neither as the memory that replaced it nor as the one that replaced one of its facts."""
+    ledger = open_ledger()
+    boston = record("I live in Boston", facts=(StatedFact("home", "Boston", ""),))
+    job = record("I live in Boston and work at Acme",
+                 facts=(StatedFact("home", "Boston", ""), StatedFact("job", "Acme", "")))
+    berlin = record("I moved to Berlin", facts=(StatedFact("home", "Berlin", ""),))
+    ledger.put([boston, job, berlin])
+    ledger.supersede(USER, [boston.id], berlin.id, 5.0)
+    ledger.set_facts(USER, job.id, (StatedFact("home", "Boston", berlin.id), StatedFact("job", "Acme", "")))
+    ledger.record_forget(USER, [berlin.id], [berlin.text])
+    kept = open_ledger().get(USER, [boston.id, job.id])
+    assert (kept[boston.id].superseded_by, kept[boston.id].superseded_at) == ("", 0.0), "current again"
+    assert kept[job.id].facts == job.facts, "its fact is current again"
+    assert berlin.id not in repr(open_ledger().all(USER))
+
+
 def test_vector_copies_keep_their_space_order_and_row_numbers(open_ledger: Opener) -> None:
     ledger = open_ledger()
     assert ledger.vector_space(USER) is None

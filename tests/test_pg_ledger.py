@@ -140,8 +140,10 @@ LEDGER_WIDE = (
     r"INSERT INTO forget_waits \(key, machine\) SELECT %s, id FROM machines WHERE owner = %s",  # the user's ones
     r"UPDATE machines SET last_seen = .* WHERE id = %s AND owner = \(SELECT owner FROM forgets",  # its owner's
     r"SELECT n FROM generate_series\(.*satisfies_hash_partition",  # which partition a user's rows are in: no row read
+    r"ledger_meta .*'forget_(mark|key)'",  # the count of forgets recorded, and the key of their digests
+    r"SELECT oid FROM pg_database WHERE datname = current_database\(\)",  # which database a connection reached
 )
-USER_TABLES = ("memories", "vectors", "vector_spaces", "forgets", "machines", "forget_waits")
+USER_TABLES = ("memories", "vectors", "vector_spaces", "forgets", "machines", "forget_waits", "forgotten")
 
 
 def exercise_every_method(ledger: PostgresLedger) -> set[str]:
@@ -175,6 +177,8 @@ def exercise_every_method(ledger: PostgresLedger) -> set[str]:
         "store_id": ledger.store_id,
         "change_mark": ledger.change_mark,
         "record_forget": lambda: ledger.record_forget(USER, ids, [memory.text]),
+        "forget_mark": ledger.forget_mark,
+        "forgotten_since": lambda: ledger.forgotten_since(USER, [memory.text], 0),
         "pending_forgets": ledger.pending_forgets,
         "register_machine": lambda: ledger.register_machine("m1", USER, "laptop"),
         "machines": lambda: ledger.machines(USER),

@@ -197,8 +197,8 @@ def test_a_damaged_ledger_is_moved_aside_named_and_never_overwritten(tmp_path: P
 
     notices: list[str] = []
     assert open_fake_memory(notices.append).count() == 0, "the next start begins with a new ledger"
-    assert notices == ["Dropped 5 vectors from the index whose memory is not in the ledger (a forget cut short, "
-                       "or a ledger replaced after damage)."]
+    assert notices == ["Dropped 5 vectors from the index whose memory is not in the ledger (a forget or an "
+                       "eviction cut short, or a ledger replaced after damage)."]
     assert moved.read_bytes() == damaged, "and leaves the damaged one alone"
 
 

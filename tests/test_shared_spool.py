@@ -162,3 +162,42 @@ def test_a_forget_takes_its_words_out_of_the_waiting_turns(tmp_path: Path) -> No
     assert [entry.text for entry in left] == ["I play the cello", "I like tea"]
     assert left[0].context == "You said: [forgotten]. Noted."
     assert not any(b"Miso" in path.read_bytes() for path in (tmp_path / "spool").iterdir())
+
+
+def test_a_forget_that_commits_while_a_waiting_turn_is_written_is_not_undone(tmp_path: Path) -> None:
+    """Issue 19 §1, the tightest order: the replay finds no forget naming the turn, and another process's forget of
+    those words commits before the replay's own write does. The replay checks again after writing, and forgets what it
+    wrote of them, as that forget would have."""
+    root = tmp_path / "mem"
+    root.mkdir()
+    ledger = SqliteLedger(root / "ledger.sqlite3")
+    elsewhere = SqliteLedger(root / "ledger.sqlite3")  # the other process
+    outage = Outage(ledger)
+    spool = Spool(tmp_path / "spool")
+    spool.add(Spooled("My cat is called Miso", "earlier", 1, 1.0))
+    put = ledger.put
+
+    def forgotten_meanwhile(records: Any) -> None:
+        elsewhere.record_forget("me", [], ["My cat is called Miso"])
+        put(records)
+
+    ledger.put = forgotten_meanwhile  # type: ignore[method-assign]
+    done = run_lines(build_chat(tmp_path, ScriptedChat("Hi."), memory=lambda: service(outage), spool=spool), "hello")
+    assert "its words are not remembered: a forget made after they were said" in done.log, done.log
+    assert texts(outage) == set() and not spool.has_waiting()
+    assert len(elsewhere.pending_forgets()) == 2, "and the forget it made waits to scrub the files, like any"
+
+
+def test_a_turn_kept_is_stamped_with_the_forgets_this_machine_knew_and_judged_by_them(tmp_path: Path) -> None:
+    """Words said once a forget was known here are the user's own again: only a forget recorded after the count
+    an entry carries holds it back; an entry of another ledger (or of none) counts every forget."""
+    ledger = SqliteLedger(tmp_path / "ledger.sqlite3")
+    ledger.record_forget("me", [], ["I play the cello"])
+    spool = Spool(tmp_path / "spool")
+    spool.add(Spooled("I play the cello", "s", 1, 1.0))  # nothing noted yet: knows no forget
+    spool.note(ledger.store_id(), ledger.forget_mark())
+    spool.add(Spooled("I play the cello", "s", 2, 2.0))
+    first, second = (entry for _, entry in spool.waiting())
+    assert (first.store, first.mark) == ("", 0) and (second.store, second.mark) == (ledger.store_id(), 1)
+    assert ledger.forgotten_since("me", [first.text], first.mark) == [first.text]
+    assert ledger.forgotten_since("me", [second.text], second.mark) == []

@@ -18,6 +18,8 @@ in the same transaction that deletes the memories (``record_forget``): the texts
 files and the history stay in the ``forgets`` table until ``agent.forget`` has scrubbed them everywhere, so a kill in
 the middle is finished by the next start; dropping the record zeroes it like any deleted row, and is refused (the
 record stays) while the log cannot be emptied. The table is created by the first forget: older versions ignore it.
+So is ``forgotten``, where each forget leaves for good a keyed digest of its texts (``forgotten_digest``), by which
+a turn that waited in the spool while the forget was made is never written back (``agent.spool``).
 
 Several processes share the file (chats in several terminals, ``agent memories ...`` beside them), so it runs in
 WAL mode: a reader never waits for a writer nor a writer for a reader, and writers, whom SQLite serialises, hold
@@ -35,8 +37,11 @@ raise their own error naming the path, and the caller moves a damaged file aside
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import json
 import os
+import secrets
 import sqlite3
 import threading
 import uuid
@@ -48,7 +53,7 @@ from pathlib import Path
 from typing import Any
 
 from agent.adapters import disk
-from agent.domain import ForgetRecord, Machine, MemoryRecord, Quote, StatedFact, VectorSpace
+from agent.domain import ForgetRecord, Machine, MemoryRecord, Quote, StatedFact, VectorSpace, normalise_text
 from agent.errors import MemoryUnavailable, StoreCorrupt, StoreLocked
 from agent.memory.text import content_words
 
@@ -128,6 +133,10 @@ _SCHEMA = (
 _FORGETS = """CREATE TABLE IF NOT EXISTS forgets (
     key INTEGER PRIMARY KEY, user TEXT NOT NULL, ids TEXT NOT NULL, texts TEXT NOT NULL
 )"""
+# What every forget leaves for good (``forgotten_digest``): made by the first forget too.
+_FORGOTTEN = """CREATE TABLE IF NOT EXISTS forgotten (
+    user TEXT NOT NULL, digest TEXT NOT NULL, mark INTEGER NOT NULL, PRIMARY KEY (user, digest)
+)"""
 
 # Format 1 indexed one column, ``search_text`` (text + "\n" + context). Its index, triggers and column go; the
 # rows stay, their context is read again from ``extra`` and the index is built anew, all in one transaction.
@@ -180,6 +189,26 @@ def _classify(path: Path, exc: sqlite3.DatabaseError, doing: str = "opened") -> 
     if type(exc) is sqlite3.DatabaseError or "malformed" in text or "not a database" in text:
         return StoreCorrupt(f"The memory ledger {path} is damaged ({text}).", path=path)
     return MemoryUnavailable(f"The memory ledger {path} could not be {doing} ({text}).")
+
+
+def forgotten_digest(key: bytes, text: str) -> str:
+    """What a forget keeps of each forgotten text once its record is gone: HMAC-SHA256 of the text, folded as memory
+    ids fold it, under a random key of the ledger (``record_forget``). It recognises the same words in a turn that
+    waited on some machine's spool while the forget was made (``forgotten_since``), so that a replay never writes
+    them back; it is not the text, nor the memory's id or content hash, and means nothing outside this ledger. Whoever
+    can read the ledger and guesses the exact words can still confirm them: the digest is kept for good, since a
+    machine may come back with such a turn after any time (words said again are remembered in plain text beside it,
+    and a turn said once the forget was known passes by its count, ``forget_mark``)."""
+    return hmac.new(key, normalise_text(text).encode("utf-8", "surrogatepass"), hashlib.sha256).hexdigest()[:32]
+
+
+def unlinked(facts_json_text: str, ids: set[str]) -> str | None:
+    """``facts`` (as stored) with every ``superseded_by`` naming one of ``ids`` cleared, or None when none did."""
+    facts = json.loads(facts_json_text)
+    if not any(by in ids for _, _, by, *_ in facts):
+        return None
+    return json.dumps([[key, value, "" if by in ids else by, *rest] for key, value, by, *rest in facts],
+                      ensure_ascii=False)
 
 
 def _delete(db: sqlite3.Connection, user: str, ids: Sequence[str]) -> int:
@@ -487,9 +516,58 @@ class SqliteLedger:
             key = db.execute("INSERT INTO forgets (user, ids, texts) VALUES (?, ?, ?)",
                              (user, json.dumps(list(ids)), json.dumps(list(texts), ensure_ascii=False))).lastrowid
             assert key is not None
+            self._keep_forgotten(db, user, texts)
+            self._unlink(db, user, ids)
             deleted = _delete(db, user, ids)
         self._erase()
         return key, deleted
+
+    def _keep_forgotten(self, db: sqlite3.Connection, user: str, texts: Sequence[str]) -> None:
+        """Count this forget (``forget_mark``) and keep a digest of each of its texts under that count."""
+        db.execute(_FORGOTTEN)
+        row = db.execute("SELECT value FROM meta WHERE key = 'forget_mark'").fetchone()
+        mark = (0 if row is None else int(row[0])) + 1
+        db.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('forget_mark', ?)", (str(mark),))
+        db.execute("INSERT OR IGNORE INTO meta (key, value) VALUES ('forget_key', ?)", (secrets.token_hex(32),))
+        secret = bytes.fromhex(str(db.execute("SELECT value FROM meta WHERE key = 'forget_key'").fetchone()[0]))
+        db.executemany("INSERT OR REPLACE INTO forgotten (user, digest, mark) VALUES (?, ?, ?)",
+                       [(user, digest, mark) for digest in {forgotten_digest(secret, t) for t in texts if t.strip()}])
+
+    @staticmethod
+    def _unlink(db: sqlite3.Connection, user: str, ids: Sequence[str]) -> None:
+        """No memory keeps a forgotten one's id (derived from its text) as the one that superseded it, or one of its
+        facts: those are current again, as they were before it (``agent.memory.truth``)."""
+        gone = set(ids)
+        for start in range(0, len(ids), 500):
+            chunk = list(ids[start : start + 500])
+            marks = ",".join("?" * len(chunk))
+            db.execute(f"UPDATE memories SET superseded_by = '', superseded_at = 0 WHERE user = ? "
+                       f"AND superseded_by IN ({marks})", [user, *chunk])
+        rows = db.execute("SELECT id, facts FROM memories INDEXED BY memories_profile WHERE user = ? AND facts != '[]'",
+                          (user,)).fetchall()
+        db.executemany("UPDATE memories SET facts = ? WHERE user = ? AND id = ?",
+                       [(facts, user, row[0]) for row in rows if (facts := unlinked(row[1], gone)) is not None])
+
+    def forget_mark(self) -> int:
+        """How many forgets this ledger has recorded, ever: a count that only grows."""
+        rows = self._read("SELECT value FROM meta WHERE key = 'forget_mark'")
+        return int(rows[0][0]) if rows else 0
+
+    def forgotten_since(self, user: str, texts: Sequence[str], mark: int) -> list[str]:
+        """Those of ``texts`` that a forget of ``user``'s recorded after the ``mark``-th one names (its memory's text,
+        the words it came from, a restatement), by their digest (``forgotten_digest``)."""
+        if not texts or not self._read("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'forgotten'"):
+            return []
+        rows = self._read("SELECT value FROM meta WHERE key = 'forget_key'")
+        if not rows:
+            return []
+        key = bytes.fromhex(str(rows[0][0]))
+        wanted = {text: forgotten_digest(key, text) for text in texts}
+        marks = ",".join("?" * len(wanted))
+        found = {row[0] for row in self._read(
+            f"SELECT digest FROM forgotten WHERE user = ? AND mark > ? AND digest IN ({marks})",
+            [user, mark, *wanted.values()])}
+        return [text for text, digest in wanted.items() if digest in found]
 
     def pending_forgets(self, machine: str | None = None) -> list[ForgetRecord]:
         """Every recorded forget not yet dropped, of every user, oldest first: this file is one machine's own, so

@@ -143,8 +143,8 @@ def reconcile(
     stored = set(ledger.ids(user))
     orphans = indexed - stored
     if orphans:
-        notify(f"Dropped {len(orphans)} vectors from the index whose memory is not in the ledger (a forget cut "
-               "short, or a ledger replaced after damage).")
+        notify(f"Dropped {len(orphans)} vectors from the index whose memory is not in the ledger (a forget or an "
+               "eviction cut short, or a ledger replaced after damage).")
         chroma.delete(sorted(orphans))
     uncopied = sorted((stored & indexed) - set(ledger.vector_ids(user)))
     if uncopied:

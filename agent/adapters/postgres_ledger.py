@@ -46,7 +46,10 @@ rewritten. What the server may still hold after a forget, as the README says it:
 
 Errors: a server that refuses the connection, rejects the credentials, lacks the database, or goes away in the
 middle of a statement is one ``MemoryUnavailable`` line saying what happened and what to do; the connection is then
-dropped and the next call connects again, so memory heals when the server is back. A server that is there but does
+dropped and the next call connects again, so memory heals when the server is back. Each new connection checks the
+schema as the first one did (a database dropped and created again under its name is made ours again). What the
+server or the driver refuses for the data itself (a NUL character, a number out of range) is ``MemoryRefused``,
+never the server gone away: a turn that meets it must not wait to be written again. A server that is there but does
 not answer (frozen) is given up on after the ledger's ``timeout``, measured by the client (``_bounded``), and left
 alone for ``REST`` times as long, each call meanwhile failing at once with the same line.
 """
@@ -55,6 +58,7 @@ from __future__ import annotations
 
 import json
 import os
+import secrets
 import threading
 import time
 import uuid
@@ -68,10 +72,19 @@ import psycopg
 from psycopg import conninfo, errors
 from psycopg.rows import dict_row
 
-from agent.adapters.ledger import TEXT_WEIGHT, facts_json, floats, quotes_json, row_to_record, search_context
+from agent.adapters.ledger import (
+    TEXT_WEIGHT,
+    facts_json,
+    floats,
+    forgotten_digest,
+    quotes_json,
+    row_to_record,
+    search_context,
+    unlinked,
+)
 from agent.adapters.pg_watchdog import Watchdog
 from agent.domain import CONTEXT, ForgetRecord, Machine, MemoryRecord, Quote, StatedFact, VectorSpace
-from agent.errors import ConfigError, MemoryUnavailable, StoreAway, StoreLocked
+from agent.errors import AgentError, ConfigError, MemoryRefused, MemoryUnavailable, StoreAway, StoreLocked
 from agent.memory.text import content_words
 
 if TYPE_CHECKING:
@@ -177,6 +190,14 @@ _MIGRATIONS: tuple[tuple[int, tuple[str, ...]], ...] = (
             END LOOP;
         END $$""",
     )),
+    # What a forget keeps once its record is gone: a keyed digest of each forgotten text, under the count of forgets
+    # recorded so far (``forgotten_digest``), so that a turn some machine kept while the forget was made is never
+    # written back. The count and the key are rows of ledger_meta, made by the first forget.
+    (4, (
+        """CREATE TABLE forgotten (
+            owner text NOT NULL, digest text NOT NULL, mark bigint NOT NULL, PRIMARY KEY (owner, digest)
+        )""",
+    )),
 )
 SCHEMA_VERSION = _MIGRATIONS[-1][0]
 # ts_rank's weights are {D, C, B, A}: the text (A) counts TEXT_WEIGHT times the context (B).
@@ -197,6 +218,12 @@ def where(url: str) -> str:
     host = parts.get("host") or os.environ.get("PGHOST") or "local socket"
     port, dbname = parts.get("port") or os.environ.get("PGPORT") or "5432", parts.get("dbname") or ""
     return f"{host}:{port}/{dbname}" if dbname else f"{host}:{port}"
+
+
+def _searchable(text: str) -> str:
+    """``text`` for the keyword index, which only searches it: without NUL characters, which PostgreSQL's text
+    cannot hold (the end of a model's reply, kept as a memory's context, may have one)."""
+    return text.replace("\x00", "")
 
 
 def _first_line(exc: BaseException) -> str:
@@ -245,9 +272,11 @@ class PostgresLedger:
         # What every turn reads (the profile memories, the count), kept until the change mark moves.
         self._unchanged: dict[tuple[str, str], tuple[tuple[int, int], Any]] = {}
         self._vector_copies: dict[str, _Copies] = {}
+        self._epoch = 0  # the database's oid: a database dropped and created again under its name has another
+        self._registered: dict[tuple[str, str], str] = {}  # (machine, user) -> name, registered again on a new one
         with self._lock:
             try:
-                self._migrate(self._connection())
+                self._connection()
             except BaseException:
                 self._drop()  # a schema this code cannot use: no connection left open behind the error
                 raise
@@ -279,7 +308,30 @@ class PostgresLedger:
                 conn.execute(f"SET lock_timeout = '{int(self._lock_wait * 1000)}ms'")
         except psycopg.Error as exc:
             raise self._failed(exc, "opened") from exc
+        try:
+            self._renew(conn)
+        except BaseException:
+            self._drop()  # a schema this code cannot use: the next call checks again
+            raise
         return conn
+
+    def _renew(self, conn: psycopg.Connection[dict[str, Any]]) -> None:
+        """Make a new connection's database ours, as every open does: it may not be the one the last connection
+        had (a database dropped and created again under its name, mid-chat, had no tables, and every turn failed
+        with ``relation "memories" does not exist`` until a restart). So the schema is checked (and made or
+        migrated), what was kept from the old database forgotten (a new one's change mark starts again, and must not
+        be taken for the old one's), and this process's machines registered in it again."""
+        self._migrate(conn)
+        self._unchanged.clear()
+        self._vector_copies.clear()
+        try:
+            with self._bounded(conn):
+                row = conn.execute("SELECT oid FROM pg_database WHERE datname = current_database()").fetchone()
+                self._epoch = int(row["oid"]) if row is not None else 0
+                for (machine, user), name in self._registered.items():
+                    self._upsert_machine(conn, machine, user, name)
+        except psycopg.Error as exc:
+            raise self._failed(exc, "opened") from exc
 
     @property
     def _lock_wait(self) -> float:
@@ -326,13 +378,27 @@ class PostgresLedger:
                               "s).")
         return StoreAway(f"The memory database {self.where} cannot be reached ({_first_line(exc)}).")
 
-    def _failed(self, exc: psycopg.Error, doing: str) -> MemoryUnavailable:
+    def _failed(self, exc: psycopg.Error, doing: str) -> AgentError:
         """The agent's error for a failed statement; a broken connection is dropped, to be made anew next time."""
         if self._watchdog.fired:
             return self._rest(f"The memory database {self.where} did not answer within {self._timeout:g} s while "
                               f"memory was {doing}: memory tries it again in {REST * self._timeout:g} s, and works "
                               "again once the server answers.")
-        if (self._conn is None or self._conn.broken or self._conn.closed or exc.sqlstate is None
+        connected = self._conn is not None and not self._conn.broken and not self._conn.closed
+        if connected and isinstance(exc, psycopg.DataError | psycopg.IntegrityError):
+            # Refused for what it holds (a NUL character, which PostgreSQL's text cannot hold; a number out of
+            # range), whether by the driver or the server: not a server gone away, so a turn that meets it is
+            # never kept to be written again, where it would stop every turn after it.
+            if doing == "written":
+                return MemoryRefused(f"The memory database {self.where} cannot store this ({_first_line(exc)}): "
+                                     "nothing of it was saved.")
+            return MemoryRefused(f"The memory database {self.where} refused this while memory was {doing} "
+                                 f"({_first_line(exc)}).")
+        if connected and isinstance(exc, errors.UndefinedTable | errors.UndefinedColumn):
+            self._drop()  # the next call connects again, and checks the schema (``_renew``)
+            return StoreAway(f"The memory database {self.where} lacks the agent's tables while memory was {doing} "
+                             f"({_first_line(exc)}): memory checks its schema again at its next use.")
+        if (not connected or exc.sqlstate is None
                 or isinstance(exc, errors.AdminShutdown | errors.CrashShutdown | errors.CannotConnectNow)):
             self._drop()
             return StoreAway(f"The memory database {self.where} went away while memory was {doing} "
@@ -467,10 +533,10 @@ class PostgresLedger:
 
     def change_mark(self) -> tuple[int, int]:
         """A value that differs after any transaction committed to the database since it was last read, by any
-        process on any machine: the counter every write transaction bumps (the second half only matches the
-        shape of ``SqliteLedger.change_mark``)."""
+        process on any machine: the counter every write transaction bumps, and the database's oid (a database
+        dropped and created again starts its counter anew, and must not pass for the old one at the same count)."""
         rows = self._read("SELECT mark FROM changes")
-        return int(rows[0]["mark"]), 0
+        return int(rows[0]["mark"]), self._epoch
 
     # -- memories ------------------------------------------------------------------------------------------
 
@@ -488,10 +554,11 @@ class PostgresLedger:
                 [
                     (r.id, r.text, r.kind, r.user, r.session, r.turn, r.created_at, r.last_seen, r.content_hash,
                      r.source, json.dumps(r.extra, ensure_ascii=False), facts_json(r.facts), r.superseded_by,
-                     r.superseded_at, quotes_json(r.restated), search_context(r))
+                     r.superseded_at, quotes_json(r.restated), _searchable(search_context(r)))
                     for r in records
                 ],
             )
+
 
     def get(self, user: str, ids: Sequence[str]) -> dict[str, MemoryRecord]:
         if not ids:
@@ -581,7 +648,8 @@ class PostgresLedger:
             db.execute(
                 "UPDATE memories SET restated = %s, search_context = %s, last_seen = greatest(last_seen, %s) "
                 "WHERE owner = %s AND id = %s",
-                (quotes_json(restated), search_context(replace(record, restated=restated)), quote.at, user, memory),
+                (quotes_json(restated), _searchable(search_context(replace(record, restated=restated))), quote.at,
+                 user, memory),
             )
 
     def oldest(self, user: str, n: int) -> list[str]:
@@ -649,7 +717,7 @@ class PostgresLedger:
                     continue
                 extra = {**json.loads(row["extra"]), CONTEXT: context}
                 db.execute("UPDATE memories SET extra = %s, search_context = %s WHERE owner = %s AND id = %s",
-                           (json.dumps(extra, ensure_ascii=False), context, user, memory_id))
+                           (json.dumps(extra, ensure_ascii=False), _searchable(context), user, memory_id))
         self._vacuum(self._partitions(user, ("memories",)))
 
     # -- deleting, and the forgets under way ---------------------------------------------------------------
@@ -683,7 +751,60 @@ class PostgresLedger:
             key = int(row["key"])
             db.execute("INSERT INTO forget_waits (key, machine) SELECT %s, id FROM machines WHERE owner = %s",
                        (key, user))
+            self._keep_forgotten(db, user, texts)
+            self._unlink(db, user, ids)
             return key, self._delete(db, user, ids)
+
+    def _keep_forgotten(self, db: psycopg.Connection[dict[str, Any]], user: str, texts: Sequence[str]) -> None:
+        """Count this forget (``forget_mark``) and keep a digest of each of its texts under that count."""
+        row = db.execute("""INSERT INTO ledger_meta (key, value) VALUES ('forget_mark', '1')
+                            ON CONFLICT (key) DO UPDATE SET value = (ledger_meta.value::bigint + 1)::text
+                            RETURNING value""").fetchone()
+        assert row is not None
+        db.execute("INSERT INTO ledger_meta (key, value) VALUES ('forget_key', %s) ON CONFLICT DO NOTHING",
+                   (secrets.token_hex(32),))
+        made = db.execute("SELECT value FROM ledger_meta WHERE key = 'forget_key'").fetchone()
+        assert made is not None
+        secret = bytes.fromhex(str(made["value"]))
+        with db.cursor() as cursor:
+            cursor.executemany(
+                """INSERT INTO forgotten (owner, digest, mark) VALUES (%s, %s, %s)
+                   ON CONFLICT (owner, digest) DO UPDATE SET mark = excluded.mark""",
+                [(user, digest, int(row["value"])) for digest in sorted({forgotten_digest(secret, t)
+                                                                         for t in texts if t.strip()})])
+
+    @staticmethod
+    def _unlink(db: psycopg.Connection[dict[str, Any]], user: str, ids: Sequence[str]) -> None:
+        """No memory keeps a forgotten one's id (derived from its text) as the one that superseded it, or one of its
+        facts: those are current again, as they were before it."""
+        db.execute("UPDATE memories SET superseded_by = '', superseded_at = 0 WHERE owner = %s "
+                   "AND superseded_by = ANY(%s)", (user, list(ids)))
+        gone = set(ids)
+        rows = db.execute("SELECT id, facts FROM memories WHERE owner = %s AND facts <> '[]'", (user,)).fetchall()
+        for row in rows:
+            facts = unlinked(row["facts"], gone)
+            if facts is not None:
+                db.execute("UPDATE memories SET facts = %s WHERE owner = %s AND id = %s", (facts, user, row["id"]))
+
+    def forget_mark(self) -> int:
+        """How many forgets this ledger has recorded, ever: a count that only grows."""
+        rows = self._read("SELECT value FROM ledger_meta WHERE key = 'forget_mark'")
+        return int(rows[0]["value"]) if rows else 0
+
+    def forgotten_since(self, user: str, texts: Sequence[str], mark: int) -> list[str]:
+        """Those of ``texts`` that a forget of ``user``'s recorded after the ``mark``-th one names, by their digest
+        (``forgotten_digest``)."""
+        if not texts:
+            return []
+        rows = self._read("SELECT value FROM ledger_meta WHERE key = 'forget_key'")
+        if not rows:
+            return []
+        key = bytes.fromhex(str(rows[0]["value"]))
+        wanted = {text: forgotten_digest(key, text) for text in texts}
+        found = {row["digest"] for row in self._read(
+            "SELECT digest FROM forgotten WHERE owner = %s AND mark > %s AND digest = ANY(%s)",
+            [user, mark, list(wanted.values())])}
+        return [text for text, digest in wanted.items() if digest in found]
 
     def pending_forgets(self, machine: str | None = None) -> list[ForgetRecord]:
         """The recorded forgets not yet dropped, of every user, oldest first, each with the machines it waits for;
@@ -731,19 +852,23 @@ class PostgresLedger:
 
     def register_machine(self, machine: str, user: str, name: str) -> None:
         """``machine`` uses the ledger for ``user``: the forgets of ``user``'s memories made from now on wait for
-        it. Outside the change mark, which tells the views of memories that something they show changed."""
+        it, also in a database created again under the same name (every new connection registers it again).
+        Outside the change mark, which tells the views of memories that something they show changed."""
         with self._lock:
+            self._registered[(machine, user)] = name
             try:
                 conn = self._connection()
                 with self._bounded(conn):
-                    conn.execute(
-                        """INSERT INTO machines (owner, id, name, last_seen)
-                           VALUES (%s, %s, %s, extract(epoch FROM now()))
-                           ON CONFLICT (owner, id)
-                           DO UPDATE SET name = excluded.name, last_seen = excluded.last_seen""",
-                        (user, machine, name))
+                    self._upsert_machine(conn, machine, user, name)
             except psycopg.Error as exc:
                 raise self._failed(exc, "written") from exc
+
+    @staticmethod
+    def _upsert_machine(conn: psycopg.Connection[dict[str, Any]], machine: str, user: str, name: str) -> None:
+        conn.execute(
+            """INSERT INTO machines (owner, id, name, last_seen) VALUES (%s, %s, %s, extract(epoch FROM now()))
+               ON CONFLICT (owner, id) DO UPDATE SET name = excluded.name, last_seen = excluded.last_seen""",
+            (user, machine, name))
 
     def machines(self, user: str) -> list[Machine]:
         """``user``'s machines, the one seen last first, each with how many of ``user``'s forgets wait for it."""

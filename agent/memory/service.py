@@ -547,12 +547,15 @@ class MemoryService:
     # -- forget, reindex, rebuild -----------------------------------------------------------------------
 
     def forget(self, ids: Sequence[str]) -> int:
-        """Remove memories from retrieval and erase their text from the ledger; returns how many existed. (Eviction
-        uses this; a forget the user asks for goes through ``agent.forget``, which also scrubs the other files.)"""
+        """Remove memories from the ledger and then from retrieval; returns how many existed. (Eviction uses this; a
+        forget the user asks for goes through ``agent.forget``, which also scrubs the other files.) The ledger goes
+        first, as in a forget: a kill before the index is done leaves vectors whose memory is gone, which the next
+        open drops (``reconcile``), never memories whose vectors were already overwritten with noise."""
         if not ids:
             return 0
+        deleted = self.ledger.delete(self.user, ids)
         self.index.delete(ids)
-        return self.ledger.delete(self.user, ids)
+        return deleted
 
     def rebuild(self, batch: int = 256, group: int = 2048) -> int:
         """Re-create the vector index from the ledger with this service's embedder; returns the count.

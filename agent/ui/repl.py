@@ -376,6 +376,9 @@ class ReplEvents:
             late = f"(turn {outcome.turn}, kept while memory was away) "
         if outcome.replayed:
             self._held.discard(outcome.turn)
+        if outcome.note:  # a waiting turn that is not written (a forget names it, it cannot be read)
+            self.out.warn(f"{late}memory: {outcome.note}")
+            return
         if outcome.spooled:
             if self._spooling:
                 self.out.warn(f"memory: turn {outcome.turn} is kept on this machine too, until memory answers again")
