@@ -340,20 +340,26 @@ def critical() -> Iterator[Held]:
 
 @dataclass(frozen=True)
 class Begun:
-    """A forget whose memories have left the ledger: its record, how many memories existed, and whether it is all
-    of the user's memories (the index then drops the whole collection)."""
+    """A forget whose memories have left the ledger: its record, how many memories existed, whether it is all
+    of the user's memories (the index then drops the whole collection), and the memories current again now that
+    what replaced them is gone."""
 
     record: ForgetRecord
     count: int
     everything: bool = False
+    back: tuple[MemoryRecord, ...] = ()
 
 
-def begin(service: MemoryService, records: Sequence[MemoryRecord], everything: bool = False) -> Begun:
+def begin(service: MemoryService, records: Sequence[MemoryRecord], everything: bool = False,
+          also: Sequence[str] = (), relink: bool = True) -> Begun:
     """Delete ``records`` from the ledger and record the forget, in one transaction: the part to hold Ctrl-C for.
-    Runs where the service lives (the chat's memory thread)."""
-    ids, texts = [record.id for record in records], texts_of(records)
+    Just before, what they replaced passes to what replaced them or is current again (``MemoryService.release``;
+    not ``relink`` for an edit that keeps the memory's id). ``also`` are more words to erase from every file (the
+    quotes an undone turn added to memories that stay). Runs where the service lives (the chat's memory thread)."""
+    back = service.release(records, everything) if relink else []
+    ids, texts = [record.id for record in records], list(dict.fromkeys([*texts_of(records), *also]))
     key, count = service.ledger.record_forget(service.user, ids, texts)
-    return Begun(ForgetRecord(key, service.user, tuple(ids), tuple(texts)), count, everything)
+    return Begun(ForgetRecord(key, service.user, tuple(ids), tuple(texts)), count, everything, tuple(back))
 
 
 def drop_vectors(service: MemoryService, begun: Begun) -> AgentError | None:
@@ -482,16 +488,26 @@ class OwnSession(Protocol):
 @dataclass(frozen=True)
 class Result:
     """What a forget did: how many memories existed, where their words went, whether the chat's own session held
-    them, why the index keeps their vectors until the next start (if it does), and whether a Ctrl-C was held."""
+    them, why the index keeps their vectors until the next start (if it does), whether a Ctrl-C was held, and the
+    memories current again now that what replaced them is gone."""
 
     count: int
     outcome: Outcome
     this_session: bool = False
     index_error: AgentError | None = None
     interrupted: bool = False
+    back: tuple[MemoryRecord, ...] = ()
 
     def lines(self) -> list[str]:
-        return self.outcome.lines(self.this_session)
+        return [*back_line(self.back), *self.outcome.lines(self.this_session)]
+
+
+def back_line(records: Sequence[MemoryRecord]) -> list[str]:
+    """The line that says which memories are current again because what replaced them is gone (none: no line)."""
+    if not records:
+        return []
+    them = "the memory that replaced it is" if len(records) == 1 else "the memories that replaced them are"
+    return [f"Current again, now that {them} gone: {'; '.join(' '.join(r.text.split()) for r in records)}"]
 
 
 def forget(
@@ -503,16 +519,18 @@ def forget(
     own: OwnSession | None = None,
     interruptible: bool = False,
     on_begun: Callable[[int], None] | None = None,
+    also: Sequence[str] = (),
+    relink: bool = True,
 ) -> Result:
     """Forget ``records`` (``everything``: all of the user's memories) the whole way, for the chat and the command
     line alike: ``begin``, then the vectors, the chat's ``own`` session, and ``finish``. ``on_begun`` hears how many
-    memories left the ledger as soon as they have.
+    memories left the ledger as soon as they have; ``also`` and ``relink`` are ``begin``'s.
 
     Ctrl-C is held for the ledger transaction. Not ``interruptible`` (the chat), it is held to the end and the forget
     runs to its end (``Result.interrupted`` says one came); ``interruptible`` (a command), a Ctrl-C after the
     transaction stops the scrub with ``Interrupted``, whose message says that the next start finishes it."""
     with critical() as held:
-        begun = on_service(lambda service: begin(service, records, everything))
+        begun = on_service(lambda service: begin(service, records, everything, also, relink))
         if not interruptible:
             return replace(_complete(on_service, begun, places, own), interrupted=held.interrupted)
     try:
@@ -533,7 +551,7 @@ def _complete(on_service: OnService, begun: Begun, places: Places, own: OwnSessi
     this_session = own is not None and own.scrub(Forgotten(record.texts), set(record.ids))
     skip = None if own is None else own.session.name
     outcome = on_service(lambda service: finish(record, service.ledger, places, skip))
-    return Result(begun.count, outcome, this_session, index_error)
+    return Result(begun.count, outcome, this_session, index_error, back=begun.back)
 
 
 def finish_cut_short(ledger: Ledger, places_of: Callable[[str], Places], machine: str = "") -> str | None:
