@@ -47,7 +47,7 @@ from typing import Protocol, TypeVar
 from agent.domain import ForgetRecord, MemoryRecord, fold_with_spans, normalise_text
 from agent.errors import AgentError, Interrupted, MemoryUnavailable, SessionBusy, SessionError
 from agent.files import read_regular, write_private
-from agent.memory.service import MemoryService
+from agent.memory.service import MemoryService, drop_changes_naming
 from agent.ports import Ledger
 from agent.sessions import NAME_PATTERN, Session, SessionStore
 from agent.spool import Spool
@@ -411,8 +411,9 @@ def _ledger_note(names: Sequence[str]) -> str:
 
 
 def finish(record: ForgetRecord, ledger: Ledger, places: Places, skip: str | None = None) -> Outcome:
-    """Take the texts of ``record`` out of the other memories' context, every session file but ``skip`` (the
-    chat's own, already scrubbed) and the input history; then acknowledge the record for this machine (the last
+    """Take the texts of ``record`` out of the other memories' context (and drop the changes ``/undo`` keeps that
+    name its memories), every session file but ``skip`` (the chat's own, already scrubbed) and the input history;
+    then acknowledge the record for this machine (the last
     machine's acknowledgement drops it), unless a session was held by another process or a place could not be
     scrubbed. Safe to run again, and from two processes at once: each step finds only what is left."""
     forgotten = Forgotten(record.texts)
@@ -422,6 +423,7 @@ def finish(record: ForgetRecord, ledger: Ledger, places: Places, skip: str | Non
     outcome.busy, outcome.failed = report.busy, report.failed
     try:
         rewritten = scrub_contexts(ledger, record.user, forgotten)
+        drop_changes_naming(ledger, record.user, record.ids)  # what /undo keeps of the turns that wrote them
     except AgentError as exc:
         outcome.failed.append(f"the reply context of other memories ({exc})")
     else:

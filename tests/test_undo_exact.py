@@ -12,6 +12,7 @@ from pathlib import Path
 
 from agent.adapters.ledger import SqliteLedger
 from agent.domain import Turn
+from agent.forget import Places, forget, inline
 from agent.memory import transfer
 from agent.memory.service import MemoryService
 from agent.sessions import Session, SessionStore
@@ -228,7 +229,7 @@ def test_forget_drops_every_change_that_names_the_memory(tmp_path: Path) -> None
               BOSTON, "I moved to Berlin", BOSTON)
     berlin = next(r for r in memory.list() if "Berlin" in r.text)
     assert any(berlin.id in c.names() for c in memory.ledger.changes("me"))
-    memory.release([berlin])
+    forget(inline(memory), [berlin], Places(SessionStore(tmp_path / "sessions", "default")))
     assert not any(berlin.id in c.names() for c in memory.ledger.changes("me"))
 
 

@@ -201,6 +201,14 @@ def keeps(policy: MemoryPolicy, text: str) -> bool:
     return judge(policy, text)[0].keep
 
 
+def drop_changes_naming(ledger: Ledger, user: str, ids: Sequence[str]) -> None:
+    """Drop the changes kept for ``/undo`` that name one of the memories ``ids`` (forgotten or evicted): no
+    forgotten id stays in them, and a turn's undo never acts on a memory that is gone."""
+    gone = set(ids)
+    if gone:
+        ledger.drop_changes(user, [change.key for change in ledger.changes(user) if change.names() & gone])
+
+
 def refuse(text: str) -> None:
     """Raise ``MemoryRefused`` when no memory may hold ``text``, whoever asks (``remember`` checks it, and a chat
     whose store is away checks it before keeping a ``/remember`` for later)."""
@@ -652,10 +660,10 @@ class MemoryService:
     def release(self, records: Sequence[MemoryRecord], everything: bool = False) -> list[MemoryRecord]:
         """Before ``records`` are forgotten (``agent.forget`` calls this in the same step): what they had replaced
         passes to what replaced them, or is current again when nothing did (``agent.memory.relink``), in one
-        transaction; and the changes the ledger keeps that name them go, so no forgotten id stays in either.
-        Returns the memories current again, or with a value current again, as they are now."""
+        transaction, so no link names a forgotten memory (the changes that name them go when the forget is finished:
+        ``drop_changes_naming``). Returns the memories current again, or with a value current again, as they are
+        now; none when ``everything`` goes."""
         if everything:
-            self.ledger.drop_changes(self.user, [change.key for change in self.ledger.changes(self.user)])
             return []
         gone = self.ledger.get(self.user, [r.id for r in records])
         pointing = {r.id: r for r in [
@@ -664,13 +672,8 @@ class MemoryService:
         ] if r.id not in gone}
         links = relink.inherited(pointing.values(), gone)
         self.ledger.set_links(self.user, links)
-        self._drop_changes_naming(set(gone))
         back = [m for m, link in links.items() if relink.back_again(pointing[m], link)]
         return list(self.ledger.get(self.user, back).values())
-
-    def _drop_changes_naming(self, ids: set[str]) -> None:
-        if ids:
-            self.ledger.drop_changes(self.user, [c.key for c in self.ledger.changes(self.user) if c.names() & ids])
 
     def rewrite(self, old: MemoryRecord, text: str, when: float | None = None) -> Rewrite:
         """What the memory ``old`` becomes when the user rewrites it as ``text`` (``/edit``, ``agent memories
@@ -729,7 +732,7 @@ class MemoryService:
         if not ids:
             return 0
         self.index.delete(ids)
-        self._drop_changes_naming(set(ids))
+        drop_changes_naming(self.ledger, self.user, ids)
         return self.ledger.delete(self.user, ids)
 
     def rebuild(self, batch: int = 256, group: int = 2048) -> int:
