@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Protocol, TypeVar
 
 from agent.conversation import DEFAULT, Conversation, Fold, Leaving
-from agent.domain import CONTEXT, ForgetRecord, MemoryRecord, Message, Turn, TurnStatus
+from agent.domain import CONTEXT, ForgetRecord, Message, Turn, TurnStatus
 from agent.errors import (
     AgentError,
     ChatError,
@@ -457,6 +457,27 @@ class MemoryWorker:
             return WriteOutcome(turn, error=error, spooled=True)
         return self._pool.submit(run).result()
 
+    def unspool(self, session: str, turn: int, text: str) -> int:
+        """Take the words of turn ``turn`` of ``session`` out of the spool (``/undo`` of a turn the store did not
+        answer for), so they are never remembered; returns how many entries went. On the memory thread, which
+        replays the spool, so a replay is never half-way through one of them; a ``/remember`` typed after the turn,
+        which carries its number, stays. While the open at start is held by a server that does not answer, the
+        memory thread is too, and replays nothing until it is free: then it is done here."""
+        spool = self.spool
+        if spool is None:
+            return 0
+
+        said = canonical(text)  # the spool keeps the line as typed, the session its canonical form
+
+        def run() -> int:
+            mine = [path for path, entry in spool.waiting() if not entry.explicit
+                    and (entry.session, entry.turn, canonical(entry.text)) == (session, turn, said)]
+            for path in mine:
+                spool.done(path)
+            return len(mine)
+
+        return run() if self._opening_late() else self._pool.submit(run).result()
+
     def _opening_late(self) -> bool:
         """Whether the open at start has waited on a server past its limit: the memory thread is held by a
         connection that may never answer, so nothing more waits for it."""
@@ -645,12 +666,10 @@ class TurnResult:
 
 @dataclass(frozen=True)
 class Exchange:
-    """The last turn of the session, its number, and the memories it wrote that the store still holds: what
-    ``/undo`` takes back. A memory the turn only restated belongs to the turn that first said it, and stays."""
+    """The last turn of the session and its number: what ``/undo`` takes back (``agent.undo``)."""
 
     turn: Turn
     number: int
-    memories: tuple[MemoryRecord, ...]
 
 
 class ChatEngine:
@@ -874,20 +893,13 @@ class ChatEngine:
         return self.memory is not None and not self.memory.read_only and not self.paused
 
     def last_exchange(self) -> Exchange | None:
-        """The last turn and the memories it wrote, once its write has landed; None when there is no turn. A
-        memory was written by this turn when it names this session and turn number and came from this turn's
-        line: that holds for a turn of an earlier run too, and never for a ``/remember`` typed after it."""
+        """The last turn, once its memory write has landed (or gone to the spool); None when there is none."""
         self.settle()
         if not self.session.turns:
             return None
-        number, turn = len(self.session.turns), self.session.turns[-1]
-        if self.memory is None:
-            return Exchange(turn, number, ())
-        self.memory.drain()
-        name, source = self.session.name, turn.user.strip()
-        written = self.memory.call(
-            lambda s: [r for r in s.list() if r.session == name and r.turn == number and r.source == source])
-        return Exchange(turn, number, tuple(written))
+        if self.memory is not None:
+            self.memory.drain()
+        return Exchange(self.session.turns[-1], len(self.session.turns))
 
     def take_back_last(self) -> str | None:
         """Remove the last turn (for ``/retry``) and return its line; None when there is none."""

@@ -710,19 +710,12 @@ def memories_edit(
     if why is not None or text is None:
         typer.echo(why)
         return
-    new = edit.edited(old, text, time.time())
-    places = state.places(service.user)
-    with forget.critical():  # the old text goes once the new one is stored; Ctrl-C waits for both
-        stored = None if edit.forget_first(old, new) else service.write([new])[0]
-        begun = forget.begin(service, [old])
-        index_error = forget.drop_vectors(service, begun)
-        stored = stored or service.write([new])[0]
-        outcome = forget.finish(begun.record, service.ledger, places)
-    typer.echo(f"edited {stored.id[:8]}: {escape_terminal(stored.text)} (was {old.id[:8]})")
-    for line in outcome.lines():
+    edited = edit.rewrite(forget.inline(service), old, text, state.places(service.user))
+    typer.echo(f"edited {edited.stored.id[:8]}: {escape_terminal(edited.stored.text)} (was {old.id[:8]})")
+    for line in [*forget.back_line(edited.back), *edited.result.outcome.lines()]:
         typer.echo(escape_terminal(line))
-    if index_error is not None:
-        _warn(f"the index keeps the old vector until the next start ({index_error})")
+    if edited.result.index_error is not None:
+        _warn(f"the index keeps the old vector until the next start ({edited.result.index_error})")
 
 
 @memories_app.command("export")

@@ -136,6 +136,63 @@ class MemoryRecord:
 
 
 @dataclass(frozen=True)
+class Links:
+    """How a memory stands against the others: the memory that replaced it and when (empty: current), and its
+    profile facts with the memory that replaced each value. What a write changes of a memory it did not create, and
+    what an undo puts back."""
+
+    superseded_by: str
+    superseded_at: float
+    facts: tuple[StatedFact, ...]
+
+    @staticmethod
+    def of(record: MemoryRecord) -> Links:
+        return Links(record.superseded_by, record.superseded_at, record.facts)
+
+
+@dataclass(frozen=True)
+class Touched:
+    """A memory one turn's write changed without creating it: its links ``before`` and ``after`` the write (a
+    memory said again after it was replaced is current again, and the one that replaced it is replaced in turn), or
+    the ``quote`` the write added to it (a restatement)."""
+
+    memory: str
+    before: Links | None = None
+    after: Links | None = None
+    quote: Quote | None = None
+
+
+# The newest changes a ledger keeps per user (``Change``): a turn older than that is taken back by its provenance
+# alone (the memories and quotes that name its session, turn and words).
+CHANGES_KEPT = 1000
+
+
+@dataclass(frozen=True)
+class Change:
+    """What the write of one user turn did to the store, kept in the ledger (in the transaction of the write's
+    first step) so that ``/undo`` puts back exactly that, in a later run too: the memories it created and the ones
+    it changed.
+    ``said`` is the ``content_hash`` of the words it came from, which tells this turn's changes from those of an
+    earlier turn of the same number (one taken back while memory was read-only). A supersede of a memory by one the
+    write created is not listed: forgetting the new memory puts the old one back (``MemoryService.release``).
+    ``key`` is the ledger's number for it (0 before it is stored)."""
+
+    session: str
+    turn: int
+    said: str
+    created: tuple[str, ...] = ()
+    touched: tuple[Touched, ...] = ()
+    key: int = 0
+
+    def names(self) -> set[str]:
+        """Every memory id this change holds: forgetting any of them drops the change with it."""
+        links = [t.before for t in self.touched] + [t.after for t in self.touched]
+        return ({*self.created, *(t.memory for t in self.touched)}
+                | {link.superseded_by for link in links if link is not None and link.superseded_by}
+                | {f.superseded_by for link in links if link is not None for f in link.facts if f.superseded_by})
+
+
+@dataclass(frozen=True)
 class ScoredMemory:
     """A memory as retrieval returns it: ``similarity`` is the embedder's cosine similarity to the probe,
     ``score`` the fused ranking score (dense and keyword) that ordered it."""

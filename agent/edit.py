@@ -1,30 +1,34 @@
 """Editing a memory: the user rewrites its text, and it becomes the memory of the new text with the provenance of
-the old one (kind, session, turn, when it was first said, the reply it answered), embedded again; the old text
-is then forgotten as ``agent.forget`` forgets, from every file. The chat's ``/edit`` and ``agent memories edit``
-both go through here.
+the old one (kind, session, turn, when it was first said, the reply it answered), embedded again, with everything
+the old words gave it derived again from the new ones (``MemoryService.rewrite``: dates, profile facts, what it
+replaces and what replaces it); the old text is then forgotten as ``agent.forget`` forgets, from every file. The
+chat's ``/edit`` and ``agent memories edit`` both go through ``rewrite`` here.
 
-The old words the memory came from (``source``) are forgotten with its text, so the new memory's source is its
-new text. Order matters for a crash: the new memory is written before the old one is forgotten, so a kill in
-between leaves both, never neither; only when the new text folds to the old (a change of case or spacing, the same
-id) must the old go first, and the window is one ledger transaction wide.
+The old words the memory came from (``source``) and its restatements are forgotten with its text, so the new
+memory's source is its new text. Order matters for a crash: the new memory is written before the old one is
+forgotten, and the memories it replaces point at it only once it is stored, so a kill in between leaves both,
+never neither, and no link to a memory that is not there; only when the new text folds to the old (a change of
+case or spacing, the same id) must the old go first, and the window is one ledger transaction wide.
 """
 
 from __future__ import annotations
 
-from dataclasses import replace
-from datetime import datetime
+from dataclasses import dataclass
 
-from agent.domain import MemoryRecord, content_hash, memory_id, normalise_text
+from agent import forget
+from agent.domain import MemoryRecord
 from agent.memory.canonical import canonical
 from agent.memory.refusal import refusal
 
 
-def edited(old: MemoryRecord, text: str, when: float) -> MemoryRecord:
-    """The memory ``old`` becomes when rewritten as ``text`` at ``when`` (its canonical form: what is stored)."""
-    text = canonical(text)
-    stamp = datetime.fromtimestamp(when).astimezone().isoformat(timespec="seconds")
-    return replace(old, id=memory_id(old.user, text), text=text, content_hash=content_hash(text), source=text,
-                   last_seen=max(old.last_seen, when), extra={**old.extra, "edited_at": stamp})
+@dataclass(frozen=True)
+class Edited:
+    """What an edit did: the memory as stored now, the memories current again (the new text no longer replaces
+    them), and the forget of the old text."""
+
+    stored: MemoryRecord
+    back: tuple[MemoryRecord, ...]
+    result: forget.Result
 
 
 def problem(old: MemoryRecord, text: str | None) -> str | None:
@@ -43,6 +47,15 @@ def problem(old: MemoryRecord, text: str | None) -> str | None:
     return None
 
 
-def forget_first(old: MemoryRecord, new: MemoryRecord) -> bool:
-    """Whether the old memory must be forgotten before the new one is written: they share an id."""
-    return normalise_text(old.text) == normalise_text(new.text)
+def rewrite(on_service: forget.OnService, old: MemoryRecord, text: str, places: forget.Places,
+            own: forget.OwnSession | None = None) -> Edited:
+    """Rewrite ``old`` as ``text`` (checked by ``problem``) and forget the old text; Ctrl-C waits for the end."""
+    with forget.critical():
+        plan = on_service(lambda service: service.rewrite(old, text))
+        if plan.new.id == old.id:  # the same words but for case or spacing: the old goes first
+            result = forget.forget(on_service, [old], places, own=own, relink=False)
+            stored = on_service(lambda service: service.store_rewrite(plan))
+        else:
+            stored = on_service(lambda service: service.store_rewrite(plan))
+            result = forget.forget(on_service, [old], places, own=own)
+    return Edited(stored, (*plan.back, *result.back), result)

@@ -53,7 +53,7 @@ from typing import Protocol, TypeVar
 from agent.domain import ForgetRecord, MemoryRecord, fold_with_spans, normalise_text
 from agent.errors import AgentError, Interrupted, MemoryUnavailable, SessionBusy, SessionError
 from agent.files import read_regular, regular, symlinked, write_private
-from agent.memory.service import MemoryService
+from agent.memory.service import MemoryService, drop_changes_naming
 from agent.ports import Ledger
 from agent.sessions import NAME_PATTERN, Session, SessionStore
 from agent.spool import Spool
@@ -378,20 +378,26 @@ def critical() -> Iterator[Held]:
 
 @dataclass(frozen=True)
 class Begun:
-    """A forget whose memories have left the ledger: its record, how many memories existed, and whether it is all
-    of the user's memories (the index then drops the whole collection)."""
+    """A forget whose memories have left the ledger: its record, how many memories existed, whether it is all
+    of the user's memories (the index then drops the whole collection), and the memories current again now that
+    what replaced them is gone."""
 
     record: ForgetRecord
     count: int
     everything: bool = False
+    back: tuple[MemoryRecord, ...] = ()
 
 
-def begin(service: MemoryService, records: Sequence[MemoryRecord], everything: bool = False) -> Begun:
+def begin(service: MemoryService, records: Sequence[MemoryRecord], everything: bool = False,
+          also: Sequence[str] = (), relink: bool = True) -> Begun:
     """Delete ``records`` from the ledger and record the forget, in one transaction: the part to hold Ctrl-C for.
-    Runs where the service lives (the chat's memory thread)."""
-    ids, texts = [record.id for record in records], texts_of(records)
+    Just before, what they replaced passes to what replaced them or is current again (``MemoryService.release``;
+    not ``relink`` for an edit that keeps the memory's id). ``also`` are more words to erase from every file (the
+    quotes an undone turn added to memories that stay). Runs where the service lives (the chat's memory thread)."""
+    back = service.release(records, everything) if relink else []
+    ids, texts = [record.id for record in records], list(dict.fromkeys([*texts_of(records), *also]))
     key, count = service.ledger.record_forget(service.user, ids, texts)
-    return Begun(ForgetRecord(key, service.user, tuple(ids), tuple(texts)), count, everything)
+    return Begun(ForgetRecord(key, service.user, tuple(ids), tuple(texts)), count, everything, tuple(back))
 
 
 def drop_vectors(service: MemoryService, begun: Begun) -> AgentError | None:
@@ -464,8 +470,9 @@ def _ledger_note(names: Sequence[str]) -> str:
 
 
 def finish(record: ForgetRecord, ledger: Ledger, places: Places, skip: str | None = None) -> Outcome:
-    """Take the texts of ``record`` out of the other memories' context, every session file but ``skip`` (the
-    chat's own, already scrubbed) and the input history; then acknowledge the record for this machine (the last
+    """Take the texts of ``record`` out of the other memories' context (and drop the changes ``/undo`` keeps that
+    name its memories), every session file but ``skip`` (the chat's own, already scrubbed) and the input history;
+    then acknowledge the record for this machine (the last
     machine's acknowledgement drops it), unless a session was held by another process or a place could not be
     scrubbed. Safe to run again, and from two processes at once: each step finds only what is left."""
     forgotten = Forgotten(record.texts)
@@ -480,6 +487,7 @@ def finish(record: ForgetRecord, ledger: Ledger, places: Places, skip: str | Non
         outcome.unfollowed.append(_unfollowed(link, forgotten))
     try:
         rewritten = scrub_contexts(ledger, record.user, forgotten)
+        drop_changes_naming(ledger, record.user, record.ids)  # what /undo keeps of the turns that wrote them
     except AgentError as exc:
         outcome.failed.append(f"the reply context of other memories ({exc})")
     else:
@@ -550,16 +558,26 @@ class OwnSession(Protocol):
 @dataclass(frozen=True)
 class Result:
     """What a forget did: how many memories existed, where their words went, whether the chat's own session held
-    them, why the index keeps their vectors until the next start (if it does), and whether a Ctrl-C was held."""
+    them, why the index keeps their vectors until the next start (if it does), whether a Ctrl-C was held, and the
+    memories current again now that what replaced them is gone."""
 
     count: int
     outcome: Outcome
     this_session: bool = False
     index_error: AgentError | None = None
     interrupted: bool = False
+    back: tuple[MemoryRecord, ...] = ()
 
     def lines(self) -> list[str]:
-        return self.outcome.lines(self.this_session)
+        return [*back_line(self.back), *self.outcome.lines(self.this_session)]
+
+
+def back_line(records: Sequence[MemoryRecord]) -> list[str]:
+    """The line that says which memories are current again because what replaced them is gone (none: no line)."""
+    if not records:
+        return []
+    them = "the memory that replaced it is" if len(records) == 1 else "the memories that replaced them are"
+    return [f"Current again, now that {them} gone: {'; '.join(' '.join(r.text.split()) for r in records)}"]
 
 
 def forget(
@@ -571,16 +589,18 @@ def forget(
     own: OwnSession | None = None,
     interruptible: bool = False,
     on_begun: Callable[[int], None] | None = None,
+    also: Sequence[str] = (),
+    relink: bool = True,
 ) -> Result:
     """Forget ``records`` (``everything``: all of the user's memories) the whole way, for the chat and the command
     line alike: ``begin``, then the vectors, the chat's ``own`` session, and ``finish``. ``on_begun`` hears how many
-    memories left the ledger as soon as they have.
+    memories left the ledger as soon as they have; ``also`` and ``relink`` are ``begin``'s.
 
     Ctrl-C is held for the ledger transaction. Not ``interruptible`` (the chat), it is held to the end and the forget
     runs to its end (``Result.interrupted`` says one came); ``interruptible`` (a command), a Ctrl-C after the
     transaction stops the scrub with ``Interrupted``, whose message says that the next start finishes it."""
     with critical() as held:
-        begun = on_service(lambda service: begin(service, records, everything))
+        begun = on_service(lambda service: begin(service, records, everything, also, relink))
         if not interruptible:
             return replace(_complete(on_service, begun, places, own), interrupted=held.interrupted)
     try:
@@ -601,7 +621,7 @@ def _complete(on_service: OnService, begun: Begun, places: Places, own: OwnSessi
     this_session = own is not None and own.scrub(Forgotten(record.texts), set(record.ids))
     skip = None if own is None else own.session.name
     outcome = on_service(lambda service: finish(record, service.ledger, places, skip))
-    return Result(begun.count, outcome, this_session, index_error)
+    return Result(begun.count, outcome, this_session, index_error, back=begun.back)
 
 
 def finish_cut_short(ledger: Ledger, places_of: Callable[[str], Places], machine: str = "") -> str | None:

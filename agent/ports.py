@@ -9,7 +9,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-from agent.domain import ForgetRecord, Machine, MemoryRecord, Message, Quote, StatedFact, VectorSpace
+from agent.domain import Change, ForgetRecord, Links, Machine, MemoryRecord, Message, Quote, StatedFact, VectorSpace
 
 # Tells the user one line about something the code put right, or could not, on its own (a restored index, a
 # forget finished): the CLI prints it on stderr, a chat in its transcript.
@@ -93,6 +93,13 @@ class Ledger(Protocol):
     ``profiled`` returns the memories that state profile facts (current and superseded) without a scan;
     ``recent`` the current memories seen last; ``supersede`` marks memories replaced by another (``by`` empty: current
     again); ``set_facts`` rewrites a memory's profile facts; ``restate`` adds a later quote to a memory's provenance.
+    ``replaced_by`` returns the memories superseded by one of ``ids``; ``set_links`` rewrites the links (supersede
+    and facts) of several memories in one transaction; ``unstate`` takes a quote out of a memory's provenance and
+    keyword index, leaving no byte of it, as ``delete`` leaves none.
+
+    ``put`` and ``restate`` given a ``change`` keep what one turn's write did (``Change``) in the same transaction,
+    and only the ``CHANGES_KEPT`` newest of the user's; ``changes`` returns them, oldest first, with their keys;
+    ``drop_changes`` deletes some, leaving no byte of them.
 
     The ledger also keeps a copy of every vector, from which a damaged index is rebuilt without embedding again
     and which the processes that do not hold the embedded index search (``agent.adapters.ledger_vectors``):
@@ -119,7 +126,7 @@ class Ledger(Protocol):
 
     def ids(self, user: str) -> list[str]: ...
 
-    def put(self, records: Sequence[MemoryRecord]) -> None: ...
+    def put(self, records: Sequence[MemoryRecord], change: Change | None = None) -> None: ...
 
     def get(self, user: str, ids: Sequence[str]) -> dict[str, MemoryRecord]: ...
 
@@ -161,7 +168,17 @@ class Ledger(Protocol):
 
     def set_facts(self, user: str, memory: str, facts: Sequence[StatedFact]) -> None: ...
 
-    def restate(self, user: str, memory: str, quote: Quote) -> None: ...
+    def restate(self, user: str, memory: str, quote: Quote, change: Change | None = None) -> None: ...
+
+    def replaced_by(self, user: str, ids: Sequence[str]) -> list[MemoryRecord]: ...
+
+    def set_links(self, user: str, links: Mapping[str, Links]) -> None: ...
+
+    def unstate(self, user: str, memory: str, quote: Quote) -> None: ...
+
+    def changes(self, user: str) -> list[Change]: ...
+
+    def drop_changes(self, user: str, keys: Sequence[int]) -> None: ...
 
     def vector_space(self, user: str) -> VectorSpace | None: ...
 

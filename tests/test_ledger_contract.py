@@ -17,7 +17,7 @@ from agent.adapters.chroma_index import ChromaIndex, open_client
 from agent.adapters.index_holder import HeldIndex
 from agent.adapters.ledger import SqliteLedger
 from agent.adapters.ledger_vectors import LedgerVectors
-from agent.domain import MemoryRecord, Quote, StatedFact, content_hash, memory_id
+from agent.domain import Change, Links, MemoryRecord, Quote, StatedFact, Touched, content_hash, memory_id
 from tests.helpers_store import ShaEmbedder
 
 USER, OTHER = "alice", "bob"
@@ -124,6 +124,73 @@ def test_a_restatement_joins_the_provenance_and_its_words_find_the_memory(open_l
     again = ledger.get(USER, [memory.id])[memory.id]
     assert again.restated == (quote,) and again.last_seen == 300.0
     assert [hit[0] for hit in ledger.keyword_search(USER, "orchestra fiddler", 5)] == [memory.id]
+
+
+def test_set_links_rewrites_several_memories_at_once_and_replaced_by_finds_what_a_memory_replaced(
+    open_ledger: Opener,
+) -> None:
+    mine, other = open_ledger(), open_ledger()
+    boston = record("I live in Boston", facts=(StatedFact("home", "Boston", ""),), at=100.0)
+    berlin = record("I moved to Berlin", facts=(StatedFact("home", "Berlin", ""),), at=200.0)
+    corrected = record("my sister is Anna", at=150.0)
+    mine.put([boston, berlin, corrected])
+    mine.set_links(USER, {boston.id: Links(berlin.id, 200.0, (StatedFact("home", "Boston", berlin.id),)),
+                          corrected.id: Links(berlin.id, 250.0, ()), "missing": Links("", 0.0, ())})
+    assert sorted(r.id for r in other.replaced_by(USER, [berlin.id, "nothing"])) == sorted([boston.id, corrected.id])
+    assert Links.of(other.get(USER, [boston.id])[boston.id]) == Links(berlin.id, 200.0,
+                                                                      (StatedFact("home", "Boston", berlin.id),))
+    assert [r.id for r in other.profiled(USER) if not r.current] == [boston.id]
+    mine.set_links(USER, {boston.id: Links("", 123.0, (StatedFact("home", "Boston", ""),))})
+    assert Links.of(other.get(USER, [boston.id])[boston.id]) == Links("", 0.0, (StatedFact("home", "Boston", ""),))
+    assert other.replaced_by(USER, []) == [] and other.replaced_by(OTHER, [berlin.id]) == []
+
+
+def test_unstate_takes_one_quote_out_of_the_provenance_and_the_keyword_index(open_ledger: Opener) -> None:
+    ledger = open_ledger()
+    memory = record("My sister plays the violin", at=100.0)
+    ledger.put([memory])
+    kept, taken = Quote("my sibling is in an orchestra", "s2", 3, 300.0), Quote("she fiddles daily", "s3", 1, 400.0)
+    ledger.restate(USER, memory.id, kept)
+    ledger.restate(USER, memory.id, taken)
+    ledger.unstate(USER, memory.id, taken)
+    ledger.unstate(USER, memory.id, taken)  # gone already: nothing happens
+    ledger.unstate(USER, "missing", kept)
+    assert open_ledger().get(USER, [memory.id])[memory.id].restated == (kept,)
+    assert ledger.keyword_search(USER, "fiddles daily", 5) == []
+    assert [hit[0] for hit in ledger.keyword_search(USER, "orchestra", 5)] == [memory.id]
+
+
+def test_changes_are_kept_with_their_write_per_user_bounded_and_dropped_by_key(
+    open_ledger: Opener, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from agent.adapters import ledger as sqlite_ledger
+    from agent.adapters import postgres_ledger
+
+    for module in (sqlite_ledger, postgres_ledger):
+        monkeypatch.setattr(module, "CHANGES_KEPT", 3)
+    mine, other = open_ledger(), open_ledger()
+    assert mine.changes(USER) == []
+    mine.drop_changes(USER, [1])  # nothing recorded yet: nothing happens
+    facts = (StatedFact("home", "Boston", "b" * 32), StatedFact("allergy", "cats", "", "extractor"))
+    touched = (Touched("a" * 32, Links("", 0.0, facts), Links("b" * 32, 5.5, facts)),
+               Touched("c" * 32, quote=Quote("I am allergic to cats, really", "s", 2, 7.25)))
+    for turn in range(1, 5):
+        made = record(f"memory of turn {turn}")
+        mine.put([made], Change("s", turn, "h", (made.id,), touched if turn == 2 else ()))
+    restated = record("I am allergic to cats")
+    other.put([restated, record("theirs", user=OTHER)])
+    other.restate(OTHER, record("theirs", user=OTHER).id, Quote("q", "t", 1, 1.0), Change("t", 1, "h", ("d" * 32,)))
+    kept = other.changes(USER)
+    assert [(c.session, c.turn, c.created) for c in kept] == [
+        ("s", turn, (record(f"memory of turn {turn}").id,)) for turn in (2, 3, 4)], "the newest three"
+    assert kept[0].touched == touched and kept[0].said == "h"
+    assert kept[0].names() == {record("memory of turn 2").id, "a" * 32, "b" * 32, "c" * 32}
+    other.drop_changes(USER, [kept[0].key, kept[2].key])
+    assert [c.turn for c in mine.changes(USER)] == [3]
+    mine.drop_changes(USER, [c.key for c in mine.changes(OTHER)])  # another user's keys: nothing happens
+    assert [(c.session, c.created) for c in mine.changes(OTHER)] == [("t", ("d" * 32,))]
+    mine.restate(USER, restated.id, Quote("cats, really", "s", 5, 9.0), Change("s", 5, "h", (), touched[1:]))
+    assert mine.changes(USER)[-1].touched == touched[1:], "kept with a restatement too"
 
 
 def test_keyword_search_stems_ranks_the_text_above_the_context_and_needs_a_content_word(open_ledger: Opener) -> None:
@@ -290,6 +357,9 @@ def test_another_users_memories_are_invisible_through_every_read(open_ledger: Op
     ledger.set_facts(USER, memory.id, ())
     ledger.restate(USER, memory.id, Quote("q", "s", 1, 9e9))
     ledger.set_contexts(USER, {memory.id: "changed"})
+    ledger.set_links(USER, {memory.id: Links("x", 1.0, ())})
+    ledger.unstate(USER, memory.id, Quote("q", "s", 1, 9e9))
+    assert ledger.replaced_by(USER, [memory.id]) == [] and ledger.changes(USER) == []
     assert ledger.delete(USER, [memory.id]) == 0 and ledger.record_forget(USER, [memory.id], [])[1] == 0
     ledger.drop_vectors(USER)
     ledger.claim_vectors(USER, ("other", "model", 3))

@@ -17,7 +17,7 @@ import pytest
 
 from agent.adapters import postgres_ledger
 from agent.adapters.postgres_ledger import SCHEMA_VERSION, PostgresLedger
-from agent.domain import Quote, StatedFact
+from agent.domain import Change, Links, Quote, StatedFact, Touched
 from agent.errors import MemoryUnavailable, StoreLocked
 from tests.helpers_store import ShaEmbedder
 from tests.pg_server import Cluster
@@ -143,7 +143,11 @@ LEDGER_WIDE = (
     r"ledger_meta .*'forget_(mark|key)'",  # the count of forgets recorded, and the key of their digests
     r"SELECT oid FROM pg_database WHERE datname = current_database\(\)",  # which database a connection reached
 )
-USER_TABLES = ("memories", "vectors", "vector_spaces", "forgets", "machines", "forget_waits", "forgotten")
+USER_TABLES = ("memories", "vectors", "vector_spaces", "forgets", "machines", "forget_waits", "forgotten",
+               "turn_changes")
+
+
+QUOTE = Quote("I am in Boston", "s", 2, 5.0)
 
 
 def exercise_every_method(ledger: PostgresLedger) -> set[str]:
@@ -152,7 +156,7 @@ def exercise_every_method(ledger: PostgresLedger) -> set[str]:
     ids = [memory.id]
     vectors = ShaEmbedder().embed([memory.text])
     calls: dict[str, Callable[[], Any]] = {
-        "put": lambda: ledger.put([memory]),
+        "put": lambda: ledger.put([memory], Change("s", 1, "h", tuple(ids))),
         "get": lambda: ledger.get(USER, ids),
         "all": lambda: ledger.all(USER),
         "ids": lambda: ledger.ids(USER),
@@ -162,7 +166,8 @@ def exercise_every_method(ledger: PostgresLedger) -> set[str]:
         "recent": lambda: ledger.recent(USER, 3),
         "supersede": lambda: ledger.supersede(USER, ids, "other", 1.0),
         "set_facts": lambda: ledger.set_facts(USER, memory.id, memory.facts),
-        "restate": lambda: ledger.restate(USER, memory.id, Quote("I am in Boston", "s", 2, 5.0)),
+        "restate": lambda: ledger.restate(USER, memory.id, Quote("I am in Boston", "s", 2, 5.0),
+                                          Change("s", 2, "h", (), (Touched(memory.id, quote=QUOTE),))),
         "oldest": lambda: ledger.oldest(USER, 3),
         "keyword_search": lambda: ledger.keyword_search(USER, "Boston living", 3),
         "set_contexts": lambda: ledger.set_contexts(USER, {memory.id: "a new context"}),
@@ -186,6 +191,12 @@ def exercise_every_method(ledger: PostgresLedger) -> set[str]:
         "retire_machine": lambda: ledger.retire_machine(USER, "m1"),
         "drop_vectors": lambda: ledger.drop_vectors(USER),
         "delete": lambda: (ledger.put([memory]), ledger.delete(USER, ids)),
+        "replaced_by": lambda: ledger.replaced_by(USER, ids),
+        "set_links": lambda: ledger.set_links(USER, {memory.id: Links("other", 1.0, memory.facts)}),
+        "unstate": lambda: (ledger.put([memory]), ledger.restate(USER, memory.id, Quote("again", "s", 2, 5.0)),
+                            ledger.unstate(USER, memory.id, Quote("again", "s", 2, 5.0))),
+        "changes": lambda: ledger.changes(USER),
+        "drop_changes": lambda: ledger.drop_changes(USER, [c.key for c in ledger.changes(USER)]),
     }
     for call in calls.values():
         call()
@@ -257,6 +268,23 @@ def test_a_forget_leaves_no_byte_of_the_text_in_the_database_files(pg_cluster: C
     assert holding(files, TOKEN) == []
     assert holding(files, b"nobody knows it") == [] and holding(files, b"alarm is off") == []
     assert ledger.count(USER) == 40 and ledger.keyword_search(USER, "ordinary", 50)
+    ledger.close()
+
+
+def test_an_undo_leaves_no_byte_of_the_quote_it_takes_back_nor_of_the_changes_it_drops(pg_cluster: Cluster) -> None:
+    url = pg_cluster.new_database()
+    ledger = PostgresLedger(url)
+    memory = record("I am allergic to peanuts")
+    quote = Quote(f"peanuts, my doctor {TOKEN.decode()} says", "s", 2, time.time())
+    ledger.put([memory, *(record(f"an ordinary memory {n}") for n in range(20))])
+    gone = "0f" * 16  # the id of a memory the turn created, forgotten since
+    ledger.restate(USER, memory.id, quote, Change("s", 2, "h", (gone,), (Touched(memory.id, quote=quote),)))
+    assert holding(database_files(pg_cluster, url), TOKEN) and holding(database_files(pg_cluster, url), gone.encode())
+    ledger.unstate(USER, memory.id, quote)
+    ledger.drop_changes(USER, [c.key for c in ledger.changes(USER)])
+    files = database_files(pg_cluster, url)
+    assert holding(files, TOKEN) == [] and holding(files, gone.encode()) == []
+    assert ledger.get(USER, [memory.id])[memory.id].restated == () and ledger.count(USER) == 21
     ledger.close()
 
 

@@ -53,7 +53,19 @@ from pathlib import Path
 from typing import Any
 
 from agent.adapters import disk
-from agent.domain import ForgetRecord, Machine, MemoryRecord, Quote, StatedFact, VectorSpace, normalise_text
+from agent.domain import (
+    CHANGES_KEPT,
+    Change,
+    ForgetRecord,
+    Links,
+    Machine,
+    MemoryRecord,
+    Quote,
+    StatedFact,
+    Touched,
+    VectorSpace,
+    normalise_text,
+)
 from agent.errors import MemoryUnavailable, StoreCorrupt, StoreLocked
 from agent.memory.text import content_words
 
@@ -138,6 +150,17 @@ _FORGOTTEN = """CREATE TABLE IF NOT EXISTS forgotten (
     user TEXT NOT NULL, digest TEXT NOT NULL, mark INTEGER NOT NULL, PRIMARY KEY (user, digest)
 )"""
 
+# What each turn's write did, for ``/undo`` (``put`` and ``restate`` given a change): made by the first write that
+# keeps one, so no format change either. The body is the change as JSON (``change_json``): memory ids and their links,
+# no memory text but the quote a restatement added, which is the restated memory's own.
+_CHANGES = (
+    """CREATE TABLE IF NOT EXISTS turn_changes (
+        key INTEGER PRIMARY KEY, user TEXT NOT NULL, session TEXT NOT NULL, turn INTEGER NOT NULL,
+        said TEXT NOT NULL, body TEXT NOT NULL
+    )""",
+    "CREATE INDEX IF NOT EXISTS turn_changes_user ON turn_changes (user)",
+)
+
 # Format 1 indexed one column, ``search_text`` (text + "\n" + context). Its index, triggers and column go; the
 # rows stay, their context is read again from ``extra`` and the index is built anew, all in one transaction.
 _FROM_FORMAT_1 = (
@@ -169,6 +192,47 @@ def facts_json(facts: Sequence[StatedFact]) -> str:
 
 def quotes_json(quotes: Sequence[Quote]) -> str:
     return json.dumps([[q.text, q.session, q.turn, q.at] for q in quotes], ensure_ascii=False)
+
+
+def _links_json(links: Links | None) -> list[Any] | None:
+    return None if links is None else [links.superseded_by, links.superseded_at, json.loads(facts_json(links.facts))]
+
+
+def _links(value: Any) -> Links | None:
+    return None if value is None else Links(str(value[0]), float(value[1]), _facts(value[2]))
+
+
+def _facts(rows: Any) -> tuple[StatedFact, ...]:
+    return tuple(StatedFact(str(key), str(value), str(by), str(origin[0]) if origin else "")
+                 for key, value, by, *origin in rows)
+
+
+def unstated(record: MemoryRecord, quote: Quote) -> MemoryRecord | None:
+    """``record`` without ``quote`` in its provenance (its keyword context follows: ``search_context``); None when it
+    holds no such quote."""
+    restated = tuple(q for q in record.restated if q != quote)
+    return None if restated == record.restated else replace(record, restated=restated)
+
+
+def change_json(change: Change) -> str:
+    """The body of a stored ``Change``: what the turn created and, per memory it changed, its links before and after
+    and the quote it added."""
+    return json.dumps({
+        "created": list(change.created),
+        "touched": [{"memory": t.memory, "before": _links_json(t.before), "after": _links_json(t.after),
+                     "quote": None if t.quote is None else json.loads(quotes_json([t.quote]))[0]}
+                    for t in change.touched],
+    }, ensure_ascii=False)
+
+
+def change_from_row(key: int, session: str, turn: int, said: str, body: str) -> Change:
+    data = json.loads(body)
+    touched = tuple(
+        Touched(str(t["memory"]), _links(t["before"]), _links(t["after"]),
+                None if t["quote"] is None else Quote(str(t["quote"][0]), str(t["quote"][1]), int(t["quote"][2]),
+                                                      float(t["quote"][3])))
+        for t in data["touched"])
+    return Change(session, int(turn), said, tuple(str(i) for i in data["created"]), touched, int(key))
 
 
 def _classify(path: Path, exc: sqlite3.DatabaseError, doing: str = "opened") -> MemoryUnavailable:
@@ -238,8 +302,7 @@ def row_to_record(row: sqlite3.Row | Mapping[str, Any]) -> MemoryRecord:
         content_hash=row["content_hash"],
         source=row["source"],
         extra=json.loads(row["extra"]),
-        facts=tuple(StatedFact(str(key), str(value), str(by), str(origin[0]) if origin else "")
-                    for key, value, by, *origin in json.loads(row["facts"])),
+        facts=_facts(json.loads(row["facts"])),
         superseded_by=row["superseded_by"],
         superseded_at=float(row["superseded_at"]),
         restated=tuple(Quote(str(t), str(s), int(n), float(a)) for t, s, n, a in json.loads(row["restated"])),
@@ -390,11 +453,14 @@ class SqliteLedger:
             except sqlite3.DatabaseError as exc:
                 raise _classify(self.path, exc, "read") from exc
 
-    def put(self, records: Sequence[MemoryRecord]) -> None:
-        """Insert new memories; an existing (user, id) keeps its created_at and gets the newer last_seen."""
+    def put(self, records: Sequence[MemoryRecord], change: Change | None = None) -> None:
+        """Insert new memories; an existing (user, id) keeps its created_at and gets the newer last_seen. A
+        ``change`` is kept in the same transaction (``_keep``)."""
         if not records:
             return
         with self._tx() as db:
+            if change is not None:
+                self._keep(db, records[0].user, change)
             db.executemany(
                 f"""INSERT INTO memories ({_COLUMNS}, search_context) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)
                 ON CONFLICT (user, id) DO UPDATE SET last_seen = max(last_seen, excluded.last_seen)""",
@@ -481,9 +547,12 @@ class SqliteLedger:
         with self._tx() as db:
             db.execute("UPDATE memories SET facts = ? WHERE user = ? AND id = ?", (facts_json(facts), user, memory))
 
-    def restate(self, user: str, memory: str, quote: Quote) -> None:
-        """Add ``quote`` to the provenance of ``memory`` and to its keyword context; its ``last_seen`` moves on."""
+    def restate(self, user: str, memory: str, quote: Quote, change: Change | None = None) -> None:
+        """Add ``quote`` to the provenance of ``memory`` and to its keyword context; its ``last_seen`` moves on. A
+        ``change`` is kept in the same transaction (``_keep``)."""
         with self._tx() as db:
+            if change is not None:
+                self._keep(db, user, change)
             row = db.execute(
                 f"SELECT {_COLUMNS} FROM memories WHERE user = ? AND id = ?", (user, memory)
             ).fetchone()
@@ -496,6 +565,72 @@ class SqliteLedger:
                 "WHERE user = ? AND id = ?",
                 (quotes_json(restated), search_context(replace(record, restated=restated)), quote.at, user, memory),
             )
+
+    def replaced_by(self, user: str, ids: Sequence[str]) -> list[MemoryRecord]:
+        """The memories superseded by one of ``ids``."""
+        found: list[MemoryRecord] = []
+        for start in range(0, len(ids), 500):
+            chunk = list(ids[start : start + 500])
+            marks = ",".join("?" * len(chunk))
+            rows = self._read(f"SELECT {_COLUMNS} FROM memories WHERE user = ? AND superseded_by IN ({marks})",
+                              [user, *chunk])
+            found += [row_to_record(row) for row in rows]
+        return found
+
+    def set_links(self, user: str, links: Mapping[str, Links]) -> None:
+        """Rewrite the supersede link and the profile facts of each memory of ``links``, in one transaction."""
+        if not links:
+            return
+        with self._tx() as db:
+            db.executemany(
+                "UPDATE memories SET superseded_by = ?, superseded_at = ?, facts = ? WHERE user = ? AND id = ?",
+                [(link.superseded_by, link.superseded_at if link.superseded_by else 0.0, facts_json(link.facts),
+                  user, memory) for memory, link in links.items()],
+            )
+
+    def unstate(self, user: str, memory: str, quote: Quote) -> None:
+        """Take ``quote`` out of the provenance of ``memory`` and out of its keyword context: zeroed like a delete."""
+        with self._tx() as db:
+            row = db.execute(f"SELECT {_COLUMNS} FROM memories WHERE user = ? AND id = ?", (user, memory)).fetchone()
+            if row is None:
+                return
+            left = unstated(row_to_record(row), quote)
+            if left is None:
+                return
+            db.execute("UPDATE memories SET restated = ?, search_context = ? WHERE user = ? AND id = ?",
+                       (quotes_json(left.restated), search_context(left), user, memory))
+            db.execute("INSERT INTO memories_fts (memories_fts) VALUES ('optimize')")
+        self._erase()
+
+    # -- what each turn's write did, for /undo -----------------------------------------------------------------
+
+    @staticmethod
+    def _keep(db: sqlite3.Connection, user: str, change: Change) -> None:
+        """Keep ``change``, and only the ``CHANGES_KEPT`` newest of ``user``'s."""
+        for statement in _CHANGES:
+            db.execute(statement)
+        db.execute("INSERT INTO turn_changes (user, session, turn, said, body) VALUES (?, ?, ?, ?, ?)",
+                   (user, change.session, change.turn, change.said, change_json(change)))
+        db.execute("DELETE FROM turn_changes WHERE user = ? AND key NOT IN "
+                   "(SELECT key FROM turn_changes WHERE user = ? ORDER BY key DESC LIMIT ?)",
+                   (user, user, CHANGES_KEPT))
+
+    def changes(self, user: str) -> list[Change]:
+        if not self._read("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'turn_changes'"):
+            return []
+        rows = self._read("SELECT key, session, turn, said, body FROM turn_changes WHERE user = ? ORDER BY key",
+                          [user])
+        return [change_from_row(*row) for row in rows]
+
+    def drop_changes(self, user: str, keys: Sequence[int]) -> None:
+        """Delete changes, leaving no byte of them (they name memories being forgotten)."""
+        if not keys:
+            return
+        with self._tx() as db:
+            for statement in _CHANGES:
+                db.execute(statement)
+            db.executemany("DELETE FROM turn_changes WHERE user = ? AND key = ?", [(user, key) for key in keys])
+        self._erase()
 
     def delete(self, user: str, ids: Sequence[str]) -> int:
         """Delete memories and leave no byte of their text in the file: zeroed pages, FTS segments merged."""

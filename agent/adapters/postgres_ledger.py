@@ -32,8 +32,9 @@ found in the database's files (``tests/test_pg_ledger.py`` reads them after the 
 and locks it meanwhile, so memories and vectors are split into PARTITIONS tables by a hash of the user: a forget
 rewrites the user's own partition, and blocks only the users who share it, for that moment. An eviction (a write
 past the capacity) is not a forget and rewrites nothing (``delete``): its rows' bytes stay in the partition's free
-space until later writes reuse it or the user's next forget rewrites it. The write-ahead log and backups are not
-rewritten. What the server may still hold after a forget, as the README says it:
+space until later writes reuse it or the user's next forget rewrites it. The changes kept for ``/undo``
+(``turn_changes``) that name a forgotten memory are deleted with it, and their table rewritten too. The write-ahead
+log and backups are not rewritten. What the server may still hold after a forget, as the README says it:
 
     With the PostgreSQL ledger a forget deletes the memory's rows and rewrites their tables (VACUUM FULL), so no
     live table or index file of the database holds its text afterwards. The server's write-ahead log still does
@@ -57,6 +58,7 @@ alone for ``REST`` times as long, each call meanwhile failing at once with the s
 from __future__ import annotations
 
 import json
+import logging
 import os
 import secrets
 import threading
@@ -74,6 +76,8 @@ from psycopg.rows import dict_row
 
 from agent.adapters.ledger import (
     TEXT_WEIGHT,
+    change_from_row,
+    change_json,
     facts_json,
     floats,
     forgotten_digest,
@@ -81,9 +85,21 @@ from agent.adapters.ledger import (
     row_to_record,
     search_context,
     unlinked,
+    unstated,
 )
 from agent.adapters.pg_watchdog import Watchdog
-from agent.domain import CONTEXT, ForgetRecord, Machine, MemoryRecord, Quote, StatedFact, VectorSpace
+from agent.domain import (
+    CHANGES_KEPT,
+    CONTEXT,
+    Change,
+    ForgetRecord,
+    Links,
+    Machine,
+    MemoryRecord,
+    Quote,
+    StatedFact,
+    VectorSpace,
+)
 from agent.errors import AgentError, ConfigError, MemoryRefused, MemoryUnavailable, StoreAway, StoreLocked
 from agent.memory.text import content_words
 
@@ -91,6 +107,7 @@ if TYPE_CHECKING:
     from agent.ports import Ledger
 
 T = TypeVar("T")
+log = logging.getLogger(__name__)
 
 LOCK_WAIT = 5.0  # seconds a statement waits for another transaction's lock, like the SQLite ledger's BUSY_WAIT
 # VACUUM FULL waits this long for the readers of a table to finish, and no longer: while its lock is queued every
@@ -197,6 +214,14 @@ _MIGRATIONS: tuple[tuple[int, tuple[str, ...]], ...] = (
         """CREATE TABLE forgotten (
             owner text NOT NULL, digest text NOT NULL, mark bigint NOT NULL, PRIMARY KEY (owner, digest)
         )""",
+    )),
+    # What each turn's write did, for /undo (``put`` and ``restate`` given a change): memory ids and links, as JSON.
+    (5, (
+        """CREATE TABLE turn_changes (
+            key bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY, owner text NOT NULL, session text NOT NULL,
+            turn integer NOT NULL, said text NOT NULL, body text NOT NULL
+        )""",
+        "CREATE INDEX turn_changes_owner ON turn_changes (owner, key)",
     )),
 )
 SCHEMA_VERSION = _MIGRATIONS[-1][0]
@@ -540,11 +565,14 @@ class PostgresLedger:
 
     # -- memories ------------------------------------------------------------------------------------------
 
-    def put(self, records: Sequence[MemoryRecord]) -> None:
-        """Insert new memories; an existing (user, id) keeps its created_at and gets the newer last_seen."""
+    def put(self, records: Sequence[MemoryRecord], change: Change | None = None) -> None:
+        """Insert new memories; an existing (user, id) keeps its created_at and gets the newer last_seen. A
+        ``change`` is kept in the same transaction (``_keep``)."""
         if not records:
             return
         with self._tx() as db, db.cursor() as cursor:
+            if change is not None:
+                self._keep(db, records[0].user, change)
             cursor.executemany(
                 """INSERT INTO memories (id, text, kind, owner, session, turn, created_at, last_seen, content_hash,
                        source, extra, facts, superseded_by, superseded_at, restated, search_context)
@@ -637,9 +665,12 @@ class PostgresLedger:
         with self._tx() as db:
             db.execute("UPDATE memories SET facts = %s WHERE owner = %s AND id = %s", (facts_json(facts), user, memory))
 
-    def restate(self, user: str, memory: str, quote: Quote) -> None:
-        """Add ``quote`` to the provenance of ``memory`` and to its keyword context; its ``last_seen`` moves on."""
+    def restate(self, user: str, memory: str, quote: Quote, change: Change | None = None) -> None:
+        """Add ``quote`` to the provenance of ``memory`` and to its keyword context; its ``last_seen`` moves on. A
+        ``change`` is kept in the same transaction (``_keep``)."""
         with self._tx() as db:
+            if change is not None:
+                self._keep(db, user, change)
             row = db.execute(f"SELECT {_RECORD} FROM memories WHERE owner = %s AND id = %s", (user, memory)).fetchone()
             if row is None:
                 return
@@ -651,6 +682,71 @@ class PostgresLedger:
                 (quotes_json(restated), _searchable(search_context(replace(record, restated=restated))), quote.at,
                  user, memory),
             )
+
+    def replaced_by(self, user: str, ids: Sequence[str]) -> list[MemoryRecord]:
+        """The memories superseded by one of ``ids``."""
+        if not ids:
+            return []
+        rows = self._read(f"SELECT {_RECORD} FROM memories WHERE owner = %s AND superseded_by = ANY(%s)",
+                          [user, list(ids)])
+        return [row_to_record(row) for row in rows]
+
+    def set_links(self, user: str, links: Mapping[str, Links]) -> None:
+        """Rewrite the supersede link and the profile facts of each memory of ``links``, in one transaction."""
+        if not links:
+            return
+        with self._tx() as db, db.cursor() as cursor:
+            cursor.executemany(
+                "UPDATE memories SET superseded_by = %s, superseded_at = %s, facts = %s WHERE owner = %s AND id = %s",
+                [(link.superseded_by, link.superseded_at if link.superseded_by else 0.0, facts_json(link.facts),
+                  user, memory) for memory, link in links.items()],
+            )
+
+    def unstate(self, user: str, memory: str, quote: Quote) -> None:
+        """Take ``quote`` out of the provenance of ``memory`` and out of its keyword context; the user's partition is
+        rewritten so the old row's bytes go."""
+        with self._tx() as db:
+            row = db.execute(f"SELECT {_RECORD} FROM memories WHERE owner = %s AND id = %s", (user, memory)).fetchone()
+            if row is None:
+                return
+            left = unstated(row_to_record(row), quote)
+            if left is None:
+                return
+            db.execute("UPDATE memories SET restated = %s, search_context = %s WHERE owner = %s AND id = %s",
+                       (quotes_json(left.restated), search_context(left), user, memory))
+        self._vacuum(self._partitions(user, ("memories",)))
+
+    # -- what each turn's write did, for /undo -------------------------------------------------------------
+
+    @staticmethod
+    def _keep(db: psycopg.Connection[dict[str, Any]], user: str, change: Change) -> None:
+        """Keep ``change``, and only the ``CHANGES_KEPT`` newest of ``user``'s."""
+        db.execute("INSERT INTO turn_changes (owner, session, turn, said, body) VALUES (%s, %s, %s, %s, %s)",
+                   (user, change.session, change.turn, change.said, change_json(change)))
+        db.execute("DELETE FROM turn_changes WHERE owner = %s AND key NOT IN "
+                   "(SELECT key FROM turn_changes WHERE owner = %s ORDER BY key DESC LIMIT %s)",
+                   (user, user, CHANGES_KEPT))
+
+    def changes(self, user: str) -> list[Change]:
+        rows = self._read("SELECT key, session, turn, said, body FROM turn_changes WHERE owner = %s ORDER BY key",
+                          [user])
+        return [change_from_row(int(row["key"]), str(row["session"]), int(row["turn"]), str(row["said"]),
+                                str(row["body"])) for row in rows]
+
+    def drop_changes(self, user: str, keys: Sequence[int]) -> None:
+        """Delete changes (they name memories being forgotten), and rewrite their table so no byte of them stays. A
+        rewrite that must give up (another transaction holds the table past ``VACUUM_WAIT``) does not stop the
+        forget or the undo this is part of: the rewrite at the end of every forget (``_drop_forget``) takes them."""
+        if not keys:
+            return
+        with self._tx() as db:
+            dropped = db.execute("DELETE FROM turn_changes WHERE owner = %s AND key = ANY(%s)",
+                                 (user, list(keys))).rowcount
+        if dropped:
+            try:
+                self._vacuum(("turn_changes",))
+            except MemoryUnavailable as exc:
+                log.debug("the changes' table was not rewritten now: %s", exc)
 
     def oldest(self, user: str, n: int) -> list[str]:
         rows = self._read("SELECT id FROM memories WHERE owner = %s ORDER BY last_seen, rowid LIMIT %s", [user, n])
@@ -846,7 +942,7 @@ class PostgresLedger:
         self._vacuum(self._partitions(owners[0]["owner"]))
         with self._tx() as db:
             db.execute("DELETE FROM forgets WHERE key = %s", (key,))
-        self._vacuum(("forgets",))
+        self._vacuum(("forgets", "turn_changes"))
 
     # -- the machines that use the ledger ------------------------------------------------------------------
 

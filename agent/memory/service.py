@@ -13,19 +13,23 @@ import logging
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
+from datetime import datetime
 
 from agent.domain import (
+    Change,
+    Links,
     MemoryKind,
     MemoryRecord,
     Quote,
     ScoredMemory,
     StatedFact,
+    Touched,
     VectorSpace,
     content_hash,
     memory_id,
 )
 from agent.errors import EmbedderMismatch, EmbeddingError, MemoryRefused, MemoryUnavailable, OverCapacity
-from agent.memory import dates, gate, profile, truth
+from agent.memory import dates, gate, profile, relink, truth
 from agent.memory.calibration import default_grounding, default_threshold
 from agent.memory.canonical import canonical
 from agent.memory.context import MemoryBlock, build_block
@@ -95,6 +99,56 @@ class WriteReport:
 
 
 @dataclass(frozen=True)
+class TurnWrites:
+    """What the write of one turn left in the store, as ``/undo`` takes it back: the memories it created (those the
+    store still holds), the quotes it added to memories it said again (memory id, quote), the memories whose links
+    it changed otherwise (said again after they were replaced, and what that replaced), and the ledger's changes
+    that record it."""
+
+    created: tuple[MemoryRecord, ...] = ()
+    quotes: tuple[tuple[str, Quote], ...] = ()
+    changed: tuple[Touched, ...] = ()
+    changes: tuple[Change, ...] = ()
+
+
+
+@dataclass(frozen=True)
+class Rewrite:
+    """An edit decided: the memory ``old`` becomes ``new`` (its facts, supersedes and dates read again from the new
+    text), and the new links of the other memories that ``old`` replaced or ``new`` replaces."""
+
+    old: MemoryRecord
+    new: MemoryRecord
+    links: dict[str, Links] = field(default_factory=dict)
+    back: tuple[MemoryRecord, ...] = ()  # the memories current again: the new text no longer replaces them
+
+
+@dataclass(frozen=True)
+class _Decision:
+    """What storing one memory will do, decided before anything is written: the record (with its facts), the truth
+    outcome, the memory of the same id already stored, its vector if computed, and the links the write gives the
+    memories already there (``before`` holds their links until then)."""
+
+    record: MemoryRecord
+    outcome: truth.Outcome
+    known: MemoryRecord | None = None
+    vector: list[float] | None = None
+    links: dict[str, Links] = field(default_factory=dict)
+    before: dict[str, Links] = field(default_factory=dict)
+
+    def touched(self) -> list[Touched]:
+        """The memories this write changes without creating them, for its ``Change``: the one it restates, or, for
+        words said again after they were replaced, that memory and the ones it replaces again. (The memories a new
+        memory replaces are left out: forgetting it puts them back.)"""
+        if self.outcome.restates is not None:
+            r = self.record
+            return [Touched(self.outcome.restates, quote=Quote(r.source, r.session, r.turn, r.created_at))]
+        if self.known is None:
+            return []
+        return [Touched(memory, self.before[memory], link) for memory, link in self.links.items()]
+
+
+@dataclass(frozen=True)
 class Recall:
     """What the read path gives one turn: the block for the system prompt and the threshold it used."""
 
@@ -105,6 +159,10 @@ class Recall:
 def _holds(record: MemoryRecord, facts: Sequence[StatedFact]) -> bool:
     """Whether ``record`` states each of ``facts`` already."""
     return all(any(f.key == g.key and f.value == g.value for g in record.facts) for f in facts)
+
+
+def _iso(when: float) -> str:
+    return datetime.fromtimestamp(when).astimezone().isoformat(timespec="seconds")
 
 
 def space_of(embedder: Embedder) -> VectorSpace:
@@ -141,6 +199,14 @@ def keeps(policy: MemoryPolicy, text: str) -> bool:
     """Whether ``observe`` would keep something of the user's words ``text``: the gate's judgement alone, with
     nothing read or written (a chat asks it when the store cannot be reached, to keep the turn for later)."""
     return judge(policy, text)[0].keep
+
+
+def drop_changes_naming(ledger: Ledger, user: str, ids: Sequence[str]) -> None:
+    """Drop the changes kept for ``/undo`` that name one of the memories ``ids`` (forgotten or evicted): no
+    forgotten id stays in them, and a turn's undo never acts on a memory that is gone."""
+    gone = set(ids)
+    if gone:
+        ledger.drop_changes(user, [change.key for change in ledger.changes(user) if change.names() & gone])
 
 
 def refuse(text: str) -> None:
@@ -250,8 +316,16 @@ class MemoryService:
             log.debug("gate: skip (%s)", full)
             return WriteReport(decision, skipped_reason=full)
         known = self.ledger.get(self.user, [r.id for r in records])
-        first, outcome, evicted = self._settle(records[0], statement)
+        settled = self._decide(records[0], statement)
+        merged = settled.outcome.restates is not None  # the turn's words join another memory: no new one
+        created = tuple(dict.fromkeys(r.id for n, r in enumerate(records)
+                                      if r.id not in known and not (n == 0 and merged)))
+        touched = tuple(settled.touched())
+        # What /undo takes back, kept in the transaction of the write's first step (the memory, or the quote).
+        change = Change(session, turn, content_hash(words), created, touched) if created or touched else None
+        first, evicted = self._apply(settled, change)
         rest, more = self._write(records[1:])
+        outcome = settled.outcome
         return WriteReport(decision, (first, *rest), refreshed=frozenset(known), evicted=(*evicted, *more),
                            superseded=outcome.supersedes, restated=outcome.restates, dropped=tuple(dropped))
 
@@ -271,7 +345,9 @@ class MemoryService:
             raise OverCapacity(f"Not remembered: {full}.")
         known = self.ledger.get(self.user, [record.id])
         statement = profile.read(text) if self.policy.truth else profile.Statement()
-        stored, outcome, evicted = self._settle(record, statement)
+        settled = self._decide(record, statement)
+        stored, evicted = self._apply(settled)
+        outcome = settled.outcome
         return WriteReport(gate.GateDecision(True, "explicit", text=record.text, explicit=True), (stored,),
                            refreshed=frozenset(known), evicted=tuple(evicted), superseded=outcome.supersedes,
                            restated=outcome.restates)
@@ -297,50 +373,48 @@ class MemoryService:
                 f"least recently seen that would go (then add --yes), or raise AGENT_MEMORY_CAPACITY to {count} "
                 "or more")
 
-    def _settle(
-        self, record: MemoryRecord, statement: profile.Statement
-    ) -> tuple[MemoryRecord, truth.Outcome, list[MemoryRecord]]:
-        """Store ``record`` (with the profile facts of ``statement``) unless it restates a current memory, which is
-        refreshed instead; then mark what it replaces. The new memory is durable before anything is superseded:
-        a crash in between leaves both current, a duplicate, never a loss. Also returns what the write evicted."""
+    def _decide(self, record: MemoryRecord, statement: profile.Statement) -> _Decision:
+        """What storing ``record`` (with the profile facts of ``statement``) will do: refresh the memory it restates
+        instead, or store it and replace what it contradicts. Reads the store and writes nothing (``_apply`` does)."""
         record = replace(record, facts=statement.facts)
         if not self.policy.truth:
-            written, evicted = self._write([record])
-            return written[0], truth.Outcome(), evicted
+            return _Decision(record, truth.Outcome())
         self.check_space()
         known = self.ledger.get(self.user, [record.id]).get(record.id)
         if known is not None and known.current and _holds(known, record.facts):
             # the same words again: that memory, refreshed (unless the extractor found a value in them it lacks)
-            written, evicted = self._write([record])
-            return written[0], truth.Outcome(reason="said before in the same words"), evicted
+            return _Decision(record, truth.Outcome(reason="said before in the same words"))
         profiled = [r for r in self.ledger.profiled(self.user) if r.id != record.id]
         # Words said before and since replaced: nothing to compare them with, nothing to embed again.
         vector, neighbours = self._neighbours(record) if known is None else (None, [])
         outcome = truth.decide(record.text, statement, profiled, neighbours)
         log.debug("truth: %s", outcome.reason or "a memory of its own")
         if outcome.restates is not None:
-            self.ledger.restate(self.user, outcome.restates,
-                                Quote(record.source, record.session, record.turn, record.created_at))
-            return self.ledger.get(self.user, [outcome.restates])[outcome.restates], outcome, []
-        written, evicted = self._write([record], {record.id: vector} if vector is not None else None)
-        stored = written[0]
+            return _Decision(record, outcome, known)
+        around = {r.id: r for r in [*profiled, *(old for old, _ in neighbours)]}
+        links = relink.replaced(outcome, record.id, record.created_at, around)
         if known is not None:
             # Said again after it was replaced ("I live in Boston" once more): current again, with today's facts.
-            self.ledger.supersede(self.user, [record.id], "", 0.0)
-            self.ledger.set_facts(self.user, record.id, record.facts)
-        self.ledger.supersede(self.user, outcome.supersedes, record.id, record.created_at)
-        by_memory: dict[str, list[StatedFact]] = {}
-        for memory, fact in outcome.replaces_facts:
-            by_memory.setdefault(memory, []).append(fact)
-        for old in (r for r in profiled if r.id in by_memory):
-            facts = tuple(
-                replace(f, superseded_by=record.id)
-                if not f.superseded_by and any(f.key == g.key and f.value == g.value for g in by_memory[old.id])
-                else f
-                for f in old.facts
-            )
-            self.ledger.set_facts(self.user, old.id, facts)
-        return self.ledger.get(self.user, [stored.id]).get(stored.id, stored), outcome, evicted
+            around[known.id] = known
+            links = {known.id: Links("", 0.0, record.facts), **links}
+        return _Decision(record, outcome, known, vector, links, {m: Links.of(around[m]) for m in links})
+
+    def _apply(self, settled: _Decision, change: Change | None = None) -> tuple[MemoryRecord, list[MemoryRecord]]:
+        """Write what ``_decide`` decided, with ``change`` in the first transaction; returns the memory as stored and
+        what the write evicted. The new memory is durable before anything is superseded: a crash in between leaves
+        both current, a duplicate, never a loss; the links of the memories it replaces are then written in one
+        transaction."""
+        record, outcome = settled.record, settled.outcome
+        if outcome.restates is not None:
+            self.ledger.restate(self.user, outcome.restates,
+                                Quote(record.source, record.session, record.turn, record.created_at), change)
+            return self.ledger.get(self.user, [outcome.restates])[outcome.restates], []
+        vector = settled.vector
+        written, evicted = self._write([record], {record.id: vector} if vector is not None else None, change)
+        if not settled.links:
+            return written[0], evicted
+        self.ledger.set_links(self.user, settled.links)
+        return self.ledger.get(self.user, [record.id]).get(record.id, written[0]), evicted
 
     def _neighbours(self, record: MemoryRecord) -> tuple[list[float] | None, list[tuple[MemoryRecord, float]]]:
         """The vector of ``record`` and its nearest current memories, best first. An embedder or an index that fails
@@ -420,9 +494,10 @@ class MemoryService:
         return self._write(records, vectors)[0]
 
     def _write(
-        self, records: Sequence[MemoryRecord], vectors: dict[str, list[float]] | None = None
+        self, records: Sequence[MemoryRecord], vectors: dict[str, list[float]] | None = None,
+        change: Change | None = None,
     ) -> tuple[list[MemoryRecord], list[MemoryRecord]]:
-        """``write``, returning (stored, evicted)."""
+        """``write``, returning (stored, evicted); ``change`` is kept with the records (``Ledger.put``)."""
         if not records:
             return [], []
         records = [stored_form(r) for r in records]
@@ -430,7 +505,7 @@ class MemoryService:
         self.flush_seen()
         unique = list({r.id: r for r in records}.values())
         known = self.ledger.get(self.user, [r.id for r in unique])
-        self.ledger.put(unique)
+        self.ledger.put(unique, change)
         # A record whose index write failed before (disk full, a kill) is in the ledger but not the index: a retry
         # embeds it again instead of taking it for stored.
         indexed = self.index.vectors([r.id for r in unique if r.id in known]) if known else {}
@@ -513,21 +588,126 @@ class MemoryService:
 
     def restore(self, memory: str) -> MemoryRecord | None:
         """Make a superseded memory current again; the memory that replaced it is superseded by it in turn (an
-        undo). Returns the restored memory, or None when there is no such memory or it is current."""
+        undo), in the same transaction. Returns the restored memory, or None when there is no such memory or it is
+        current."""
         record = self.ledger.get(self.user, [memory]).get(memory)
         if record is None or record.current:
             return None
         now = self._clock()
         replacer = self.ledger.get(self.user, [record.superseded_by]).get(record.superseded_by)
-        self.ledger.supersede(self.user, [record.id], "", 0.0)
-        self.ledger.set_facts(self.user, record.id, tuple(replace(f, superseded_by="") for f in record.facts))
+        links = {record.id: Links("", 0.0, tuple(replace(f, superseded_by="") for f in record.facts))}
         if replacer is not None and replacer.current:
-            self.ledger.supersede(self.user, [replacer.id], record.id, now)
             keys = {f.key for f in record.facts if profile.single_valued(f.key)}
-            self.ledger.set_facts(self.user, replacer.id, tuple(
+            links[replacer.id] = Links(record.id, now, tuple(
                 replace(f, superseded_by=record.id) if f.key in keys and not f.superseded_by else f
                 for f in replacer.facts))
+        self.ledger.set_links(self.user, links)
         return self.ledger.get(self.user, [record.id])[record.id]
+
+    # -- taking a turn back, and rewriting a memory ---------------------------------------------------------
+
+    def turn_writes(self, session: str, turn: int, line: str, scrubbed: bool = False) -> TurnWrites:
+        """What the write of turn ``turn`` of ``session``, whose line was ``line``, left in the store: as its
+        changes record it, or, for a turn older than the changes kept (``domain.CHANGES_KEPT``) or written by an older
+        version, the memories and quotes that name this session, turn and words in their provenance. A ``/remember``
+        typed after the turn carries the turn's number too, and is never taken: its words are not the turn's.
+        ``scrubbed``: a forget took words out of the line (an undo cut short after its forget began), so the
+        changes are found by session and turn alone."""
+        words = judge(self.policy, line)[1]
+        said = content_hash(words)
+        kept = [c for c in self.ledger.changes(self.user) if c.session == session]
+        changes = tuple(c for c in kept if c.turn == turn and (scrubbed or c.said == said))
+        if not changes and not scrubbed and not any(c.turn < turn for c in kept):
+            # No change of this session is kept from before this turn: the turn may predate them, and its memories
+            # are found by their provenance (a scan). Otherwise the writes since were all recorded: it wrote none.
+            said_here = (session, turn, words)
+            records = self.list()
+            return TurnWrites(tuple(r for r in records if (r.session, r.turn, r.source) == said_here),
+                              tuple((r.id, q) for r in records for q in r.restated
+                                    if (q.session, q.turn, q.text) == said_here))
+        if not changes:
+            return TurnWrites()
+        ids = list(dict.fromkeys(memory for change in changes for memory in change.created))
+        found = self.ledger.get(self.user, ids)
+        touched = [t for change in changes for t in change.touched]
+        return TurnWrites(tuple(found[memory] for memory in ids if memory in found),
+                          tuple((t.memory, t.quote) for t in touched if t.quote is not None),
+                          tuple(t for t in touched if t.before is not None and t.after is not None), changes)
+
+    def put_back(self, writes: TurnWrites) -> list[MemoryRecord]:
+        """Undo what a turn's write changed of memories it did not create (the ones it created are forgotten through
+        ``agent.forget``): its quotes leave the memories they joined, and the links it changed are as they were
+        before it. A later write that changed one of those links since (another terminal's) is not undone: then
+        every link stays as it is, and only the quotes go. Returns the memories whose links were put back, as they
+        are now."""
+        for memory, quote in writes.quotes:
+            self.ledger.unstate(self.user, memory, quote)
+        if not writes.changed:
+            return []
+        now = self.ledger.get(self.user, [t.memory for t in writes.changed])
+        states = {t.memory: Links.of(now[t.memory]) for t in writes.changed if t.memory in now}
+        if any(states.get(t.memory) not in (t.before, t.after) for t in writes.changed):
+            log.info("undo: links changed since the turn, left as they are")
+            return []
+        back = {t.memory: t.before for t in writes.changed if t.before is not None and states[t.memory] == t.after}
+        self.ledger.set_links(self.user, back)
+        return list(self.ledger.get(self.user, list(back)).values())
+
+    def drop_changes(self, writes: TurnWrites) -> None:
+        """The turn is taken back: the changes that recorded its write go."""
+        self.ledger.drop_changes(self.user, [change.key for change in writes.changes])
+
+    def release(self, records: Sequence[MemoryRecord], everything: bool = False) -> list[MemoryRecord]:
+        """Before ``records`` are forgotten (``agent.forget`` calls this in the same step): what they had replaced
+        passes to what replaced them, or is current again when nothing did (``agent.memory.relink``), in one
+        transaction, so no link names a forgotten memory (the changes that name them go when the forget is finished:
+        ``drop_changes_naming``). Returns the memories current again, or with a value current again, as they are
+        now; none when ``everything`` goes."""
+        if everything:
+            return []
+        gone = self.ledger.get(self.user, [r.id for r in records])
+        pointing = {r.id: r for r in [
+            *self.ledger.replaced_by(self.user, list(gone)),
+            *(r for r in self.ledger.profiled(self.user) if any(f.superseded_by in gone for f in r.facts)),
+        ] if r.id not in gone}
+        links = relink.inherited(pointing.values(), gone)
+        self.ledger.set_links(self.user, links)
+        back = [m for m, link in links.items() if relink.back_again(pointing[m], link)]
+        return list(self.ledger.get(self.user, back).values())
+
+    def rewrite(self, old: MemoryRecord, text: str, when: float | None = None) -> Rewrite:
+        """What the memory ``old`` becomes when the user rewrites it as ``text`` (``/edit``, ``agent memories
+        edit``), decided and not yet written (``store_rewrite``). It keeps where it came from (kind, session, turn,
+        when it was first said, the reply it answered) and everything derived from the old words is derived again
+        from the new: the relative dates (from now), the profile facts, what it replaces and what replaces it, as if
+        it had been said in these words then; the restatements of the old words go with them (a model's extracted
+        values are not asked for again). A memory replaced as a whole by a correction stays replaced by it."""
+        stamp = self._clock() if when is None else when
+        said = canonical(text).strip()
+        resolved = dates.resolve(said, stamp)
+        statement = profile.read(said) if self.policy.truth else profile.Statement()
+        new = replace(old, id=memory_id(self.user, resolved), text=resolved, content_hash=content_hash(resolved),
+                      source=said, last_seen=max(old.last_seen, stamp), facts=statement.facts, superseded_by="",
+                      superseded_at=0.0, restated=(), extra={**old.extra, "edited_at": _iso(stamp)})
+        if not self.policy.truth:
+            return Rewrite(old, replace(new, superseded_by=old.superseded_by, superseded_at=old.superseded_at))
+        mine = {old.id, new.id}
+        profiled = [r for r in self.ledger.profiled(self.user) if r.id not in mine]
+        pointing = {r.id: r for r in [*self.ledger.replaced_by(self.user, [old.id]),
+                                      *(r for r in profiled if any(f.superseded_by == old.id for f in r.facts))]
+                    if r.id not in mine}
+        new, links = relink.rederived(old, new, statement, profiled, list(pointing.values()))
+        was = {**{r.id: r for r in profiled}, **pointing}
+        back = tuple(relink.linked(was[m], link) for m, link in links.items() if relink.back_again(was[m], link))
+        return Rewrite(old, new, links, back)
+
+    def store_rewrite(self, rewrite: Rewrite) -> MemoryRecord:
+        """Write the memory an edit made (embedded again), then the links of the memories around it, in one
+        transaction: first the new memory, so nothing ever points at a memory that is not there. The old memory is
+        the caller's to forget (``agent.edit``)."""
+        stored = self.write([rewrite.new])[0]
+        self.ledger.set_links(self.user, rewrite.links)
+        return self.ledger.get(self.user, [stored.id]).get(stored.id, stored)
 
     def flush_seen(self) -> None:
         """Write the ``last_seen`` of recalled memories. Recall only notes them: a durable write costs up to 9 ms
@@ -553,6 +733,7 @@ class MemoryService:
         open drops (``reconcile``), never memories whose vectors were already overwritten with noise."""
         if not ids:
             return 0
+        drop_changes_naming(self.ledger, self.user, ids)
         deleted = self.ledger.delete(self.user, ids)
         self.index.delete(ids)
         return deleted

@@ -11,7 +11,6 @@ Forget means gone from the whole data directory, not only from the store: ``agen
 from __future__ import annotations
 
 import re
-import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -20,7 +19,7 @@ from pathlib import Path
 from rich.table import Table
 from rich.text import Text
 
-from agent import edit, forget
+from agent import edit, forget, undo
 from agent.chat import ChatEngine, MemoryWorker
 from agent.domain import MemoryRecord, ScoredMemory
 from agent.errors import AgentError
@@ -276,22 +275,24 @@ class Commands(ChatControls):
         """Forget ``ids`` and say which memories went and where else their words were removed from."""
         known = {r.id: r for r in memory.call(lambda s: s.list())}
         gone = [known[memory_id] for memory_id in ids if memory_id in known]
-        erased = self._forget_records(memory, gone)
+        erased = forget.forget(memory.call, gone, self._places(memory), own=self.engine)
         for record in gone:
             self.out.notice(f"forgot: {shorten(record.text)}")
         self.out.notice(f"Forgot {plural(erased.count, 'memory', 'memories')}.")
         self._listing = []
         self._tell(erased, this_session=erased.this_session)
 
-    def _forget_records(self, memory: MemoryWorker, records: Sequence[MemoryRecord]) -> forget.Result:
-        """Forget ``records`` through ``agent.forget``, which holds Ctrl-C until it is done and also scrubs this
-        session, in memory too; the sessions directory is in the data directory, where copies of the index and the
-        ledger are set aside."""
+    def _places(self, memory: MemoryWorker) -> forget.Places:
+        """Where a forget takes the words out (``agent.forget``, which holds Ctrl-C until it is done and also
+        scrubs this session, in memory too): the sessions directory is in the data directory, where copies of the
+        index and the ledger are set aside."""
         machine = "" if self.engine.places is None else self.engine.places.machine
-        places = forget.Places(self.engine.store, self.history, self.data_root, memory.spool, machine)
-        return forget.forget(memory.call, records, places, own=self.engine)
+        return forget.Places(self.engine.store, self.history, self.data_root, memory.spool, machine)
 
-    def _tell(self, erased: forget.Result, this_session: bool) -> None:
+    def _tell(self, erased: forget.Result, this_session: bool, back: Sequence[MemoryRecord] | None = None) -> None:
+        """What a forget did, and which memories are current again (``back``, by default the forget's own)."""
+        for line in forget.back_line(erased.back if back is None else back):
+            self.out.notice(line)
         for line in erased.outcome.lines(this_session=this_session):
             self.out.notice(line)
         if erased.index_error is not None:
@@ -321,16 +322,10 @@ class Commands(ChatControls):
         if why is not None or text is None:
             self.out.notice(why or "")
             return
-        new = edit.edited(old, text, time.time())
-        if edit.forget_first(old, new):
-            erased = self._forget_records(memory, [old])
-            stored = memory.call(lambda s: s.write([new]))[0]
-        else:
-            stored = memory.call(lambda s: s.write([new]))[0]
-            erased = self._forget_records(memory, [old])
+        edited = edit.rewrite(memory.call, old, text, self._places(memory), own=self.engine)
         self._listing = []
-        self.out.notice(f"edited: {shorten(stored.text)} (was: {shorten(old.text)})", "green")
-        self._tell(erased, this_session=erased.this_session)
+        self.out.notice(f"edited: {shorten(edited.stored.text)} (was: {shorten(old.text)})", "green")
+        self._tell(edited.result, this_session=edited.result.this_session, back=edited.back)
 
     def _remember(self, text: str) -> None:
         memory = self._writer("nothing is remembered")
@@ -413,33 +408,40 @@ class Commands(ChatControls):
         return Action(send=line)
 
     def _undo(self, arg: str) -> None:
-        """Take back the last exchange: the memories it wrote are forgotten as ``/forget`` forgets them (every
-        file, crash-safe), then the turn leaves the session and the context window. One line says which."""
+        """Take back the last exchange and everything its write did to memory (``agent.undo``): the memories it
+        wrote are forgotten as ``/forget`` forgets them (every file, crash-safe), a quote it added to a memory it
+        said again leaves that memory, what it replaced is current again, and its words no longer wait in the
+        spool; then the turn leaves the session and the context window. One line says which."""
         memory = self.engine.memory
-        exchange = self.engine.last_exchange()
-        if exchange is None:
+        undone = undo.take_back(self.engine, None if memory is None else self._places(memory))
+        if undone is None:
             self.out.notice("Nothing to undo yet.")
             return
-        said = f"Undid turn {exchange.number} (you: {shorten(exchange.turn.user, 60)})"
-        memories = exchange.memories
-        erased = None
-        if memory is None:
-            said += "; long-term memory is off in this run, so no memory was looked at."
-        elif not memories:
-            said += "; it wrote no memory."
-        elif memory.read_only:
-            stay = "it wrote stays" if len(memories) == 1 else "it wrote stay"
-            said += (f"; memory is read-only in this run, so the {plural(len(memories), 'memory', 'memories')} "
-                     f"{stay}: {'; '.join(shorten(r.text, 60) for r in memories)}.")
-        else:
-            erased = self._forget_records(memory, memories)
-            which = "the memory" if len(memories) == 1 else f"the {len(memories)} memories"
-            said += f"; forgot {which} it wrote: {'; '.join(shorten(r.text, 60) for r in memories)}."
-        self.engine.take_back_last()
-        self.out.notice(said)
-        if erased is not None:
+        said = f"Undid turn {undone.number} (you: {shorten(undone.turn.user, 60)})"
+        parts = []
+        if not undone.memory:
+            parts.append("long-term memory is off in this run, so no memory was looked at")
+        if undone.kept:
+            stay = "it wrote stays" if len(undone.kept) == 1 else "it wrote stay"
+            parts.append(f"memory is read-only in this run, so the {plural(len(undone.kept), 'memory', 'memories')} "
+                         f"{stay}: {'; '.join(shorten(r.text, 60) for r in undone.kept)}")
+        if undone.waiting:
+            parts.append("it had not reached memory (the store did not answer), and it no longer waits to be "
+                         "remembered")
+        if undone.forgotten:
+            which = "the memory" if len(undone.forgotten) == 1 else f"the {len(undone.forgotten)} memories"
+            parts.append(f"forgot {which} it wrote: {'; '.join(shorten(r.text, 60) for r in undone.forgotten)}")
+        if undone.restated:
+            parts.append("took its words out of the memory it said again: "
+                         f"{'; '.join(shorten(r.text, 60) for r in undone.restated)}")
+        if undone.back:
+            parts.append(f"what it replaced is current again: {'; '.join(shorten(r.text, 60) for r in undone.back)}")
+        if undone.memory and not parts:
+            parts.append("it wrote no memory")
+        self.out.notice(f"{said}; {'; '.join(parts)}.")
+        if undone.result is not None:
             self._listing = []
-            self._tell(erased, this_session=False)
+            self._tell(undone.result, this_session=False)
 
     def _clear(self, arg: str) -> None:
         self.engine.clear()
