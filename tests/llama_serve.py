@@ -2,9 +2,10 @@
 ``xllamacpp`` wheel) on one GGUF model, listening on 127.0.0.1 until it is killed.
 
 Run as a script by path (``python tests/llama_serve.py MODEL PORT N_CTX [TEMPLATE]``): it imports nothing of the
-project, so a test process never loads xllamacpp itself (on a CPU the wheel was not built for, that import dies of
-SIGILL, and would take pytest with it). ``TEMPLATE`` is the name of one of llama.cpp's built-in chat templates
-(``gemma``); without it the server uses the template in the GGUF file's metadata, through its Jinja engine.
+project, so a test process never runs xllamacpp itself (on a CPU without the AVX2 the wheel was built for, its
+llama.cpp code dies of SIGILL, and would take pytest with it). ``TEMPLATE`` is the name of one of llama.cpp's
+built-in chat templates (``gemma``); without it the server uses the template in the GGUF file's metadata, through
+its Jinja engine.
 """
 
 from __future__ import annotations
