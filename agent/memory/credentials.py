@@ -71,7 +71,8 @@ def _detectors() -> tuple[list[Callable[[str], Iterator[str]]], Callable[[str], 
     from detect_secrets.plugins import keyword
     from detect_secrets.plugins.high_entropy_strings import Base64HighEntropyString, HexHighEntropyString
 
-    classes: dict[str, Any] = {cls.__name__: cls for cls in get_mapping_from_secret_type_to_class().values()}
+    plugins: dict[str, Any] = get_mapping_from_secret_type_to_class()
+    classes: dict[str, Any] = {cls.__name__: cls for cls in plugins.values()}
     # Assignments only ("password = x", 'api_key: "x"'): its plain "word: value" form takes "secretary: Jane"
     # for a secret, and credentials said in words are read by ``_SAID_FORMS`` below.
     assignments: dict[Any, int] = {keyword.FOLLOWED_BY_EQUAL_SIGNS_REGEX: 5,
