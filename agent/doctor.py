@@ -5,9 +5,13 @@ messages), the embedder (loads, embeds), the store (its lock, the index against 
 directory's permissions. Each check is a ``Check`` with ok, warn or fail; the CLI only prints them. A check that
 cannot run because an earlier one failed is left out rather than failed again.
 
-How the system role is checked: two one-token requests, the same user line with and without a system message in
-front. A template that drops system messages (llama-cpp-python's ``gemma``) counts the same prompt tokens for both,
-and so would drop the memory block if the agent sent it there.
+How the system role is checked: from the chat template where the server publishes its source (llama.cpp's
+``/props``, Ollama's ``/api/show``), as the chat decides where the memory goes. Elsewhere by two one-token requests,
+the same user line after a short and after a long system message: a template that keeps system messages counts
+more prompt tokens for the long one; one that drops them (llama-cpp-python's ``gemma``) counts the same for both,
+and would drop the memory block if the agent sent it there. Not with and without a system message: a template
+that puts a default system prompt of its own in front when none is sent (SmolLM2's: 33 tokens, as many as the
+doctor's message was) can count the same for both and look as if it dropped the message.
 """
 
 from __future__ import annotations
@@ -25,14 +29,15 @@ from agent import locking
 from agent.config import Settings
 from agent.domain import Message
 from agent.errors import AgentError, StoreLocked
-from agent.server import ServerInfo, ServerProfile, request_limit, server_profile
+from agent.server import ServerInfo, ServerProfile, request_limit, server_profile, template_has_system_role
 
 Status = Literal["ok", "warn", "fail"]
 PING_TOKENS = 8
 DISK_FAIL = 100 * 1024**2
 DISK_WARN = 1024**3
 _PING = [Message("user", "Say OK.")]
-_SYSTEM = Message("system", "You are a helpful assistant. Keep every answer to one short sentence, please.")
+_SHORT_SYSTEM = Message("system", "Be brief.")
+_LONG_SYSTEM = Message("system", "Be brief. " + "Keep every answer to one short sentence, and say nothing else. " * 4)
 # What a request holds besides the window: the system prompt (about 200 tokens) and the memory block.
 _SYSTEM_PROMPT_TOKENS = 250
 
@@ -156,14 +161,23 @@ def system_role_check(count: Callable[[list[Message]], int | None], profile: Ser
     from agent.errors import ChatError
 
     area, name = "model server", "system role"
+    goes = f"the memory goes into {profile.placement.describe()}"
+    published = profile.info.template
+    has_role = template_has_system_role(published) if published is not None else None
+    if has_role:
+        return Check(area, name, "ok", f"the server's chat template has a system role; {goes}")
+    if has_role is False:
+        if profile.placement.where == "user":
+            return Check(area, name, "ok", f"the server's chat template has no system role; {goes}")
+        return Check(area, name, "warn", "the server's chat template has no system role: it may drop a system "
+                     f"message, and the memory with it; {goes}", "set AGENT_SYSTEM_PROMPT=user")
     try:
-        without, with_system = count(_PING), count([_SYSTEM, *_PING])
+        short, long = count([_SHORT_SYSTEM, *_PING]), count([_LONG_SYSTEM, *_PING])
     except ChatError as exc:
         return Check(area, name, "warn", f"could not tell ({exc})")
-    goes = f"the memory goes into {profile.placement.describe()}"
-    if without is None or with_system is None:
+    if short is None or long is None:
         return Check(area, name, "warn", f"the server reports no token usage, so it cannot be told; {goes}")
-    if with_system > without:
+    if long > short:
         return Check(area, name, "ok", f"the chat template keeps system messages; {goes}")
     if profile.placement.where == "user":
         return Check(area, name, "ok", f"the chat template drops system messages; {goes}")

@@ -21,6 +21,8 @@ PLACEMENTS = ("auto", "system", "user")
 # Model families whose chat templates have no system role (the template drops it or refuses it): Gemma's, and the
 # Mistral 7B / Mixtral instruct templates (llama-cpp-python's ``mistral-instruct`` format drops it too).
 _NO_SYSTEM_ROLE = re.compile(r"gemma|mistral-7b|mixtral", re.IGNORECASE)
+# What llama.cpp's ``/props`` publishes for a built-in template (``--chat-template gemma``, ``chatml``): its name.
+_TEMPLATE_NAME = re.compile(r"[\w.-]+")
 # How far our token count (o200k) may fall short of a local model's own tokenizer: counts are scaled by this.
 TOKENIZER_SLACK = 1.25
 
@@ -60,15 +62,26 @@ def served_name(info: ServerInfo, configured: str) -> str:
     return PurePosixPath(info.models[0]).name or info.models[0]
 
 
+def template_has_system_role(template: str) -> bool | None:
+    """Whether the chat template a server published has a system role: its source mentions one. None when what
+    it published is only the name of a built-in template: a name tells the family (``gemma``), not the source."""
+    if _TEMPLATE_NAME.fullmatch(template.strip()):
+        return None
+    return "system" in template.lower()
+
+
 def choose_placement(setting: str, info: ServerInfo, model: str) -> Placement:
     """``system`` or ``user`` as set; for ``auto``, folded into the user message when the server's chat template
-    never mentions a system role, or when the model (asked for, or served) belongs to a family without one."""
+    never mentions a system role, or when the template's name or the model (asked for, or served) belongs to a
+    family without one."""
     if setting in ("system", "user"):
         return Placement("system" if setting == "system" else "user", f"AGENT_SYSTEM_PROMPT={setting}")
     if info.template is not None:
-        if "system" in info.template.lower():
+        has_role = template_has_system_role(info.template)
+        if has_role:
             return Placement("system", "the server's chat template has a system role")
-        return Placement("user", "the server's chat template has no system role")
+        if has_role is False or _NO_SYSTEM_ROLE.search(info.template):
+            return Placement("user", "the server's chat template has no system role")
     for name in (model, *info.models):
         if _NO_SYSTEM_ROLE.search(name):
             return Placement("user", f"{PurePosixPath(name).name}: its chat template has no system role")

@@ -1,6 +1,6 @@
 """Ports for the servers a test starts, and for a server that is not there.
 
-A server that takes its port on the command line (``chroma run``, ``llama_cpp.server``) gets one the OS has just
+A server that takes its port on the command line (``chroma run``, the llama.cpp server) gets one the OS has just
 handed out, but between that probe and the server's own bind another program may take it: eight test suites run at
 once on a shared machine. The server then exits, or, worse, another one answers there and the test talks to it. So
 a server is ready only once it listens on the port itself (its own socket in ``/proc/net/tcp``), and a start that

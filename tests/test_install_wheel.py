@@ -13,6 +13,8 @@ as ``pip wheel --no-build-isolation`` calls it), and the fresh venv finds the de
 from __future__ import annotations
 
 import os
+import re
+import shlex
 import shutil
 import subprocess
 import sys
@@ -41,6 +43,25 @@ def test_the_wheel_lists_every_package_under_agent() -> None:
     assert listed == on_disk | {"agent.prompt_files"}
 
 
+INSTALL_LINE = re.compile(r"`((?:\S*/)?(?:pip|pipx|uv tool) install [^`]+)`")
+
+
+def test_every_install_line_in_the_readme_installs_this_checkout() -> None:
+    """The README said `pip install 'agent[postgres]'`, which installs an unrelated project that holds the name
+    `agent` on the package index. This one is not published there (its distribution is `remembering-agent`), so
+    every install line names the checkout, with extras this project has."""
+    lines = INSTALL_LINE.findall((ROOT / "README.md").read_text())
+    assert len(lines) >= 4, lines
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    assert project["name"] == "remembering-agent"
+    for line in lines:
+        words = shlex.split(line)
+        targets = [word for word in words[words.index("install") + 1:] if not word.startswith("-")]
+        assert targets and all(re.fullmatch(r"\.(\[[\w,]+\])?", target) for target in targets), line
+        extras = {extra for target in targets for extra in re.findall(r"\w+", target)}
+        assert extras <= set(project["optional-dependencies"]), line
+
+
 def run(*args: str | Path, **kwargs: object) -> subprocess.CompletedProcess[str]:
     result = subprocess.run([str(a) for a in args], capture_output=True, text=True, timeout=300, **kwargs)  # type: ignore[call-overload]
     assert result.returncode == 0, f"{args}: {result.stdout}{result.stderr}"
@@ -63,7 +84,7 @@ def installed(tmp_path: Path) -> Iterator[Path]:
     # setuptools' PEP 517 backend, as ``pip wheel --no-build-isolation`` calls it, in one process instead of two
     run(sys.executable, "-c", "import sys, setuptools.build_meta as b; b.build_wheel(sys.argv[1])",
         tmp_path / "wheels", cwd=source)
-    [wheel] = (tmp_path / "wheels").glob("agent-*.whl")
+    [wheel] = (tmp_path / "wheels").glob("remembering_agent-*.whl")
 
     venv = tmp_path / "venv"
     run(sys.executable, "-m", "venv", "--without-pip", venv)
@@ -71,7 +92,9 @@ def installed(tmp_path: Path) -> Iterator[Path]:
     site = Path(run(python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])").stdout.strip())
     deps = {sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"]}
     (site / "agent-deps.pth").write_text("".join(f"{path}\n" for path in sorted(deps)))
-    run(sys.executable, "-m", "pip", "--python", python, "install", "--quiet", "--no-deps", "--no-index", wheel)
+    # With its dependencies and the postgres extra, as the README's `pip install '.[postgres]'`: pip finds each one
+    # already installed (through the .pth), and the index is never asked.
+    run(sys.executable, "-m", "pip", "--python", python, "install", "--quiet", "--no-index", f"{wheel}[postgres]")
     yield venv / "bin" / "agent"
 
 

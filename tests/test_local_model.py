@@ -50,6 +50,10 @@ def test_the_converted_model_computes_in_int8(local_embedder: LocalEmbedder, mod
 
 
 def test_the_converted_model_means_what_the_packaged_one_means(local_embedder: LocalEmbedder, tmp_path: Path) -> None:
+    """The conversion's numbers are checked here, on the real model, with tolerances it holds on every CPU: the
+    integer products onnxruntime picks differ by CPU (VNNI or not), and the cosines measured were 0.991 at worst
+    both here (AVX-512 VNNI) and under ``qemu-x86_64 -cpu Haswell`` (AVX2 without VNNI), the similarities moving by
+    0.028 and 0.024 at most."""
     converted = np.array(local_embedder.embed(SENTENCES))
     packaged = np.array(packaged_only(tmp_path).embed(SENTENCES))
     assert (converted * packaged).sum(axis=1).min() > 0.97
@@ -145,14 +149,21 @@ def test_folding_the_casts_keeps_the_function_and_drops_the_int8_copy() -> None:
 
 
 def test_convert_writes_an_integer_model_and_refuses_one_without_int8_weights(tmp_path: Path) -> None:
+    """The shape of the conversion, on a toy: what it computes is checked on the real model (above). The toy's
+    numbers are no measure of it: on a CPU with AVX2 but no VNNI onnxruntime multiplies uint8 by int8 in pairs
+    summed to 16 bits, which saturate on the toy's extreme random weights (54% off there; 1% here), while the real
+    model stays at a cosine of 0.99."""
     tmp_path = tmp_path / "models"
     tmp_path.mkdir()
     source, target = tmp_path / "tiny.onnx", tmp_path / "tiny-int8.onnx"
     onnx.save(weight_only_int8_model(), str(source))
     convert(source, target)
-    assert {node.op_type for node in onnx.load(str(target)).graph.node} == {"DynamicQuantizeMatMul"}
+    converted = onnx.load(str(target)).graph
+    assert {node.op_type for node in converted.node} == {"DynamicQuantizeMatMul"}
+    weights = {init.name: numpy_helper.to_array(init) for init in converted.initializer}
+    assert {array.dtype for array in weights.values() if array.ndim == 2} == {np.dtype(np.int8)}, "int8 weights"
     x = np.random.default_rng(1).normal(size=(2, 8)).astype(np.float32)
-    np.testing.assert_allclose(run(onnx.load(str(target)), x), run(weight_only_int8_model(), x), rtol=0.05, atol=0.05)
+    assert run(onnx.load(str(target)), x).shape == (2, 4)
 
     plain = onnx.load(str(source))
     fold_weight_casts(plain.graph)

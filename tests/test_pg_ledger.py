@@ -244,7 +244,26 @@ def database_files(cluster: Cluster, url: str) -> list[Path]:
 
 
 def holding(files: list[Path], needle: bytes) -> list[str]:
-    return [path.name for path in files if needle in path.read_bytes()]
+    """The names of ``files`` whose bytes hold ``needle``. The server goes on while they are read: it unlinks a
+    relation's old file after a checkpoint, and a backend writes its catalog cache to ``pg_internal.init.PID`` and
+    renames it into place. A file gone since the listing holds nothing any more; where one went, the directory is
+    listed again and what appeared since is read too."""
+    found: list[str] = []
+    read: set[Path] = set()
+    directories = sorted({path.parent for path in files})
+    while unread := [path for path in files if path not in read]:
+        vanished = False
+        for path in unread:
+            read.add(path)
+            try:
+                data = path.read_bytes()
+            except FileNotFoundError:
+                vanished = True
+                continue
+            if needle in data:
+                found.append(path.name)
+        files = [path for d in directories for path in d.iterdir() if path.is_file()] if vanished else []
+    return found
 
 
 def test_a_forget_leaves_no_byte_of_the_text_in_the_database_files(pg_cluster: Cluster) -> None:

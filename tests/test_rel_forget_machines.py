@@ -77,6 +77,19 @@ def forget_on(machine: Machine, fake: FakeOpenAI) -> None:
     assert gone.returncode == 0, gone.stderr
 
 
+def test_a_scan_of_the_database_files_reads_past_a_file_the_server_removed_or_moved(tmp_path: Path) -> None:
+    """The server does not stop for the scan: between the listing and the reads a checkpoint unlinked a relation's
+    old file (the flaky "retired" test below read one that had vanished), and a backend renamed its catalog cache
+    into place. Neither fails the scan, and the moved file's bytes are still read."""
+    listed = [tmp_path / name for name in ("16384", "16390_fsm", "pg_internal.init.4242")]
+    for path in listed:
+        path.write_bytes(b"\0" * 64 + (WORDS if path.name.startswith("pg_internal") else b""))
+    listed[1].unlink()
+    listed[2].rename(tmp_path / "pg_internal.init")
+    assert holding(listed, WORDS) == ["pg_internal.init"]
+    assert holding(listed, b"nowhere") == []
+
+
 def assert_gone_from_the_server(cluster: Cluster, url: str) -> None:
     assert pending(url) == [], "the last acknowledgement dropped the record"
     assert holding(database_files(cluster, url), WORDS) == [], "no table or index file of the database keeps it"

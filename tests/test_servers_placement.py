@@ -76,6 +76,9 @@ def test_placed_leaves_a_request_without_a_user_message_as_it_is() -> None:
         ("auto", ServerInfo(template="{% for m in messages %}{{ m.content }}{% endfor %}"), "gemma3", "user"),
         ("auto", ServerInfo(template="{% if m.role == 'system' %}<sys>{% endif %}"), "gemma3", "system"),
         ("auto", ServerInfo(kind="ollama", template="{{ if .System }}{{ .System }}{{ end }}"), "llama3.2", "system"),
+        # llama.cpp's built-in templates are published by name: "chatml" has a system role, "gemma" none.
+        ("auto", ServerInfo("llama.cpp", template="chatml"), "m", "system"),
+        ("auto", ServerInfo("llama.cpp", template="gemma"), "m", "user"),
         ("system", ServerInfo(models=(GEMMA_PATH,)), "gemma", "system"),
         ("user", ServerInfo(), "gpt-4o-mini", "user"),
     ],
