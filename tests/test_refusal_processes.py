@@ -49,9 +49,15 @@ REFUSED = {
 
 
 def needles(words: list[str]) -> list[bytes]:
-    """The bytes each word would leave in a file: UTF-8, lower and upper case, and UTF-16 (SQLite may use it)."""
-    return [form for word in words for form in (word.encode(), word.lower().encode(), word.upper().encode(),
-                                                word.encode("utf-16-le"))]
+    """The bytes each word would leave in a file: UTF-8, lower and upper case, and UTF-16 (SQLite may use it). A
+    word of digits alone ("4471") is sought where text starts it (after a space, a quote, a colon or a line break):
+    bare, it turns up inside a stored timestamp ("1764627781.5") or a vector's bytes by chance."""
+    def forms(word: str) -> list[str]:
+        if not word.isdigit():
+            return [word, word.lower(), word.upper()]
+        return [start + word for start in (" ", '"', ":", "\n")]
+
+    return [form for word in words for text in forms(word) for form in (text.encode(), text.encode("utf-16-le"))]
 
 
 def stored(root: Path, words: list[str], *, skip: tuple[str, ...] = ()) -> list[str]:
