@@ -177,9 +177,9 @@ def test_a_forget_that_commits_while_a_waiting_turn_is_written_is_not_undone(tmp
     spool.add(Spooled("My cat is called Miso", "earlier", 1, 1.0))
     put = ledger.put
 
-    def forgotten_meanwhile(records: Any) -> None:
+    def forgotten_meanwhile(records: Any, *rest: Any, **named: Any) -> None:
         elsewhere.record_forget("me", [], ["My cat is called Miso"])
-        put(records)
+        put(records, *rest, **named)
 
     ledger.put = forgotten_meanwhile  # type: ignore[method-assign]
     done = run_lines(build_chat(tmp_path, ScriptedChat("Hi."), memory=lambda: service(outage), spool=spool), "hello")
