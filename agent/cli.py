@@ -11,6 +11,7 @@ import functools
 import inspect
 import json
 import logging
+import os
 import re
 import sys
 import time
@@ -63,9 +64,11 @@ class State:
 
     def settings(self, **more: Any) -> Settings:
         settings = load_settings({**self.flags, **{k: v for k, v in more.items() if v is not None}})
-        if not self.warned:
+        if not self.warned:  # lines that name files and what they set: escaped, a file's names may hold anything
             for warning in settings.warnings:
-                print(f"agent: warning: {warning}", file=sys.stderr)
+                print(f"agent: warning: {escape_terminal(warning)}", file=sys.stderr)
+            for notice in settings.notices:
+                print(f"agent: {escape_terminal(notice)}", file=sys.stderr)
             self.warned = True
         return settings
 
@@ -272,8 +275,42 @@ def config_cmd(ctx: typer.Context, data_dir: DataDirOpt = None, debug: DebugOpt 
         widths = [max(len(row[i]) for row in (header, *rows)) for i in range(3)]
         for row in (header, *rows):
             typer.echo("  ".join([*(cell.ljust(width) for cell, width in zip(row, widths, strict=False)), row[3]]))
-    for path in settings.files:
-        typer.echo(f"settings file {escape_terminal(str(path))}: {'read' if path.is_file() else 'not found'}")
+    for file in settings.files:
+        typer.echo(escape_terminal(f"settings file {file.path}: {file.describe()}"))
+
+
+DOTENV = Path(".env")
+
+
+@app.command("trust")
+def trust_cmd(
+    file: Annotated[Path, typer.Argument(metavar="FILE", help="The .env to approve (default: the one here).")] = DOTENV,
+    revoke: Annotated[bool, typer.Option("--revoke", help="Take the approval back: it is not read again.")] = False,
+) -> None:
+    """Approve a .env outside agent's own checkout, as it is now: agent reads it from then on, until it changes."""
+    from agent.config import SPECS, approve_dotenv, checkout_dotenv, revoke_dotenv
+
+    path = Path(os.path.abspath(file))
+    if revoke:
+        said = "approval taken back: it is not read again" if revoke_dotenv(path) else "it was not approved"
+        typer.echo(escape_terminal(f"{path}: {said}"))
+        return
+    if checkout_dotenv(path):
+        typer.echo(escape_terminal(f"{path} is the .env of agent's own checkout: it is read without approval."))
+        return
+    approved = approve_dotenv(path)
+    specs = {name: spec for spec in SPECS for name in spec.env}
+    ours = {name: value for name, value in (approved.written or {}).items() if name in specs}
+    others = len(approved.names) - len(ours)
+    typer.echo(escape_terminal(f"approved {path}: agent reads it while it stays as it is now (an edit needs "
+                               f"`agent trust` again); {'it sets:' if ours else 'it sets none of its settings.'}"))
+    for name, value in ours.items():  # as the file spells them: a ${VAR} it would expand is shown as it is
+        shown = "(set)" if specs[name].secret else specs[name].shown(value)
+        typer.echo(escape_terminal(f"  {name}={shown if len(shown) <= 100 else shown[:100] + '…'}"))
+    if others:
+        typer.echo(f"  and {plural(others, 'variable', 'variables')} agent does not read")
+    for problem in approved.problems:
+        _warn(f"warning: {escape_terminal(problem)}")
 
 
 @app.command("doctor")
