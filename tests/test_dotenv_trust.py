@@ -10,6 +10,8 @@ Also the settings files' own faults (item 17): a key set twice with different va
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -20,6 +22,7 @@ from agent.errors import UsageError
 from tests.cli_harness import invoke
 from tests.e2e_helpers import agent
 from tests.fake_openai import FakeOpenAI, Reply
+from tests.warm_agent import ROOT
 
 KEY = "sk-test-CANARY-4242"
 TULIPS = "I planted tulips by the fence in March"
@@ -194,3 +197,36 @@ def test_an_approval_through_a_symlinked_directory_holds_for_a_run_in_it(
     assert invoke("trust", str(tmp_path / "link" / ".env")).returncode == 0
     monkeypatch.chdir(tmp_path / "link")  # the working directory is the real path: the run reads repo/.env
     assert load_settings(environ={}).model == "llama3.2"
+
+
+def fresh_agent(repo: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """``python -m agent ARGS`` in a fresh interpreter in ``repo``, as a user starts it there: the working directory
+    on ``sys.path``, chromadb imported for the first time."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "AGENT_EMBEDDER": "local"}
+    return subprocess.run([sys.executable, "-m", "agent", *args], cwd=repo, capture_output=True, text=True,
+                          timeout=300, env=env)
+
+
+@pytest.mark.slow
+def test_chromadb_reads_no_dotenv_either(tmp_path: Path) -> None:
+    """chromadb's own settings read the working directory's ``.env`` (pydantic-settings): a cloned repository's file
+    naming an implementation class made ``python -m agent`` import and run the repository's code, and the agent take
+    the store for damaged."""
+    marker = tmp_path / "ran"
+    repo = cloned(tmp_path, "CHROMA_PRODUCT_TELEMETRY_IMPL=evil.Api\nCHROMA_OTEL_COLLECTION_ENDPOINT=http://203.0.113.9\n")
+    (repo / "evil.py").write_text(f"open({str(marker)!r}, 'w').close()\nclass Api:\n    pass\n")
+    done = fresh_agent(repo, "memories", "add", TULIPS)
+    assert (done.returncode, done.stderr) == (0, ""), done.stderr
+    assert not marker.exists(), "the repository's code ran"
+    assert TULIPS in invoke("memories", "list").stdout
+
+
+@pytest.mark.slow
+def test_a_value_chromadb_refuses_in_a_dotenv_is_one_line(tmp_path: Path) -> None:
+    """What chromadb still reads of the file, as it is imported, it validates: before, a pydantic traceback."""
+    repo = cloned(tmp_path, "CHROMA_SERVER_HTTP_PORT=notanumber\n")
+    done = fresh_agent(repo, "memories", "add", TULIPS)
+    assert (done.returncode, done.stdout) == (1, "")
+    assert done.stderr == ("agent: The memory index cannot start: chromadb reads the .env of the working directory "
+                           "itself, and a value there is not one it takes (1 validation error for Settings). Memory "
+                           "is off in this run: run agent from another directory, or fix that file.\n")
