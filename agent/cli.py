@@ -12,7 +12,6 @@ import inspect
 import json
 import logging
 import os
-import re
 import sys
 import time
 from collections.abc import Callable, Sequence
@@ -29,7 +28,16 @@ from agent.errors import AgentError, UsageError
 from agent.memory.profile import Entry
 from agent.memory.service import MemoryService
 from agent.sessions import SessionStore
-from agent.ui.render import MIN_PREFIX, SHOWN_ID, escape_terminal, plain_table, plural, print_stdout, stdout_is_terminal
+from agent.ui.render import (
+    MIN_PREFIX,
+    SHOWN_ID,
+    escape_json,
+    escape_terminal,
+    plain_table,
+    plural,
+    print_stdout,
+    stdout_is_terminal,
+)
 
 if TYPE_CHECKING:
     from agent.forget import Places
@@ -132,10 +140,9 @@ PlainOpt = Annotated[bool, typer.Option("--plain", help="Plain text output, no c
 
 
 def _json(value: Any, indent: int | None = 2) -> str:
-    """JSON for a terminal or a pipe: readable Unicode, but DEL and the C1 controls (which JSON leaves raw, and
-    which include 8-bit escape introducers) written as \\u escapes like the C0 ones."""
-    dumped = json.dumps(value, ensure_ascii=False, indent=indent)
-    return re.sub(r"[\x7f-\x9f]", lambda m: f"\\u{ord(m.group()):04x}", dumped)
+    """JSON for a terminal or a pipe: readable Unicode, but every character a listing escapes (``escape_json``)
+    written as a \\u escape, like the C0 controls."""
+    return escape_json(json.dumps(value, ensure_ascii=False, indent=indent))
 
 
 Options = tuple[tuple[str, Any, Any], ...]  # (parameter name, its typer annotation, its default)
