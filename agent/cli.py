@@ -12,6 +12,7 @@ import inspect
 import json
 import logging
 import os
+import stat
 import sys
 import time
 from collections.abc import Callable, Sequence
@@ -767,23 +768,69 @@ def memories_edit(
 def memories_export(
     format_: Annotated[str, typer.Option("--format", metavar="jsonl|markdown",
                                          help="jsonl (what import reads, lossless) or markdown (to read).")] = "jsonl",
+    output: Annotated[Path | None, typer.Option("--output", "-o", metavar="FILE",
+                                                help="Write to FILE, readable by you alone (0600), instead of "
+                                                     "stdout.")] = None,
     embedder: EmbedderOpt = None,
     *,
     state: State,
 ) -> None:
-    """Every memory to stdout: JSON Lines for `agent memories import`, or Markdown for a person."""
+    """Every memory to stdout (or FILE): JSON Lines for `agent memories import`, or Markdown for a person."""
     from agent.memory import transfer
 
     if format_ not in transfer.FORMATS:
         raise typer.BadParameter(f"{format_!r} is not a format: use jsonl or markdown.", param_hint="--format")
+    if output is not None:
+        _check_output(output)
     service = state.service(embedder, ledger_only=True)
     records = service.list()
     if format_ == "markdown":
-        for line in transfer.markdown(records, service.user, time.time()).splitlines():
-            typer.echo(escape_terminal(line))
+        lines = [escape_terminal(line) for line in transfer.markdown(records, service.user, time.time()).splitlines()]
+    else:
+        lines = [_json(transfer.portable(record), indent=None) for record in records]
+    if output is None:
+        for line in lines:
+            typer.echo(line)
+        _warn_if_others_can_read_stdout()
         return
-    for record in records:
-        typer.echo(_json(transfer.portable(record), indent=None))
+    _write_export(output, lines)
+    typer.echo(escape_terminal(f"exported {plural(len(records), 'memory', 'memories')} to {output}, readable by you "
+                               "alone (0600)"))
+
+
+def _check_output(output: Path) -> None:
+    """Refuse what ``--output`` must not write through before anything is read: a symlink (it would be followed to
+    wherever it points; the file itself must be named) and anything that is not a regular file."""
+    if output.is_symlink():
+        raise UsageError(f"{output} is a symbolic link, and the export never writes through one: give the path of the "
+                         "file itself.")
+    if output.exists() and not output.is_file():
+        raise UsageError(f"{output} is not a regular file: give a file's path for --output.")
+
+
+def _write_export(output: Path, lines: Sequence[str]) -> None:
+    """The export written to ``output``, mode 0600, whole or not at all (``replaced_privately``)."""
+    from agent.files import replaced_privately
+
+    try:
+        with replaced_privately(output, f".{output.name}") as handle:
+            for line in lines:
+                handle.write(line.encode() + b"\n")
+    except OSError as exc:
+        raise AgentError(f"The export could not be written to {output} ({exc.strerror or exc}); nothing was "
+                         "written there.") from exc
+
+
+def _warn_if_others_can_read_stdout() -> None:
+    """One line when the export went into a file that other users may read (``> memories.jsonl`` under the usual
+    umask makes it 0644): every memory is in it. The file is the shell's, so it is left as it is."""
+    try:
+        mode = os.fstat(sys.stdout.fileno()).st_mode
+    except (OSError, ValueError, AttributeError):  # not a file descriptor (a test's captured stdout)
+        return
+    if stat.S_ISREG(mode) and mode & 0o077:
+        _warn(f"the export went to a file other users can read (mode {mode & 0o777:04o}): `chmod 600` it, or "
+              "use `agent memories export --output FILE`, which writes one only you can read.")
 
 
 @memories_app.command("import")

@@ -12,7 +12,11 @@ others can read says so."""
 from __future__ import annotations
 
 import json
+import os
+import stat
 from pathlib import Path
+
+import pytest
 
 from agent.config import load_settings
 from agent.domain import MemoryRecord, StatedFact, Turn, content_hash, memory_id
@@ -21,9 +25,11 @@ from agent.sessions import Session, SessionStore
 from agent.ui.render import escape_terminal
 from agent.wiring import ensure_data_dir, open_memory
 from tests.cli_harness import invoke
+from tests.warm_agent import WarmAgent, WarmProcess
 
 # Bidi override and isolate, the line and paragraph separators, a C1 control (NEL), DEL, a left-to-right mark.
 ODD = "\u202e\u2066\u2028\u2029\x85\x7f\u200e"
+SISTER = "My sister Ana lives in Lisbon"
 
 
 def stored_by_hand(tmp_path: Path) -> MemoryRecord:
@@ -72,3 +78,63 @@ def test_the_escaped_export_imports_back(tmp_path: Path) -> None:
     [again] = json.loads(invoke("memories", "--data-dir", other, "list", "--json").stdout)
     assert again["text"] == canonical(record.text)
 
+
+def export_to(output: Path | str, umask: int = 0o022) -> tuple[int, str, str]:
+    """``agent memories export --output OUTPUT`` as a process of its own, under ``umask``."""
+    run = WarmProcess("agent", ["memories", "export", "--output", str(output)], dict(os.environ), umask=umask)
+    out, err = run.communicate()
+    return run.returncode or 0, out, err
+
+
+@pytest.mark.slow
+def test_export_output_is_0600_under_umask_022_and_replaces_the_file_whole(tmp_path: Path) -> None:
+    assert invoke("memories", "add", SISTER).returncode == 0
+    target = tmp_path / "memories.jsonl"
+    target.write_text("an older export, readable by anyone\n")
+    target.chmod(0o644)
+
+    code, out, err = export_to(target)
+    assert (code, err) == (0, "")
+    assert out == f"exported 1 memory to {target}, readable by you alone (0600)\n"
+    assert stat.S_IMODE(target.stat().st_mode) == 0o600
+    assert target.read_text() == invoke("memories", "export").stdout
+    code, _, _ = export_to(tmp_path / "md.md", umask=0o000)  # even a umask that masks nothing
+    assert code == 0 and stat.S_IMODE((tmp_path / "md.md").stat().st_mode) == 0o600
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name.endswith(".tmp")) == [], "no temp file left"
+
+
+@pytest.mark.slow
+def test_export_output_never_writes_through_a_symlink_or_into_what_is_not_a_file(tmp_path: Path) -> None:
+    assert invoke("memories", "add", SISTER).returncode == 0
+    elsewhere = tmp_path / "someone-elses.txt"
+    elsewhere.write_text("kept as it is\n")
+    link = tmp_path / "memories.jsonl"
+    link.symlink_to(elsewhere)
+
+    code, out, err = export_to(link)
+    assert (code, out) == (2, "")
+    assert err == (f"agent: {link} is a symbolic link, and the export never writes through one: give the path of the "
+                   "file itself.\n")
+    assert link.is_symlink() and elsewhere.read_text() == "kept as it is\n"
+    (tmp_path / "dir").mkdir()
+    assert export_to(tmp_path / "dir")[:2] == (2, "")
+    code, _, err = export_to(tmp_path / "missing" / "x.jsonl")
+    assert code == 1 and err.startswith(f"agent: The export could not be written to {tmp_path / 'missing'}")
+
+
+@pytest.mark.slow
+def test_an_export_redirected_into_a_file_others_can_read_says_so(tmp_path: Path, warm_agent: WarmAgent) -> None:
+    assert invoke("memories", "add", SISTER).returncode == 0
+    shell_made = os.open(tmp_path / "out.jsonl", os.O_WRONLY | os.O_CREAT | os.O_TRUNC)  # `> out.jsonl`
+    os.fchmod(shell_made, 0o644)  # as a shell's umask 022 makes it
+    err_r, err_w = os.pipe()
+    with open(os.devnull, "rb") as stdin:
+        pid = warm_agent.start(["memories", "export"], dict(os.environ), [stdin.fileno(), shell_made, err_w])
+    os.close(shell_made)
+    os.close(err_w)
+    with os.fdopen(err_r) as err:
+        said = err.read()
+    assert warm_agent.wait(pid) == 0
+    assert SISTER in (tmp_path / "out.jsonl").read_text()
+    assert said == ("agent: the export went to a file other users can read (mode 0644): `chmod 600` it, or use "
+                    "`agent memories export --output FILE`, which writes one only you can read.\n")
