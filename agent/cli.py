@@ -15,11 +15,12 @@ import os
 import stat
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any, BinaryIO
 
 import typer
 
@@ -537,8 +538,11 @@ def memories_add(text: str, embedder: EmbedderOpt = None, *, state: State) -> No
     for record in report.stored:
         typer.echo(f"{report.verb(record)} {record.id[:8]}: {escape_terminal(record.text)}")
     for record in report.evicted:
-        shown = escape_terminal(record.text)
-        typer.echo(f"evicted {record.id[:8]} (the least recently seen, past the capacity): {shown}")
+        _said_evicted(record)
+
+
+def _said_evicted(record: MemoryRecord) -> None:
+    typer.echo(f"evicted {record.id[:8]} (the least recently seen, past the capacity): {escape_terminal(record.text)}")
 
 
 KeepOpt = Annotated[int | None, typer.Option("--to", min=0, help="Memories to keep (default: AGENT_MEMORY_CAPACITY).")]
@@ -842,21 +846,50 @@ def memories_import(
     state: State,
 ) -> None:
     """Add the memories of an export, embedded with this store's embedder; ones already stored are refreshed."""
+    import tempfile
+
     from agent.memory import transfer
 
-    try:
-        text = sys.stdin.read() if str(file) == "-" else file.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        why = exc.strerror if isinstance(exc, OSError) else "not UTF-8 text"
-        raise UsageError(f"Cannot read {file}: {why}.") from exc
-    service = state.service(embedder)
-    records = transfer.parse_jsonl(text.splitlines(), service.user, str(file))
-    report = transfer.import_records(service, records)
+    with _import_source(file) as stream:
+        service = state.service(embedder)
+        where = state.settings().data_dir
+        try:  # the memories the file gives wait here for their writing: private, nameless, gone with the process
+            scratch = tempfile.TemporaryFile(dir=where, prefix=".import-")
+        except OSError as exc:
+            raise AgentError(f"The import could not make its private copy in {where} ({exc.strerror}); nothing was "
+                             "imported.") from exc
+        with scratch:
+            report = transfer.import_stream(service, stream, "standard input" if str(file) == "-" else str(file),
+                                            scratch)
     said = (f"imported {plural(report.new + report.refreshed, 'memory', 'memories')}: {report.new:,} new, "
             f"{report.refreshed:,} already remembered (refreshed)")
-    typer.echo(said + (f"; refused {len(report.refused):,} (below)" if report.refused else ""))
+    typer.echo(said + (f"; refused {report.refused_count:,} (below)" if report.refused_count else ""))
     for line in report.refused:
         _warn(f"refused {line}")
+    if report.refused_count > len(report.refused):
+        _warn(f"and {plural(report.refused_count - len(report.refused), 'more line', 'more lines')} refused")
+    for record in report.evicted:
+        _said_evicted(record)
+
+
+@contextmanager
+def _import_source(file: Path) -> Iterator[BinaryIO]:
+    """What ``memories import`` reads: standard input for ``-``, else a regular file, opened without blocking on
+    what is not one (a FIFO, ``/dev/zero``, a directory), which is refused in one line."""
+    if str(file) == "-":
+        yield sys.stdin.buffer
+        return
+    try:
+        fd = os.open(file, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError as exc:
+        raise UsageError(f"Cannot read {file}: {exc.strerror}.") from exc
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise UsageError(f"{file} is not a regular file: import reads an export file, or standard input given as "
+                         "`-` (`agent memories export | agent memories import -`).")
+    os.set_blocking(fd, True)
+    with os.fdopen(fd, "rb") as handle:
+        yield handle
 
 
 @memories_app.command("reindex")
