@@ -11,14 +11,16 @@ import functools
 import inspect
 import json
 import logging
-import re
+import os
+import stat
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any, BinaryIO
 
 import typer
 
@@ -28,7 +30,16 @@ from agent.errors import AgentError, UsageError
 from agent.memory.profile import Entry
 from agent.memory.service import MemoryService
 from agent.sessions import SessionStore
-from agent.ui.render import MIN_PREFIX, SHOWN_ID, escape_terminal, plain_table, plural, print_stdout, stdout_is_terminal
+from agent.ui.render import (
+    MIN_PREFIX,
+    SHOWN_ID,
+    escape_json,
+    escape_terminal,
+    plain_table,
+    plural,
+    print_stdout,
+    stdout_is_terminal,
+)
 
 if TYPE_CHECKING:
     from agent.forget import Places
@@ -63,9 +74,11 @@ class State:
 
     def settings(self, **more: Any) -> Settings:
         settings = load_settings({**self.flags, **{k: v for k, v in more.items() if v is not None}})
-        if not self.warned:
+        if not self.warned:  # lines that name files and what they set: escaped, a file's names may hold anything
             for warning in settings.warnings:
-                print(f"agent: warning: {warning}", file=sys.stderr)
+                print(f"agent: warning: {escape_terminal(warning)}", file=sys.stderr)
+            for notice in settings.notices:
+                print(f"agent: {escape_terminal(notice)}", file=sys.stderr)
             self.warned = True
         return settings
 
@@ -129,10 +142,9 @@ PlainOpt = Annotated[bool, typer.Option("--plain", help="Plain text output, no c
 
 
 def _json(value: Any, indent: int | None = 2) -> str:
-    """JSON for a terminal or a pipe: readable Unicode, but DEL and the C1 controls (which JSON leaves raw, and
-    which include 8-bit escape introducers) written as \\u escapes like the C0 ones."""
-    dumped = json.dumps(value, ensure_ascii=False, indent=indent)
-    return re.sub(r"[\x7f-\x9f]", lambda m: f"\\u{ord(m.group()):04x}", dumped)
+    """JSON for a terminal or a pipe: readable Unicode, but every character a listing escapes (``escape_json``)
+    written as a \\u escape, like the C0 controls."""
+    return escape_json(json.dumps(value, ensure_ascii=False, indent=indent))
 
 
 Options = tuple[tuple[str, Any, Any], ...]  # (parameter name, its typer annotation, its default)
@@ -272,8 +284,42 @@ def config_cmd(ctx: typer.Context, data_dir: DataDirOpt = None, debug: DebugOpt 
         widths = [max(len(row[i]) for row in (header, *rows)) for i in range(3)]
         for row in (header, *rows):
             typer.echo("  ".join([*(cell.ljust(width) for cell, width in zip(row, widths, strict=False)), row[3]]))
-    for path in settings.files:
-        typer.echo(f"settings file {escape_terminal(str(path))}: {'read' if path.is_file() else 'not found'}")
+    for file in settings.files:
+        typer.echo(escape_terminal(f"settings file {file.path}: {file.describe()}"))
+
+
+DOTENV = Path(".env")
+
+
+@app.command("trust")
+def trust_cmd(
+    file: Annotated[Path, typer.Argument(metavar="FILE", help="The .env to approve (default: the one here).")] = DOTENV,
+    revoke: Annotated[bool, typer.Option("--revoke", help="Take the approval back: it is not read again.")] = False,
+) -> None:
+    """Approve a .env outside agent's own checkout, as it is now: agent reads it from then on, until it changes."""
+    from agent.config import SPECS, approve_dotenv, checkout_dotenv, revoke_dotenv
+
+    path = Path(os.path.abspath(file))
+    if revoke:
+        said = "approval taken back: it is not read again" if revoke_dotenv(path) else "it was not approved"
+        typer.echo(escape_terminal(f"{path}: {said}"))
+        return
+    if checkout_dotenv(path):
+        typer.echo(escape_terminal(f"{path} is the .env of agent's own checkout: it is read without approval."))
+        return
+    approved = approve_dotenv(path)
+    specs = {name: spec for spec in SPECS for name in spec.env}
+    ours = {name: value for name, value in (approved.written or {}).items() if name in specs}
+    others = len(approved.names) - len(ours)
+    typer.echo(escape_terminal(f"approved {path}: agent reads it while it stays as it is now (an edit needs "
+                               f"`agent trust` again); {'it sets:' if ours else 'it sets none of its settings.'}"))
+    for name, value in ours.items():  # as the file spells them: a ${VAR} it would expand is shown as it is
+        shown = "(set)" if specs[name].secret else specs[name].shown(value)
+        typer.echo(escape_terminal(f"  {name}={shown if len(shown) <= 100 else shown[:100] + '…'}"))
+    if others:
+        typer.echo(f"  and {plural(others, 'variable', 'variables')} agent does not read")
+    for problem in approved.problems:
+        _warn(f"warning: {escape_terminal(problem)}")
 
 
 @app.command("doctor")
@@ -492,8 +538,11 @@ def memories_add(text: str, embedder: EmbedderOpt = None, *, state: State) -> No
     for record in report.stored:
         typer.echo(f"{report.verb(record)} {record.id[:8]}: {escape_terminal(record.text)}")
     for record in report.evicted:
-        shown = escape_terminal(record.text)
-        typer.echo(f"evicted {record.id[:8]} (the least recently seen, past the capacity): {shown}")
+        _said_evicted(record)
+
+
+def _said_evicted(record: MemoryRecord) -> None:
+    typer.echo(f"evicted {record.id[:8]} (the least recently seen, past the capacity): {escape_terminal(record.text)}")
 
 
 KeepOpt = Annotated[int | None, typer.Option("--to", min=0, help="Memories to keep (default: AGENT_MEMORY_CAPACITY).")]
@@ -723,23 +772,69 @@ def memories_edit(
 def memories_export(
     format_: Annotated[str, typer.Option("--format", metavar="jsonl|markdown",
                                          help="jsonl (what import reads, lossless) or markdown (to read).")] = "jsonl",
+    output: Annotated[Path | None, typer.Option("--output", "-o", metavar="FILE",
+                                                help="Write to FILE, readable by you alone (0600), instead of "
+                                                     "stdout.")] = None,
     embedder: EmbedderOpt = None,
     *,
     state: State,
 ) -> None:
-    """Every memory to stdout: JSON Lines for `agent memories import`, or Markdown for a person."""
+    """Every memory to stdout (or FILE): JSON Lines for `agent memories import`, or Markdown for a person."""
     from agent.memory import transfer
 
     if format_ not in transfer.FORMATS:
         raise typer.BadParameter(f"{format_!r} is not a format: use jsonl or markdown.", param_hint="--format")
+    if output is not None:
+        _check_output(output)
     service = state.service(embedder, ledger_only=True)
     records = service.list()
     if format_ == "markdown":
-        for line in transfer.markdown(records, service.user, time.time()).splitlines():
-            typer.echo(escape_terminal(line))
+        lines = [escape_terminal(line) for line in transfer.markdown(records, service.user, time.time()).splitlines()]
+    else:
+        lines = [_json(transfer.portable(record), indent=None) for record in records]
+    if output is None:
+        for line in lines:
+            typer.echo(line)
+        _warn_if_others_can_read_stdout()
         return
-    for record in records:
-        typer.echo(_json(transfer.portable(record), indent=None))
+    _write_export(output, lines)
+    typer.echo(escape_terminal(f"exported {plural(len(records), 'memory', 'memories')} to {output}, readable by you "
+                               "alone (0600)"))
+
+
+def _check_output(output: Path) -> None:
+    """Refuse what ``--output`` must not write through before anything is read: a symlink (it would be followed to
+    wherever it points; the file itself must be named) and anything that is not a regular file."""
+    if output.is_symlink():
+        raise UsageError(f"{output} is a symbolic link, and the export never writes through one: give the path of the "
+                         "file itself.")
+    if output.exists() and not output.is_file():
+        raise UsageError(f"{output} is not a regular file: give a file's path for --output.")
+
+
+def _write_export(output: Path, lines: Sequence[str]) -> None:
+    """The export written to ``output``, mode 0600, whole or not at all (``replaced_privately``)."""
+    from agent.files import replaced_privately
+
+    try:
+        with replaced_privately(output, f".{output.name}") as handle:
+            for line in lines:
+                handle.write(line.encode() + b"\n")
+    except OSError as exc:
+        raise AgentError(f"The export could not be written to {output} ({exc.strerror or exc}); nothing was "
+                         "written there.") from exc
+
+
+def _warn_if_others_can_read_stdout() -> None:
+    """One line when the export went into a file that other users may read (``> memories.jsonl`` under the usual
+    umask makes it 0644): every memory is in it. The file is the shell's, so it is left as it is."""
+    try:
+        mode = os.fstat(sys.stdout.fileno()).st_mode
+    except (OSError, ValueError, AttributeError):  # not a file descriptor (a test's captured stdout)
+        return
+    if stat.S_ISREG(mode) and mode & 0o077:
+        _warn(f"the export went to a file other users can read (mode {mode & 0o777:04o}): `chmod 600` it, or "
+              "use `agent memories export --output FILE`, which writes one only you can read.")
 
 
 @memories_app.command("import")
@@ -751,21 +846,50 @@ def memories_import(
     state: State,
 ) -> None:
     """Add the memories of an export, embedded with this store's embedder; ones already stored are refreshed."""
+    import tempfile
+
     from agent.memory import transfer
 
-    try:
-        text = sys.stdin.read() if str(file) == "-" else file.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        why = exc.strerror if isinstance(exc, OSError) else "not UTF-8 text"
-        raise UsageError(f"Cannot read {file}: {why}.") from exc
-    service = state.service(embedder)
-    records = transfer.parse_jsonl(text.splitlines(), service.user, str(file))
-    report = transfer.import_records(service, records)
+    with _import_source(file) as stream:
+        service = state.service(embedder)
+        where = state.settings().data_dir
+        try:  # the memories the file gives wait here for their writing: private, nameless, gone with the process
+            scratch = tempfile.TemporaryFile(dir=where, prefix=".import-")
+        except OSError as exc:
+            raise AgentError(f"The import could not make its private copy in {where} ({exc.strerror}); nothing was "
+                             "imported.") from exc
+        with scratch:
+            report = transfer.import_stream(service, stream, "standard input" if str(file) == "-" else str(file),
+                                            scratch)
     said = (f"imported {plural(report.new + report.refreshed, 'memory', 'memories')}: {report.new:,} new, "
             f"{report.refreshed:,} already remembered (refreshed)")
-    typer.echo(said + (f"; refused {len(report.refused):,} (below)" if report.refused else ""))
+    typer.echo(said + (f"; refused {report.refused_count:,} (below)" if report.refused_count else ""))
     for line in report.refused:
         _warn(f"refused {line}")
+    if report.refused_count > len(report.refused):
+        _warn(f"and {plural(report.refused_count - len(report.refused), 'more line', 'more lines')} refused")
+    for record in report.evicted:
+        _said_evicted(record)
+
+
+@contextmanager
+def _import_source(file: Path) -> Iterator[BinaryIO]:
+    """What ``memories import`` reads: standard input for ``-``, else a regular file, opened without blocking on
+    what is not one (a FIFO, ``/dev/zero``, a directory), which is refused in one line."""
+    if str(file) == "-":
+        yield sys.stdin.buffer
+        return
+    try:
+        fd = os.open(file, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError as exc:
+        raise UsageError(f"Cannot read {file}: {exc.strerror}.") from exc
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise UsageError(f"{file} is not a regular file: import reads an export file, or standard input given as "
+                         "`-` (`agent memories export | agent memories import -`).")
+    os.set_blocking(fd, True)
+    with os.fdopen(fd, "rb") as handle:
+        yield handle
 
 
 @memories_app.command("reindex")

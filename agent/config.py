@@ -1,5 +1,7 @@
 """Settings: typed, immutable, checked and read in one place with the precedence flag > environment > user config
-file (``~/.config/agent/config.env``) > ``.env`` of the working directory > default.
+file (``~/.config/agent/config.env``) > ``.env`` of the working directory > default. A ``.env`` other than the one of
+the checkout the agent runs from is read only once the user approved it (``agent.settings_files`` says why), and
+every run that reads one says so.
 
 Every setting is declared once, as a field of ``Settings`` with its environment variable, default, help text and,
 for a number, its bounds (``SPECS`` is read from those fields); the same table drives ``.env.example``, ``agent
@@ -15,6 +17,7 @@ import difflib
 import math
 import os
 import re
+import unicodedata
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, fields
 from pathlib import Path
@@ -22,10 +25,11 @@ from typing import Any, Literal, get_args
 from urllib.parse import SplitResult, urlsplit
 
 import platformdirs
-from dotenv import dotenv_values
 
+from agent import settings_files
 from agent.errors import UsageError
 from agent.memory.service import MemoryPolicy
+from agent.settings_files import SettingsFile
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 CHECKOUT_DATA_DIR = PROJECT_ROOT / "agent_memory_db"
@@ -112,9 +116,13 @@ def _optional_str(raw: str) -> str | None:
 
 def _name(raw: str) -> str:
     """A name that must say something: a user, a model. Blank is refused rather than taken as a name, because
-    ``--user "$UNSET"`` would otherwise read and write another store than the one meant."""
+    ``--user "$UNSET"`` would otherwise read and write another store than the one meant; so is an invisible character
+    (a zero-width space, a bidi control), which makes two names that look the same, and two stores."""
     if not raw.strip():
         raise ValueError("expected a name, got an empty one")
+    invisible = next((char for char in raw if unicodedata.category(char) == "Cf"), None)
+    if invisible is not None:
+        raise ValueError(f"it holds the invisible character U+{ord(invisible):04X}, and a name is what it shows")
     return raw
 
 
@@ -357,7 +365,8 @@ class Settings:
                                bounds=Bounds(0, 10))
     sources: Mapping[str, str] | None = None
     warnings: tuple[str, ...] = ()
-    files: tuple[Path, ...] = ()  # the settings files this run looked for (user config, .env), found or not
+    files: tuple[SettingsFile, ...] = ()  # the settings files this run looked for (user config, .env), found or not
+    notices: tuple[str, ...] = ()  # the files read that are not the user's own, named at every run
 
     @property
     def resolved_embedder(self) -> EmbedderKind:
@@ -395,20 +404,29 @@ def _loose_secret_file(path: Path, values: Mapping[str, str]) -> str | None:
     return f"{path} holds an API key and other users can read it (mode {mode:04o}): run `chmod 600 {path}`."
 
 
-def _read_file(path: Path) -> dict[str, str]:
-    """The variables a settings file sets (``KEY=value`` lines, as python-dotenv reads them); none if it is absent."""
-    if not path.is_file():
-        return {}
-    try:
-        return {k: v for k, v in dotenv_values(path).items() if v is not None}
-    except (OSError, UnicodeDecodeError) as exc:
-        reason = exc.strerror if isinstance(exc, OSError) else "it is not UTF-8 text"
-        raise UsageError(f"The settings file {path} cannot be read ({reason}): fix it or move it away.") from exc
+# No setting needs more: a path is at most 4,096 bytes on Linux, a URL or a model name far less. A longer value is a
+# mistake (a file pasted into a variable), and one that would be sent with every request or shown in every message.
+MAX_VALUE = 4_096
+_CONTROL_CHAR = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+
+
+def _shown_value(spec: Spec, raw: str) -> str:
+    """``raw`` as a message quotes it: a secret never, a long value cut."""
+    shown = "***" if spec.secret else spec.shown(raw)
+    return repr(shown if len(shown) <= 200 else shown[:200] + "…")
 
 
 def _value(spec: Spec, raw: Any, where: str) -> Any:
     """``raw`` parsed (when it is text) and checked against the spec's bounds; a ``UsageError`` naming ``where``
-    (the variable or flag and the value) and what is allowed when it is not valid."""
+    (the variable or flag and the value) and what is allowed when it is not valid. No text setting holds a control
+    character (a NUL in ``AGENT_USER`` from a settings file) or more than ``MAX_VALUE`` characters."""
+    if isinstance(raw, str):
+        if len(raw) > MAX_VALUE:
+            raise UsageError(f"{where} is not valid: it is {len(raw):,} characters long, and a setting holds at most "
+                             f"{MAX_VALUE:,}.")
+        control = _CONTROL_CHAR.search(raw)
+        if control:
+            raise UsageError(f"{where} is not valid: it holds the control character {control.group()!r}.")
     try:
         value = spec.parse(raw) if isinstance(raw, str) else raw
     except ValueError as exc:
@@ -419,7 +437,68 @@ def _value(spec: Spec, raw: Any, where: str) -> Any:
     return value
 
 
-def _misspelled(layers: Sequence[tuple[str, Path | None, Mapping[str, str]]]) -> list[str]:
+Layer = tuple[str, Path | None, Mapping[str, str]]  # (its name as sources show it, its file if any, its variables)
+
+
+def _aliases(layers: Sequence[Layer]) -> list[str]:
+    """A line for each setting set under two of its names with different values in one layer (``OPENAI_BASE_URL``
+    and ``OPENAI_API_BASE``): only the first is read, and the other would seem to be in use."""
+    lines = []
+    for _, path, layer in layers:
+        for spec in SPECS:
+            given = [name for name in spec.env if layer.get(name)]
+            if len({layer[name] for name in given}) > 1:
+                lines.append(f"{' and '.join(given)} are both set {f'in {path}' if path else 'in the environment'}, "
+                             f"with different values: {given[0]} is used, the others are ignored.")
+    return lines
+
+
+def _not_read(file: SettingsFile) -> str | None:
+    """The line saying that a ``.env`` was not read, when it sets anything of the agent's."""
+    names = _ours(file.names)
+    if file.read or file.status == "absent" or not names:
+        return None
+    return f"{file.path} was not read (it sets {_names(names)}): {file.describe().removeprefix('not read: ')}."
+
+
+def _used(file: SettingsFile) -> str | None:
+    """The line naming a file read that is not the user's own, at every run."""
+    if file.status != "approved":
+        return None
+    names = _ours(file.names)
+    sets = f"it sets {_names(names)}" if names else "it sets none of agent's settings"
+    return f"using the settings of {file.path}, which you approved ({sets}; `agent trust --revoke` stops that)."
+
+
+def _ours(names: Sequence[str]) -> list[str]:
+    """The names of ``names`` the agent reads, or would read but for a typo (``AGENT_...``)."""
+    known = {name for spec in SPECS for name in spec.env}
+    return [name for name in names if name in known or name.startswith("AGENT_")]
+
+
+def _names(names: Sequence[str]) -> str:
+    """Names from a file, as a line shows them: an odd one quoted and escaped, six at most."""
+    shown = ", ".join(settings_files.shown_name(name) for name in names[:6])
+    return shown + (f" and {len(names) - 6} more" if len(names) > 6 else "")
+
+
+def checkout_dotenv(path: Path) -> bool:
+    """Whether ``path`` is the ``.env`` of the checkout this code runs from, the one file besides the user config
+    file that is the user's own: whoever can write it can change the code that reads it."""
+    return running_from_checkout() and path.name == ".env" and path.parent.resolve() == PROJECT_ROOT
+
+
+def approve_dotenv(path: Path, config_path: Path | None = None) -> SettingsFile:
+    """``agent trust FILE``: note the bytes of ``path`` as approved; the file as it will be read."""
+    return settings_files.approve(path, settings_files.approvals_file(config_path or user_config_file()))
+
+
+def revoke_dotenv(path: Path, config_path: Path | None = None) -> bool:
+    """``agent trust --revoke FILE``: whether there was an approval to take back."""
+    return settings_files.revoke(path, settings_files.approvals_file(config_path or user_config_file()))
+
+
+def _misspelled(layers: Sequence[Layer]) -> list[str]:
     """A line for each ``AGENT_`` name no setting has (``AGENT_TIMOUT=5``), naming the closest one: ignored
     silently, a typo would leave the user wondering why the setting has no effect."""
     known = sorted(name for spec in SPECS for name in spec.env)
@@ -450,8 +529,10 @@ def load_settings(
     environ = os.environ if environ is None else environ
     dotenv_path = Path.cwd() / ".env" if dotenv_path is None else dotenv_path
     config_path = user_config_file() if config_path is None else config_path
-    files = ((config_path, "user config", _read_file(config_path)), (dotenv_path, ".env", _read_file(dotenv_path)))
-    layers = (("environment", None, environ), *((name, path, layer) for path, name, layer in files))
+    dotenv = (settings_files.own(dotenv_path, ".env") if checkout_dotenv(dotenv_path)
+              else settings_files.dotenv(dotenv_path, settings_files.approvals_file(config_path)))
+    files = (settings_files.own(config_path, "user config"), dotenv)
+    layers: tuple[Layer, ...] = (("environment", None, environ), *((f.label, f.path, f.values) for f in files))
     flags = {k: v for k, v in (flags or {}).items() if v is not None}
 
     values: dict[str, Any] = {}
@@ -459,7 +540,7 @@ def load_settings(
     for spec in SPECS:
         if spec.field in flags:
             raw = flags[spec.field]
-            values[spec.field] = _value(spec, raw, f"{spec.flag} {spec.shown(str(raw))!r}")
+            values[spec.field] = _value(spec, raw, f"{spec.flag} {_shown_value(spec, str(raw))}")
             sources[spec.field] = "flag"
             continue
         for layer_name, path, layer in layers:
@@ -468,19 +549,22 @@ def load_settings(
             if found is None:
                 continue
             raw = layer[found]
-            where = f"{found}={spec.shown(raw)!r}" + (f" in {path}" if path else "")
+            where = f"{found}={_shown_value(spec, raw)}" + (f" in {path}" if path else "")
             values[spec.field] = _value(spec, raw, where)
             sources[spec.field] = f"{layer_name} ({found})"
             break
-    warnings = (*(w for path, _, layer in files if layer and (w := _loose_secret_file(path, layer))),
-                *_misspelled(layers))
-    return Settings(**values, sources=sources, warnings=warnings, files=tuple(path for path, _, _ in files))
+    warnings = (*(w for f in files if f.values and (w := _loose_secret_file(f.path, f.values))),
+                *(line for f in files for line in f.problems), *_aliases(layers), *_misspelled(layers),
+                *(line for f in files if (line := _not_read(f))))
+    notices = tuple(line for f in files if (line := _used(f)))
+    return Settings(**values, sources=sources, warnings=warnings, files=files, notices=notices)
 
 
 def dotenv_example() -> str:
     """The text of ``.env.example``, generated from ``SPECS`` so it can never miss a setting."""
     lines = ["# Settings of agent. Precedence: command-line flag > environment > the user config file",
-             "# (~/.config/agent/config.env) > this file (.env in the working directory) > default."]
+             "# (~/.config/agent/config.env) > this file (.env in the working directory) > default.",
+             "# A .env outside agent's own checkout is read only once you approve it: `agent trust .env`."]
     for spec in SPECS:
         lines.append("")
         lines.append(f"# {spec.help}")

@@ -15,6 +15,25 @@ MemoryKind = Literal["turn", "fact", "explicit"]
 TurnStatus = Literal["complete", "interrupted", "truncated", "failed"]
 CONTEXT = "context"  # the key of ``MemoryRecord.context`` in ``extra``, as the ledgers store it
 
+# The dates a memory can carry, in epoch seconds: from 1970 to the year 3000 (UTC). Every date the agent formats,
+# compares or ranks lies within them; an import refuses a line whose date does not (``agent.memory.transfer``).
+EARLIEST = 0.0
+LATEST = 32_503_680_000.0
+
+
+def stored_time(value: object) -> float:
+    """A date as a ledger holds it, read into the range every reader can use: a store written by hand or by an older
+    version may hold ``Infinity``, ``1e20``, ``-1e15`` or (PostgreSQL) ``NaN``, which crashed every listing, the
+    export and each recall. Such a date reads as the nearest end of the range (``NaN``, or what is not a number, as
+    1970), so the memory stays listed, recalled and exportable, and can be forgotten."""
+    try:
+        number = float(value)  # type: ignore[arg-type]
+    except (TypeError, ValueError, OverflowError):
+        return EARLIEST
+    if number != number:  # NaN
+        return EARLIEST
+    return min(max(number, EARLIEST), LATEST)
+
 
 class VectorSpace(NamedTuple):
     """The space a vector lives in: the embedder kind (``local``, ``openai``), its model and the vector length.

@@ -15,7 +15,10 @@ import os
 import secrets
 import stat
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from typing import BinaryIO
 
 # A SQLite file is moved together with these, which SQLite needs to make sense of it.
 SQLITE_SIDE_FILES = ("-journal", "-wal", "-shm")
@@ -32,22 +35,28 @@ def read_regular(path: Path) -> bytes:
 
 
 def write_private(path: Path, data: bytes, prefix: str) -> None:
-    """Replace ``path`` with ``data`` atomically, mode 0600: a temp file ``PREFIX.<random>.tmp`` beside it (created
-    with ``O_EXCL | O_NOFOLLOW``), fsynced, renamed over ``path`` (which replaces a symlink instead of following
-    it), and the directory fsynced. Raises ``OSError``; the old file is intact then and no temp file is left."""
+    """Replace ``path`` with ``data`` atomically, mode 0600 (``replaced_privately``). Raises ``OSError``; the old file
+    is intact then and no temp file is left."""
+    with replaced_privately(path, prefix) as handle:
+        handle.write(data)
+
+
+@contextmanager
+def replaced_privately(path: Path, prefix: str) -> Iterator[BinaryIO]:
+    """A file to write that replaces ``path`` atomically, mode 0600, when the block ends: a temp file
+    ``PREFIX.<random>.tmp`` beside it (created with ``O_EXCL | O_NOFOLLOW``), fsynced, renamed over ``path`` (which
+    replaces a symlink instead of following it), and the directory fsynced. What the block writes may be as large
+    as it likes: nothing holds it whole. On any error or interruption the temp file goes and ``path`` is as it was."""
     temp = path.with_name(f"{prefix}.{secrets.token_hex(4)}.tmp")
+    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
     try:
-        fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
-        try:
-            view = memoryview(data)
-            while view:
-                view = view[os.write(fd, view):]
-            os.fsync(fd)
-        finally:
-            os.close(fd)
+        with os.fdopen(fd, "wb") as handle:
+            yield handle
+            handle.flush()
+            os.fsync(handle.fileno())
         os.replace(temp, path)
         _fsync_dir(path.parent)
-    except OSError:
+    except BaseException:
         temp.unlink(missing_ok=True)
         raise
 

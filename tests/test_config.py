@@ -6,13 +6,14 @@ from pathlib import Path
 
 import pytest
 
-from agent.config import SPECS, dotenv_example, load_settings
+from agent.config import SPECS, approve_dotenv, dotenv_example, load_settings
 from agent.errors import UsageError
 
 
 def test_precedence_and_sources(tmp_path: Path) -> None:
     dotenv = tmp_path / ".env"
     dotenv.write_text("AGENT_MODEL=from-dotenv\nAGENT_MEMORY_K=7\nOPENAI_API_BASE=http://127.0.0.1:1/v1\n")
+    approve_dotenv(dotenv)
     settings = load_settings(
         flags={"model": "from-flag", "user": None},
         environ={"AGENT_MODEL": "from-env", "AGENT_USER": "bob"},
@@ -53,10 +54,12 @@ def test_a_readable_env_file_with_a_key_is_warned_about(tmp_path: Path) -> None:
     dotenv = tmp_path / ".env"
     dotenv.write_text("OPENAI_API_KEY=sk-test-CANARY123\n")
     dotenv.chmod(0o644)
+    approve_dotenv(dotenv)
     [warning] = load_settings(environ={}, dotenv_path=dotenv).warnings
     assert "chmod 600" in warning and "CANARY" not in warning
     dotenv.chmod(0o600)
     assert load_settings(environ={}, dotenv_path=dotenv).warnings == ()
     (tmp_path / "plain.env").write_text("AGENT_MODEL=x\n")
     (tmp_path / "plain.env").chmod(0o644)
+    approve_dotenv(tmp_path / "plain.env")
     assert load_settings(environ={}, dotenv_path=tmp_path / "plain.env").warnings == ()

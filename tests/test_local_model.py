@@ -84,6 +84,7 @@ def test_a_damaged_cached_file_is_dropped_and_the_packaged_file_used(
     (cache / "agent").mkdir(parents=True)
     damaged = cache / "agent" / cached_file(model_cache).name
     damaged.write_bytes(cached_file(model_cache).read_bytes()[:4096])
+    local_model.note_converted(damaged, cache / "agent")  # the file the conversion wrote, yet it will not load
 
     vector = LocalEmbedder(cache_dir=cache / "agent").embed(SENTENCES[:1])
 

@@ -100,8 +100,8 @@ def test_import_merges_restatements_and_refuses_secrets_and_links(tmp_path: Path
     assert result.returncode == 0
     assert result.stdout == "imported 2 memories: 1 new, 1 already remembered (refreshed); refused 2 (below)\n"
     assert result.stderr == (
-        "agent: refused memory 2: looks like a secret (a key, password or card number): never stored\n"
-        "agent: refused memory 3: carries a link, an e-mail address or a network address: never stored as memory "
+        "agent: refused line 2: looks like a secret (a key, password or card number): never stored\n"
+        "agent: refused line 3: carries a link, an e-mail address or a network address: never stored as memory "
         "(an injected instruction needs one to send data to)\n")
     sister, peanuts = json.loads(invoke("memories", "list", "--json").stdout)  # oldest first: 1970 comes first
     assert peanuts == before[0], "the stored memory keeps its text and dates"

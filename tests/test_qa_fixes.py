@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from agent.config import approve_dotenv
 from agent.domain import Message, memory_id
 from agent.errors import SessionError
 from agent.memory.fences import inert
@@ -175,6 +176,7 @@ def test_a_data_dir_ending_in_dotdot_is_taken_lexically_and_makes_nothing(tmp_pa
 
 def test_a_misspelled_setting_is_warned_about_once_with_the_closest_name(tmp_path: Path) -> None:
     (tmp_path / ".env").write_text("AGENT_MEMORY_KAPACITY=5\n")
+    approve_dotenv(tmp_path / ".env")  # a .env outside the checkout is read once approved
     listed = invoke("memories", "list", env={"AGENT_TIMOUT": "5", "AGENT_ZQXJ": "1"})
     assert listed.returncode == 0, listed
     warned = [line for line in listed.stderr.splitlines() if "is not a setting" in line]

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from agent import cli
-from agent.config import SPECS, Settings, default_data_dir, load_settings
+from agent.config import SPECS, Settings, approve_dotenv, default_data_dir, load_settings
 from agent.errors import UsageError
 
 NOWHERE = Path("/nonexistent/settings.env")
@@ -119,7 +119,9 @@ def test_a_bad_value_from_a_settings_file_names_the_file(spec: Any, raw: str, tm
     for which in ("dotenv_path", "config_path"):
         settings_file = tmp_path / f"{which}.env"
         settings_file.write_text(f"{name}={json.dumps(raw)}\n")
-        paths = {"dotenv_path": NOWHERE, "config_path": NOWHERE, which: settings_file}
+        paths = {"dotenv_path": NOWHERE, "config_path": tmp_path / "none.env", which: settings_file}
+        if which == "dotenv_path":  # a .env outside the checkout is read once approved
+            approve_dotenv(settings_file, paths["config_path"])
         with pytest.raises(UsageError, match=f" in {settings_file} is not valid: "):
             load_settings(environ={}, **paths)
 

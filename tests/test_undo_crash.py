@@ -7,7 +7,6 @@ session files and SQLite ledger."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -118,7 +117,7 @@ def test_an_undo_killed_at_any_write_is_finished_by_the_next_undo(tmp_path: Path
 
 def _profile(rows: list[dict[str, object]]) -> list[Entry]:
     """The current profile of the memories ``rows`` (as ``state`` gives them)."""
-    return profile.view(transfer.parse_jsonl([json.dumps({**row, "last_seen": 0.0}) for row in rows], "me", "-"))[0]
+    return profile.view([transfer.from_portable({**row, "last_seen": 0.0}, "me") for row in rows])[0]
 
 
 def test_a_turn_whose_write_was_killed_at_any_step_is_undone_to_what_was_there_before(tmp_path: Path) -> None:

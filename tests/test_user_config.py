@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from agent import __version__, cli
-from agent.config import load_settings, user_config_file
+from agent.config import approve_dotenv, load_settings, user_config_file
 from tests.warm_agent import WarmAgent
 
 
@@ -41,13 +41,14 @@ def test_the_file_is_in_the_users_config_directory() -> None:
 def test_precedence_environment_then_user_config_then_dotenv(tmp_path: Path) -> None:
     config = write(tmp_path / "config.env", "AGENT_MODEL=from-config\nAGENT_USER=carol\nAGENT_MEMORY_K=4\n")
     dotenv = write(tmp_path / ".env", "AGENT_MODEL=from-dotenv\nAGENT_USER=dave\nAGENT_MEMORY_TOKENS=900\n")
+    approve_dotenv(dotenv, config)
     settings = load_settings(environ={"AGENT_MODEL": "from-env"}, dotenv_path=dotenv, config_path=config)
     assert (settings.model, settings.user, settings.memory_k, settings.memory_tokens) == ("from-env", "carol", 4, 900)
     sources = {name: source for name, _, _, source in settings.describe()}
     assert sources["model"] == "environment (AGENT_MODEL)"
     assert sources["user"] == "user config (AGENT_USER)"
     assert sources["memory_tokens"] == ".env (AGENT_MEMORY_TOKENS)"
-    assert settings.files == (config, dotenv)
+    assert [(f.path, f.status) for f in settings.files] == [(config, "own"), (dotenv, "approved")]
 
 
 def test_a_readable_user_config_with_a_key_is_warned_about(tmp_path: Path) -> None:
@@ -114,7 +115,7 @@ def test_piped_agent_config_and_version_through_the_real_process(tmp_path: Path,
 
 
 def test_a_settings_file_that_cannot_be_read_is_one_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from agent import config as config_module
+    from agent import settings_files
     from agent.errors import UsageError
 
     broken = tmp_path / "config.env"
@@ -122,10 +123,14 @@ def test_a_settings_file_that_cannot_be_read_is_one_line(tmp_path: Path, monkeyp
     with pytest.raises(UsageError, match=f"^The settings file {broken} cannot be read \\(it is not UTF-8 text\\)"):
         load_settings(environ={}, dotenv_path=tmp_path / "none", config_path=broken)
 
-    def refused(path: Path) -> dict[str, str]:
-        raise PermissionError(13, "Permission denied", str(path))
+    opened = os.open
+
+    def refused(path: Path, *args: int) -> int:
+        if Path(path) == broken:
+            raise PermissionError(13, "Permission denied", str(path))
+        return opened(path, *args)
 
     broken.write_text("AGENT_MODEL=x\n")
-    monkeypatch.setattr(config_module, "dotenv_values", refused)  # root reads any file, so the refusal is made
+    monkeypatch.setattr(settings_files.os, "open", refused)  # root reads any file, so the refusal is made
     with pytest.raises(UsageError, match=r"cannot be read \(Permission denied\)"):
         load_settings(environ={}, dotenv_path=tmp_path / "none", config_path=broken)

@@ -90,6 +90,29 @@ _clients: dict[Path, Any] = {}
 _clients_mutex = threading.Lock()
 
 
+def _chromadb() -> Any:
+    """chromadb, imported, and from then on none of its ``Settings`` reads a ``.env``. chromadb's ``Settings``
+    (pydantic-settings) read the working directory's ``.env`` by themselves: a cloned repository's file naming an
+    implementation class (``CHROMA_PRODUCT_TELEMETRY_IMPL=evil.Api``) made it import and run that repository's code,
+    and ``CHROMA_OTEL_*`` would have sent its telemetry elsewhere. Only the settings chromadb makes as it is imported
+    still read the file (defaults for ``chromadb.Client``, which the agent never uses); a value chromadb refuses
+    there stops the import, and is said in one line. The environment still applies: it is the user's."""
+    try:
+        import chromadb
+        import chromadb.config
+    except ValueError as exc:  # pydantic's ValidationError is one
+        raise MemoryUnavailable(
+            "The memory index cannot start: chromadb reads the .env of the working directory itself, and a value "
+            f"there is not one it takes ({_short(exc)}). Memory is off in this run: run agent from another "
+            "directory, or fix that file.") from exc
+    chromadb.config.Settings.model_config["env_file"] = None
+    return chromadb
+
+
+def _chroma_settings() -> Any:
+    return _chromadb().config.Settings(anonymized_telemetry=False)
+
+
 def similarity_from_distance(distance: float) -> float:
     """Chroma's cosine distance is ``1 - cos``; the similarity is therefore ``1 - distance`` (not ``1 - d/2``)."""
     return 1.0 - distance
@@ -133,8 +156,7 @@ def _discard_system(identifier: str) -> None:
 
 
 def _open_embedded(chroma_dir: Path) -> Any:
-    import chromadb
-    from chromadb.config import Settings as ChromaSettings
+    chromadb = _chromadb()
 
     key = chroma_dir.absolute()
     with _clients_mutex:
@@ -150,7 +172,7 @@ def _open_embedded(chroma_dir: Path) -> Any:
             chroma_files.clear_slack(chroma_dir)
             _compact(chroma_dir, check_handles=False)
             try:
-                client = chromadb.PersistentClient(path=str(key), settings=ChromaSettings(anonymized_telemetry=False))
+                client = chromadb.PersistentClient(path=str(key), settings=_chroma_settings())
             except BaseException as exc:
                 if not isinstance(exc, Exception) and not _is_panic(exc):
                     raise
@@ -186,12 +208,11 @@ def _full(exc: BaseException, chroma_dir: Path, what: str, fresh: bool) -> DiskF
 def load_library() -> None:
     """Import chromadb now (seconds on a loaded machine), so that a wait for the server counts the connection alone
     (``agent.chat.ConnectWait``)."""
-    import chromadb  # noqa: F401
+    _chromadb()
 
 
 def _open_server(url: str) -> Any:
-    import chromadb
-    from chromadb.config import Settings as ChromaSettings
+    chromadb = _chromadb()
 
     parsed = urlparse(url if "://" in url else f"http://{url}")
 
@@ -200,7 +221,7 @@ def _open_server(url: str) -> Any:
             host=parsed.hostname or "127.0.0.1",
             port=parsed.port or (443 if parsed.scheme == "https" else 8000),
             ssl=parsed.scheme == "https",
-            settings=ChromaSettings(anonymized_telemetry=False),
+            settings=_chroma_settings(),
         )
 
     try:

@@ -65,6 +65,7 @@ from agent.domain import (
     Touched,
     VectorSpace,
     normalise_text,
+    stored_time,
 )
 from agent.errors import MemoryUnavailable, StoreCorrupt, StoreLocked
 from agent.memory.text import content_words
@@ -297,15 +298,15 @@ def row_to_record(row: sqlite3.Row | Mapping[str, Any]) -> MemoryRecord:
         user=row["user"],
         session=row["session"],
         turn=int(row["turn"]),
-        created_at=float(row["created_at"]),
-        last_seen=float(row["last_seen"]),
+        created_at=stored_time(row["created_at"]),  # a date out of range reads as the nearest (``stored_time``)
+        last_seen=stored_time(row["last_seen"]),
         content_hash=row["content_hash"],
         source=row["source"],
         extra=json.loads(row["extra"]),
         facts=_facts(json.loads(row["facts"])),
         superseded_by=row["superseded_by"],
-        superseded_at=float(row["superseded_at"]),
-        restated=tuple(Quote(str(t), str(s), int(n), float(a)) for t, s, n, a in json.loads(row["restated"])),
+        superseded_at=stored_time(row["superseded_at"]),
+        restated=tuple(Quote(str(t), str(s), int(n), stored_time(a)) for t, s, n, a in json.loads(row["restated"])),
     )
 
 

@@ -19,6 +19,15 @@ load, portable across CPUs, unlike the layout ones): a session opens in 0.04 CPU
 same vectors to the bit. And the source's digest is noted in ``sources.json`` beside the cache, with the size, times
 and inode it had, so the 23 MB file is hashed once per version of it, not at each start (20-60 ms).
 
+The cached file is used only if it is the file the conversion wrote: a file overwritten in place (same size) loaded
+silently before and gave some words vectors at a cosine of 0.26-0.47 of the right ones. Its SHA-256 is noted when it is
+written, with its size, times and inode, and a start uses it at once while these are unchanged. Any write to a file
+moves its change time (``st_ctime``), which no one but the clock sets, so an overwrite in place is caught without
+reading the file; a file whose identity moved (copied, restored from a backup, touched) is hashed once and used if its
+bytes are the ones noted. Anything else (other bytes, no note at all) is removed and converted again from the packaged
+model. Hashing it at every start instead would cost 46-57 ms of CPU here (140-240 ms on the loaded machine, for 22.8
+MB), more than opening the session it guards.
+
 Run as ``python -m agent.adapters.local_model SOURCE TARGET`` to convert one file.
 """
 
@@ -32,7 +41,7 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeGuard
 
 from agent.files import read_regular, write_private
 
@@ -41,7 +50,8 @@ log = logging.getLogger(__name__)
 #: Part of the cached file's name: change it when the conversion changes, so old caches are not reused.
 CONVERSION = "dyn-int8-opt-v2"
 CONVERT_TIMEOUT_S = 300.0
-#: The file beside the cache that notes the digest of each source hashed: path -> [size, mtime, ctime, inode, digest].
+#: The file beside the cache that notes the digest of each source hashed (by its path) and of each file converted (by
+#: its name in the cache): key -> [size, mtime, ctime, inode, digest].
 DIGESTS = "sources.json"
 
 
@@ -62,35 +72,84 @@ def cached_model_path(source: Path, cache_dir: Path) -> Path:
 def source_digest(source: Path, cache_dir: Path) -> str:
     """The SHA-256 of ``source``, from ``sources.json`` while the file has the size, times and inode noted with it
     there; else hashed and noted. A note that cannot be read or written only costs the hashing."""
-    notes_file = cache_dir / DIGESTS
-    seen = source.stat()
-    identity = [seen.st_size, seen.st_mtime_ns, seen.st_ctime_ns, seen.st_ino]
     key = str(source.resolve())
-    try:
-        notes = json.loads(read_regular(notes_file))
-        if not isinstance(notes, dict):
-            notes = {}
-    except (OSError, ValueError):
-        notes = {}
+    identity, notes = _identity(source), _notes(cache_dir)
     noted = notes.get(key)
-    if isinstance(noted, list) and noted[:-1] == identity and isinstance(noted[-1], str):
-        return noted[-1]
-    digest = hashlib.sha256(source.read_bytes()).hexdigest()
-    notes[key] = [*identity, digest]
-    try:
-        cache_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
-        write_private(notes_file, json.dumps(notes, indent=1).encode(), f".{DIGESTS}")
-    except OSError as exc:
-        log.debug("could not note the digest of %s in %s: %s", source, notes_file, exc)
+    if _valid(noted) and noted[:-1] == identity:
+        return str(noted[-1])
+    digest = _sha256(source)
+    _note(cache_dir, notes, key, [*identity, digest])
     return digest
 
 
-def prepared_model(source: Path, cache_dir: Path | None = None) -> Path:
-    """The int8 conversion of ``source`` from the cache, made first if missing; ``source`` itself if that fails."""
+def note_converted(target: Path, cache_dir: Path) -> None:
+    """Note the digest and identity of the file the conversion just wrote, which ``converted_intact`` checks."""
+    _note(cache_dir, _notes(cache_dir), target.name, [*_identity(target), _sha256(target)])
+
+
+def converted_intact(target: Path, cache_dir: Path) -> bool:
+    """Whether ``target`` is the file the conversion wrote: its identity as noted (no read), or else its bytes hash to
+    the digest noted (and the new identity is noted). Noted by name, so a cache moved whole costs a hash, not a
+    conversion; a file never noted is not known to be ours."""
+    notes = _notes(cache_dir)
+    noted = notes.get(target.name)
+    if not _valid(noted):
+        return False
+    identity = _identity(target)
+    if noted[:-1] == identity:
+        return True
+    if _sha256(target) != noted[-1]:
+        return False
+    _note(cache_dir, notes, target.name, [*identity, noted[-1]])
+    return True
+
+
+def _identity(path: Path) -> list[int]:
+    """What changes whenever the file does: any write moves ``st_ctime``, which only the clock sets."""
+    seen = path.stat()
+    return [seen.st_size, seen.st_mtime_ns, seen.st_ctime_ns, seen.st_ino]
+
+
+def _valid(noted: object) -> TypeGuard[list[Any]]:
+    return isinstance(noted, list) and len(noted) == 5 and isinstance(noted[-1], str)
+
+
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        while chunk := handle.read(1 << 20):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def _notes(cache_dir: Path) -> dict[str, Any]:
     try:
-        target = cached_model_path(source, cache_dir or default_cache_dir())
+        notes = json.loads(read_regular(cache_dir / DIGESTS))
+    except (OSError, ValueError):
+        return {}
+    return notes if isinstance(notes, dict) else {}
+
+
+def _note(cache_dir: Path, notes: dict[str, Any], key: str, entry: list[Any]) -> None:
+    notes[key] = entry
+    try:
+        cache_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
+        write_private(cache_dir / DIGESTS, json.dumps(notes, indent=1).encode(), f".{DIGESTS}")
+    except OSError as exc:
+        log.debug("could not note the digest of %s in %s: %s", key, cache_dir / DIGESTS, exc)
+
+
+def prepared_model(source: Path, cache_dir: Path | None = None) -> Path:
+    """The int8 conversion of ``source`` from the cache, made first if missing or not the file the conversion wrote
+    (``converted_intact``); ``source`` itself if that fails."""
+    try:
+        cache = cache_dir or default_cache_dir()
+        target = cached_model_path(source, cache)
         if target.is_file():
-            return target
+            if converted_intact(target, cache):
+                return target
+            log.debug("%s is not the file the conversion wrote: converting %s again", target, source)
+            discard(target)
         target.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
         done = subprocess.run(
             [sys.executable, "-m", __name__, str(source), str(target)],
@@ -100,6 +159,7 @@ def prepared_model(source: Path, cache_dir: Path | None = None) -> Path:
             detail = done.stderr.strip().splitlines()[-1:] or [f"exit {done.returncode}"]
             log.debug("converting %s failed: %s; using it as it is", source, detail[0])
             return source
+        note_converted(target, cache)
         return target
     except (OSError, RuntimeError, subprocess.SubprocessError) as exc:  # RuntimeError: no home directory
         log.debug("converting %s failed: %s; using it as it is", source, exc)

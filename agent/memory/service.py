@@ -493,6 +493,12 @@ class MemoryService:
         restatement."""
         return self._write(records, vectors)[0]
 
+    def write_evicting(
+        self, records: Sequence[MemoryRecord], vectors: dict[str, list[float]] | None = None
+    ) -> tuple[list[MemoryRecord], list[MemoryRecord]]:
+        """``write``, returning also the memories its eviction took, for a caller that names each (an import)."""
+        return self._write(records, vectors)
+
     def _write(
         self, records: Sequence[MemoryRecord], vectors: dict[str, list[float]] | None = None,
         change: Change | None = None,

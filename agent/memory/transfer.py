@@ -12,27 +12,38 @@ Import treats every line as a memory the user gives: its texts are made canonica
 the refusals that hold for every memory (secrets, links, instructions, fence tags; ``refusal.record_refusal``) apply
 to each of them, the text and also its source, profile facts, restated quotes and extra fields, and are counted, a
 memory the store holds already (the same id: the same user and text, however spaced or cased) is a restatement that
-refreshes it, and a file with a line that is not a memory is refused as a whole before anything is written, with the
-line number.
+refreshes it, and a file with a line that is not a memory (not JSON, a field of the wrong type, a value out of range:
+a date of ``Infinity`` or ``1e20``, a turn of 2**70) is refused as a whole before anything is written, with the line
+number. So is an import whose new
+memories would evict more than a write may (``EVICTION_SLACK``); the evictions it may make are reported one by
+one. The file is read as a stream, once, a line at a time (a million lines of one memory, or ``/dev/zero`` given as
+standard input, cost memory for one line), and written through the service's bulk write ``BATCH`` at a time.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
-from typing import Any, get_args
+from typing import Any, BinaryIO, get_args
 
-from agent.domain import MemoryKind, MemoryRecord, Quote, StatedFact, content_hash, memory_id
-from agent.errors import UsageError
+from agent.domain import EARLIEST, LATEST, MemoryKind, MemoryRecord, Quote, StatedFact, content_hash, memory_id
+from agent.errors import AgentError, OverCapacity, UsageError
 from agent.memory.canonical import canonical
-from agent.memory.refusal import canonical_record, record_refusal
-from agent.memory.service import MemoryService
+from agent.memory.refusal import MAX_CHARS, canonical_record, record_refusal
+from agent.memory.service import EVICTION_SLACK, MemoryService
 
 FORMATS = ("jsonl", "markdown")
 BATCH = 256  # memories embedded and written at a time: a large import never holds every vector at once
 _KINDS: tuple[str, ...] = get_args(MemoryKind)
+# The longest line an export can hold: no field is longer than a memory's text (``MAX_CHARS``), and 4 MB holds
+# a memory's text, source and context with five hundred restatements as long, each character four bytes of UTF-8.
+MAX_LINE = 4 << 20
+MAX_TURN = 2**31 - 1  # the turn column of the ledgers (a PostgreSQL integer)
+LISTED = 50  # refused lines named one by one; the others are counted
+SEEN_LINES = 4_096  # lines remembered by their digest, so a line said again is not parsed again
 
 
 def portable(record: MemoryRecord) -> dict[str, Any]:
@@ -57,7 +68,9 @@ def portable(record: MemoryRecord) -> dict[str, Any]:
 
 def from_portable(data: object, user: str) -> MemoryRecord:
     """The memory a line of an export describes, as ``user``'s (its id and hash are computed again, from the text);
-    ``ValueError`` saying what is wrong with it otherwise."""
+    ``ValueError`` saying what is wrong with it otherwise: a field of the wrong type, or a value no memory can hold
+    (a date outside 1970 to the year 3000, a turn outside the ledgers' whole numbers, a text longer than any
+    memory's), which would be refused by the ledger or crash every reader after it."""
     if not isinstance(data, dict):
         raise ValueError("not a JSON object")
     text = data.get("text")
@@ -66,24 +79,44 @@ def from_portable(data: object, user: str) -> MemoryRecord:
     kind = data.get("kind", "explicit")
     if kind not in _KINDS:
         raise ValueError(f"kind {kind!r} is none of {', '.join(_KINDS)}")
-    created, seen = _seconds(data.get("created_at")), _seconds(data.get("last_seen", data.get("created_at")))
+    created = _seconds(data.get("created_at"), "created_at")
+    seen = _seconds(data.get("last_seen", data.get("created_at")), "last_seen")
     session, turn, source = data.get("session", "import"), data.get("turn", 0), data.get("source", text)
     extra = data.get("extra", {})
     if not isinstance(session, str) or not isinstance(source, str) or not isinstance(turn, int):
         raise ValueError("session and source must be text, turn a whole number")
     if not isinstance(extra, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in extra.items()):
         raise ValueError("extra must be an object of text fields")
-    # The id is the canonical text's, which is what is stored; the texts stay as written until ``import_records``
-    # has judged them (text hidden in invisible characters is refused, not stripped).
+    _fits(session, "session")
+    _fits(source, "source")
+    _turn(turn)
+    for key, value in extra.items():
+        _fits(key, "a key of extra")
+        _fits(value, f"extra {key!r}")
+    # The id is the canonical text's, which is what is stored; the texts stay as written until the import has judged
+    # them (text hidden in invisible characters is refused, not stripped).
     said = canonical(text)
     return MemoryRecord(memory_id(user, said), text, kind, user, session, turn, created, seen, content_hash(said),
                         source, dict(extra), _facts(data.get("facts", [])), _text(data.get("superseded_by", "")),
-                        _seconds(data.get("superseded_at", 0.0)), _quotes(data.get("restated", [])))
+                        _seconds(data.get("superseded_at", 0.0), "superseded_at"), _quotes(data.get("restated", [])))
 
 
 def _text(value: object) -> str:
     if not isinstance(value, str):
         raise ValueError("superseded_by must be text")
+    return _fits(value, "superseded_by")
+
+
+def _fits(value: str, what: str) -> str:
+    """``value`` when no longer than a memory's text may be (``MAX_CHARS``): no field of a memory is longer."""
+    if len(value) > MAX_CHARS:
+        raise ValueError(f"{what} is {len(value):,} characters long, more than any memory holds ({MAX_CHARS:,})")
+    return value
+
+
+def _turn(value: object) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_TURN:
+        raise ValueError(f"turn {value!r} is not a turn number (a whole number from 0 to {MAX_TURN:,})")
     return value
 
 
@@ -92,7 +125,8 @@ def _facts(value: object) -> tuple[StatedFact, ...]:
                                               and isinstance(f.get("value"), str)
                                               and isinstance(f.get("origin", ""), str) for f in value):
         raise ValueError("facts must be a list of objects with a key and a value")
-    return tuple(StatedFact(f["key"], f["value"], _text(f.get("superseded_by", "")), f.get("origin", ""))
+    return tuple(StatedFact(_fits(f["key"], "a fact's key"), _fits(f["value"], "a fact's value"),
+                            _text(f.get("superseded_by", "")), _fits(f.get("origin", ""), "a fact's origin"))
                  for f in value)
 
 
@@ -101,80 +135,200 @@ def _quotes(value: object) -> tuple[Quote, ...]:
                                               and isinstance(q.get("session"), str)
                                               and isinstance(q.get("turn"), int) for q in value):
         raise ValueError("restated must be a list of quotes with text, session and turn")
-    return tuple(Quote(q["text"], q["session"], q["turn"], _seconds(q.get("at", 0.0))) for q in value)
+    return tuple(Quote(_fits(q["text"], "a restated quote"), _fits(q["session"], "a quote's session"),
+                       _turn(q["turn"]), _seconds(q.get("at", 0.0), "a quote's date")) for q in value)
 
 
-def _remapped(records: list[MemoryRecord], exported: list[str]) -> list[MemoryRecord]:
-    """``records`` with the ids their history names (``superseded_by``, of a memory or of one of its facts) turned
-    from the exporting user's ids into the importing user's: an id the file does not hold is dropped, and the memory
-    it named as its replacement is current again (nothing can point at a memory that is not there)."""
-    ids = {old: record.id for old, record in zip(exported, records, strict=True) if old}
-
-    def mapped(old: str) -> str:
-        return ids.get(old, "") if old else ""
-
-    return [replace(r, superseded_by=mapped(r.superseded_by),
-                    superseded_at=r.superseded_at if mapped(r.superseded_by) else 0.0,
-                    facts=tuple(replace(f, superseded_by=mapped(f.superseded_by)) for f in r.facts))
-            for r in records]
-
-
-def _seconds(value: object) -> float:
+def _seconds(value: object, what: str) -> float:
+    """A date of the file, in epoch seconds: a number within the dates every reader handles (``EARLIEST`` to
+    ``LATEST``). ``Infinity``, ``1e20`` or ``-1e15`` would be stored and then crash every listing and recall."""
     if isinstance(value, bool) or not isinstance(value, int | float):
         raise ValueError("created_at and last_seen must be epoch seconds")
+    if not EARLIEST <= value <= LATEST:  # also false for nan
+        raise ValueError(f"{what} {value!r} is not a date a memory can have (epoch seconds from 0, 1970, to "
+                         f"{LATEST:.0f}, the year 3000)")
     return float(value)
 
 
-def parse_jsonl(lines: Iterable[str], user: str, name: str) -> list[MemoryRecord]:
-    """Every memory of a JSON Lines export (``name`` is the file, for the one line that says what is wrong)."""
-    records = []
-    exported: list[str] = []
-    for number, line in enumerate(lines, 1):
-        if not line.strip():
-            continue
-        try:
-            data = json.loads(line)
-            records.append(from_portable(data, user))
-            exported.append(str(data.get("id", "")))
-        except ValueError as exc:  # json.JSONDecodeError is one
-            what = "not JSON" if isinstance(exc, json.JSONDecodeError) else str(exc)
-            raise UsageError(f"{name} line {number} is not a memory ({what}); nothing was imported. `agent "
-                             "memories export` writes the format import reads (one JSON object a line).") from exc
-    return _remapped(records, exported)
+def _no_constant(name: str) -> object:
+    """``json.loads`` takes ``NaN``, ``Infinity`` and ``-Infinity``, which JSON has not: refused as the file's."""
+    raise ValueError(f"{name} is not a JSON number")
 
 
 @dataclass
 class ImportReport:
-    """What an import did: memories new to the store, restatements of ones it held (refreshed), and the lines
-    refused, each with its reason (never its text: a refused line may be a secret)."""
+    """What an import did: memories new to the store, restatements of ones it held (refreshed), the lines refused
+    (each with its line number and reason, never its text: a refused line may be a secret; the first ``LISTED``
+    of them, and how many in all), and the memories the import's writes evicted past the capacity."""
 
     new: int = 0
     refreshed: int = 0
     refused: list[str] = field(default_factory=list)
+    refused_count: int = 0
+    evicted: list[MemoryRecord] = field(default_factory=list)
+
+    def refuse(self, number: int, reason: str) -> None:
+        self.refused_count += 1
+        if len(self.refused) < LISTED:
+            self.refused.append(f"line {number}: {reason}")
 
 
-def import_records(service: MemoryService, records: Sequence[MemoryRecord]) -> ImportReport:
-    """Store ``records`` in ``service``, embedded with its embedder, ``BATCH`` at a time."""
-    report = ImportReport()
-    kept: dict[str, MemoryRecord] = {}
-    for number, record in enumerate(records, 1):
-        refused = record_refusal(record)
-        record = canonical_record(record)
-        if refused:
-            report.refused.append(f"memory {number}: {refused}")
-        elif record.id in kept:  # said twice in the file: one memory, first seen first
-            first = kept[record.id]
-            kept[record.id] = replace(first, last_seen=max(first.last_seen, record.last_seen))
-        else:
-            kept[record.id] = record
-    unique = list(kept.values())
-    for start in range(0, len(unique), BATCH):
-        batch = unique[start : start + BATCH]
-        known = service.ledger.get(service.user, [r.id for r in batch])
-        service.write(batch)
-        report.refreshed += len(known)
-        report.new += len(batch) - len(known)
-    return report
+@dataclass
+class _Plan:
+    """What the first reading of a file found: the memories to write and what the file's ids become here."""
+
+    kept: dict[str, float] = field(default_factory=dict)  # this store's id -> the latest last_seen the file gives it
+    exported: dict[str, str] = field(default_factory=dict)  # the exporting store's id -> this store's
+    new: int = 0  # how many of ``kept`` this store does not hold
+    report: ImportReport = field(default_factory=ImportReport)
+
+
+def lines(stream: BinaryIO, name: str) -> Iterator[tuple[int, str]]:
+    """The numbered lines of ``stream``, each read on its own: a file of any size is read with memory for one line,
+    and a line longer than ``MAX_LINE`` (``/dev/zero`` has no end to its first) is refused as soon as it is."""
+    number = 0
+    while raw := _line(stream, name):
+        number += 1
+        if len(raw) > MAX_LINE:
+            raise _not_a_memory(name, number, f"longer than {MAX_LINE >> 20} MB, more than any memory can be")
+        try:
+            yield number, raw.decode("utf-8")
+        except UnicodeDecodeError:
+            raise _not_a_memory(name, number, "not UTF-8 text") from None
+
+
+def _line(stream: BinaryIO, name: str) -> bytes:
+    try:
+        return stream.readline(MAX_LINE + 1)
+    except OSError as exc:
+        raise UsageError(f"Cannot read {name} ({exc.strerror or exc}); nothing more was imported.") from exc
+
+
+def import_stream(service: MemoryService, stream: BinaryIO, name: str, scratch: BinaryIO) -> ImportReport:
+    """Import the JSON Lines export read from ``stream`` (``name`` names it in messages) into ``service``.
+
+    Read once, with memory for a line at a time and for the memories kept: a line that is not a memory, or an import
+    that would evict more than a write may, refuses the whole file before anything is written. The first line that
+    gives each memory is kept in ``scratch`` (a private temp file of the caller's), then written from there
+    ``BATCH`` at a time through the service's bulk write, each eviction that write makes reported."""
+    plan = _plan(service, stream, name, scratch)
+    _check_room(service, plan, name)
+    scratch.seek(0)
+    batch: list[MemoryRecord] = []
+    for _, line in lines(scratch, "the import's copy"):
+        batch.append(_as_kept(canonical_record(from_portable(json.loads(line), service.user)), plan))
+        if len(batch) == BATCH:
+            _write(service, batch, plan.report)
+            batch = []
+    _write(service, batch, plan.report)
+    return plan.report
+
+
+def _plan(service: MemoryService, stream: BinaryIO, name: str, scratch: BinaryIO) -> _Plan:
+    """The first reading: every line parsed and checked, each memory's first line kept in ``scratch``, the file's
+    ids mapped, and the new memories counted against what the store has room for (stopping as soon as it has not:
+    the memory used is for what the store may hold, whatever the file's length)."""
+    plan = _Plan()
+    pending: list[str] = []
+    seen: dict[bytes, tuple[str, str, float, str | None]] = {}  # a line met before: (id, exported id, seen, refusal)
+    for number, line in lines(stream, name):
+        if not line.strip():
+            continue
+        key = hashlib.blake2b(line.encode(), digest_size=16).digest()
+        if key not in seen:  # a file of one line said a million times is parsed once, not a million times
+            record, exported = _parsed(line, number, service.user, name)
+            refused = None if record.id in plan.kept else _refusal(record)
+            if len(seen) >= SEEN_LINES:
+                seen.clear()
+            seen[key] = (record.id, exported, record.last_seen, refused)
+        memory, exported, last_seen, refused = seen[key]
+        if refused is not None:
+            plan.report.refuse(number, refused)
+            continue
+        if exported:
+            plan.exported.setdefault(exported, memory)
+        if memory in plan.kept:  # said again in the file: one memory, first seen first, seen last when last seen
+            plan.kept[memory] = max(plan.kept[memory], last_seen)
+            continue
+        plan.kept[memory] = last_seen
+        try:
+            scratch.write(line.rstrip("\r\n").encode() + b"\n")
+        except OSError as exc:
+            raise AgentError(f"The import's private copy could not be written ({exc.strerror or exc}); nothing was "
+                             "imported.") from exc
+        pending.append(memory)
+        if len(pending) == BATCH:
+            plan.new += _new_among(service, pending)
+            pending = []
+            _check_room(service, plan, name, partial=True)
+    plan.new += _new_among(service, pending)
+    return plan
+
+
+def _parsed(line: str, number: int, user: str, name: str) -> tuple[MemoryRecord, str]:
+    """The memory of one line and the id the exporting store gave it; ``UsageError`` naming the line otherwise."""
+    try:
+        data = json.loads(line, parse_constant=_no_constant)
+        return from_portable(data, user), str(data.get("id", ""))
+    except ValueError as exc:  # json.JSONDecodeError is one
+        raise _not_a_memory(name, number, "not JSON" if isinstance(exc, json.JSONDecodeError) else str(exc)) from exc
+
+
+def _not_a_memory(name: str, number: int, what: str) -> UsageError:
+    return UsageError(f"{name} line {number} is not a memory ({what}); nothing was imported. `agent memories export` "
+                      "writes the format import reads (one JSON object a line).")
+
+
+def _refusal(record: MemoryRecord) -> str | None:
+    """Why no memory may hold what ``record`` would store, in any of its fields (``refusal.record_refusal``), or
+    None."""
+    return record_refusal(record)
+
+
+def _new_among(service: MemoryService, ids: Sequence[str]) -> int:
+    return len(ids) - len(service.ledger.get(service.user, list(ids))) if ids else 0
+
+
+def _check_room(service: MemoryService, plan: _Plan, name: str, partial: bool = False) -> None:
+    """Refuse the import, before anything is written, when its new memories would take the store further past its
+    capacity than a write may evict (``EVICTION_SLACK``): a bulk eviction is the user's decision, never an import's.
+    ``partial``: the file is not read to its end, so it holds at least that many."""
+    capacity, count = service.policy.capacity, service.count()
+    if plan.new == 0 or count + plan.new - capacity <= EVICTION_SLACK:
+        return
+    room = max(capacity + EVICTION_SLACK - count, 0)
+    evict = capacity + EVICTION_SLACK - plan.new
+    how = (f"make room first with `agent memories evict --to {evict}` (then add --yes) or raise" if evict >= 0
+           else "raise")
+    raise OverCapacity(
+        f"{name} holds {'at least ' if partial else ''}{plan.new:,} {'memory' if plan.new == 1 else 'memories'} this "
+        "store does not "
+        f"have, and it has room for {room:,}: it holds {count:,} of its capacity of {capacity:,}, and an import "
+        f"evicts no more than {EVICTION_SLACK} to make room. Nothing was imported: {how} AGENT_MEMORY_CAPACITY to "
+        f"{count + plan.new:,} or more.")
+
+
+def _as_kept(record: MemoryRecord, plan: _Plan) -> MemoryRecord:
+    """``record`` as it is written: seen last when the file last saw it, and with the ids its history names
+    (``superseded_by``, of the memory or of one of its facts) turned from the exporting user's into this store's.
+    An id the file does not keep is dropped, and the memory it named as its replacement is current again (nothing
+    can point at a memory that is not there)."""
+
+    def mapped(old: str) -> str:
+        return plan.exported.get(old, "") if old else ""
+
+    return replace(record, last_seen=plan.kept[record.id], superseded_by=mapped(record.superseded_by),
+                   superseded_at=record.superseded_at if mapped(record.superseded_by) else 0.0,
+                   facts=tuple(replace(f, superseded_by=mapped(f.superseded_by)) for f in record.facts))
+
+
+def _write(service: MemoryService, batch: Sequence[MemoryRecord], report: ImportReport) -> None:
+    if not batch:
+        return
+    known = service.ledger.get(service.user, [r.id for r in batch])
+    report.evicted += service.write_evicting(batch)[1]
+    report.refreshed += len(known)
+    report.new += len(batch) - len(known)
 
 
 def markdown(records: Sequence[MemoryRecord], user: str, now: float) -> str:

@@ -35,6 +35,23 @@ def _visible(match: re.Match[str]) -> str:
     return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
 
 
+def escape_json(dumped: str) -> str:
+    """JSON text as ``json.dumps(..., ensure_ascii=False)`` writes it, with every character ``escape_terminal``
+    makes visible written as a ``\\u`` escape: the same strings when loaded, and inert when a pipe ends on a
+    terminal. JSON escapes the C0 controls itself but leaves DEL, the C1 controls (8-bit escape introducers among
+    them), the bidi controls (U+202E shows what follows reversed) and the line separators raw: every listing that
+    escapes them for a person must escape them for a program too (``--json``, the export)."""
+    return _CONTROL.sub(_json_escape, dumped)
+
+
+def _json_escape(match: re.Match[str]) -> str:
+    code = ord(match.group())
+    if code <= 0xFFFF:
+        return f"\\u{code:04x}"
+    code -= 0x10000  # outside the Basic Multilingual Plane JSON escapes a character as its UTF-16 surrogate pair
+    return f"\\u{0xD800 + (code >> 10):04x}\\u{0xDC00 + (code & 0x3FF):04x}"
+
+
 def safe(text: str) -> str:
     """Escaped for the terminal and for rich markup, ready for a rich table cell or ``console.print``."""
     return escape_markup(escape_terminal(text))
