@@ -65,6 +65,9 @@ OPEN_WAIT = 4.0
 REOPEN_FIRST = 0.5
 REOPEN_MAX = 10.0
 OPENING = "Long-term memory has not finished opening: its server is slow to answer."
+# How much of a message that carries attached text (a piped document, a file) probes memory: the user's words come
+# first in it, and a whole document would make a keyword query of thousands of words.
+PROBE_CHARS = 2_000
 # How many turns waiting in the spool are written before the recall of the turn on which memory answers again, so
 # it recalls what was said during the outage; the rest are written after the recall, before this turn's own words,
 # off the reply path. Each costs one write (bench/spool_replay.py: RESULTS.md has the figures on the servers).
@@ -128,7 +131,10 @@ class WriteOutcome:
 
 @dataclass(frozen=True)
 class ChatOptions:
-    """The chat's command-line flags."""
+    """The chat's command-line flags. ``system`` replaces the system prompt for this run; ``sampling`` are the
+    request options passed through to the model (``agent.sampling``); ``no_session``: no session file is written
+    (a session named with ``session`` or ``resume_latest`` still is); ``lines``: standard input is a script, one
+    turn per line."""
 
     session: str | None = None
     resume_latest: bool = False
@@ -136,6 +142,10 @@ class ChatOptions:
     read_only: bool = False
     plain: bool = False
     debug: bool = False
+    system: str | None = None
+    sampling: tuple[tuple[str, float], ...] = ()
+    no_session: bool = False
+    lines: bool = False
 
 
 class ChatEvents(Protocol):
@@ -625,6 +635,7 @@ class PendingTurn:
     def __init__(self, line: str, messages: list[Message], recall: Recall | None) -> None:
         self.line = line
         self.said = line  # the line as typed, before it was made canonical: what the write gate judges
+        self.own: str | None = None  # the user's own words when the line carries attached text (``Turn.said``)
         self.messages = messages
         self.recall = recall
         self.notes: list[str] = []  # what happened to the request on its way (trimmed to fit the server), to tell
@@ -716,6 +727,8 @@ class ChatEngine:
         self._observed: dict[tuple[int, str], bool] = {}  # (turn, line) given to the gate: was its reply finished
         self._followed: set[int] = set()  # the forgets this chat has taken out of its own session
         self.places = places  # this machine's files of the chat's user, which a forget made elsewhere scrubs
+        self.saving = True  # False: the session is never written (``--no-session``, a one-shot prompt)
+        self.alias: Callable[[str], str | None] = lambda name: None  # the model an alias names (``/model fast``)
 
     def adopt_server(self, wait: float = 0.0) -> ServerProfile | None:
         """Take what the probe of the server found (waiting at most ``wait`` seconds for it): where the system
@@ -745,12 +758,15 @@ class ChatEngine:
         """The model the server says it serves, else the configured name (or the one ``/model`` switched to)."""
         return self.model if self.server is None or self.model != self._asked else self.server.model
 
-    def begin(self, line: str) -> PendingTurn:
+    def begin(self, line: str, said: str | None = None) -> PendingTurn:
         """Recall memories for this line and assemble the request. A memory failure means no memories, noted
         in ``memory_error``, never a failed turn. The line is made canonical first (``agent.memory.canonical``):
         what the model reads and the session keeps are the characters the user was shown; the gate judges the line
-        as typed (``said``), so text hidden in it is refused, not stored without its hidden part."""
-        said, line = line, canonical(line)
+        as typed, so text hidden in it is refused, not stored without its hidden part. ``said`` is the user's own
+        words when the line also carries attached text: the gate judges them alone (a piped diff is not something
+        the user said about themselves), and memory is probed with the start of the line only."""
+        own = None if said is None else canonical(said)
+        said, line = (line if said is None else said), canonical(line)
         fold = self.settle()
         self.adopt_server(PROBE_WAIT)
         recall = None
@@ -758,7 +774,7 @@ class ChatEngine:
         if self.memory is not None:
             try:
                 self.follow_forgets()
-                recall = self.memory.recall(line)
+                recall = self.memory.recall(line if own is None else line[:PROBE_CHARS])
             except AgentError as exc:
                 self.memory_error = exc
         block = recall.block.text if recall is not None else ""
@@ -767,7 +783,7 @@ class ChatEngine:
         if self._limit is not None:
             self._trimmed(self.conversation.fit(self._limit, line, block))
         pending = PendingTurn(line, self.conversation.messages(line, block), recall)
-        pending.said = said
+        pending.said, pending.own = said, own
         pending.fold = fold
         return pending
 
@@ -851,6 +867,7 @@ class ChatEngine:
             model=self.model,
             prompt_tokens=pending.prompt_tokens,
             completion_tokens=pending.completion_tokens,
+            said=pending.own,
         )
         self.last_recall = pending.recall
         self.session.turns.append(turn)
@@ -864,7 +881,8 @@ class ChatEngine:
         finished = turn.status == "complete"
         seen = self._observed.get((number, pending.line))  # a /retry sends the same line as the same turn
         self.writing = None
-        if self.memory is not None and self.remembering and (seen is None or (finished and not seen)):
+        if (self.memory is not None and self.remembering and pending.said.strip()
+                and (seen is None or (finished and not seen))):
             # The end of the previous reply is what this line answers ("Which city?" -> "Lisbon"): +10 points of
             # recall@5 on LoCoMo (bench/RESULTS.md, E5); partial if that reply was.
             answered = self.session.turns[-2].reply[-CONTEXT_CHARS:] if number > 1 else ""
@@ -955,7 +973,19 @@ class ChatEngine:
             if self.places is not None:
                 self.memory.call(finish_here(self.places, record))
 
+    def switch(self, session: Session, saving: bool = True) -> None:
+        """Go on in ``session`` (``/new``, ``/sessions NAME``): the window is rebuilt from its turns, and what this
+        chat knew of the one it leaves (the last recall, the turns given to the gate) goes with it. The caller
+        holds the new session's lock (none when ``saving`` is False: nothing of it is written)."""
+        self.settle()
+        self.session, self.saving = session, saving
+        self.conversation.resume(session.turns, session.context_start, session.summary)
+        self.last_recall, self.memory_error, self.writing = None, None, None
+        self._observed, self._leaving = {}, None
+
     def _save(self) -> None:
+        if not self.saving:
+            return
         with self._saving:
             self.session.summary = self.conversation.summary
             self.session.context_start = self.conversation.start

@@ -1,5 +1,5 @@
-"""The command line: ``agent`` (chat), ``agent memories ...``, ``agent sessions ...``, ``agent config``,
-``agent doctor``.
+"""The command line: ``agent`` (chat), ``agent PROMPT`` (one prompt, then exit), ``agent memories ...``,
+``agent sessions ...``, ``agent config``, ``agent doctor``.
 
 This is the only place that turns an ``AgentError`` into one line on stderr and an exit code: 0 success,
 1 runtime error, 2 usage error, 130 after Ctrl-C. A traceback appears only with ``--debug``.
@@ -7,22 +7,26 @@ This is the only place that turns an ``AgentError`` into one line on stderr and 
 
 from __future__ import annotations
 
+import difflib
 import functools
 import inspect
 import json
 import logging
+import re
 import os
 import stat
 import sys
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields, replace
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, BinaryIO
 
 import typer
+from typer import _click as click  # the click typer vendors: its commands and contexts are these
+from typer.core import TyperGroup
 
 from agent.config import EmbedderKind, Settings, embedder_kind, load_settings, without_password
 from agent.domain import Machine, MemoryRecord, ScoredMemory
@@ -42,19 +46,53 @@ from agent.ui.render import (
 )
 
 if TYPE_CHECKING:
+    from agent.attachments import OneMessage
     from agent.forget import Places
     from agent.ports import Ledger
     from agent.wiring import DataPaths
 
 
+_FORCED = "agent.prompt"  # ``agent [OPTIONS] -- TEXT``: TEXT is a prompt, whatever its first word
+_WORD = re.compile(r"[a-z]+")
+
+
+class PromptGroup(TyperGroup):
+    """The root command: a first word that names no command starts a one-shot prompt (``agent "what is 2+2"``,
+    ``agent what is 2+2``), as ``llm`` and ``aichat`` take one. A prompt that starts with a command's name goes
+    through ``agent ask TEXT`` or ``agent -- TEXT``. One word that is close to a command's name (``agent sesions``)
+    is taken for a typo, not sent to the model: a usage error says both ways."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        given = list(args)  # the parser consumes the list it is given
+        rest = super().parse_args(ctx, args)
+        words = [*ctx._protected_args, *ctx.args]  # what follows the root's own options
+        if words and "--" in given and words == given[given.index("--") + 1:]:
+            ctx.meta[_FORCED] = True
+        return rest
+
+    def resolve_command(self, ctx: click.Context, args: list[str]) -> tuple[str | None, click.Command | None,
+                                                                              list[str]]:
+        first = args[0] if args else ""
+        if not ctx.meta.get(_FORCED) and (first in self.commands or not first):
+            return super().resolve_command(ctx, args)
+        close = difflib.get_close_matches(first, list(self.commands), n=1, cutoff=0.8)
+        if not ctx.meta.get(_FORCED) and len(args) == 1 and _WORD.fullmatch(first) and close:
+            raise UsageError(f"{first!r} is not a command: did you mean `agent {close[0]}`? To send it to the model "
+                             f"as a prompt: agent ask {first}, or agent -- {first}.")
+        return "ask", self.commands["ask"], ["--", *args] if ctx.meta.get(_FORCED) else args
+
+
 # Plain help (click's layout): typer's rich panels print a type after every flag (`--plain <bool>`), which reads
 # as if the flag took a value.
 app = typer.Typer(
+    cls=PromptGroup,
     rich_markup_mode=None,
-    add_completion=False,
     no_args_is_help=False,
     pretty_exceptions_enable=False,
-    help="A terminal chat agent that remembers you. Run `agent` to chat.",
+    help="A terminal chat agent that remembers you. `agent` opens the chat; `agent PROMPT` answers one prompt "
+         "and exits, with memory (recalled before, your words judged for memory after); piped input goes as one "
+         "message (git diff | agent \"review this\"; cat notes.md | agent), `--lines` reads a script, one turn per "
+         "line. A prompt that starts with a command's name: agent ask PROMPT, or agent -- PROMPT.",
 )
 memories_app = typer.Typer(help="Inspect and manage long-term memory (non-interactive).", no_args_is_help=True,
                            rich_markup_mode=None)
@@ -69,11 +107,12 @@ class State:
 
     flags: dict[str, Any] = field(default_factory=dict)
     debug: bool = False
+    chat_flags: ChatFlags | None = None  # the chat's flags given before a subcommand (``agent -m x ask TEXT``)
 
     warned: bool = False
 
     def settings(self, **more: Any) -> Settings:
-        settings = load_settings({**self.flags, **{k: v for k, v in more.items() if v is not None}})
+        settings = aliased(load_settings({**self.flags, **{k: v for k, v in more.items() if v is not None}}))
         if not self.warned:  # lines that name files and what they set: escaped, a file's names may hold anything
             for warning in settings.warnings:
                 print(f"agent: warning: {escape_terminal(warning)}", file=sys.stderr)
@@ -139,6 +178,18 @@ ModelOpt = Annotated[str | None, typer.Option("-m", "--model", metavar="MODEL", 
 NoMemoryOpt = Annotated[bool, typer.Option("--no-memory", help="Neither read nor write long-term memory.")]
 ReadOnlyOpt = Annotated[bool, typer.Option("--read-only", help="Recall long-term memory, never write it.")]
 PlainOpt = Annotated[bool, typer.Option("--plain", help="Plain text output, no colour or Markdown.")]
+FileOpt = Annotated[list[str] | None, typer.Option(
+    "-f", "--file", metavar="FILE", help="Attach a text file to the prompt, named in the message (repeatable).")]
+SystemOpt = Annotated[str | None, typer.Option("--system", metavar="TEXT",
+                                               help="The system prompt of this run (in place of prompts/system.md).")]
+TemperatureOpt = Annotated[float | None, typer.Option("--temperature", metavar="T",
+                                                      help="Sampling temperature of this run, 0 to 2.")]
+OptionOpt = Annotated[list[str] | None, typer.Option(
+    "-o", "--option", metavar="NAME=VALUE",
+    help="A request option of this run: temperature, top_p, presence_penalty, frequency_penalty, seed.")]
+NoSessionOpt = Annotated[bool, typer.Option("--no-session", help="Write no session file for this chat.")]
+LinesOpt = Annotated[bool, typer.Option("--lines", help="Read standard input as a script: each line a turn (slash "
+                                                        "commands too), as typed in the chat.")]
 
 
 def _json(value: Any, indent: int | None = 2) -> str:
@@ -151,7 +202,9 @@ Options = tuple[tuple[str, Any, Any], ...]  # (parameter name, its typer annotat
 COMMON: Options = (("data_dir", DataDirOpt, None), ("user", UserOpt, None), ("debug", DebugOpt, False))
 # `agent` and `agent chat` take the same: the names are ``ChatFlags``'s fields.
 CHAT: Options = (("session", SessionOpt, None), ("resume_latest", ContinueOpt, False), ("model", ModelOpt, None),
-                 ("no_memory", NoMemoryOpt, False), ("read_only", ReadOnlyOpt, False), ("plain", PlainOpt, False))
+                 ("no_memory", NoMemoryOpt, False), ("read_only", ReadOnlyOpt, False), ("plain", PlainOpt, False),
+                 ("files", FileOpt, None), ("system", SystemOpt, None), ("temperature", TemperatureOpt, None),
+                 ("options", OptionOpt, None), ("no_session", NoSessionOpt, False), ("lines", LinesOpt, False))
 
 
 @dataclass(frozen=True)
@@ -164,6 +217,23 @@ class ChatFlags:
     no_memory: bool
     read_only: bool
     plain: bool
+    files: list[str] | None
+    system: str | None
+    temperature: float | None
+    options: list[str] | None
+    no_session: bool
+    lines: bool
+
+    def over(self, earlier: ChatFlags | None) -> ChatFlags:
+        """These flags (a subcommand's: ``agent -m x ask ...``) over those given before the subcommand: a flag
+        given here wins, and the files and options of both are kept."""
+        if earlier is None:
+            return self
+        merged: dict[str, Any] = {}
+        for name in (f.name for f in fields(self)):
+            mine, theirs = getattr(self, name), getattr(earlier, name)
+            merged[name] = [*(theirs or []), *mine] if isinstance(mine, list) else (mine or theirs)
+        return ChatFlags(**merged)
 
 
 def _with_options(
@@ -240,13 +310,25 @@ def _warn(line: str) -> None:
     print(f"agent: {line}", file=sys.stderr)
 
 
+def aliased(settings: Settings) -> Settings:
+    """``settings`` with its model named by an alias (``AGENT_MODEL_ALIASES``) replaced by the model it stands for;
+    ``agent config`` shows the alias in the model's source."""
+    target = settings.model_aliases.get(settings.model)
+    if target is None:
+        return settings
+    sources = dict(settings.sources or {})
+    sources["model"] = f"{sources.get('model', 'default')}, alias {settings.model} (AGENT_MODEL_ALIASES)"
+    return replace(settings, model=target, sources=sources)
+
+
 @app.callback(invoke_without_command=True)
 @chat_options
 @shared
 def root(ctx: typer.Context, version: VersionOpt = False, *, flags: ChatFlags, state: State) -> None:
     """Chat with a model that remembers you. With no subcommand, opens the chat."""
     if ctx.invoked_subcommand is None:
-        _chat(state, flags)
+        _chat(state, flags, [])
+    state.chat_flags = flags
 
 
 @app.command()
@@ -254,20 +336,74 @@ def root(ctx: typer.Context, version: VersionOpt = False, *, flags: ChatFlags, s
 @shared
 def chat(*, flags: ChatFlags, state: State) -> None:
     """Open the chat (the same as `agent` alone)."""
-    _chat(state, flags)
+    _chat(state, flags.over(state.chat_flags), [])
 
 
-def _chat(state: State, flags: ChatFlags) -> None:
+@app.command()
+@chat_options
+@shared
+def ask(
+    prompt: Annotated[list[str] | None, typer.Argument(
+        metavar="PROMPT...", help="The prompt (its words are joined by spaces; `-` reads it from stdin).")] = None,
+    *,
+    flags: ChatFlags,
+    state: State,
+) -> None:
+    """Answer one prompt and exit (the same as `agent PROMPT`, for a prompt that starts with a command's name)."""
+    words = prompt or []
+    if not words and not flags.over(state.chat_flags).files and sys.stdin.isatty():
+        raise typer.BadParameter("give the prompt: agent ask PROMPT.", param_hint="PROMPT")
+    _chat(state, flags.over(state.chat_flags), words)
+
+
+def _chat(state: State, flags: ChatFlags, words: list[str]) -> None:
+    """The chat, or the one message of a one-shot run: the prompt ``words``, the files, what is piped in."""
+    from agent import sampling
     from agent.chat import ChatOptions
     from agent.wiring import run_chat
 
+    message = _one_message(flags, words)
     settings = state.settings(model=flags.model)
     code = run_chat(
         settings,
         ChatOptions(session=flags.session, resume_latest=flags.resume_latest, no_memory=flags.no_memory,
-                    read_only=flags.read_only, plain=flags.plain, debug=state.debug),
+                    read_only=flags.read_only, plain=flags.plain, debug=state.debug, system=flags.system,
+                    sampling=sampling.sampling(flags.options or [], flags.temperature), no_session=flags.no_session,
+                    lines=flags.lines),
+        message,
     )
     raise typer.Exit(code)
+
+
+def _one_message(flags: ChatFlags, words: list[str]) -> OneMessage | None:
+    """What a one-shot run sends, or None for the chat (standard input a terminal, or ``--lines``): the prompt,
+    then what is piped in and the files given with ``-f``, each attached under its name; ``-`` as the prompt reads
+    the prompt itself from standard input."""
+    from agent import attachments
+
+    files = flags.files or []
+    if flags.lines:
+        if words or files:
+            raise UsageError("--lines reads every turn from standard input: give it no prompt and no -f.")
+        return None
+    piped = sys.stdin is not None and not sys.stdin.isatty()
+    if not words and not files and not piped:
+        return None
+    prompt = " ".join(words)
+    if prompt == attachments.STDIN:
+        text = attachments.read_stream(sys.stdin.buffer).strip()
+        prompt, piped = text, False
+        if not text:
+            raise UsageError("Nothing to send: `-` reads the prompt from standard input, and it was empty.")
+    found = [attachments.read_file(path) for path in files]
+    if piped:
+        text = attachments.read_stream(sys.stdin.buffer)
+        found = [attachments.Attachment("stdin", text), *found] if text.strip() else found
+    message = attachments.compose(prompt, found)
+    if not message.text.strip():
+        raise UsageError("Nothing to send: no prompt, and standard input was empty. At a terminal `agent` opens the "
+                         "chat; `agent PROMPT` answers one prompt; `--lines` reads a script of turns.")
+    return message
 
 
 @app.command("config")
@@ -346,7 +482,8 @@ def doctor_cmd(*, state: State) -> None:
 
 # -- agent sessions ---------------------------------------------------------------------------------------
 
-sessions_app = typer.Typer(help="List, show and remove chat sessions.", no_args_is_help=True, rich_markup_mode=None)
+sessions_app = typer.Typer(help="List, show, search and remove chat sessions.", no_args_is_help=True,
+                           rich_markup_mode=None)
 app.add_typer(sessions_app, name="sessions")
 NameArg = Annotated[str, typer.Argument(help="The session name (as `agent sessions list` shows it).")]
 
@@ -386,6 +523,49 @@ def sessions_show(name: NameArg, as_json: JsonOpt = False, *, state: State) -> N
     from agent.ui.sessions_view import transcript
 
     print_stdout(transcript(session))
+
+
+@sessions_app.command("search")
+@shared
+def sessions_search(
+    text: Annotated[list[str], typer.Argument(metavar="TEXT...", help="Words to find (every one, in any case).")],
+    limit: Annotated[int, typer.Option("--limit", min=1, help="Show at most N matches, the newest.")] = 50,
+    as_json: JsonOpt = False,
+    *,
+    state: State,
+) -> None:
+    """The turns of your sessions (--user) whose line or reply holds every word of TEXT, newest first. A forgotten
+    text is never shown, also one still waiting to leave a session another chat holds."""
+    from agent.forget import Forgotten
+    from agent.sessions import search
+    from agent.wiring import build_ledger, ensure_data_dir, existing_ledger
+
+    query = " ".join(text)
+    settings = state.settings()
+    paths = ensure_data_dir(settings.data_dir).for_user(settings.user)
+    ledger = (build_ledger(settings, paths) if settings.database_url else existing_ledger(settings, paths))
+    try:
+        store = SessionStore(state.data_dir(ledger).sessions, settings.user)  # finishes forgets cut short first
+        pending = [] if ledger is None else [t for r in ledger.pending_forgets() if r.user == settings.user
+                                              for t in r.texts]
+    finally:
+        if ledger is not None:
+            ledger.close()
+    found = search(store, query, Forgotten(pending).scrub)
+    if as_json:
+        typer.echo(_json([{"session": f.session, "turn": f.turn, "at": datetime.fromtimestamp(f.at).astimezone()
+                           .isoformat(timespec="seconds"), "who": f.who, "text": f.text} for f in found[:limit]]))
+        return
+    if not found:
+        typer.echo(f"No turn of your sessions holds {query!r}.")
+        return
+    from agent.ui.sessions_view import found_lines
+
+    for line in found_lines(found[:limit], query):
+        print_stdout(line, soft_wrap=True)
+    shown = f"the newest {limit} of " if len(found) > limit else ""
+    typer.echo(f"{shown}{plural(len(found), 'match', 'matches')}: `agent sessions show NAME` shows a whole "
+               "conversation.", err=True)
 
 
 @sessions_app.command("rm")

@@ -232,6 +232,38 @@ def embedder_kind(name: str, problem: str = "expected local or openai") -> Embed
 
 
 SIMILARITY = Bounds(-1.0, 1.0, whole=False)
+_ALIAS = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
+
+
+@dataclass(frozen=True)
+class Aliases:
+    """Short names for models (``AGENT_MODEL_ALIASES=fast=gpt-4o-mini,smart=gpt-4o``): ``-m fast``, ``AGENT_MODEL=
+    fast`` and ``/model fast`` name the model it stands for. Shown as it is written."""
+
+    pairs: tuple[tuple[str, str], ...] = ()
+
+    def get(self, name: str) -> str | None:
+        return dict(self.pairs).get(name)
+
+    def __str__(self) -> str:
+        return ", ".join(f"{alias}={model}" for alias, model in self.pairs)
+
+
+def _aliases(raw: str) -> Aliases:
+    """``NAME=MODEL`` pairs separated by commas or spaces; what is wrong with one is said."""
+    pairs: dict[str, str] = {}
+    for entry in re.split(r"[,\s]+", raw.strip()):
+        if not entry:
+            continue
+        alias, sep, model = entry.partition("=")
+        if not sep or not model:
+            raise ValueError(f"{entry!r} is not NAME=MODEL (e.g. fast=gpt-4o-mini)")
+        if not _ALIAS.fullmatch(alias):
+            raise ValueError(f"{alias!r} is not an alias name: use letters, digits, '.', '-' or '_'")
+        if alias in pairs:
+            raise ValueError(f"{alias!r} is given twice")
+        pairs[alias] = model
+    return Aliases(tuple(pairs.items()))
 
 
 def _placement(raw: str) -> str:
@@ -304,6 +336,10 @@ class Settings:
     base_url: str | None = setting(("OPENAI_BASE_URL", "OPENAI_API_BASE"), _optional_url, None,
                                    "OpenAI-compatible endpoint, e.g. http://127.0.0.1:11434/v1 for Ollama.")
     model: str = setting("AGENT_MODEL", _name, "gpt-4o-mini", "Chat model name.")
+    model_aliases: Aliases = setting(
+        "AGENT_MODEL_ALIASES", _aliases, Aliases(),
+        "Short names for models, NAME=MODEL separated by commas (fast=gpt-4o-mini,smart=gpt-4o): -m, AGENT_MODEL "
+        "and /model take them.")
     data_dir: Path = setting(
         "AGENT_DATA_DIR", _path, None,
         "Directory for memories, sessions and history (created 0700; an existing one must be empty or a store).",

@@ -113,6 +113,7 @@ class Conversation:
         self.start = 0
         self.turns = 0
         self.placement = DEFAULT
+        self.system: str | None = None  # the run's own system prompt (``--system``), in place of prompts/system.md
         self._window = ShortTermMemory(max_messages)
         self._max_messages = max_messages
         self._summarize = summarizer
@@ -133,7 +134,8 @@ class Conversation:
         return self._assemble(user_line, memory_block, self._window.messages)
 
     def _assemble(self, user_line: str, memory_block: str, window: list[Message]) -> list[Message]:
-        system = f"{prompt('system')}\n\nToday is {time.strftime('%A %Y-%m-%d', time.localtime(self._clock()))}."
+        today = time.strftime("%A %Y-%m-%d", time.localtime(self._clock()))
+        system = f"{self.system or prompt('system')}\n\nToday is {today}."
         if memory_block:
             system = f"{system}\n\n{memory_block}"
         if self.summary:  # one system message: many templates keep only the first, or refuse a second

@@ -64,7 +64,10 @@ _NOTES: dict[TurnStatus, str] = {
 
 @dataclass(frozen=True)
 class Turn:
-    """One exchange: the user's line and the reply as far as it got. Only ``complete`` replies ended normally."""
+    """One exchange: the user's line and the reply as far as it got. Only ``complete`` replies ended normally.
+    ``said`` is the user's own words when ``user`` also carries attached text (a piped document, a file given with
+    ``-f``): the write gate judged those words alone, and ``/undo`` finds the memories they wrote by them; None when
+    the line is all the user's."""
 
     user: str
     reply: str
@@ -73,6 +76,7 @@ class Turn:
     model: str = ""
     prompt_tokens: int | None = None
     completion_tokens: int | None = None
+    said: str | None = None
 
     def messages(self) -> list[Message]:
         """The turn as the model will see it later; an unfinished reply carries a note saying so."""

@@ -125,15 +125,17 @@ class ScrubReport:
 def scrub_session(session: Session, forgotten: Forgotten) -> bool:
     """Replace forgotten words in the turns and summary of ``session``; returns whether anything changed. The
     summary goes altogether when a turn it was written from held them: it may say the same in other words."""
-    forgotten = forgotten.within("\n".join([session.summary, *(f"{t.user}\n{t.reply}" for t in session.turns)]))
+    forgotten = forgotten.within("\n".join([session.summary, *(f"{t.user}\n{t.reply}\n{t.said or ''}"
+                                                                for t in session.turns)]))
     if not forgotten:
         return False
     changed_before = False
     changed = False
     for n, turn in enumerate(session.turns):
         user, reply = forgotten.scrub(turn.user), forgotten.scrub(turn.reply)
-        if (user, reply) != (turn.user, turn.reply):
-            session.turns[n] = replace(turn, user=user, reply=reply)
+        said = None if turn.said is None else forgotten.scrub(turn.said)
+        if (user, reply, said) != (turn.user, turn.reply, turn.said):
+            session.turns[n] = replace(turn, user=user, reply=reply, said=said)
             changed = True
             changed_before = changed_before or n < session.context_start
     summary = "" if changed_before else forgotten.scrub(session.summary)

@@ -20,20 +20,21 @@ import logging
 import os
 import re
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import Callable, Iterator
+from contextlib import ExitStack, contextmanager
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, get_args
+from typing import Any, TypeVar, get_args
 
-from agent.domain import Turn, TurnStatus
+from agent.domain import Turn, TurnStatus, fold_with_spans, normalise_text
 from agent.errors import SessionBusy, SessionCorrupt, SessionError
 from agent.files import move_aside, own_directory, read_regular, symlinked, write_private
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 SCHEMA_VERSION = 1
 NAME_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,63}")
-_TURN_FIELDS = {"user", "reply", "status", "at", "model", "prompt_tokens", "completion_tokens"}
+_TURN_FIELDS = {"user", "reply", "status", "at", "model", "prompt_tokens", "completion_tokens", "said"}
 
 
 def check_name(name: str) -> str:
@@ -49,6 +50,16 @@ def check_name(name: str) -> str:
 def new_name(clock: float | None = None) -> str:
     """A name for a session the user did not name: its start time, sortable."""
     return time.strftime("%Y%m%d-%H%M%S", time.localtime(clock))
+
+
+def unused_name(store: SessionStore) -> str:
+    """A name for a new session the user did not name: ``new_name``, with a suffix when a session started in the
+    same second has it."""
+    name, suffix = new_name(), 1
+    while store.exists(name):
+        suffix += 1
+        name = f"{new_name()}-{suffix}"
+    return name
 
 
 @dataclass
@@ -70,8 +81,17 @@ class Session:
             "updated_at": self.updated_at,
             "summary": self.summary,
             "context_start": self.context_start,
-            "turns": [asdict(t) for t in self.turns],
+            "turns": [_turn_json(t) for t in self.turns],
         }
+
+
+def _turn_json(turn: Turn) -> dict[str, Any]:
+    """A turn as the file keeps it: ``said`` only where the line carries attached text, so that the turns of a chat
+    are written as before."""
+    data = asdict(turn)
+    if data["said"] is None:
+        del data["said"]
+    return data
 
 
 @dataclass(frozen=True)
@@ -273,6 +293,94 @@ class SessionStore:
         a directory this process can write, is a refusal to share, not this)."""
         return exc.errno == errno.EROFS or (exc.errno in {errno.EACCES, errno.EPERM}
                                             and not os.access(self.directory, os.W_OK))
+
+
+class SessionHold:
+    """The lock of the one session a chat is in, moved when the chat goes into another (``/new``, ``/sessions
+    NAME``): the new one is taken before the old one is let go, so a session that another process holds leaves the
+    chat where it was. ``take(None)``: a chat that writes no session holds none."""
+
+    def __init__(self, store: SessionStore) -> None:
+        self.store = store
+        self._held = ExitStack()
+
+    def take(self, name: str | None, load: Callable[[], T]) -> T:
+        """Hold ``name`` and return what ``load`` reads under its lock; if either fails, the session held before
+        is still held, and the error raised."""
+        held = ExitStack()
+        try:
+            if name is not None:
+                held.enter_context(self.store.lock(name))
+            loaded = load()
+        except BaseException:
+            held.close()
+            raise
+        self._held.close()
+        self._held = held
+        return loaded
+
+    def __enter__(self) -> SessionHold:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._held.close()
+
+
+@dataclass(frozen=True)
+class Found:
+    """A turn of a session whose line (``who`` is ``you``) or reply (``agent``) holds every word searched for."""
+
+    session: str
+    turn: int
+    at: float
+    who: str
+    text: str
+
+    def snippet(self, words: list[str], width: int = 100) -> tuple[str, list[tuple[int, int]]]:
+        """About ``width`` characters of the text around the first word found, on one line, and the spans of the
+        words in it (to highlight)."""
+        flat = " ".join(self.text.split())
+        fold, starts, ends = fold_with_spans(flat)
+        spans = sorted((starts[at], ends[at + len(word) - 1]) for word in words
+                       for at in _positions(fold, word))
+        first = spans[0][0] if spans else 0
+        begin = max(0, min(first - width // 3, len(flat) - width))
+        end = min(len(flat), begin + width)
+        shown = ("…" if begin else "") + flat[begin:end] + ("…" if end < len(flat) else "")
+        shift = (1 if begin else 0) - begin
+        return shown, [(a + shift, b + shift) for a, b in spans if a >= begin and b <= end]
+
+
+def _positions(fold: str, word: str) -> Iterator[int]:
+    at = fold.find(word)
+    while at != -1 and word:
+        yield at
+        at = fold.find(word, at + len(word))
+
+
+def search(store: SessionStore, query: str, scrub: Callable[[str], str] = str) -> list[Found]:
+    """Every turn of ``store``'s sessions (one user's) whose line or reply holds each word of ``query``, folded as
+    memories are (case, accents' forms, spacing), newest first. ``scrub`` takes out of each text the words of the
+    forgets still under way (a session another process held when they were made): a search never shows a forgotten
+    text, whether or not the file has been scrubbed yet. Damaged files are skipped."""
+    words = normalise_text(query).split()
+    if not words:
+        return []
+    found = []
+    for info in store.list():
+        if info.error is not None:
+            continue
+        try:
+            session = store.load(info.name)
+        except SessionError:  # removed or damaged since it was listed
+            continue
+        for number, turn in enumerate(session.turns, start=1):
+            for who, text in (("you", turn.user), ("agent", turn.reply)):
+                text = scrub(text)
+                folded = normalise_text(text)
+                if all(word in folded for word in words):
+                    found.append(Found(info.name, number, turn.at or session.updated_at, who, text))
+    return sorted(found, key=lambda hit: (-hit.at, hit.session, hit.turn))
 
 
 def _why(exc: OSError, path: Path) -> str:

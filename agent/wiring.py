@@ -12,6 +12,7 @@ import logging
 import os
 import re
 import stat
+import time
 from collections.abc import Callable
 from contextlib import AbstractContextManager, nullcontext, suppress
 from dataclasses import dataclass
@@ -43,11 +44,12 @@ from agent.machine import machine_id, machine_name
 from agent.memory.retriever import FusionWeights
 from agent.memory.service import Extractor, MemoryPolicy, MemoryService
 from agent.ports import ChatModel, Embedder, Ledger, Notify
-from agent.sessions import Session, SessionStore
+from agent.sessions import Session, SessionHold, SessionStore, new_name
 from agent.spool import Spool
 
 if TYPE_CHECKING:
     from agent.adapters.ledger_vectors import LedgerVectors
+    from agent.attachments import OneMessage
 
 log = logging.getLogger(__name__)
 PROBE_LATEST = 3
@@ -465,28 +467,49 @@ def machine_of(settings: Settings, paths: DataPaths) -> str:
     return machine_id(paths.root) if settings.database_url else ""
 
 
-def run_chat(settings: Settings, options: ChatOptions) -> int:
-    """Open the chat for ``settings`` and ``options``; returns the exit code."""
+UNSAVED = "nosession-"  # the name of a conversation no file keeps, as its memories' provenance shows it
+
+
+def run_chat(settings: Settings, options: ChatOptions, message: OneMessage | None = None) -> int:
+    """Open the chat for ``settings`` and ``options``, or send the one ``message`` of a one-shot run; returns the
+    exit code. A run that no one types into (one message, or a script read with ``--lines``) writes no session
+    file unless it names one (``-s NAME``) or continues one (``-c``): scripts and one-shot prompts do not fill
+    ``agent sessions list`` with a timestamped session each; ``--no-session`` does the same for the chat."""
     from agent.adapters.openai_client import check_endpoint
+    from agent.pricing import price, priced_endpoint
     from agent.ui.output import Mode, Output
     from agent.ui.prompt import TerminalReader
     from agent.ui.repl import Repl, ReplEvents, banner, open_session, pick_session
 
     if options.no_memory and options.read_only:
         raise UsageError("Use --no-memory (no memory at all) or --read-only (recall, never write), not both.")
+    named = options.session is not None or options.resume_latest
+    if options.no_session and named:
+        raise UsageError("--no-session writes no session file: give it without -s NAME or -c.")
     check_endpoint(settings)
     paths = ensure_data_dir(settings.data_dir).for_user(settings.user)
-    out = Output(Mode.detect(options.plain))
+    out = Output(Mode.detect(options.plain, once=message is not None))
     finish_forgets(settings, paths, out.notice)  # before this chat holds its own session, so that one is scrubbed too
     store = paths.session_store()
-    name, resumed = pick_session(store, options)
-    with store.lock(name):
-        session, resumed = open_session(store, name, resumed, out.warn)
+    saving = named or not (options.no_session or options.lines or message is not None)
+    with SessionHold(store) as hold:
+        if saving:
+            name, resumed = pick_session(store, options)
+            session, resumed = hold.take(name, lambda: open_session(store, name, resumed, out.warn))
+        else:
+            now = time.time()
+            session, resumed = Session(UNSAVED + new_name(now), now, now), False
         events = ReplEvents(out)
         engine, worker = build_chat(settings, options, store, session, events)
-        repl = Repl(engine, out, worker, events, options.debug, paths.history, settings.data_dir)
+        engine.saving = saving
+        engine.alias = settings.model_aliases.get
+        priced = priced_endpoint(settings.base_url)
+        repl = Repl(engine, out, worker, events, options.debug, paths.history, settings.data_dir, hold,
+                    price=lambda model: price(model) if priced else None)
         if options.resume_latest and not resumed:
             out.notice("No session to continue: starting a new one.")
+        if message is not None:
+            return repl.run_once(message)
         if out.mode.interactive:
             repl.use(TerminalReader(paths.history, repl.toolbar, out.warn))
             banner(repl, resumed, options)
@@ -512,11 +535,13 @@ def build_chat(
     from agent.tokens import warm_up as warm_up_tokens
 
     in_background(warm_up_tokens, "tokens")
-    chat = model or DeferredChatModel(lambda: chat_model(settings, on_retry=events.on_retry))
+    chat = model or DeferredChatModel(lambda: chat_model(settings, on_retry=events.on_retry,
+                                                         options=dict(options.sampling)))
     # The summary and extraction calls go where the chat's requests go (``placement``, once the server is probed).
     conversation = Conversation(settings.context_tokens,
                                 model_summarizer(chat, settings.model, lambda: conversation.placement))
     conversation.resume(session.turns, session.context_start, session.summary)
+    conversation.system = options.system
     paths = DataPaths(settings.data_dir, settings.user)
     worker = None
     if not options.no_memory:

@@ -74,6 +74,7 @@ class OpenAIChat:
         sleep: Callable[[float], None] = time.sleep,
         max_wait: float = MAX_WAIT,
         max_tokens: int = 0,
+        options: Mapping[str, float] | None = None,
     ) -> None:
         self._client = client.with_options(max_retries=0)
         self._secret = str(client.api_key or "")
@@ -84,6 +85,7 @@ class OpenAIChat:
         self._max_wait = max_wait
         self._usage_option = True
         self._max_tokens = max_tokens
+        self._options = dict(options or {})  # the run's request options (``agent.sampling``), sent as they are named
 
     def stream(self, messages: Sequence[Message], model: str) -> Iterator[ChatChunk]:
         import openai
@@ -135,7 +137,7 @@ class OpenAIChat:
         """One request answered whole, not retried; its errors are those of a stream's opening."""
         import openai
 
-        extra = {"max_tokens": max_tokens} if max_tokens else {}
+        extra: dict[str, Any] = {**self._options, **({"max_tokens": max_tokens} if max_tokens else {})}
         try:
             return self._client.chat.completions.create(
                 model=model, messages=[{"role": m.role, "content": m.content} for m in messages], **extra)
@@ -153,7 +155,9 @@ class OpenAIChat:
         payload = [{"role": m.role, "content": m.content} for m in messages]
         attempt = 0
         while True:
-            extra: dict[str, Any] = {"stream_options": {"include_usage": True}} if self._usage_option else {}
+            extra: dict[str, Any] = {**self._options}
+            if self._usage_option:
+                extra["stream_options"] = {"include_usage": True}
             if self._max_tokens:
                 extra["max_tokens"] = self._max_tokens  # without it a local server writes until its context is full
             try:
@@ -245,14 +249,15 @@ class OpenAIChat:
 
 def chat_model(
     settings: Settings, on_retry: Callable[[RetryNotice], None] | None = None, *, max_tokens: int | None = None,
-    max_retries: int | None = None,
+    max_retries: int | None = None, options: Mapping[str, float] | None = None,
 ) -> OpenAIChat:
     """The chat model of ``settings``: its endpoint, key, timeout, retry budget and reply limit (the doctor asks
-    for less of both)."""
+    for less of both), with the run's request ``options``."""
     from agent.adapters.openai_client import make_client
 
     return OpenAIChat(make_client(settings), max_retries=settings.max_retries if max_retries is None else max_retries,
-                      on_retry=on_retry, max_tokens=settings.max_tokens if max_tokens is None else max_tokens)
+                      on_retry=on_retry, max_tokens=settings.max_tokens if max_tokens is None else max_tokens,
+                      options=options)
 
 
 def _reason(exc: Exception) -> str:

@@ -23,10 +23,12 @@ from agent import edit, forget, undo
 from agent.chat import ChatEngine, MemoryWorker
 from agent.domain import MemoryRecord, ScoredMemory
 from agent.errors import AgentError
+from agent.sessions import SessionHold
 from agent.ui.controls import ChatControls, writes_state
 from agent.ui.editor import edit_text
 from agent.ui.output import Output
 from agent.ui.render import MIN_PREFIX, SHOWN_ID, escape_terminal, memory_table, plural, safe
+from agent.ui.session_commands import SessionCommands
 from agent.ui.truth_view import history_table, profile_rows, profile_table
 
 EXIT_WORDS = {"exit", "quit", "/exit", "/quit"}
@@ -65,10 +67,11 @@ def evicted_line(record: MemoryRecord) -> str:
     return f"evicted (the least recently seen, past the memory capacity): {shorten(record.text)}"
 
 
-class Commands(ChatControls):
+class Commands(ChatControls, SessionCommands):
     """Runs slash commands against the engine and memory; ``ask`` reads the answer to a yes/no question;
     ``history`` is the input history file, cleaned of what ``/forget`` forgets; ``data_root`` the data directory,
-    where copies of the index set aside are (by default the one the session files are in)."""
+    where copies of the index set aside are (by default the one the session files are in); ``hold`` the lock of
+    the session the chat is in, which ``/new`` and ``/sessions`` move."""
 
     def __init__(
         self,
@@ -77,13 +80,16 @@ class Commands(ChatControls):
         ask: Callable[[str], str | None],
         history: Path | None = None,
         data_root: Path | None = None,
+        hold: SessionHold | None = None,
     ) -> None:
         self.engine = engine
         self.out = out
         self.ask = ask
         self.history = history
         self.data_root = data_root or engine.store.directory.parent
+        self.hold = hold
         self._listing: list[str] = []
+        self._session_listing: list[str] = []
 
     def handle(self, line: str) -> Action:
         stripped = line.strip()
@@ -369,7 +375,8 @@ class Commands(ChatControls):
         started = datetime.fromtimestamp(session.created_at).strftime("%Y-%m-%d %H:%M")
         rows = [
             ("session", session.name),
-            ("file", str(engine.store.path(session.name))),
+            ("file", str(engine.store.path(session.name)) if engine.saving else
+                     "none: this chat writes no session (--no-session; /new NAME starts one that is written)"),
             ("started", started),
             ("turns", f"{len(session.turns)} ({conversation.turns - conversation.start} in the context window)"),
             ("context", f"{conversation.tokens():,} of {conversation.budget_tokens:,} tokens in the conversation "
@@ -482,6 +489,8 @@ COMMANDS: dict[str, Slash] = {
     "/copy": Slash("the last reply to the clipboard (through the terminal, so it works over SSH)", Commands._copy),
     "/why": Slash("the memories injected into the last reply, with similarity and threshold", Commands._why),
     "/session": Slash("this session: name, file, turns, context size", Commands._session),
+    "/sessions": Slash("[N | NAME | search TEXT]  your sessions; go into one; find words in them", Commands._sessions),
+    "/new": Slash("[NAME]  start a fresh session without leaving the chat", Commands._new),
     "/model": Slash("[NAME]  the models the server serves, or switch to NAME", Commands._model),
     "/retry": Slash("ask the last message again (after an error or an interruption)", Commands._retry),
     "/undo": Slash("take back the last exchange, and forget the memories it wrote", Commands._undo),

@@ -45,7 +45,7 @@ class ChatControls:
             self.out.notice(f"{plural(len(served), 'model', 'models')} served{current}. /model NAME switches; "
                             "the session records which model said what.")
             return
-        name = arg
+        name = engine.alias(arg) or arg  # an alias of AGENT_MODEL_ALIASES names its model
         if served is not None and name not in served:
             matches = [m for m in served if m.startswith(name)]
             if len(matches) != 1:

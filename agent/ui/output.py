@@ -30,11 +30,13 @@ class Mode:
     plain: bool
 
     @staticmethod
-    def detect(plain_flag: bool, environ: Mapping[str, str] = os.environ) -> Mode:
-        interactive = sys.stdin.isatty() and sys.stdout.isatty()
+    def detect(plain_flag: bool, environ: Mapping[str, str] = os.environ, once: bool = False) -> Mode:
+        """``once``: one message from the command line, which nobody types at the prompt; its reply is still
+        rendered when stdout is a terminal."""
+        interactive = not once and sys.stdin.isatty() and sys.stdout.isatty()
         plain = (
             plain_flag
-            or not interactive
+            or not (interactive or (once and sys.stdout.isatty()))
             or "NO_COLOR" in environ
             or environ.get("TERM") == "dumb"
         )

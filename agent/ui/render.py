@@ -57,9 +57,10 @@ def safe(text: str) -> str:
     return escape_markup(escape_terminal(text))
 
 
-def print_stdout(renderable: RenderableType) -> None:
-    """Print a command's table or transcript on stdout, with no highlighting: the words are the user's."""
-    Console(highlight=False).print(renderable)
+def print_stdout(renderable: RenderableType, soft_wrap: bool = False) -> None:
+    """Print a command's table or transcript on stdout, with no highlighting: the words are the user's.
+    ``soft_wrap``: a long line stays one line (the terminal wraps it), so a pipe gets it whole."""
+    Console(highlight=False, soft_wrap=soft_wrap).print(renderable)
 
 
 def stdout_is_terminal() -> bool:

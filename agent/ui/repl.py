@@ -22,11 +22,13 @@ from typing import Any
 
 from rich.traceback import Traceback
 
+from agent.attachments import OneMessage
 from agent.chat import ChatEngine, ChatOptions, MemoryWorker, PendingTurn, TurnResult, WriteOutcome
 from agent.conversation import Fold
 from agent.errors import ChatError, SessionCorrupt, StoreOpening, UsageError
 from agent.ports import RetryNotice
-from agent.sessions import Session, SessionStore, check_name, new_name
+from agent.pricing import Price, cost_note
+from agent.sessions import Session, SessionHold, SessionStore, check_name, unused_name
 from agent.tokens import count_tokens
 from agent.ui.commands import Commands, evicted_line, is_command, shorten
 from agent.ui.controls import writes_state
@@ -130,6 +132,8 @@ class Repl:
         debug: bool = False,
         history: Path | None = None,
         data_root: Path | None = None,
+        hold: SessionHold | None = None,
+        price: Callable[[str], Price | None] = lambda model: None,
     ) -> None:
         self.engine = engine
         self.out = out
@@ -137,7 +141,9 @@ class Repl:
         self.events = events
         self.debug = debug
         self.reader: LineReader = PipeReader(out.notice)
-        self.commands = Commands(engine, out, self.reader.ask, history, data_root)
+        self.commands = Commands(engine, out, self.reader.ask, history, data_root, hold)
+        self.price = price  # the published price of a model, where it applies (``agent.pricing``)
+        self.once = False  # one message, then the end (``run_once``): the notes name no command to type next
         self.signals = HeldInterrupts()
         self._unsaved_told = False
         self._recall_failing = False  # the last recall failed: a store away for many turns is said once
@@ -160,37 +166,64 @@ class Repl:
     def run(self) -> int:
         """The loop, until end of input, /exit, SIGTERM or SIGHUP. In a script, a failed turn makes the exit code
         1; a signal makes it 128 + its number, once the turn in flight is saved and pending memory writes are done."""
+        return self._running(self._loop)
+
+    def run_once(self, message: OneMessage) -> int:
+        """One message (a one-shot prompt, a piped document) and its reply, and the chat ends: no slash command is
+        read in it. The exit code is 0, 1 when the reply failed (an API error), 130 when Ctrl-C stopped it (the
+        partial reply is kept, as in the chat), 128 + the signal's number after SIGTERM or SIGHUP."""
+        self.once = True
+
+        def once() -> int:
+            result = self.turn(message.text, message.said)
+            if self.worker is not None:
+                self.worker.drain()  # the receipt of what was remembered comes before the end
+            if result is None or result.turn.status == "interrupted":
+                return 130
+            return 1 if result.turn.status == "failed" else 0
+
+        return self._running(once)
+
+    def _loop(self) -> int:
         failed = False
+        while True:
+            try:
+                line = self.reader.read()
+            except EOFError:
+                break
+            except EmptyLineInterrupt:
+                self.out.notice("(Ctrl-D or /exit leaves)")
+                continue
+            if not line.strip():
+                continue
+            if is_command(line):
+                try:
+                    action = self.commands.handle(line)
+                except KeyboardInterrupt:
+                    self.out.notice("(cancelled)")
+                    continue
+                self._save_problem()
+                if action.exit:
+                    break
+                if action.send is None:
+                    continue
+                line = action.send
+            with typed_ahead_kept() if self.out.mode.interactive else nullcontext():
+                result = self.turn(line)
+            failed = failed or (result is not None and result.turn.status == "failed")
+            if not self.out.mode.interactive and self.worker is not None:
+                self.worker.drain()  # a script sees each turn's notices in order
+        return 1 if failed and not self.out.mode.interactive else 0
+
+    def _running(self, body: Callable[[], int]) -> int:
+        """Run ``body`` (the loop, or one message) with the chat's signals, and end as every chat ends: a signal
+        saves the turn in flight, a summary being made and pending memory writes finish, and what could not be
+        saved is said. The exit code is ``body``'s unless a signal or a failed save decides it."""
+        code = 0
         leave: Leave | None = None
         with self.signals:
             try:
-                while True:
-                    try:
-                        line = self.reader.read()
-                    except EOFError:
-                        break
-                    except EmptyLineInterrupt:
-                        self.out.notice("(Ctrl-D or /exit leaves)")
-                        continue
-                    if not line.strip():
-                        continue
-                    if is_command(line):
-                        try:
-                            action = self.commands.handle(line)
-                        except KeyboardInterrupt:
-                            self.out.notice("(cancelled)")
-                            continue
-                        self._save_problem()
-                        if action.exit:
-                            break
-                        if action.send is None:
-                            continue
-                        line = action.send
-                    with typed_ahead_kept() if self.out.mode.interactive else nullcontext():
-                        result = self.turn(line)
-                    failed = failed or (result is not None and result.turn.status == "failed")
-                    if not self.out.mode.interactive and self.worker is not None:
-                        self.worker.drain()  # a script sees each turn's notices in order
+                code = body()
             except Leave as exc:
                 leave = exc
                 self.out.notice(f"({exc}: the session is saved; pending memory writes finish, then the chat ends)")
@@ -210,20 +243,22 @@ class Repl:
             return 1 if leave is None else leave.exit_code
         if leave is not None:
             return leave.exit_code
-        return 1 if failed and not self.out.mode.interactive else 0
+        return code
 
-    def turn(self, line: str) -> TurnResult | None:
+    def turn(self, line: str, said: str | None = None) -> TurnResult | None:
         """One exchange; None when Ctrl-C came before the request was sent. SIGTERM or SIGHUP at any point saves
         the turn as Ctrl-C does (the line, and the reply as far as it got, marked interrupted), then raises
-        ``Leave``."""
+        ``Leave``. ``said``: the user's own words when the line carries attached text (``ChatEngine.begin``)."""
         guard = self.signals
         try:
-            pending = self.engine.begin(line)
+            pending = self.engine.begin(line, said)
         except KeyboardInterrupt:
             self.out.notice("(cancelled)")
             return None
         except Leave:
             pending = PendingTurn(line, [], None)
+            if said is not None:
+                pending.said = pending.own = said
             pending.interrupted = True
             guard.holding = True
             self.engine.finish(pending)
@@ -312,14 +347,16 @@ class Repl:
         status = result.turn.status
         for note in pending.notes:
             self.out.warn(note)
+        retry = "" if self.once else "; /retry asks again"
         if status == "interrupted":
-            self.out.warn("[interrupted: the partial reply is kept in the session; /retry asks again]")
+            kept = "kept in the session" if self.engine.saving else "shown, and not saved (no session)"
+            self.out.warn(f"[interrupted: the partial reply is {kept}{retry}]")
         elif status == "failed" and result.error is not None:
             self.out.error(f"error: {result.error}")
             if self.debug:
                 self.out.show(Traceback.from_exception(type(result.error), result.error, result.error.__traceback__))
             if pending.text:
-                self.out.warn("[the partial reply is kept, marked incomplete; /retry asks again]")
+                self.out.warn(f"[the partial reply is kept, marked incomplete{retry}]")
         elif status == "truncated":
             reason = pending.finish_reason or "no finish reason"
             limit = (f": it reached AGENT_MAX_TOKENS ({self.engine.max_tokens:,})"
@@ -347,7 +384,9 @@ class Repl:
         why = {"interrupted": "the reply was interrupted", "failed": "the reply broke off"}.get(
             status, "the server sent no usage")
         note = f" (estimated: {why})" if mark else ""
-        return f"↳ {mark}{tokens_in:,} tokens in · {mark}{tokens_out:,} out{note}"
+        price = self.price(self.engine.model)
+        cost = f" · {cost_note(price, tokens_in, tokens_out)}" if price is not None else ""
+        return f"↳ {mark}{tokens_in:,} tokens in · {mark}{tokens_out:,} out{note}{cost}"
 
 
 
@@ -425,12 +464,7 @@ def pick_session(store: SessionStore, options: ChatOptions) -> tuple[str, bool]:
         latest = store.latest()
         if latest is not None:
             return latest, True
-    name = new_name()
-    suffix = 1
-    while store.exists(name):
-        suffix += 1
-        name = f"{new_name()}-{suffix}"
-    return name, False
+    return unused_name(store), False
 
 
 def open_session(store: SessionStore, name: str, exists: bool, warn: Callable[[str], None]) -> tuple[Session, bool]:
