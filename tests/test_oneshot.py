@@ -245,3 +245,27 @@ def test_ctrl_c_during_a_one_shot_reply_exits_130_with_the_partial_reply(fake: F
     reply.release()
     assert code == 130, run.err
     assert "[interrupted: the partial reply is shown, and not saved (no session)]" in run.err
+
+
+def test_undo_and_retry_of_a_one_shot_turn_go_by_the_prompt_alone(fake: FakeOpenAI) -> None:
+    env = agent_env(fake)
+    assert invoke("-s", "work", "I moved to Lisbon", stdin=DIFF, env=env).returncode == 0
+    assert memories(env) == ["I moved to Lisbon"]
+    undone = invoke("--lines", "-s", "work", stdin="/undo\n", env=env)
+    assert undone.returncode == 0, undone.stderr
+    assert "forgot the memory it wrote: I moved to Lisbon" in undone.stderr  # found by the words, not the diff
+    assert memories(env) == []
+
+    assert invoke("-s", "review", "review this", stdin=DIFF, env=env).returncode == 0
+    retried = invoke("--lines", "-s", "review", stdin="/retry\n", env=env)
+    assert retried.returncode == 0, retried.stderr
+    assert fake.user_messages()[-1].startswith("review this\n\nstdin:\n```\ndiff --git")  # asked again, whole
+    assert memories(env) == []  # and the diff is still not the user's words
+
+
+def test_a_forget_scrubs_the_prompt_of_a_one_shot_turn_too(fake: FakeOpenAI, tmp_path: Path) -> None:
+    env = agent_env(fake)
+    assert invoke("-s", "work", PEANUTS, stdin=DIFF, env=env).returncode == 0
+    [row] = json.loads(invoke("memories", "list", "--json", env=env).stdout)
+    assert invoke("memories", "forget", row["id"], env=env).returncode == 0
+    assert "peanuts" not in (tmp_path / "data" / "sessions" / "work.json").read_text()

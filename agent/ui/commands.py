@@ -40,10 +40,12 @@ SHOWN_CHARS = 160
 
 @dataclass(frozen=True)
 class Action:
-    """What the REPL does after a command: leave, send a line as a turn (``/retry``), or nothing."""
+    """What the REPL does after a command: leave, send a line as a turn (``/retry``), or nothing; ``said`` is the
+    user's own words in that line when it carries attached text (``Turn.said``)."""
 
     exit: bool = False
     send: str | None = None
+    said: str | None = None
 
 
 def is_command(line: str) -> bool:
@@ -408,11 +410,13 @@ class Commands(ChatControls, SessionCommands):
         return plural(memory.count, "memory", "memories") + writes_state(self.engine)
 
     def _retry(self, arg: str) -> Action | None:
+        turns = self.engine.session.turns
+        said = turns[-1].said if turns else None  # a one-shot turn's attached text stays out of the gate again
         line = self.engine.take_back_last()
         if line is None:
             self.out.notice("Nothing to retry yet.")
             return None
-        return Action(send=line)
+        return Action(send=line, said=said)
 
     def _undo(self, arg: str) -> None:
         """Take back the last exchange and everything its write did to memory (``agent.undo``): the memories it

@@ -196,6 +196,7 @@ class Repl:
                 continue
             if not line.strip():
                 continue
+            said = None
             if is_command(line):
                 try:
                     action = self.commands.handle(line)
@@ -207,9 +208,9 @@ class Repl:
                     break
                 if action.send is None:
                     continue
-                line = action.send
+                line, said = action.send, action.said
             with typed_ahead_kept() if self.out.mode.interactive else nullcontext():
-                result = self.turn(line)
+                result = self.turn(line, said)
             failed = failed or (result is not None and result.turn.status == "failed")
             if not self.out.mode.interactive and self.worker is not None:
                 self.worker.drain()  # a script sees each turn's notices in order
