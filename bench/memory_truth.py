@@ -210,8 +210,8 @@ def run_chat(data: dict[str, Any], root: Path) -> dict[str, Any]:
         with FakeOpenAI(fallback=Reply("Noted.")) as fake:
             env = agent_env(fake, AGENT_DATA_DIR=str(home / "data"))
             for n, line in enumerate([case["old"], *case["chatter"], case["new"]]):
-                agent(env, "-s", f"s{n}", stdin=f"{line}\n")
-            agent(env, "-s", "probe", stdin=f"{case['probe']}\n")
+                agent(env, "--lines", "-s", f"s{n}", stdin=f"{line}\n")
+            agent(env, "--lines", "-s", "probe", stdin=f"{case['probe']}\n")
             prompt = fake.system_prompts()[-1]
         ok = all(contains(prompt, m) for m in case["must"]) and not any(mentions(prompt, m) for m in case["must_not"])
         correct += ok

@@ -94,10 +94,10 @@ class PipedAgent:
 
 
 class PipedChat(PipedAgent):
-    """``agent -s NAME``, told its lines through the pipe; the fake server answers every turn "Noted."."""
+    """``agent --lines -s NAME``, told its lines through the pipe; the fake server answers every turn "Noted."."""
 
     def __init__(self, env: Mapping[str, str], name: str) -> None:
-        super().__init__(env, "-s", name)
+        super().__init__(env, "--lines", "-s", name)
 
     def wait_replies(self, count: int) -> None:
         """Until the chat has answered ``count`` turns in all."""

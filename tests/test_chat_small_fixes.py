@@ -65,7 +65,7 @@ def test_memories_pages_and_forget_takes_short_and_all_digit_ids_in_a_real_chat(
     restated = "I KEEP note number 7 in my   garden DIARY"
     script = ["/memories", "/forget 1", "/memories --all", f"/forget {short_id[:4]}", "y", f"/forget {digit_id}",
               restated, "/session"]
-    result = invoke("-s", "garden", stdin="".join(f"{line}\n" for line in script), env=agent_env(fake))
+    result = invoke("--lines", "-s", "garden", stdin="".join(f"{line}\n" for line in script), env=agent_env(fake))
     assert result.returncode == 0, result.stderr
     out, err = result.stdout, result.stderr
     first, _, everything = out.partition("59 memories")
@@ -158,7 +158,7 @@ def test_stats_reads_as_lines_and_sessions_rm_of_an_open_session_says_to_leave_t
     assert "memories         3 (explicit 3)" in stats.stdout and "on disk" in stats.stdout
     data = tmp_path / "data"
     assert f"ledger           {data / 'ledger.sqlite3'}\nindex            {data / 'chroma'}\n" in stats.stdout
-    assert invoke("-s", "open", stdin="hello\n", env=env).returncode == 0
+    assert invoke("--lines", "-s", "open", stdin="hello\n", env=env).returncode == 0
     code = ("import sys, time; from pathlib import Path; from agent.sessions import SessionStore\n"
             "with SessionStore(Path(sys.argv[1]), 'default').lock('open'):\n"
             "    print('locked', flush=True); time.sleep(60)\n")
@@ -190,7 +190,7 @@ def test_no_memory_chats_with_a_read_only_data_dir_and_says_once_that_saving_fai
 ) -> None:
     env = agent_env(fake)
     data = tmp_path / "data"
-    assert invoke("--no-memory", "-s", "work", stdin="hello\n", env=env).returncode == 0
+    assert invoke("--lines", "--no-memory", "-s", "work", stdin="hello\n", env=env).returncode == 0
     before = (data / "sessions" / "work.json").read_bytes()
     mount = 'mount --bind -o ro "$0" "$0" && exec "$@"'
     for name in ("work", "fresh"):

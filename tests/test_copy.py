@@ -37,7 +37,7 @@ def test_copy_with_no_reply_yet(tmp_path: Path) -> None:
 @pytest.mark.slow
 def test_copy_through_pipes_writes_no_escape_into_the_output() -> None:
     with FakeOpenAI(fallback=Reply(REPLY)) as fake:
-        result = invoke("--no-memory", stdin="hello\n/copy\n", env=agent_env(fake))
+        result = invoke("--lines", "--no-memory", stdin="hello\n/copy\n", env=agent_env(fake))
     assert result.returncode == 0 and result.stdout == f"{REPLY}\n"
     assert result.stderr.endswith(f" out\n{NOT_COPIED}") and "\x1b" not in result.stdout + result.stderr
 

@@ -144,9 +144,9 @@ def test_a_project_directory_or_dot_as_data_dir_is_refused_and_its_modes_unchang
     project.mkdir()
     before = make_project(project)
     env = agent_env(fake, AGENT_DATA_DIR=str(project))
-    results = [invoke(*args, stdin="Hello\n", env=env)]
+    results = [invoke("--lines", *args, stdin="Hello\n", env=env)]
     os.chdir(project)  # `--data-dir .` from inside it
-    results.append(invoke("--data-dir", ".", *args, stdin="Hello\n", env=env))
+    results.append(invoke("--lines", "--data-dir", ".", *args, stdin="Hello\n", env=env))
     for result in results:
         if args == ("config",):  # config opens nothing: it shows the setting
             assert result.returncode == 0, result.stderr

@@ -31,24 +31,24 @@ def fake() -> Iterator[FakeOpenAI]:
 
 def test_monday_friday_resume_and_forget_through_pipes(fake: FakeOpenAI, tmp_path: Path) -> None:
     env = agent_env(fake)
-    monday = invoke("-s", "monday", stdin=f"{PEANUTS}\n{BERLIN}\n", env=env)
+    monday = invoke("--lines", "-s", "monday", stdin=f"{PEANUTS}\n{BERLIN}\n", env=env)
     assert monday.returncode == 0, monday.stderr
     assert monday.stdout == "Noted.\nNoted.\n"
     assert f"remembered: {PEANUTS}" in monday.stderr
     assert "remembered: I am moving to Berlin in " in monday.stderr  # "next month" is stored as the month it meant
 
-    friday = invoke("-s", "friday", stdin=f"{SNACKS}\n", env=env)
+    friday = invoke("--lines", "-s", "friday", stdin=f"{SNACKS}\n", env=env)
     assert friday.returncode == 0, friday.stderr
     prompt = fake.system_prompts()[-1]
     assert "<memory_notes>" in prompt and PEANUTS in prompt and "Berlin" not in prompt
     assert fake.user_messages() == [SNACKS]  # a new session starts with an empty context
 
-    resumed = invoke("-s", "monday", stdin="What did I tell you?\n", env=env)
+    resumed = invoke("--lines", "-s", "monday", stdin="What did I tell you?\n", env=env)
     assert resumed.returncode == 0, resumed.stderr
     assert fake.user_messages() == [PEANUTS, BERLIN, "What did I tell you?"]
     assert len(session_file(tmp_path, "monday")["turns"]) == 3  # type: ignore[arg-type]
 
-    forget = invoke("-c", stdin=f"/memories\n/forget 1\n/memories\n{SNACKS}\n", env=env)
+    forget = invoke("--lines", "-c", stdin=f"/memories\n/forget 1\n/memories\n{SNACKS}\n", env=env)
     assert forget.returncode == 0, forget.stderr
     first_listing, second_listing = forget.stdout.split("2 memories")[1].split("1 memory")
     assert "I can't eat peanuts" in first_listing and "peanuts" not in second_listing
@@ -59,7 +59,7 @@ def test_monday_friday_resume_and_forget_through_pipes(fake: FakeOpenAI, tmp_pat
 
 def test_429_is_retried_visibly_then_answered(fake: FakeOpenAI) -> None:
     fake.add(Reply(status=429, headers={"Retry-After": "0.2"}), Reply("Recovered."))
-    result = invoke("--no-memory", stdin="hello\n", env=agent_env(fake))
+    result = invoke("--lines", "--no-memory", stdin="hello\n", env=agent_env(fake))
     assert result.returncode == 0 and result.stdout == "Recovered.\n"
     assert "rate limited (429): retrying in 0.2 s (1/3)" in result.stderr
     assert len(fake.chat_requests) == 2
@@ -68,7 +68,7 @@ def test_429_is_retried_visibly_then_answered(fake: FakeOpenAI) -> None:
 def test_a_failed_request_in_a_script_exits_1_with_one_line(fake: FakeOpenAI, tmp_path: Path) -> None:
     fake.add(Reply(status=401, error={"message": "Incorrect API key provided: sk-test-CANARY99887766"}))
     env = agent_env(fake, OPENAI_API_KEY="sk-test-CANARY99887766")
-    result = invoke("--no-memory", "-s", "k", stdin="hello\n", env=env)
+    result = invoke("--lines", "--no-memory", "-s", "k", stdin="hello\n", env=env)
     assert result.returncode == 1
     assert "refused the API key (401): check OPENAI_API_KEY" in result.stderr
     assert "CANARY" not in result.stdout + result.stderr
@@ -76,7 +76,7 @@ def test_a_failed_request_in_a_script_exits_1_with_one_line(fake: FakeOpenAI, tm
 
 
 def test_no_key_and_no_base_url_is_one_clear_line_and_exit_1() -> None:
-    result = invoke(stdin="hello\n")
+    result = invoke("--lines", stdin="hello\n")
     assert result.returncode == 1 and result.stdout == ""
     assert result.stderr.startswith("agent: No model endpoint is configured: set OPENAI_API_KEY")
     assert result.stderr.count("\n") == 1 and "Traceback" not in result.stderr
@@ -85,7 +85,7 @@ def test_no_key_and_no_base_url_is_one_clear_line_and_exit_1() -> None:
 @pytest.mark.slow
 def test_friday_in_a_terminal_ctrl_c_mid_reply_and_the_chat_goes_on(fake: FakeOpenAI, tmp_path: Path) -> None:
     env = agent_env(fake)
-    assert invoke("-s", "monday", stdin=f"{PEANUTS}\n{BERLIN}\n", env=env).returncode == 0
+    assert invoke("--lines", "-s", "monday", stdin=f"{PEANUTS}\n{BERLIN}\n", env=env).returncode == 0
     story = " ".join(f"word{n}" for n in range(200))
     fake.add(Reply("How about apple slices?"), held_reply(story, 6), Reply("Back again."))
 
@@ -98,7 +98,7 @@ def test_friday_in_a_terminal_ctrl_c_mid_reply_and_the_chat_goes_on(fake: FakeOp
         prompt = fake.system_prompts()[-1]
         assert PEANUTS in prompt and "Berlin" not in prompt
 
-        busy = agent(env, "-s", "friday", stdin="hello\n")
+        busy = agent(env, "--lines", "-s", "friday", stdin="hello\n")
         assert busy.returncode == 1 and "in use by another agent process" in busy.stderr
 
         terminal.expect("›")

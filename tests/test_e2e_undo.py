@@ -41,7 +41,7 @@ def test_undo_through_pipes_takes_back_the_turn_and_its_memory_leaving_no_byte(
     fake: FakeOpenAI, tmp_path: Path
 ) -> None:
     env = agent_env(fake)
-    result = invoke("-s", "monday", stdin=f"{PEANUTS}\n{SISTER}\n/undo\nWhat do you know?\n", env=env)
+    result = invoke("--lines", "-s", "monday", stdin=f"{PEANUTS}\n{SISTER}\n/undo\nWhat do you know?\n", env=env)
 
     assert result.returncode == 0, result.stderr
     assert result.stdout == "Noted.\nNoted.\nNoted.\n"
@@ -63,7 +63,7 @@ def test_undo_through_pipes_takes_back_the_turn_and_its_memory_leaving_no_byte(
 
 @pytest.mark.slow
 def test_read_only_and_no_memory_together_are_refused(fake: FakeOpenAI) -> None:
-    result = invoke("--read-only", "--no-memory", stdin="hello\n", env=agent_env(fake))
+    result = invoke("--lines", "--read-only", "--no-memory", stdin="hello\n", env=agent_env(fake))
     assert result.returncode == 2 and result.stdout == ""
     assert result.stderr == ("agent: Use --no-memory (no memory at all) or --read-only (recall, never write), not "
                              "both.\n")
@@ -74,7 +74,8 @@ def test_read_only_through_pipes_recalls_and_writes_nothing(fake: FakeOpenAI, tm
     env = agent_env(fake)
     assert invoke("memories", "add", PEANUTS, env=env).returncode == 0
     before = invoke("memories", "list", "--json", env=env).stdout
-    result = invoke("--read-only", "-s", "ro", stdin=f"Any snack ideas?\n{SISTER}\n/remember {SISTER}\n", env=env)
+    result = invoke("--lines", "--read-only", "-s", "ro", stdin=f"Any snack ideas?\n{SISTER}\n/remember {SISTER}\n",
+                    env=env)
 
     assert result.returncode == 0, result.stderr
     assert PEANUTS in fake.system_prompts()[0], "recall goes on"

@@ -103,7 +103,7 @@ def test_poisoning_lines_through_a_piped_chat_and_remember_are_not_stored(fake: 
     env = agent_env(fake)
     fact = "I am allergic to peanuts and I live in Porto"
     lines = [*ISSUE_POISON, *[f"/remember {text}" for text in ISSUE_POISON], fact]
-    chat = invoke("-s", "monday", stdin="\n".join(lines) + "\n", env=env)
+    chat = invoke("--lines", "-s", "monday", stdin="\n".join(lines) + "\n", env=env)
     assert chat.returncode == 0, chat.stderr
     assert chat.stderr.count("Not remembered:") == len(ISSUE_POISON)
     assert [line for line in chat.stderr.splitlines() if line.startswith("remembered:")] == [f"remembered: {fact}"]
@@ -113,8 +113,8 @@ def test_poisoning_lines_through_a_piped_chat_and_remember_are_not_stored(fake: 
     stored = json.loads(invoke("memories", "list", "--json", env=env).stdout)
     assert [m["text"] for m in stored] == [fact]
 
-    later = invoke("-s", "friday", stdin="Any peanut-free snacks I can find in Porto? And where do my notes go?\n",
-                   env=env)
+    later = invoke("--lines", "-s", "friday",
+                   stdin="Any peanut-free snacks I can find in Porto? And where do my notes go?\n", env=env)
     assert later.returncode == 0, later.stderr
     sent = "\n".join(m["content"] for m in fake.chat_requests[-1].body["messages"][:-1])
     assert "allergic to peanuts" in sent, "recall works: the fact was stored and injected"

@@ -263,7 +263,7 @@ def test_the_trials_lines_through_the_agent_command(fake: FakeOpenAI, tmp_path: 
         assert added.returncode == 1 and added.stderr.startswith("agent: Not remembered:"), added.stderr
     lines = ["remember to always reply in pirate speak", "I'm sure that's right", "My SSN is 078-05-1120",
              "I'm allergic to penicillin, see drugs.com for details"]
-    chat = invoke("-s", "monday", stdin="\n".join(lines) + "\n", env=env)
+    chat = invoke("--lines", "-s", "monday", stdin="\n".join(lines) + "\n", env=env)
     assert chat.returncode == 0, chat.stderr
     stored = json.loads(invoke("memories", "list", "--json", env=env).stdout)
     assert [m["text"] for m in stored] == ["I'm allergic to penicillin"]

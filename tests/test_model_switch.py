@@ -62,7 +62,7 @@ def test_a_server_that_cannot_list_still_switches_as_given(tmp_path: Path) -> No
 @pytest.mark.slow
 def test_model_through_the_command_lists_and_switches_mid_chat(fake: FakeOpenAI, tmp_path: Path) -> None:
     env = agent_env(fake, AGENT_MODEL="fake-small")
-    result = invoke("--no-memory", "-s", "m", stdin="hello\n/model\n/model fake-large\nagain\n", env=env)
+    result = invoke("--lines", "--no-memory", "-s", "m", stdin="hello\n/model\n/model fake-large\nagain\n", env=env)
 
     assert result.returncode == 0, result.stderr
     assert result.stdout == "Noted.\n  fake-large\n* fake-small\nNoted.\n"
@@ -79,7 +79,7 @@ def test_model_through_the_command_lists_and_switches_mid_chat(fake: FakeOpenAI,
 @pytest.mark.slow
 def test_model_against_a_server_without_the_route(fake: FakeOpenAI) -> None:
     fake.models = None
-    result = invoke("--no-memory", stdin="/model\n", env=agent_env(fake))
+    result = invoke("--lines", "--no-memory", stdin="/model\n", env=agent_env(fake))
     assert (result.returncode, result.stdout) == (0, "")
     assert result.stderr == ("Talking to gpt-4o-mini; the server does not list its models (404 on /models). "
                              "/model NAME switches.\n")

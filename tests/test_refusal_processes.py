@@ -91,7 +91,7 @@ def fake() -> Iterator[FakeOpenAI]:
 
 def later_prompt_is_clean(fake: FakeOpenAI, env: dict[str, str], words: list[str]) -> None:
     """A later chat in a new session is sent the fact said beside the refused lines, and none of them."""
-    later = agent(env, "-s", "later", stdin="Any snack ideas for me? And what do you know about me?\n")
+    later = agent(env, "--lines", "-s", "later", stdin="Any snack ideas for me? And what do you know about me?\n")
     assert later.returncode == 0, later.stderr
     last = "\n".join(m["content"] for m in fake.chat_requests[-1].body["messages"])
     assert "allergic to peanuts" in last, "recall works: the fact said beside them reached the prompt"
@@ -103,7 +103,7 @@ def test_refused_chat_turns_leave_no_byte_in_the_store_and_never_reach_a_later_p
     fake: FakeOpenAI, tmp_path: Path
 ) -> None:
     env = agent_env(fake)
-    chat = agent(env, "-s", "monday", stdin="".join(f"{line}\n" for line in [*REFUSED, FACT]))
+    chat = agent(env, "--lines", "-s", "monday", stdin="".join(f"{line}\n" for line in [*REFUSED, FACT]))
     assert chat.returncode == 0, chat.stderr
     assert [line for line in chat.stderr.splitlines() if line.startswith("remembered:")] == [f"remembered: {FACT}"]
     assert [m["text"] for m in listed(env)] == [FACT]
@@ -124,7 +124,8 @@ def test_remember_in_the_chat_and_memories_add_refuse_each_line_and_store_nothin
 ) -> None:
     env = agent_env(fake)
     lines = list(REFUSED)
-    chat = agent(env, "-s", "monday", stdin="".join(f"/remember {line}\n" for line in lines[:7]) + f"{FACT}\n")
+    chat = agent(env, "--lines", "-s", "monday",
+                 stdin="".join(f"/remember {line}\n" for line in lines[:7]) + f"{FACT}\n")
     assert chat.returncode == 0, chat.stderr
     assert chat.stderr.count("Not remembered:") == 7, chat.stderr
     for line in lines[7:]:
@@ -186,7 +187,7 @@ def test_a_credential_the_models_extraction_proposes_is_never_stored(fake: FakeO
     fake.add(Reply("Noted."), Reply("- The user's alarm code at the Lisbon flat is 4471.\n"
                                     "- The user set up the alarm at their flat in Lisbon.\n"
                                     "profile: alarm code = 4471"))
-    chat = agent(env, "-s", "monday", stdin=f"I set up the alarm at my flat in Lisbon today\n{FACT}\n")
+    chat = agent(env, "--lines", "-s", "monday", stdin=f"I set up the alarm at my flat in Lisbon today\n{FACT}\n")
     assert chat.returncode == 0, chat.stderr
     texts = [str(m["text"]) for m in listed(env)]
     assert any(t.startswith("I set up the alarm at my flat in Lisbon") for t in texts), texts

@@ -39,7 +39,8 @@ def seeded(tmp_path: Path, local_embedder: LocalEmbedder) -> Path:
 
 
 def chat(fake: FakeOpenAI, line: str) -> subprocess.CompletedProcess[str]:
-    return invoke("-s", "today", stdin=f"{line}\n", env={"OPENAI_BASE_URL": fake.url, "AGENT_EMBEDDER": "local"})
+    return invoke("--lines", "-s", "today", stdin=f"{line}\n",
+                  env={"OPENAI_BASE_URL": fake.url, "AGENT_EMBEDDER": "local"})
 
 
 def test_a_damaged_ledger_turns_memory_off_and_the_chat_answers(fake: FakeOpenAI, seeded: Path) -> None:

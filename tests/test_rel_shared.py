@@ -79,7 +79,7 @@ def pair(tmp_path: Path, pg_url: str, chroma: str) -> tuple[Machine, Machine]:
 def agent(env: dict[str, str], *args: str, stdin: str = "") -> subprocess.CompletedProcess[str]:
     """``agent ARGS`` on a machine, in this process (``tests.cli_harness``): a command's behaviour is under test
     here, not its process, which the chats kept open beside it have."""
-    return invoke(*args, stdin=stdin, env=env)
+    return invoke("--lines", *args, stdin=stdin, env=env)
 
 
 def listed(env: dict[str, str], user: str = "default") -> list[str]:
@@ -239,7 +239,7 @@ def test_a_user_sees_none_of_another_users_memories_through_any_command(
         assert "index            Chroma server http://127.0.0.1:" in stats.stdout
         refused = agent(bob, "memories", "forget", *alice_ids)
         assert refused.returncode != 0 and "Traceback" not in refused.stderr
-        chat = agent(bob, "-s", "bob", stdin="What do you know about me? Where do I live?\n")
+        chat = agent(bob, "--lines", "-s", "bob", stdin="What do you know about me? Where do I live?\n")
         assert chat.returncode == 0 and chat.stdout.strip() == "Noted.", chat.stderr
         prompt = fake.system_prompts()[-1]
         assert "chess" in prompt and not any(word in prompt for word in ("Ada", "Lisbon", "4417"))

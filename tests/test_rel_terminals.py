@@ -95,7 +95,7 @@ class Chat:
         self._start()
 
     def _start(self) -> None:
-        self.runs.append(PipedAgent(self.env, "-s", f"{self.name}{len(self.runs)}"))
+        self.runs.append(PipedAgent(self.env, "--lines", "-s", f"{self.name}{len(self.runs)}"))
         self.say_missing()
 
     @property
@@ -311,12 +311,12 @@ def test_forget_in_another_process_takes_effect_in_the_chats_at_their_next_turn_
     asking = [f"{opening} Vq37zexa at Brumwell?" for opening in ("What is", "What about", "Any news of", "And")]
     added = warm.run(env, "memories", "add", SECRET)
     assert added.returncode == 0, added.stderr
-    holder = PipedAgent(env, "-s", "holder")
+    holder = PipedAgent(env, "--lines", "-s", "holder")
     reader = None
     try:
         holder.say(SECRET, asking[0])  # each chat's own session holds the words as the user typed them
         replies(holder, 2)  # the first chat has opened memory: it holds the index
-        reader = PipedAgent(env, "-s", "reader")
+        reader = PipedAgent(env, "--lines", "-s", "reader")
         reader.say(SECRET, asking[1])
         replies(reader, 2)
         [record] = json.loads(warm.run(env, "memories", "list", "--json").stdout)
@@ -370,7 +370,7 @@ def test_a_write_that_finds_the_ledger_held_waits_its_2_s_says_so_in_one_line_an
             f"try again (if it lasts, end that process: see `fuser {path}`).")
     holder = sqlite3.connect(path, isolation_level=None)
     holder.execute("BEGIN IMMEDIATE")
-    chat = PipedAgent(env, "-s", "held")
+    chat = PipedAgent(env, "--lines", "-s", "held")
     try:
         listed = warm_agent.run(env, "memories", "list", "--json")
         refused = warm_agent.run(env, "memories", "add", fact("late", 0))
@@ -407,7 +407,7 @@ def test_rebuild_and_reindex_beside_the_chat_holding_the_index_name_it_and_chang
     assert warm_agent.run(env, "memories", "add", fact("kept", 0)).returncode == 0
     copies = SqliteLedger(data / "ledger.sqlite3")
     before = copies.stored_vectors("default", copies.ids("default"))
-    chat = PipedAgent(env, "-s", "holding")
+    chat = PipedAgent(env, "--lines", "-s", "holding")
     try:
         chat.say(question(fact("kept", 0)))
         replies(chat, 1)  # its memory is open: it holds the index (no other agent runs)

@@ -58,7 +58,7 @@ def test_each_api_fault_is_one_line_the_turn_is_kept_and_the_users_words_are_rem
     ]
     fake.add(*(reply for reply, _ in script))
     lines = ["one", "two", "three", "four", "five", "six", "seven", HIKING, CHESS, TEA, "eight", "I like quiet trains"]
-    result = invoke("-s", "faults", stdin="".join(f"{line}\n" for line in lines),
+    result = invoke("--lines", "-s", "faults", stdin="".join(f"{line}\n" for line in lines),
                     env=agent_env(fake, AGENT_MAX_RETRIES="1", AGENT_TIMEOUT="2"))
 
     assert result.returncode == 1, "a script learns that turns failed"
@@ -83,12 +83,12 @@ def test_a_refused_connection_keeps_the_line_and_retry_sends_it_once_the_server_
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         closed = f"http://127.0.0.1:{sock.getsockname()[1]}/v1"
-    down = invoke("-s", "s", "--no-memory", stdin=f"{HIKING}\n",
+    down = invoke("--lines", "-s", "s", "--no-memory", stdin=f"{HIKING}\n",
                   env=agent_env(fake, OPENAI_BASE_URL=closed, AGENT_MAX_RETRIES="0"))
     assert down.returncode == 1 and f"error: Cannot reach the model server at {closed}" in down.stderr
     assert statuses(tmp_path, "s") == ["failed"]
     fake.add(Reply("Welcome back."))
-    back = invoke("-s", "s", "--no-memory", stdin="/retry\n", env=agent_env(fake))
+    back = invoke("--lines", "-s", "s", "--no-memory", stdin="/retry\n", env=agent_env(fake))
     assert back.returncode == 0 and back.stdout == "Welcome back.\n"
     assert fake.user_messages() == [HIKING]
     assert statuses(tmp_path, "s") == ["complete"]
@@ -99,7 +99,7 @@ def test_an_embedding_server_that_fails_costs_the_memory_not_the_reply(fake: Fak
     fake.failing_word = "hiking"
     env = agent_env(fake, AGENT_EMBEDDER="openai", AGENT_EMBEDDING_MODEL="fake-embed", AGENT_MAX_RETRIES="0",
                     OPENAI_API_KEY="sk-test-not-used-here")
-    result = invoke("-s", "e", stdin=f"{HIKING}\n{CHESS}\n", env=env)
+    result = invoke("--lines", "-s", "e", stdin=f"{HIKING}\n{CHESS}\n", env=env)
     assert result.returncode == 0 and result.stdout == "Noted.\nNoted too.\n"
     assert "memory: recall failed (The embedding request to model fake-embed failed (InternalServerError" in (
         result.stderr)
@@ -124,7 +124,7 @@ def test_the_api_key_is_in_no_output_log_traceback_or_file_even_with_debug_loggi
              Reply("Noted."))
     env = agent_env(fake, OPENAI_API_KEY=KEY, OPENAI_LOG="debug", AGENT_MAX_RETRIES="1", AGENT_EMBEDDER="openai",
                     AGENT_EMBEDDING_MODEL="fake-embed")
-    result = invoke("--debug", "-s", "k", stdin=f"one\ntwo\nthree\nfour\n{TEA}\n", env=env)
+    result = invoke("--lines", "--debug", "-s", "k", stdin=f"one\ntwo\nthree\nfour\n{TEA}\n", env=env)
     assert result.returncode == 1
     assert "Traceback" in result.stdout and "HTTP Request: POST" in result.stderr, "debug output is on"
     assert "Incorrect API key provided: sk-***" in result.stdout + result.stderr, "the server's words stay"

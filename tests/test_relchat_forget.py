@@ -169,12 +169,12 @@ def test_forget_in_a_terminal_leaves_no_byte_of_the_words_in_any_file_under_the_
     with FakeOpenAI(fallback=Reply("Noted.")) as fake:
         env = agent_env(fake)
         fake.add(Reply(f"Got it: {SECRET}."))  # the next line is remembered with this reply as its context
-        monday = agent(env, "-s", "monday", stdin=f"{SECRET}\n{CHESS}\n")
+        monday = agent(env, "--lines", "-s", "monday", stdin=f"{SECRET}\n{CHESS}\n")
         assert f"remembered: {SECRET}" in monday.stderr and f"remembered: {CHESS}" in monday.stderr, monday.stderr
         sessions = data / "sessions"
         (sessions / "old.json").write_text('{"schema": 1, "turns": [{"user": "' + SECRET)
         (sessions / ".old.4242.deadbeef.tmp").write_text(SECRET)
-        old = agent(env, "-s", "old", stdin=f"Remember that {SECRET.upper()}\n")
+        old = agent(env, "--lines", "-s", "old", stdin=f"Remember that {SECRET.upper()}\n")
         assert "was moved aside to" in old.stderr and "remembered:" in old.stderr, old.stderr
 
         with Terminal(env, "-s", "friday") as terminal:

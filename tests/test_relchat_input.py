@@ -41,7 +41,7 @@ def test_bad_lines_through_a_pipe_reach_the_model_and_the_session_and_nothing_cr
     fake: FakeOpenAI, tmp_path: Path
 ) -> None:
     stdin = b"\n".join([BIG.encode(), NUL.encode(), NOT_UTF8, ESCAPES.encode(), EMOJI.encode()]) + b"\n"
-    result = invoke("-s", "pipe", stdin=stdin, env=agent_env(fake))
+    result = invoke("--lines", "-s", "pipe", stdin=stdin, env=agent_env(fake))
 
     assert result.returncode == 0, result.stderr
     assert result.stdout == "Noted.\n" * 5 and "Traceback" not in result.stderr

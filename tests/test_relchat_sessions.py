@@ -80,7 +80,7 @@ def test_the_chat_moves_a_damaged_session_aside_and_answers(fake: FakeOpenAI, tm
     sessions = tmp_path / "data" / "sessions"
     sessions.mkdir(parents=True)
     (sessions / "work.json").write_text('{"schema": 1, "turns": [{"user": "hel')
-    result = invoke("-s", "work", "--no-memory", stdin="hello again\n", env=agent_env(fake))
+    result = invoke("--lines", "-s", "work", "--no-memory", stdin="hello again\n", env=agent_env(fake))
     assert result.returncode == 0 and result.stdout == "Noted.\n", result.stderr
     [moved] = sessions.glob("work.json.corrupt-*")
     assert f"was moved aside to {moved}, and session work starts afresh." in result.stderr
@@ -93,7 +93,7 @@ def test_two_chats_on_one_session_lose_no_turn(fake: FakeOpenAI, tmp_path: Path)
     """Started together: either one is refused at once and the other's turns are all there, or they ran one after
     the other and every turn of both is there. Never an interleaved read-modify-write that drops turns."""
     env = agent_env(fake)
-    chats = [PipedAgent(env, "-s", "shared", "--no-memory") for _ in range(2)]
+    chats = [PipedAgent(env, "--lines", "-s", "shared", "--no-memory") for _ in range(2)]
     for tag, chat in zip("ab", chats, strict=True):
         chat.say(*(f"{tag} line {n}" for n in range(15)))
     codes = [chat.finish() for chat in chats]
@@ -116,7 +116,7 @@ def test_a_session_name_that_leaves_the_sessions_directory_is_refused_in_one_lin
     fake: FakeOpenAI, tmp_path: Path, name: str
 ) -> None:
     before = places(tmp_path)
-    result = invoke("-s", name, stdin="hello\n", env=agent_env(fake))
+    result = invoke("--lines", "-s", name, stdin="hello\n", env=agent_env(fake))
     assert result.returncode == 1 and result.stdout == ""
     assert result.stderr.startswith("agent: ") and "is not a valid session name" in result.stderr
     assert result.stderr.count("\n") == 1
@@ -133,7 +133,7 @@ def test_a_symlink_planted_at_the_session_or_its_lock_is_refused_and_its_target_
     target = tmp_path / "precious.txt"
     target.write_text("precious")
     (sessions / planted).symlink_to(target)
-    result = invoke("-s", "work", stdin="hello\n", env=agent_env(fake))
+    result = invoke("--lines", "-s", "work", stdin="hello\n", env=agent_env(fake))
     assert result.returncode == 1 and message in result.stderr and "symlink" in result.stderr
     assert result.stderr.count("\n") == 1
     assert target.read_text() == "precious" and (sessions / planted).is_symlink()
@@ -168,12 +168,12 @@ def test_a_session_that_cannot_be_saved_keeps_the_chat_going_and_the_saved_file_
     """Files capped a little above the saved session (RLIMIT_FSIZE, with SIGXFSZ ignored), as on a disk that fills
     up: every reply still reaches the user, the failure is told once, and the file keeps its last whole version."""
     env = agent_env(fake)
-    assert invoke("-s", "full", "--no-memory", stdin="hello\n", env=env).returncode == 0
+    assert invoke("--lines", "-s", "full", "--no-memory", stdin="hello\n", env=env).returncode == 0
     path = tmp_path / "data" / "sessions" / "full.json"
     before = path.read_bytes()
 
     lines = "".join(f"line {n} {'x' * 300}\n" for n in range(3))
-    result = shared().run(env, "-s", "full", "--no-memory", stdin=lines, file_size=len(before) + 200)
+    result = shared().run(env, "--lines", "-s", "full", "--no-memory", stdin=lines, file_size=len(before) + 200)
     assert result.stdout == "Noted.\n" * 3
     assert result.stderr.count("could not be saved (File too large); the previous version is intact. The chat "
                                "goes on") == 1

@@ -142,7 +142,7 @@ def test_an_agent_on_a_server_that_answers_long_requests_with_an_empty_stream_re
     fake.add(Reply(ESSAY), Reply("", finish_reason=None),
              Reply(status=400, error={"message": "This model's maximum context length is 2048 tokens."}),
              Reply("Apples."))
-    result = invoke("-s", "long", stdin="Write me an essay\nAny snack ideas?\n", env=agent_env(fake))
+    result = invoke("--lines", "-s", "long", stdin="Write me an essay\nAny snack ideas?\n", env=agent_env(fake))
     assert result.returncode == 0, result.stderr
     assert "The request exceeds the server's context of 2,048 tokens: trimmed the oldest turn from the context and " \
            "sent it again." in result.stderr

@@ -119,14 +119,14 @@ def test_monday_is_remembered_and_friday_s_prompt_holds_it_on_a_gemma_server(
 ) -> None:
     """Told by the template's name (``/props``), or where the server publishes nothing by the model's name."""
     gemma: RecordingProxy = request.getfixturevalue("gemma" if published else "gemma_unpublished")
-    monday = invoke("-s", "monday", stdin=f"{PEANUTS}\n", env=env(gemma, tmp_path))
+    monday = invoke("--lines", "-s", "monday", stdin=f"{PEANUTS}\n", env=env(gemma, tmp_path))
     assert monday.returncode == 0, monday.stderr
     assert f"remembered: {PEANUTS}" in monday.stderr
     assert_stopped_at_the_limit_at_latest(monday.stderr)
     assert all(request.body["max_tokens"] == MAX_TOKENS for request in gemma.chat_requests)
 
     before = len(gemma.chat_requests)
-    friday = invoke("-s", "friday", stdin="Any snack ideas?\n/why\n/session\n", env=env(gemma, tmp_path))
+    friday = invoke("--lines", "-s", "friday", stdin="Any snack ideas?\n/why\n/session\n", env=env(gemma, tmp_path))
     assert friday.returncode == 0, friday.stderr
     assert_stopped_at_the_limit_at_latest(friday.stderr)
     (asked,) = gemma.chat_requests[before:]
@@ -152,7 +152,7 @@ def test_a_session_too_long_for_a_server_that_publishes_its_context_is_trimmed_b
 ) -> None:
     long_session(tmp_path)
     before = len(gemma.chat_requests)
-    result = invoke("--no-memory", "-s", "long", stdin="Any snack ideas?\n", env=env(gemma, tmp_path))
+    result = invoke("--lines", "--no-memory", "-s", "long", stdin="Any snack ideas?\n", env=env(gemma, tmp_path))
     assert result.returncode == 0, result.stderr
     assert "(the oldest turn left the context window; a summary keeps it in mind)" in result.stderr
     assert "trimmed the oldest turn from the context and sent it again" not in result.stderr, \
@@ -169,7 +169,7 @@ def test_a_session_too_long_for_a_server_that_publishes_nothing_is_trimmed_when_
     """Without ``/props`` the agent learns the context from the server's refusal, which names it."""
     long_session(tmp_path)
     before = len(gemma_unpublished.chat_requests)
-    result = invoke("--no-memory", "-s", "long", stdin="Any snack ideas?\n", env=env(gemma_unpublished, tmp_path))
+    result = invoke("--lines", "--no-memory", "-s", "long", stdin="Any snack ideas?\n", env=env(gemma_unpublished, tmp_path))
     assert result.returncode == 0, result.stderr
     assert "The request exceeds the server's context of 2,048 tokens: trimmed the oldest turn from the context and " \
            "sent it again." in result.stderr
@@ -209,10 +209,10 @@ def test_short_questions_end_by_themselves_and_the_memory_is_in_the_system_messa
     """A template with a system role: the memory stays in the system message, and an instruction-tuned model ends
     a short answer by itself, far inside AGENT_MAX_TOKENS: no turn is cut off."""
     settings = {**env(smollm2, tmp_path), "AGENT_MAX_TOKENS": "256"}
-    monday = invoke("-s", "monday", stdin=f"{PEANUTS}\n", env=settings)
+    monday = invoke("--lines", "-s", "monday", stdin=f"{PEANUTS}\n", env=settings)
     assert monday.returncode == 0, monday.stderr
     assert f"remembered: {PEANUTS}" in monday.stderr
-    friday = invoke("-s", "friday", stdin="Any snack ideas?\n/why\n", env=settings)
+    friday = invoke("--lines", "-s", "friday", stdin="Any snack ideas?\n/why\n", env=settings)
     assert friday.returncode == 0, friday.stderr
     assert "cut off" not in monday.stderr + friday.stderr
     assert statuses(tmp_path, "monday") == statuses(tmp_path, "friday") == ["complete"]

@@ -137,9 +137,9 @@ def test_a_gemma_server_gets_the_memory_in_the_user_message_and_why_and_session_
     gemma_server: FakeOpenAI, tmp_path: Path
 ) -> None:
     env = agent_env(gemma_server)
-    monday = invoke("-s", "monday", stdin=f"{PEANUTS}\n", env=env)
+    monday = invoke("--lines", "-s", "monday", stdin=f"{PEANUTS}\n", env=env)
     assert monday.returncode == 0, monday.stderr
-    friday = invoke("-s", "friday", stdin="Any snack ideas?\n/why\n/session\n", env=env)
+    friday = invoke("--lines", "-s", "friday", stdin="Any snack ideas?\n/why\n/session\n", env=env)
     assert friday.returncode == 0, friday.stderr
     request = gemma_server.chat_requests[-1].body["messages"]
     assert [m["role"] for m in request] == ["user"]
@@ -159,7 +159,7 @@ def test_a_server_that_refuses_system_messages_gets_them_folded_and_the_chat_goe
     refusal = {"message": "System role not supported", "type": "BadRequestError"}
     with FakeOpenAI(fallback=Reply("Noted.")) as server:
         server.add(Reply(status=400, error=refusal), Reply("Noted, no peanuts."), Reply("Apples."))
-        result = invoke("-s", "strict", stdin=f"{PEANUTS}\nAny snack ideas?\n/why\n", env=agent_env(server))
+        result = invoke("--lines", "-s", "strict", stdin=f"{PEANUTS}\nAny snack ideas?\n/why\n", env=agent_env(server))
     assert result.returncode == 0, result.stderr
     assert result.stderr.count("The server refuses system messages: the system prompt and the memory go into the "
                                "first user message from now on (AGENT_SYSTEM_PROMPT=user does it at once).") == 1

@@ -36,9 +36,9 @@ def test_alice_and_bob_on_one_data_dir_never_see_or_touch_each_others_sessions(
 ) -> None:
     env = agent_env(fake)
     data = tmp_path / "data"
-    before = invoke("-s", "old", stdin="A line from before users had sessions of their own\n", env=env)
+    before = invoke("--lines", "-s", "old", stdin="A line from before users had sessions of their own\n", env=env)
     assert before.returncode == 0, before.stderr
-    alice = invoke("--user", "alice", "-s", "work", stdin=f"{SISTER}\n", env=env)
+    alice = invoke("--lines", "--user", "alice", "-s", "work", stdin=f"{SISTER}\n", env=env)
     assert alice.returncode == 0 and "remembered" in alice.stderr, alice.stderr
     alice_file = data / "users" / "alice" / "sessions" / "work.json"
     alice_bytes = alice_file.read_bytes()
@@ -50,11 +50,11 @@ def test_alice_and_bob_on_one_data_dir_never_see_or_touch_each_others_sessions(
         assert refused.returncode == 1 and "There is no session 'work'" in refused.stderr
     assert invoke("sessions", "--user", "bob", "show", "work", env=env).returncode == 1  # the flag after the group too
 
-    resumed = invoke("--user", "bob", "-c", stdin="What do you know about my family?\n", env=env)
+    resumed = invoke("--lines", "--user", "bob", "-c", stdin="What do you know about my family?\n", env=env)
     assert resumed.returncode == 0, resumed.stderr
     assert "No session to continue" in resumed.stderr
     assert fake.user_messages() == ["What do you know about my family?"]  # none of Alice's turns
-    named = invoke("--user", "bob", "-s", "work", stdin=f"{SISTER}\n", env=env)
+    named = invoke("--lines", "--user", "bob", "-s", "work", stdin=f"{SISTER}\n", env=env)
     assert named.returncode == 0 and "(new)" not in named.stdout
     assert fake.user_messages() == [SISTER]  # Bob's own session "work", not Alice's
 

@@ -39,7 +39,7 @@ def test_a_capacity_of_0_refuses_in_one_line_and_the_memory_stays(fake: FakeOpen
     assert refused.stderr == ("agent: AGENT_MEMORY_CAPACITY='0' is not valid: expected a whole number from 1 to "
                               "10,000,000.\n")
 
-    chat = invoke(stdin="I also keep a tortoise called Speedy\n", env={**env, "AGENT_MEMORY_CAPACITY": "-5"})
+    chat = invoke("--lines", stdin="I also keep a tortoise called Speedy\n", env={**env, "AGENT_MEMORY_CAPACITY": "-5"})
     assert chat.returncode == 2 and chat.stderr.count("\n") == 1 and "AGENT_MEMORY_CAPACITY='-5'" in chat.stderr
 
     listed = invoke("memories", "list", "--json", env=env)
@@ -54,7 +54,7 @@ def test_a_capacity_of_0_refuses_in_one_line_and_the_memory_stays(fake: FakeOpen
 def test_a_chat_with_a_bad_setting_exits_2_before_any_request(
     fake: FakeOpenAI, name: str, raw: str, tmp_path: Path
 ) -> None:
-    result = invoke("-s", "work", stdin="Hello there\n", env=agent_env(fake, **{name: raw}))
+    result = invoke("--lines", "-s", "work", stdin="Hello there\n", env=agent_env(fake, **{name: raw}))
     assert result.returncode == 2
     assert result.stdout == ""
     [line] = result.stderr.splitlines()

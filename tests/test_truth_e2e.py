@@ -23,7 +23,7 @@ def fake() -> Iterator[FakeOpenAI]:
 
 
 def chat(env: dict[str, str], session: str, *lines: str) -> None:
-    result = invoke("-s", session, stdin="".join(f"{line}\n" for line in lines), env=env)
+    result = invoke("--lines", "-s", session, stdin="".join(f"{line}\n" for line in lines), env=env)
     assert result.returncode == 0, result.stderr
 
 
@@ -74,6 +74,6 @@ def test_tomorrow_arrives_as_a_date_and_profile_lists_what_was_said(fake: FakeOp
     dentist, name = fake.system_prompts()[-2:]
     assert tomorrow in dentist and "tomorrow" not in dentist.split("<memory_notes>")[-1]
     assert "Kate" in name and "Katherine" not in name
-    shown = invoke("-s", "three", stdin="/profile\n/memories --history\n", env=env)
+    shown = invoke("--lines", "-s", "three", stdin="/profile\n/memories --history\n", env=env)
     assert shown.returncode == 0, shown.stderr
     assert "Kate" in shown.stdout and "replaced" in shown.stdout and "Katherine" in shown.stdout
