@@ -10,6 +10,7 @@ from __future__ import annotations
 import difflib
 import functools
 import inspect
+import io
 import json
 import logging
 import re
@@ -362,8 +363,8 @@ def _chat(state: State, flags: ChatFlags, words: list[str]) -> None:
     from agent.chat import ChatOptions
     from agent.wiring import run_chat
 
+    settings = state.settings(model=flags.model)  # a bad setting is said before standard input is read
     message = _one_message(flags, words)
-    settings = state.settings(model=flags.model)
     code = run_chat(
         settings,
         ChatOptions(session=flags.session, resume_latest=flags.resume_latest, no_memory=flags.no_memory,
@@ -373,6 +374,12 @@ def _chat(state: State, flags: ChatFlags, words: list[str]) -> None:
         message,
     )
     raise typer.Exit(code)
+
+
+def _stdin() -> BinaryIO:
+    """Standard input as bytes (a test's, or an embedding program's, may be a text stream without a buffer)."""
+    buffer = getattr(sys.stdin, "buffer", None)
+    return buffer if buffer is not None else io.BytesIO(sys.stdin.read().encode("utf-8", "surrogateescape"))
 
 
 def _one_message(flags: ChatFlags, words: list[str]) -> OneMessage | None:
@@ -391,13 +398,13 @@ def _one_message(flags: ChatFlags, words: list[str]) -> OneMessage | None:
         return None
     prompt = " ".join(words)
     if prompt == attachments.STDIN:
-        text = attachments.read_stream(sys.stdin.buffer).strip()
+        text = attachments.read_stream(_stdin()).strip()
         prompt, piped = text, False
         if not text:
             raise UsageError("Nothing to send: `-` reads the prompt from standard input, and it was empty.")
     found = [attachments.read_file(path) for path in files]
     if piped:
-        text = attachments.read_stream(sys.stdin.buffer)
+        text = attachments.read_stream(_stdin())
         found = [attachments.Attachment("stdin", text), *found] if text.strip() else found
     message = attachments.compose(prompt, found)
     if not message.text.strip():

@@ -195,7 +195,8 @@ def test_no_memory_chats_with_a_read_only_data_dir_and_says_once_that_saving_fai
     mount = 'mount --bind -o ro "$0" "$0" && exec "$@"'
     for name in ("work", "fresh"):
         result = subprocess.run(
-            ["unshare", "-m", "sh", "-c", mount, str(data), sys.executable, "-m", "agent", "--no-memory", "-s", name],
+            ["unshare", "-m", "sh", "-c", mount, str(data), sys.executable, "-m", "agent", "--lines", "--no-memory",
+             "-s", name],
             input=b"one more line\nand another\n", capture_output=True, timeout=300, env=env)
         out, err = result.stdout.decode(), result.stderr.decode()
         assert out.count("Noted.") == 2, err  # both lines answered

@@ -134,7 +134,7 @@ def test_a_forget_killed_during_its_scrub_is_finished_by_the_next_start_whicheve
 ) -> None:
     data = tmp_path / "data"
     rng = random.Random(9)
-    starts = [("sessions", "list"), ("memories", "list"), ("-s", "next")]  # the chat, reading an empty script
+    starts = [("sessions", "list"), ("memories", "list"), ("--lines", "-s", "next")]  # the chat, an empty script
     # each kind of start finishes a forget killed at its line, before it scrubbed anything; then kills at random
     # moments of the scrub (or after it: on a loaded machine it can end first), judged by the files they left
     rounds = [(start, None) for start in starts] + [(starts[n % 3], rng.uniform(0.0, 0.3)) for n in range(2)]

@@ -113,8 +113,8 @@ def test_an_installed_wheel_chats_from_elsewhere_and_keeps_memory_in_the_user_da
         env = {"PATH": os.environ["PATH"], "HOME": str(home), "XDG_DATA_HOME": str(tmp_path / "xdg-data"),
                "XDG_CONFIG_HOME": str(tmp_path / "xdg-config"), "XDG_CACHE_HOME": os.environ["XDG_CACHE_HOME"],
                "OPENAI_BASE_URL": fake.url, "AGENT_EMBEDDER": "local"}
-        chat = subprocess.run([installed, "-s", "monday"], input=f"{PEANUTS}\n", capture_output=True, text=True,
-                              timeout=120, cwd=elsewhere, env=env)
+        chat = subprocess.run([installed, "--lines", "-s", "monday"], input=f"{PEANUTS}\n", capture_output=True,
+                              text=True, timeout=120, cwd=elsewhere, env=env)
         assert chat.returncode == 0, chat.stderr
         assert chat.stdout == "Noted.\n"
         assert f"remembered: {PEANUTS}" in chat.stderr

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from agent import cli
-from agent.config import SPECS, Settings, approve_dotenv, default_data_dir, load_settings
+from agent.config import SPECS, Aliases, Settings, approve_dotenv, default_data_dir, load_settings
 from agent.errors import UsageError
 
 NOWHERE = Path("/nonexistent/settings.env")
@@ -27,6 +27,7 @@ BAD: dict[str, list[str]] = {
     "base_url": ["http://[::1", "127.0.0.1:8080/v1", "localhost:11434", "ftp://host/v1", "http:///v1",
                  "http://host:99999/v1", "http://host:port/v1"],
     "model": [" ", "\t"],
+    "model_aliases": ["fast", "fast=", "=gpt-4o", "fast=a,fast=b", "f/st=gpt-4o"],
     "data_dir": ["", "  ", "~nosuchuser4242/x"],
     "user": ["", " ", "\t\n"],
     "embedder": ["fast", "minilm"],
@@ -54,6 +55,8 @@ GOOD: dict[str, list[tuple[str, Any]]] = {
     "base_url": [("http://127.0.0.1:8080/v1", "http://127.0.0.1:8080/v1"), ("https://api.example.com/v1",) * 2,
                  ("http://[::1]:8080/v1",) * 2, ("", None)],
     "model": [("llama3.2", "llama3.2")],
+    "model_aliases": [("fast=gpt-4o-mini, smart=gpt-4o", Aliases((("fast", "gpt-4o-mini"), ("smart", "gpt-4o")))),
+                      ("", Aliases())],
     "data_dir": [("/tmp/store", Path("/tmp/store")), ("~/x", Path("~/x"))],
     "user": [("alice", "alice")],
     "embedder": [("LOCAL", "local"), ("auto", "auto")],

@@ -104,7 +104,7 @@ def test_sigterm_mid_reply_in_a_script_saves_the_turn(
     fake.add(held_reply(STORY, 6))
     script, feed = os.pipe()
     with os.fdopen(feed, "wb") as stdin, tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
-        pid = warm_agent.start(["-s", "piped"], agent_env(fake, **FAKE_EMBEDDINGS),
+        pid = warm_agent.start(["--lines", "-s", "piped"], agent_env(fake, **FAKE_EMBEDDINGS),
                                [script, out.fileno(), err.fileno()])
         os.close(script)
         stdin.write(b"Tell me a long story\n")

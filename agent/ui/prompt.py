@@ -3,7 +3,8 @@
 At a terminal: history kept in the data directory (0600), a completion menu when the line starts with ``/``,
 Enter sends, Alt-Enter / Esc Enter add a line, a pasted block stays one message (bracketed paste),
 Ctrl-C clears a line or, on an empty one, says how to leave, Ctrl-D leaves, Ctrl-X Ctrl-E opens ``$EDITOR``.
-From a pipe, each line is one turn and the next line answers a question.
+From a script (``--lines``: a pipe or a file read line by line), each line is one turn and the next line answers a
+question; without ``--lines`` what is piped in is one message (``agent.attachments``), which never comes here.
 """
 
 from __future__ import annotations
