@@ -552,7 +552,7 @@ def sessions_search(
     paths = ensure_data_dir(settings.data_dir).for_user(settings.user)
     ledger = (build_ledger(settings, paths) if settings.database_url else existing_ledger(settings, paths))
     try:
-        store = SessionStore(state.data_dir(ledger).sessions, settings.user)  # finishes forgets cut short first
+        store = state.data_dir(ledger).session_store()  # finishes forgets cut short first
         pending = [] if ledger is None else [t for r in ledger.pending_forgets() if r.user == settings.user
                                               for t in r.texts]
     finally:

@@ -57,10 +57,11 @@ def take_back(engine: ChatEngine, places: forget.Places | None) -> Undone | None
         engine.take_back_last()
         return Undone(turn, number, memory=False)
     session = engine.session.name
-    waiting = 0 if memory.read_only else memory.unspool(session, number, turn.user)
+    words = turn.user if turn.said is None else turn.said  # what the gate judged: not a document attached to it
+    waiting = 0 if memory.read_only else memory.unspool(session, number, words)
     try:
-        scrubbed = forget.FORGOTTEN in turn.user
-        writes = memory.call(lambda s: s.turn_writes(session, number, turn.user, scrubbed))
+        scrubbed = forget.FORGOTTEN in words
+        writes = memory.call(lambda s: s.turn_writes(session, number, words, scrubbed))
     except AgentError as exc:
         if not (waiting and passing(exc)):
             raise

@@ -63,7 +63,7 @@ def test_memories_edit_of_a_home_into_a_taste_leaves_no_home_and_no_old_quote(
     assert rows["I like green tea"]["restated"] == [] and rows["I like green tea"]["profile"] == []
     assert json.loads(invoke("memories", "profile", "--json").stdout) == []
     with FakeOpenAI(fallback=Reply("Noted.")) as fake:
-        chat = invoke("-s", "later", stdin="Recommend a restaurant near me\n", env=agent_env(fake))
+        chat = invoke("--lines", "-s", "later", stdin="Recommend a restaurant near me\n", env=agent_env(fake))
         assert chat.returncode == 0, chat.stderr
         assert "Boston" not in fake.system_prompts()[0] and "lives in" not in fake.system_prompts()[0]
     exported = invoke("memories", "export").stdout
@@ -92,7 +92,7 @@ def test_an_edited_memory_keeps_what_it_replaced_through_export_and_import_byte_
     profile = json.loads(invoke("memories", "--data-dir", other, "profile", "--json").stdout)
     assert [(p["value"], p["superseded_by"] is None) for p in profile] == [("Berlin", True), ("Boston", False)]
     with FakeOpenAI(fallback=Reply("Noted.")) as fake:
-        chat = invoke("--data-dir", other, "-s", "later", stdin="Recommend a restaurant near me\n",
+        chat = invoke("--lines", "--data-dir", other, "-s", "later", stdin="Recommend a restaurant near me\n",
                       env=agent_env(fake))
         assert chat.returncode == 0, chat.stderr
         assert "lives in: Berlin" in fake.system_prompts()[0] and "Boston" not in fake.system_prompts()[0]

@@ -169,7 +169,8 @@ def test_a_session_too_long_for_a_server_that_publishes_nothing_is_trimmed_when_
     """Without ``/props`` the agent learns the context from the server's refusal, which names it."""
     long_session(tmp_path)
     before = len(gemma_unpublished.chat_requests)
-    result = invoke("--lines", "--no-memory", "-s", "long", stdin="Any snack ideas?\n", env=env(gemma_unpublished, tmp_path))
+    result = invoke("--lines", "--no-memory", "-s", "long", stdin="Any snack ideas?\n",
+                    env=env(gemma_unpublished, tmp_path))
     assert result.returncode == 0, result.stderr
     assert "The request exceeds the server's context of 2,048 tokens: trimmed the oldest turn from the context and " \
            "sent it again." in result.stderr

@@ -58,9 +58,9 @@ def test_undo_of_a_turn_said_while_the_database_was_down_takes_it_out_of_the_spo
 def test_undo_in_a_new_process_after_agent_c_puts_the_allergy_back(tmp_path: Path) -> None:
     with FakeOpenAI(fallback=Reply("Noted.")) as fake:
         env = agent_env(fake)
-        first = agent(env, "-s", "food", stdin=f"{SHELLFISH}\n{NOT_SHELLFISH}\n")
+        first = agent(env, "--lines", "-s", "food", stdin=f"{SHELLFISH}\n{NOT_SHELLFISH}\n")
         assert first.returncode == 0, first.stderr
-        again = agent(env, "-c", stdin="/undo\n/memories\nGive me a seafood paella recipe\n")
+        again = agent(env, "--lines", "-c", stdin="/undo\n/memories\nGive me a seafood paella recipe\n")
         assert again.returncode == 0, again.stderr
         assert f"Undid turn 2 (you: {NOT_SHELLFISH}); forgot the memory it wrote: {NOT_SHELLFISH}." in again.stderr
         assert f"Current again, now that the memory that replaced it is gone: {SHELLFISH}" in again.stderr
@@ -82,5 +82,5 @@ def test_agent_memories_forget_of_the_newer_memory_says_the_older_one_is_current
         assert f"Current again, now that the memory that replaced it is gone: {SHELLFISH}\n" in forgot.stdout
         profile = json.loads(agent(env, "memories", "profile", "--json").stdout)
         assert [(p["key"], p["value"], p["superseded_by"]) for p in profile] == [("allergy", "shellfish", None)]
-        chat = agent(env, "-s", "dinner", stdin="Give me a seafood paella recipe\n")
+        chat = agent(env, "--lines", "-s", "dinner", stdin="Give me a seafood paella recipe\n")
         assert chat.returncode == 0 and "allergies: shellfish" in fake.system_prompts()[-1]
