@@ -233,7 +233,8 @@ class ChatFlags:
         merged: dict[str, Any] = {}
         for name in (f.name for f in fields(self)):
             mine, theirs = getattr(self, name), getattr(earlier, name)
-            merged[name] = [*(theirs or []), *mine] if isinstance(mine, list) else (mine or theirs)
+            given = mine is not None and mine is not False  # a value of 0 (--temperature 0) is given
+            merged[name] = [*(theirs or []), *mine] if isinstance(mine, list) else (mine if given else theirs)
         return ChatFlags(**merged)
 
 
