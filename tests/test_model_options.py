@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -12,7 +14,7 @@ from agent.errors import UsageError
 from agent.pricing import PRICES_DATE, price, priced_endpoint
 from tests.chat_fakes import ScriptedChat
 from tests.cli_harness import invoke
-from tests.e2e_helpers import Terminal, agent, agent_env, screen_text
+from tests.e2e_helpers import Terminal, agent_env, screen_text
 from tests.fake_openai import FakeOpenAI, Reply
 from tests.repl_harness import build_chat, run_lines
 from tests.warm_agent import shared
@@ -75,12 +77,20 @@ def test_a_local_server_shows_no_cost_whatever_the_model_is_called() -> None:
 
 
 def test_shell_completion_is_shown_installed_and_completes(tmp_path: Path) -> None:
-    env = {**os.environ, "HOME": str(tmp_path), "SHELL": "/bin/bash"}
-    shown = agent(env, "--show-completion", "bash")
+    """typer finds the shell from the processes above the command (shellingham), so it is run from bash, as a
+    user at a bash prompt runs it."""
+    env = {**os.environ, "HOME": str(tmp_path)}
+    command = str(Path(sys.executable).with_name("agent"))
+
+    def from_bash(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(["bash", "-c", '"$@"; exit $?', "bash", command, *args], env=env, capture_output=True,
+                              text=True, timeout=300, check=False)
+
+    shown = from_bash("--show-completion")
     assert shown.returncode == 0, shown.stderr
-    assert "_AGENT_COMPLETE=complete_bash" in shown.stdout and "complete -o default -F _agent_completion agent" \
-        in shown.stdout
-    installed = agent(env, "--install-completion", "bash")
+    assert "_AGENT_COMPLETE=complete_bash" in shown.stdout
+    assert "complete -o default -F _agent_completion agent" in shown.stdout
+    installed = from_bash("--install-completion")
     assert installed.returncode == 0, installed.stderr
     assert "_AGENT_COMPLETE=complete_bash" in (tmp_path / ".bash_completions" / "agent.sh").read_text()
     assert "source '" in (tmp_path / ".bashrc").read_text()
