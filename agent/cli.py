@@ -13,8 +13,8 @@ import inspect
 import io
 import json
 import logging
-import re
 import os
+import re
 import stat
 import sys
 import time

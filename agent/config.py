@@ -249,7 +249,7 @@ class Aliases:
         return ", ".join(f"{alias}={model}" for alias, model in self.pairs)
 
 
-def _aliases(raw: str) -> Aliases:
+def _model_aliases(raw: str) -> Aliases:
     """``NAME=MODEL`` pairs separated by commas or spaces; what is wrong with one is said."""
     pairs: dict[str, str] = {}
     for entry in re.split(r"[,\s]+", raw.strip()):
@@ -337,7 +337,7 @@ class Settings:
                                    "OpenAI-compatible endpoint, e.g. http://127.0.0.1:11434/v1 for Ollama.")
     model: str = setting("AGENT_MODEL", _name, "gpt-4o-mini", "Chat model name.")
     model_aliases: Aliases = setting(
-        "AGENT_MODEL_ALIASES", _aliases, Aliases(),
+        "AGENT_MODEL_ALIASES", _model_aliases, Aliases(),
         "Short names for models, NAME=MODEL separated by commas (fast=gpt-4o-mini,smart=gpt-4o): -m, AGENT_MODEL "
         "and /model take them.")
     data_dir: Path = setting(
