@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from agent.config import load_settings
+from agent.config import load_settings, user_config_file
 from agent.errors import UsageError
 from agent.pricing import PRICES_DATE, price, priced_endpoint
 from tests.chat_fakes import ScriptedChat
@@ -20,18 +20,20 @@ from tests.repl_harness import build_chat, run_lines
 from tests.warm_agent import shared
 
 
-def test_an_alias_names_its_model_on_the_command_line_and_in_the_config(tmp_path: Path) -> None:
+def test_an_alias_names_its_model_on_the_command_line_and_in_the_config() -> None:
     with FakeOpenAI(fallback=Reply("ok")) as fake:
         env = agent_env(fake, AGENT_MODEL_ALIASES="fast=fake-small, smart=fake-large")
         assert invoke("--no-memory", "-m", "smart", "hi", env=env).returncode == 0
         assert fake.chat_requests[-1].body["model"] == "fake-large"
-        (tmp_path / ".env").write_text("AGENT_MODEL=fast\n")
+        config = user_config_file()
+        config.parent.mkdir(parents=True, exist_ok=True)
+        config.write_text("AGENT_MODEL=fast\n")
         assert invoke("--no-memory", "hi", env=env).returncode == 0
         assert fake.chat_requests[-1].body["model"] == "fake-small"
         shown = invoke("config", env=env)
         chat = invoke("--no-memory", "--lines", "-s", "m", stdin="/model smart\nagain\n", env=env)
     row = next(line for line in shown.stdout.splitlines() if line.startswith("model "))
-    assert "fake-small" in row and ".env (AGENT_MODEL), alias fast (AGENT_MODEL_ALIASES)" in row
+    assert "fake-small" in row and "user config (AGENT_MODEL), alias fast (AGENT_MODEL_ALIASES)" in row
     assert "fast=fake-small, smart=fake-large" in shown.stdout
     assert "Now talking to fake-large" in chat.stderr
     assert fake.chat_requests[-1].body["model"] == "fake-large"
