@@ -26,7 +26,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, BinaryIO
 
 import typer
-from typer import _click as click  # the click typer vendors: its commands and contexts are these
 from typer.core import TyperGroup
 
 from agent.config import EmbedderKind, Settings, embedder_kind, load_settings, without_password
@@ -47,6 +46,8 @@ from agent.ui.render import (
 )
 
 if TYPE_CHECKING:
+    from typer import _click as click  # the click typer vendors: its commands and contexts are these
+
     from agent.attachments import OneMessage
     from agent.forget import Places
     from agent.ports import Ledger
@@ -66,7 +67,8 @@ class PromptGroup(TyperGroup):
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
         given = list(args)  # the parser consumes the list it is given
         rest = super().parse_args(ctx, args)
-        words = [*ctx._protected_args, *ctx.args]  # what follows the root's own options
+        protected = getattr(ctx, "_protected_args", None) or getattr(ctx, "protected_args", [])  # click 8.2 / 8.1
+        words = [*protected, *ctx.args]  # what follows the root's own options
         if words and "--" in given and words == given[given.index("--") + 1:]:
             ctx.meta[_FORCED] = True
         return rest

@@ -113,7 +113,7 @@ def test_a_chat_recalls_and_lists_memories_with_dates_out_of_range(local_embedde
     """The chat, a real process: before, every recall failed and ``/memories`` ended the chat."""
     stored_by_hand(BAD_DATES, local_embedder)
     with FakeOpenAI(fallback=Reply("Noted.")) as fake:
-        chat = agent(agent_env(fake), stdin="tell me about my bees on the roof\n/memories\nand my figs?\n")
+        chat = agent(agent_env(fake), "--lines", stdin="tell me about my bees on the roof\n/memories\nand my figs?\n")
     assert chat.returncode == 0, chat.stderr
     assert "recall failed" not in chat.stderr and "Traceback" not in chat.stderr
     assert len(fake.chat_requests) == 2, "the chat went on after /memories"
