@@ -14,7 +14,10 @@ then its probe is recalled and the block the model would get is checked.
 - date accuracy: a relative date stored as the calendar date it meant (and the relative words gone), and that date
   in the block of the probe;
 - profile hit rate on far probes: the update probes whose similarity to the new statement is under the injection
-  threshold (the memory store alone would not bring it), where the new value still arrived.
+  threshold (the memory store alone would not bring it), where the new value still arrived;
+- safety on every request (``safety``, where the data has it): a safety fact said once, then unrelated lines; each of
+  its far probes must carry it, and a case counts only when every probe did;
+- standing preferences (``preferences``): a standing one must reach every later probe, a one-off order none.
 
 ``--chat`` runs the update scenarios through the real ``agent chat`` process too (each line a session of its own,
 the fake OpenAI server of the tests recording the system prompt of the probe's request). ``--cost N`` measures what
@@ -184,13 +187,50 @@ def run_dates(store: Store, cases: Sequence[dict[str, Any]], writes: list[float]
     return {"statements": n, "date_accuracy": stored_ok / n, "date_in_block": block_ok / n, "failed": failures}
 
 
+def run_safety(store: Store, cases: Sequence[dict[str, Any]], writes: list[float]) -> dict[str, Any]:
+    every, probes, carried, failures = 0, 0, 0, []
+    for case in cases:
+        service, _ = store.service(case["id"])
+        writes += say(service, [case["line"], *case["chatter"]])
+        hits = [all(contains(service.recall(probe).block.text, m) for m in case["must"]) for probe in case["probes"]]
+        probes += len(hits)
+        carried += sum(hits)
+        every += all(hits)
+        if not all(hits):
+            failures.append(case["id"])
+    n = len(cases)
+    return {"facts": n, "every_request": every / n if n else None, "probe_hit": carried / probes if probes else None,
+            "failed": failures}
+
+
+def run_preferences(store: Store, cases: Sequence[dict[str, Any]], writes: list[float]) -> dict[str, Any]:
+    standing, standing_ok, one_off, one_off_ok, failures = 0, 0, 0, 0, []
+    for case in cases:
+        service, _ = store.service(case["id"])
+        writes += say(service, [case["line"]])
+        blocks = [service.recall(probe).block.text for probe in case["probes"]]
+        if case["standing"]:
+            ok = all(contains(block, m) for block in blocks for m in case["must"])
+            standing += 1
+            standing_ok += ok
+        else:
+            ok = not any(mentions(block, m) for block in blocks for m in case["must"])
+            one_off += 1
+            one_off_ok += ok
+        if not ok:
+            failures.append(case["id"])
+    return {"standing": standing, "standing_every_request": standing_ok / standing if standing else None,
+            "one_off": one_off, "one_off_not_kept": one_off_ok / one_off if one_off else None, "failed": failures}
+
+
 def run_library(data: dict[str, Any], embedder: Embedder, root: Path) -> dict[str, Any]:
     store = Store(root, embedder)
     writes: list[float] = []
     steps: dict[str, Callable[[Store, Sequence[dict[str, Any]], list[float]], dict[str, Any]]] = {
         "updates": run_updates, "pairs": run_pairs, "paraphrases": run_paraphrases, "dates": run_dates,
+        "safety": run_safety, "preferences": run_preferences,
     }
-    out: dict[str, Any] = {name: step(store, data[name], writes) for name, step in steps.items()}
+    out: dict[str, Any] = {name: step(store, data[name], writes) for name, step in steps.items() if name in data}
     out["write_ms_p50"] = round(1000 * statistics.median(writes), 1)
     store.ledger.close()
     return out
@@ -308,6 +348,15 @@ def report(result: dict[str, Any]) -> str:
         f"| profile hit rate on far probes | {percent(u['profile_hit_far'])} | {u['far_probes']} probes under "
         "the threshold |",
     ]
+    if "safety" in lib:
+        s = lib["safety"]
+        lines.append(f"| safety fact in every far request | {percent(s['every_request'])} | {s['facts']} facts, "
+                     f"probe hit {percent(s['probe_hit'])} |")
+    if "preferences" in lib:
+        r = lib["preferences"]
+        lines += [f"| standing preference in every later request | {percent(r['standing_every_request'])} | "
+                  f"{r['standing']} preferences |",
+                  f"| one-off order not carried later | {percent(r['one_off_not_kept'])} | {r['one_off']} orders |"]
     if "chat" in result:
         c = result["chat"]
         lines.append(f"| update accuracy through `agent chat` | {percent(c['update_accuracy'])} | "

@@ -27,6 +27,10 @@ def test_a_slice_runs_through_the_library_and_reports_every_measure(
 ) -> None:
     data = json.loads(DEFAULT_DATA.read_text())
     small = {section: data[section][:2] for section in ("updates", "pairs", "paraphrases", "dates")}
+    small["safety"] = [{"id": "s1", "line": "I'm allergic to peanuts.", "chatter": ["What a week."],
+                        "probes": ["Plan a weekend in Lisbon.", "Suggest a snack for the train."], "must": ["peanut"]}]
+    small["preferences"] = [{"id": "r1", "line": "Answer in bullet points this time, please.", "standing": False,
+                             "probes": ["Plan a weekend in Lisbon."], "must": ["bullet"]}]
     try:
         library = run_library(small, local_embedder, tmp_path / "lib")
     finally:
@@ -34,5 +38,8 @@ def test_a_slice_runs_through_the_library_and_reports_every_measure(
     assert library["updates"]["update_accuracy"] == 1.0  # Boston -> Berlin, Seattle -> Denver
     assert library["pairs"]["false_supersede_rate"] == 0.0
     assert library["dates"]["date_accuracy"] == 1.0
+    assert library["safety"]["every_request"] == 1.0  # the profile carries the allergy to a far request
+    assert library["preferences"]["one_off"] == 1 and library["preferences"]["standing"] == 0
     text = report({"data": "slice", "library": library, "seconds": 1.0})
     assert "update accuracy" in text and "false-supersede rate" in text and "duplicate rate" in text
+    assert "safety fact in every far request" in text and "one-off order" in text
