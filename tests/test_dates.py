@@ -26,8 +26,8 @@ SAID = datetime(2026, 12, 1, 15, 0).timestamp()
         ("I have an exam this Friday", "I have an exam on Friday 2026-12-04"),
         ("My flight is next Tuesday", "My flight is on Tuesday 2026-12-08"),
         ("Last Friday was rough", "Friday 2026-11-27 was rough"),
-        ("We went hiking last weekend", "We went hiking on the weekend of 2026-11-28"),
-        ("We hike this weekend", "We hike on the weekend of 2026-12-05"),
+        ("We went hiking last weekend", "We went hiking on the weekend of 2026-11-28 to 2026-11-29"),
+        ("We hike this weekend", "We hike on the weekend of 2026-12-05 to 2026-12-06"),
         ("I started a course last week", "I started a course in the week of 2026-11-23"),
         ("My sister visits next week", "My sister visits in the week of 2026-12-07"),
         ("My interview is in two days", "My interview is on 2026-12-03"),
@@ -57,6 +57,51 @@ def test_spans_habits_and_dates_already_written_are_left_as_said(said: str) -> N
     assert resolve(said, SAID) == said
 
 
+# Said on Tuesday 1 December 2026, as chat spells it: abbreviations, shifts from a day, a day of the month, spans.
+@pytest.mark.parametrize(
+    ("said", "stored"),
+    [
+        ("flight tmrw at 6", "flight on 2026-12-02 at 6"),
+        ("big game tonite", "big game on the evening of 2026-12-01"),
+        ("gym 2moro evening", "gym on the evening of 2026-12-02"),
+        ("saw the doctor yday", "saw the doctor on 2026-11-30"),
+        ("my exam is a week from tomorrow", "my exam is on 2026-12-09"),
+        ("the move is two weeks from friday", "the move is on 2026-12-18"),
+        ("results come out a week today", "results come out on 2026-12-08"),
+        ("her party is a week on Saturday", "her party is on 2026-12-12"),
+        ("my visa expires on the 20th", "my visa expires on 2026-12-20"),
+        ("the invoice is due by the 2nd, so I need to hurry", "the invoice is due by 2026-12-02, so I need to hurry"),
+        ("the 3rd of next month is my review, on the 3rd of next month",
+         "the 3rd of January 2027 is my review, on 2027-01-03"),
+        ("moving out before the 31st of this month", "moving out before 2026-12-31"),
+        ("my parents stay from fri till mon", "my parents stay from Friday 2026-12-04 till Monday 2026-12-07"),
+        ("I need it done by Thursday", "I need it done by Thursday 2026-12-03"),
+        ("it got pushed to next wed", "it got pushed to Wednesday 2026-12-09"),
+        ("dinner on sat with Ola", "dinner on Saturday 2026-12-05 with Ola"),
+    ],
+)
+def test_chat_spellings_shifts_days_of_the_month_and_spans(said: str, stored: str) -> None:
+    assert resolve(said, SAID) == stored
+    assert resolve(stored, SAID) == stored  # resolving again changes nothing
+
+
+@pytest.mark.parametrize(
+    "said",
+    ["It was the 1st time I saw snow", "We live on the 3rd floor", "The 21st century is strange",
+     "my birthday is on the 14th of April", "I work from Monday to Friday", "The shop is open until Sunday evenings",
+     "this sun is brutal", "we usually stay from friday till sunday", "I came 2nd in the race"],
+)
+def test_ordinals_routines_and_words_that_look_like_days_are_left_as_said(said: str) -> None:
+    assert resolve(said, SAID) == said
+
+
+def test_a_day_of_the_month_past_this_month_or_missing_from_it_is_the_next_month_that_has_it() -> None:
+    assert resolve("rent is due on the 1st", datetime(2026, 2, 26, 9).timestamp()) == "rent is due on 2026-03-01"
+    assert resolve("due on the 26th", datetime(2026, 2, 26, 9).timestamp()) == "due on 2026-02-26"
+    assert resolve("due on the 31st", datetime(2026, 4, 2, 9).timestamp()) == "due on 2026-05-31"
+    assert resolve("back on the 5th", datetime(2026, 12, 30, 9).timestamp()) == "back on 2027-01-05"
+
+
 def test_resolving_twice_changes_nothing_more() -> None:
     once = resolve("Tomorrow I fly to Rome, and next month to Oslo", SAID)
     assert once == "On 2026-12-02 I fly to Rome, and in January 2027 to Oslo"
@@ -66,5 +111,5 @@ def test_resolving_twice_changes_nothing_more() -> None:
 def test_the_weekday_words_count_from_the_day_they_were_said() -> None:
     sunday = datetime(2026, 12, 6, 10, 0).timestamp()
     assert resolve("I have a game on Friday", sunday) == "I have a game on Friday 2026-12-11"
-    assert resolve("We hike this weekend", sunday) == "We hike on the weekend of 2026-12-05"
+    assert resolve("We hike this weekend", sunday) == "We hike on the weekend of 2026-12-05 to 2026-12-06"
     assert resolve("It's due tomorrow", datetime(2026, 12, 31, 23, 0).timestamp()) == "It's due on 2027-01-01"

@@ -6,8 +6,10 @@ calendar date in place of the relative phrase, worked out from the moment the us
 time zone; the user's own words stay unchanged in the memory's provenance (``MemoryRecord.source``).
 
 Pure: no clock is read here, the caller passes the moment the words were said. The phrases are the ones people
-use in chat (day words, weekdays with this/next/last/on, "in two days", "three weeks ago", this/next/last
-week, weekend, month and year); anything else is left as it was said, never guessed.
+use in chat (day words and their chat spellings, "tmrw", "tonite"; weekdays with this/next/last/on/from/until,
+"fri" too; "in two days", "three weeks ago", "a week from tomorrow", "a week today"; a day of the month, "on the
+1st", "the 14th of next month"; this/next/last week, weekend, month and year); anything else is left as it was
+said, never guessed.
 """
 
 from __future__ import annotations
@@ -18,6 +20,12 @@ from collections.abc import Callable
 from datetime import date, datetime, timedelta
 
 WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
+# How chat spells the day words: abbreviations, digits for sounds, the common typos.
+_TOMORROW = r"(?:tomorrow|tmrw|tmrow|tmr|tomorow|tommorow|tommorrow|tomorro|2morrow|2moro|2morow)"
+_TONIGHT = r"(?:tonight|tonite|2nite|2night)"
+_YESTERDAY = r"(?:yesterday|yday|yesterdy|yesturday)"
+_WEEKDAY_NAMES = (r"(?:mon(?:day)?|tue(?:s|sday)?|wed(?:s|nesday)?|thu(?:r|rs|rsday)?|fri(?:day)?|sat(?:urday)?|"
+                  r"sun(?:day)?)")
 _NUMBERS = {
     "a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8,
     "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "a couple of": 2, "a couple": 2, "couple of": 2,
@@ -27,13 +35,25 @@ _AMOUNT = r"(?P<n>\d{1,3}|a couple(?: of)?|couple of|a few|an?|one|two|three|fou
           r"eleven|twelve)"
 _UNIT = r"(?P<unit>day|week|fortnight|month|year)s?"
 # "on Sunday evenings" is a habit, not a date.
-_DAY = r"(?P<day>" + "|".join(WEEKDAYS) + r")(?!s\b|\s+(?:mornings|afternoons|evenings|nights)\b)"
+_HABIT_PLURAL = r"(?!s\b|\s+(?:mornings|afternoons|evenings|nights)\b)"
+_DAY = r"(?P<day>" + _WEEKDAY_NAMES + r")" + _HABIT_PLURAL
+# After "this" only the whole name: "this sun is brutal", "this sat well with me".
+_FULL_DAY = r"(?P<day>" + "|".join(WEEKDAYS) + r")" + _HABIT_PLURAL
+# A span of weekdays in a sentence about a routine is a routine: "I work from Monday to Friday".
+_ROUTINE = re.compile(r"\b(?:every|each|usually|normally|always|generally|typically|weekdays|weekly|work|works|"
+                      r"open|opens|closed|shifts?)\b", re.IGNORECASE)
+# The day a shift counts from: "a week from tomorrow", "two weeks from Friday", "a week on Monday".
+_ANCHOR = r"(?P<anchor>today|" + _TOMORROW + r"|(?:(?:this|next|on)\s+)?" + _WEEKDAY_NAMES + r")"
+# British "a week today", "a week tomorrow", "a week on Friday": the same shift without "from".
+_ANCHOR_ON = r"(?P<anchor>today|" + _TOMORROW + r"|on\s+" + _WEEKDAY_NAMES + r")"
+# "the 1st" is a date only where nothing follows it that makes it an ordinal of something else ("the 1st time").
+_DAY_OF_MONTH_END = r"(?=\s*(?:$|[,.;:!?)\-]|(?:and|at|but|so|or|for|because|when|too|then|again)\b))"
 # "the last year has been hard", "every next Friday": a span of time, not a date; left as said.
 _NOT_A_DATE = re.compile(r"\b(?:the|a|my|our|your|this|that|past|every|each|first|for)\s*$", re.IGNORECASE)
 # The phrase is the subject ("Today is my birthday"): the date alone, without a preposition.
 _SUBJECT = re.compile(r"^\s*(?:is|was|will be|'s)\b", re.IGNORECASE)
 # A preposition already before the phrase: "since last year" becomes "since 2025", not "since in 2025".
-_PREPOSITION = re.compile(r"\b(?:on|in|by|since|until|till|from|before|after|for|of|during|over|around)\s*$",
+_PREPOSITION = re.compile(r"\b(?:on|in|by|since|until|till|from|before|after|for|of|during|over|around|to)\s*$",
                           re.IGNORECASE)
 
 # A phrase followed by the calendar date itself ("Friday the 9th", "Friday, 9 December", "Friday Dec 9", "Friday
@@ -105,8 +125,17 @@ def _next_weekday(said: date, weekday: int) -> date:
     return _monday(said) + timedelta(weeks=1, days=weekday)
 
 
+def _weekday_index(name: str) -> int:
+    """``"fri"``, ``"Thurs"``, ``"wednesday"``: the weekday's index, by its first three letters."""
+    return next(n for n, day in enumerate(WEEKDAYS) if day.startswith(name.lower()[:3]))
+
+
 def _weekday(match: re.Match[str]) -> int:
-    return WEEKDAYS.index(match.group("day").lower())
+    return _weekday_index(match.group("day"))
+
+
+def _day_name(match: re.Match[str], group: str = "day") -> str:
+    return WEEKDAYS[_weekday_index(match.group(group))].capitalize()
 
 
 def _labelled(day: date, name: str) -> tuple[str, str]:
@@ -114,7 +143,57 @@ def _labelled(day: date, name: str) -> tuple[str, str]:
 
 
 def _weekend(saturday: date) -> tuple[str, str]:
-    return f"on the weekend of {_iso(saturday)}", f"the weekend of {_iso(saturday)}"
+    days = f"{_iso(saturday)} to {_iso(saturday + timedelta(days=1))}"
+    return f"on the weekend of {days}", f"the weekend of {days}"
+
+
+def _anchor_day(anchor: str, said: date) -> date:
+    """The day a shift counts from: today, tomorrow, or a weekday (the coming one; "next Friday" as below)."""
+    words = anchor.lower().split()
+    if words[0] == "today":
+        return said
+    if re.fullmatch(_TOMORROW, words[0]):
+        return said + timedelta(days=1)
+    if words[0] == "next":
+        return _next_weekday(said, _weekday_index(words[-1]))
+    return _weekday_after(said, _weekday_index(words[-1]))
+
+
+def _from_anchor(match: re.Match[str], said: date) -> tuple[str, str]:
+    """"a week from tomorrow", "two weeks from Friday", "a week today", "a fortnight on Monday": the anchor's day
+    moved on by the amount."""
+    amount = _amount(match) if match.group("n") else 1
+    return _on(_shift(_anchor_day(match.group("anchor"), said), amount, match.group("unit")))
+
+
+def _day_of_month(match: re.Match[str], said: date) -> tuple[str, str]:
+    """"on the 1st" said on 26 February is 1 March: the next such day, today included; "of next month" and "of
+    this month" say which month. A day the month has not (the 31st in April) goes to the next month that has it."""
+    wanted = int(match.group("dom"))
+    which = (match.group("which") or "").lower()
+    month = _add_months(said.replace(day=1), 1) if which == "next" or (not which and wanted < said.day) \
+        else said.replace(day=1)
+    for _ in range(12):
+        if wanted <= monthrange(month.year, month.month)[1]:
+            break
+        month = _add_months(month, 1)
+    day = month.replace(day=wanted) if wanted <= monthrange(month.year, month.month)[1] else month
+    text = f"{match.group('prep')} {_iso(day)}"
+    return text, text
+
+
+def _weekday_span(match: re.Match[str], said: date) -> tuple[str, str]:
+    """"from Thursday until Sunday": each the coming one, the end after the start."""
+    start = _weekday_after(said, _weekday_index(match.group("day")))
+    end = _weekday_after(start, _weekday_index(match.group("end")))
+    text = (f"from {_day_name(match)} {_iso(start)} {match.group('to')} {_day_name(match, 'end')} {_iso(end)}")
+    return text, text
+
+
+def _bounded_weekday(match: re.Match[str], said: date) -> tuple[str, str]:
+    """"until Sunday", "by Friday", "before Monday": the coming one."""
+    text = f"{match.group('prep')} {_day_name(match)} {_iso(_weekday_after(said, _weekday(match)))}"
+    return text, text
 
 
 def _this_saturday(said: date) -> date:
@@ -139,23 +218,28 @@ def _part_of_day(match: re.Match[str], day: date) -> tuple[str, str]:
 
 
 _RULES: tuple[tuple[str, Resolver], ...] = (
-    (r"the day after tomorrow", lambda m, d: _on(d + timedelta(days=2))),
-    (r"the day before yesterday", lambda m, d: _on(d - timedelta(days=2))),
-    (r"tomorrow (?P<part>morning|afternoon|evening|night)",
-     lambda m, d: _part_of_day(m, d + timedelta(days=1))),
-    (r"yesterday (?P<part>morning|afternoon|evening)", lambda m, d: _part_of_day(m, d - timedelta(days=1))),
+    (r"the day after " + _TOMORROW, lambda m, d: _on(d + timedelta(days=2))),
+    (r"the day before " + _YESTERDAY, lambda m, d: _on(d - timedelta(days=2))),
+    (_AMOUNT + r"\s+(?P<unit>day|week|fortnight)s?\s+(?:from|after)\s+" + _ANCHOR, _from_anchor),
+    (r"(?P<n>)an?\s+(?P<unit>week|fortnight)\s+" + _ANCHOR_ON, _from_anchor),
+    (_TOMORROW + r" (?P<part>morning|afternoon|evening|night)", lambda m, d: _part_of_day(m, d + timedelta(days=1))),
+    (_YESTERDAY + r" (?P<part>morning|afternoon|evening)", lambda m, d: _part_of_day(m, d - timedelta(days=1))),
     (r"last (?P<part>night)", lambda m, d: _part_of_day(m, d - timedelta(days=1))),
     (r"this (?P<part>morning|afternoon|evening)", _part_of_day),
-    (r"tonight", lambda m, d: (f"on the evening of {_iso(d)}", f"the evening of {_iso(d)}")),
-    (r"tomorrow", lambda m, d: _on(d + timedelta(days=1))),
-    (r"yesterday", lambda m, d: _on(d - timedelta(days=1))),
+    (_TONIGHT, lambda m, d: (f"on the evening of {_iso(d)}", f"the evening of {_iso(d)}")),
+    (_TOMORROW, lambda m, d: _on(d + timedelta(days=1))),
+    (_YESTERDAY, lambda m, d: _on(d - timedelta(days=1))),
     (r"today", lambda m, d: _on(d)),
+    (r"(?P<prep>on|by|until|till|before|after|from) the (?P<dom>\d{1,2})(?:st|nd|rd|th)"
+     r"(?: of (?P<which>this|next) month)?" + _DAY_OF_MONTH_END, _day_of_month),
+    (r"from " + _DAY + r"\s+(?P<to>until|till|to|through)\s+(?P<end>" + _WEEKDAY_NAMES + r")", _weekday_span),
+    (r"(?P<prep>until|till|by|before) " + _DAY, _bounded_weekday),
     (r"in " + _AMOUNT + r" " + _UNIT, lambda m, d: _span(_shift(d, _amount(m), m.group("unit")), m)),
     (_AMOUNT + r" " + _UNIT + r" ago", lambda m, d: _span(_shift(d, -_amount(m), m.group("unit")), m)),
-    (r"next " + _DAY, lambda m, d: _labelled(_next_weekday(d, _weekday(m)), m.group("day").capitalize())),
-    (r"last " + _DAY, lambda m, d: _labelled(_weekday_before(d, _weekday(m)), m.group("day").capitalize())),
-    (r"(?:this (?:coming )?|on |coming )" + _DAY,
-     lambda m, d: _labelled(_weekday_after(d, _weekday(m)), m.group("day").capitalize())),
+    (r"next " + _DAY, lambda m, d: _labelled(_next_weekday(d, _weekday(m)), _day_name(m))),
+    (r"last " + _DAY, lambda m, d: _labelled(_weekday_before(d, _weekday(m)), _day_name(m))),
+    (r"this (?:coming )?" + _FULL_DAY, lambda m, d: _labelled(_weekday_after(d, _weekday(m)), _day_name(m))),
+    (r"(?:on |coming )" + _DAY, lambda m, d: _labelled(_weekday_after(d, _weekday(m)), _day_name(m))),
     (r"this weekend", lambda m, d: _weekend(_this_saturday(d))),
     (r"next weekend", lambda m, d: _weekend(_this_saturday(d) + timedelta(weeks=1))),
     (r"last weekend", lambda m, d: _weekend(_this_saturday(d) - timedelta(weeks=1))),
@@ -178,13 +262,22 @@ _PATTERN = re.compile(
 )
 
 
+# The rules whose phrase is as often a routine as a date: left as said in a sentence about a routine.
+_ROUTINE_SENSITIVE = frozenset({_weekday_span, _bounded_weekday})
+
+
+def _rule(match: re.Match[str]) -> tuple[str, Resolver]:
+    """The rule whose alternative of ``_PATTERN`` matched."""
+    index = next(int(name[1:]) for name, value in match.groupdict().items() if name.startswith("r") and value)
+    return _RULES[index]
+
+
 def _resolve_one(match: re.Match[str], said: date, before: str, after: str) -> str:
     """The replacement of one matched phrase, given the text before and after it."""
-    index = next(int(name[1:]) for name, value in match.groupdict().items() if name.startswith("r") and value)
-    rule = re.compile(_RULES[index][0], re.IGNORECASE)
-    inner = rule.fullmatch(match.group(0))
+    pattern, resolver = _rule(match)
+    inner = re.compile(pattern, re.IGNORECASE).fullmatch(match.group(0))
     assert inner is not None  # the alternation matched this rule's text
-    with_preposition, bare = _RULES[index][1](inner, said)
+    with_preposition, bare = resolver(inner, said)
     if _PREPOSITION.search(before) or _SUBJECT.match(after):
         replacement = bare
     else:
@@ -201,9 +294,10 @@ def resolve(text: str, said_at: float) -> str:
     said = datetime.fromtimestamp(said_at).date()
     out: list[str] = []
     last = 0
+    routine = _ROUTINE.search(text) is not None
     for match in _PATTERN.finditer(text):
         before = text[: match.start()]
-        if _NOT_A_DATE.search(before):
+        if _NOT_A_DATE.search(before) or (routine and _rule(match)[1] in _ROUTINE_SENSITIVE):
             continue
         out.append(text[last : match.start()])
         out.append(_resolve_one(match, said, before, text[match.end() :]))
