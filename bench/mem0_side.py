@@ -30,6 +30,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Sequence
+from datetime import UTC
 from pathlib import Path
 from typing import Any
 
@@ -49,7 +50,7 @@ def worker(job: dict[str, Any]) -> dict[str, Any]:
     os.environ.setdefault("MEM0_TELEMETRY", "False")
     import hashlib
     import uuid
-    from datetime import datetime, timezone
+    from datetime import datetime
 
     from mem0 import Memory
     from mem0.utils import factory
@@ -81,7 +82,7 @@ def worker(job: dict[str, Any]) -> dict[str, Any]:
     started = time.perf_counter()
     for start in range(0, len(texts), BATCH):
         chunk = texts[start : start + BATCH]
-        now = datetime.now(timezone.utc).isoformat()
+        now = datetime.now(UTC).isoformat()
         payloads = [{"data": t, "hash": hashlib.md5(t.encode()).hexdigest(), "user_id": user, "created_at": now,
                      "updated_at": now, "text_lemmatized": lemmatize_for_bm25(t)} for t in chunk]
         memory.vector_store.insert(vectors=SameEmbedder().embed_batch(chunk), ids=[str(uuid.uuid4()) for _ in chunk],
