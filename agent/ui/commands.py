@@ -364,11 +364,23 @@ class Commands(ChatControls, SessionCommands):
             self.out.notice("No reply with memory yet in this run." if self.engine.memory else
                             "Long-term memory is off in this run.")
             return
-        if not recall.block.memories:
-            self.out.notice(f"No memory reached the similarity threshold {recall.threshold:.2f} for the last "
-                            "message: none was injected.")
+        block = recall.block
+        if not block.profile and not block.memories:
+            self._listing = []
+            self.out.notice(f"No profile fact yet and no memory reached the similarity threshold "
+                            f"{recall.threshold:.2f} for the last message: none was injected.")
             return
-        self._show(list(recall.block.memories), f"injected into the last reply (threshold {recall.threshold:.2f})")
+        self._listing = [entry.memory for entry in block.profile]
+        if block.profile:  # the profile goes with every request, whatever the message
+            self.out.show(profile_table(block.profile, (), title="profile sent with the last reply"))
+        if block.memories:
+            self._listing += [m.record.id for m in block.memories]
+            self.out.show(memory_table(block.memories, first=len(block.profile) + 1,
+                                       title=f"memories injected into the last reply (threshold "
+                                             f"{recall.threshold:.2f})"))
+        else:
+            self.out.notice(f"No memory reached the similarity threshold {recall.threshold:.2f} for the last "
+                            "message: only the profile above was sent.")
         self.out.notice(f"The memory went into {self.engine.conversation.placement.describe()}.")
 
     def _session(self, arg: str) -> None:

@@ -83,10 +83,12 @@ def short_date(timestamp: float) -> str:
     return datetime.fromtimestamp(timestamp).strftime("%Y-%m-%d %H:%M")
 
 
-def memory_table(rows: Sequence[MemoryRecord | ScoredMemory], title: str | None = None) -> MemoryTable:
-    """A table of memories: number, text, kind, date, session, id prefix, similarity for search results, and when a
-    later memory replaced it for a listing that holds replaced ones."""
-    return MemoryTable(rows, title)
+def memory_table(rows: Sequence[MemoryRecord | ScoredMemory], title: str | None = None, first: int = 1
+                 ) -> MemoryTable:
+    """A table of memories: number (from ``first``: ``/why`` numbers the profile rows before them), text, kind,
+    date, session, id prefix, similarity for search results, and when a later memory replaced it for a listing that
+    holds replaced ones."""
+    return MemoryTable(rows, title, first)
 
 
 NARROW = 100  # below this many columns the memory's text takes the room: short dates, sessions cut to SESSION_CHARS
@@ -105,9 +107,10 @@ class MemoryTable:
     of 70-80 columns), the text keeps at least half the width: the date is short, a long session name is cut with
     an ellipsis, and the id keeps its ``SHOWN_ID`` characters (what ``/forget ID`` takes at once)."""
 
-    def __init__(self, rows: Sequence[MemoryRecord | ScoredMemory], title: str | None) -> None:
+    def __init__(self, rows: Sequence[MemoryRecord | ScoredMemory], title: str | None, first: int = 1) -> None:
         self.rows = rows
         self.title = title
+        self.first = first
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
         yield self.table(options.max_width)
@@ -133,7 +136,7 @@ class MemoryTable:
         if replaced:
             table.add_column("replaced", no_wrap=True)
         table.add_column("id", style="dim", no_wrap=True)
-        for number, (row, record, date) in enumerate(zip(self.rows, records, dates, strict=True), start=1):
+        for number, (row, record, date) in enumerate(zip(self.rows, records, dates, strict=True), start=self.first):
             cells = [str(number), safe(record.text), record.kind, date, safe(record.session)]
             if scored:
                 cells.append(f"{row.similarity:.2f}" if isinstance(row, ScoredMemory) else "")
