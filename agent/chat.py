@@ -259,14 +259,15 @@ class MemoryWorker:
         self._closing = threading.Event()
         self._opening = open_wait or ConnectWait(math.inf)  # settled once the open at start succeeds or fails
         self._late = False  # something went without the store because it was still opening (``StoreOpening``)
-        self.count: int | None = None  # memories stored, refreshed after every change; None until the store opens
+        # Current memories (those /memories lists), refreshed after every change; None until the store opens.
+        self.count: int | None = None
         self._pool.submit(self._open_first, open_service)
 
     def _open(self, open_service: Callable[[], MemoryService]) -> MemoryService:
         """Open the store and load the embedding model now, so the first recall does not wait for them."""
         try:
             service = open_service()
-            self.count = service.count()  # known once the store is open: the model may take seconds more to load
+            self.count = service.current_count()  # known once the store opens: the model may take seconds more
             self._note_forgets(service)
             warm_up = getattr(service.embedder, "warm_up", None)
             if callable(warm_up):
@@ -368,7 +369,7 @@ class MemoryWorker:
                 raise
             except Exception as exc:
                 raise memory_failure(exc) from exc
-            self.count = service.count()
+            self.count = service.current_count()
             return result
 
         return self._pool.submit(run).result()
@@ -408,7 +409,7 @@ class MemoryWorker:
                     text, session=session, turn=turn, extra={CONTEXT: context} if context else None,
                     extract=finished,
                 )
-                self.count = service.count()
+                self.count = service.current_count()
             except Exception as exc:  # reported like any failed write, never lost in the worker thread
                 outcome = failed(memory_failure(exc), service)
             else:
@@ -451,7 +452,7 @@ class MemoryWorker:
                         raise
                     raise unkept from exc
                 return WriteOutcome(turn, error=error, spooled=True)
-            self.count = service.count()
+            self.count = service.current_count()
             return WriteOutcome(turn, report=report)
 
         def kept(error: AgentError) -> AgentError | None:
@@ -581,7 +582,7 @@ class MemoryWorker:
         again = [r for r in report.stored if {r.text, r.source} & named]
         if again:
             drop_vectors(service, begin(service, again))
-        self.count = service.count()
+        self.count = service.current_count()
         return WriteOutcome(entry.turn, replayed=True, note=FORGOTTEN_SINCE) if again else (
             WriteOutcome(entry.turn, report=report, replayed=True))
 

@@ -55,13 +55,6 @@ class Message:
     content: str
 
 
-_NOTES: dict[TurnStatus, str] = {
-    "interrupted": "[reply interrupted by the user]",
-    "truncated": "[reply cut off before its end]",
-    "failed": "[reply broke off: connection lost]",
-}
-
-
 @dataclass(frozen=True)
 class Turn:
     """One exchange: the user's line and the reply as far as it got. Only ``complete`` replies ended normally.
@@ -79,11 +72,13 @@ class Turn:
     said: str | None = None
 
     def messages(self) -> list[Message]:
-        """The turn as the model will see it later; an unfinished reply carries a note saying so."""
+        """The turn as the model will see it later: the words of the reply as far as they got, and nothing the agent
+        says of them. A note such as "[reply cut off before its end]" sent as the assistant's own words was taken
+        up by small models, which wrote it at the end of their next replies; the status stays in the session file
+        and on screen (``agent sessions show`` marks the turn)."""
         out = [Message("user", self.user)]
         if self.reply:
-            note = _NOTES.get(self.status)
-            out.append(Message("assistant", f"{self.reply}\n\n{note}" if note else self.reply))
+            out.append(Message("assistant", self.reply))
         return out
 
 

@@ -73,7 +73,7 @@ class Ledger(Protocol):
     """The durable source of truth for memory text and metadata, written before the index.
 
     ``count`` with a session counts the memories that session's turns produced (explicit ones aside), created at
-    ``since`` or later.
+    ``since`` or later; ``current`` counts only the memories no later one replaced (what the chat shows).
     ``keyword_search`` ranks the user's memories by a keyword score (higher is better) for the hybrid retriever.
     ``delete`` removes memories (an eviction, not a forget: a ledger on a server may leave their bytes in its tables'
     free space, where rewriting the tables at every write past the capacity would cost too much). ``record_forget``
@@ -132,7 +132,8 @@ class Ledger(Protocol):
 
     def all(self, user: str) -> list[MemoryRecord]: ...
 
-    def count(self, user: str, session: str | None = None, since: float = float("-inf")) -> int: ...
+    def count(self, user: str, session: str | None = None, since: float = float("-inf"), current: bool = False
+              ) -> int: ...
 
     def touch(self, user: str, ids: Sequence[str], when: float) -> None: ...
 

@@ -159,3 +159,16 @@ def test_export_piped_into_import_through_real_processes(tmp_path: Path, local_e
         0, "imported 3 memories: 3 new, 0 already remembered (refreshed)\n", "")
     again = agent(env, "memories", "--data-dir", str(tmp_path / "other"), "export")
     assert again.stdout == exported.stdout
+
+
+def test_the_markdown_export_marks_the_memories_a_later_one_replaced(local_embedder: LocalEmbedder) -> None:
+    memory = open_memory(load_settings(), local_embedder)
+    memory.observe("I live in Boston, in a small flat near the river.", session="monday", turn=1)
+    memory.observe("Big news: I moved to Berlin last month!", session="tuesday", turn=1)
+    forget_clients()
+    lines = invoke("memories", "export", "--format", "markdown").stdout.splitlines()
+    assert lines[2].startswith("2 memories (1 replaced by a later one, marked so), exported ")
+    boston = lines.index("- I live in Boston, in a small flat near the river.  ")
+    marked = [line for line in lines if "**replaced**" in line]
+    assert len(marked) == 1 and lines.index(marked[0]) in (boston + 2, boston + 3)
+    assert "by: “Big news: I moved to Berlin" in marked[0]

@@ -46,3 +46,31 @@ def test_forget_a_profile_fact_forgets_the_memory_it_came_from(tmp_path: Path) -
     assert "forgot: I'm allergic to peanuts." in done.log
     assert "peanuts" not in chat.requests[-1][0].content
     assert [r.text for r in memory_service(tmp_path / "mem").list()] == ["I play the cello in an orchestra"]
+
+
+def test_the_toolbar_and_session_count_the_current_memories_not_the_replaced_ones(tmp_path: Path) -> None:
+    seeded(tmp_path, BOSTON, BERLIN, "I'm allergic to peanuts.")
+    done = run_lines(build_chat(tmp_path, ScriptedChat(), memory=lambda: memory_service(tmp_path / "mem")),
+                     "/session", "/memories")
+    assert "memories 2 │" in done.repl.toolbar()
+    assert "2 memories" in done.out and "3 memories" not in done.out
+
+
+def test_a_second_restore_from_one_listing_takes_the_number_shown(tmp_path: Path) -> None:
+    seeded(tmp_path, "I live in Boston.", "I'm allergic to peanuts.", "I moved to Berlin last month!",
+           "I'm no longer allergic to peanuts.")
+    done = run_lines(build_chat(tmp_path, ScriptedChat(), memory=lambda: memory_service(tmp_path / "mem")),
+                     "/memories --history", "/restore 1", "/restore 2", "/restore 2", "/restore 7")
+    assert "2 replaced memories" in done.out
+    restored = [line for line in done.log.splitlines() if line.startswith("restored: ")]
+    assert sorted(restored) == ["restored: I live in Boston.", "restored: I'm allergic to peanuts."]
+    assert "nothing restored" in done.log, "the third, of a memory current again, says why it does nothing"
+    assert "No number 7 in the last listing: /memories --history lists the replaced memories again" in done.log
+    assert "Usage:" not in done.log
+
+
+def test_restore_n_without_a_listing_says_to_list_first(tmp_path: Path) -> None:
+    seeded(tmp_path, BOSTON, BERLIN)
+    done = run_lines(build_chat(tmp_path, ScriptedChat(), memory=lambda: memory_service(tmp_path / "mem")),
+                     "/restore 1")
+    assert "No listing to take a number from: /memories --history lists the replaced memories" in done.log

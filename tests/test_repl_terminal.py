@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import os
 import signal
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -173,3 +174,28 @@ def test_ctrl_c_while_a_piece_is_drawn_waits_until_it_is_drawn() -> None:
             time.sleep(5)
     assert drawn == ["the whole piece"]
     assert signal.getsignal(signal.SIGINT) is previous
+
+
+def test_the_toolbar_is_redrawn_while_the_prompt_waits_for_a_key(tmp_path: Path, keys: PipeInput) -> None:
+    """The memory count is known on the memory thread after the prompt is drawn: the toolbar shows it with no
+    key pressed (it said ``memories …`` until one was)."""
+    shown: dict[str, str] = {"memories": "…"}
+    drawn_first, drawn_count = threading.Event(), threading.Event()
+
+    def toolbar() -> str:
+        drawn_first.set()
+        if shown["memories"] == "3":
+            drawn_count.set()
+        return f" memories {shown['memories']} "
+
+    def store_opens() -> None:
+        drawn_first.wait(60)
+        shown["memories"] = "3"
+        drawn_count.wait(30)
+        keys.send_text("\r")  # pressed only now: the count must have been drawn before it
+
+    opening = threading.Thread(target=store_opens)
+    opening.start()
+    TerminalReader(tmp_path / "history", toolbar, print, pt_input=keys, pt_output=DummyOutput()).read()
+    opening.join()
+    assert drawn_count.is_set(), "the toolbar was not drawn again until a key was pressed"

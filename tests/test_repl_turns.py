@@ -109,7 +109,8 @@ def test_ctrl_c_during_a_reply_keeps_the_partial_reply_and_the_chat_goes_on(tmp_
     assert [(t.reply, t.status) for t in done.session.turns] == [("Once upon a time", "interrupted"),
                                                                  ("Back again.", "complete")]
     assert "remembered: I love long stories about dragons" in done.log
-    assert chat.requests[1][2] == Message("assistant", "Once upon a time\n\n[reply interrupted by the user]")
+    assert chat.requests[1][2] == Message("assistant", "Once upon a time"), "the note stays out of what is sent"
+    assert done.session.turns[0].status == "interrupted", "and in the session file"
 
 
 def test_a_store_that_cannot_be_opened_means_a_chat_without_memory(tmp_path: Path) -> None:

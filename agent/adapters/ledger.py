@@ -490,9 +490,11 @@ class SqliteLedger:
     def ids(self, user: str) -> list[str]:
         return [row[0] for row in self._read("SELECT id FROM memories WHERE user = ?", [user])]
 
-    def count(self, user: str, session: str | None = None, since: float = float("-inf")) -> int:
+    def count(self, user: str, session: str | None = None, since: float = float("-inf"), current: bool = False
+              ) -> int:
         if session is None:
-            return int(self._read("SELECT count(*) FROM memories WHERE user = ?", [user])[0][0])
+            live = " AND superseded_by = ''" if current else ""
+            return int(self._read(f"SELECT count(*) FROM memories WHERE user = ?{live}", [user])[0][0])
         sql = ("SELECT count(*) FROM memories WHERE user = ? AND session = ? AND kind != 'explicit' "
                "AND created_at >= ?")
         return int(self._read(sql, [user, session, since])[0][0])

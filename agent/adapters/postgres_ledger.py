@@ -613,12 +613,14 @@ class PostgresLedger:
             self._unchanged[(what, user)] = (stamp, value)
             return value
 
-    def count(self, user: str, session: str | None = None, since: float = float("-inf")) -> int:
+    def count(self, user: str, session: str | None = None, since: float = float("-inf"), current: bool = False
+              ) -> int:
         """The user's memories (kept until the next write: a chat counts them after every turn), or those a
-        session's turns produced since ``since``."""
+        session's turns produced since ``since``; ``current``: only those no later one replaced."""
         if session is None:
-            return self._until_changed("count", user, lambda: int(self._read(
-                "SELECT count(*) AS n FROM memories WHERE owner = %s", [user])[0]["n"]))
+            live = " AND superseded_by = ''" if current else ""
+            return self._until_changed("current" if current else "count", user, lambda: int(self._read(
+                f"SELECT count(*) AS n FROM memories WHERE owner = %s{live}", [user])[0]["n"]))
         sql = ("SELECT count(*) AS n FROM memories WHERE owner = %s AND session = %s AND kind <> 'explicit' "
                "AND created_at >= %s")
         return int(self._read(sql, [user, session, since])[0]["n"])

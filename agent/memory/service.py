@@ -730,6 +730,10 @@ class MemoryService:
     def count(self) -> int:
         return self.ledger.count(self.user)
 
+    def current_count(self) -> int:
+        """The memories no later one replaced: the ones ``/memories`` lists, which the toolbar counts."""
+        return self.ledger.count(self.user, current=True)
+
     # -- forget, reindex, rebuild -----------------------------------------------------------------------
 
     def forget(self, ids: Sequence[str]) -> int:

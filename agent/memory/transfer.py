@@ -336,6 +336,10 @@ def markdown(records: Sequence[MemoryRecord], user: str, now: float) -> str:
     from. Not for import (the JSON Lines export is)."""
     stamp = datetime.fromtimestamp(now).astimezone().strftime("%Y-%m-%d %H:%M %Z")
     count = f"{len(records)} {'memory' if len(records) == 1 else 'memories'}"
+    by_id = {record.id: record for record in records}
+    replaced = sum(1 for record in records if record.superseded_by)
+    if replaced:
+        count += f" ({replaced} replaced by a later one, marked so)"
     lines = [f"# Memories of {user}", "", f"{count}, exported {stamp}. `agent memories export` (JSON Lines) is the "
              "format `agent memories import` reads.", ""]
     day = ""
@@ -350,7 +354,17 @@ def markdown(records: Sequence[MemoryRecord], user: str, now: float) -> str:
         lines.append(f"  *{record.kind}, {when.strftime('%H:%M')}, {origin}, id {record.id[:8]}*")
         if record.source.strip() and record.source.strip() != record.text.strip():
             lines.append(f"  from: “{_flat(record.source)}”")
+        if record.superseded_by:
+            lines.append(f"  **replaced** {_replaced(record, by_id.get(record.superseded_by))}")
     return "\n".join(lines) + "\n"
+
+
+def _replaced(record: MemoryRecord, replacer: MemoryRecord | None) -> str:
+    """When a later memory replaced this one, and by which: a replaced memory is history, not a current fact."""
+    when = datetime.fromtimestamp(record.superseded_at).astimezone().strftime("%Y-%m-%d %H:%M")
+    if replacer is None:
+        return f"on {when} by a memory since forgotten"
+    return f"on {when} by: “{_flat(replacer.text)}” (id {replacer.id[:8]})"
 
 
 def _flat(text: str) -> str:

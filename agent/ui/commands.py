@@ -201,6 +201,12 @@ class Commands(ChatControls, SessionCommands):
             return
         if arg.isdigit() and 1 <= int(arg) <= len(self._listing):
             wanted = self._listing[int(arg) - 1]
+        elif arg.isdigit() and len(arg) < SHOWN_ID:  # a number, not an id: say which listing it needs
+            self.out.warn(f"No number {arg} in the last listing: /memories --history lists the replaced memories "
+                          "again, numbered." if self._listing else
+                          "No listing to take a number from: /memories --history lists the replaced memories, "
+                          "numbered.")
+            return
         else:
             ids = [r.id for r in memory.call(lambda s: s.list()) if not r.current and arg and r.id.startswith(arg)]
             if len(ids) != 1:
@@ -209,9 +215,9 @@ class Commands(ChatControls, SessionCommands):
             wanted = ids[0]
         restored = memory.call(lambda s: s.restore(wanted))
         if restored is None:
-            self.out.warn("That memory is not a replaced one (or it was forgotten): nothing restored.")
+            self.out.warn("That memory is not a replaced one (it is current, or was forgotten): nothing restored.")
             return
-        self._listing = []
+        # The listing's numbers stay valid: each names a memory by id, so /restore 2 after /restore 1 is the 2 shown.
         self.out.notice(f"restored: {shorten(restored.text)}", "green")
 
     def _forget(self, arg: str) -> None:

@@ -147,6 +147,9 @@ def _signals_raised() -> Iterator[None]:
         raise ended.signal_exc from None
 
 
+TOOLBAR_REFRESH = 0.5  # seconds
+
+
 class TerminalReader:
     """prompt-toolkit input with history, completion and the key bindings above; ``toolbar`` fills the bottom
     line. Ctrl-J stays Enter: a line typed ahead while a reply streams reaches the prompt with its Enter turned
@@ -167,6 +170,9 @@ class TerminalReader:
             complete_while_typing=True,
             key_bindings=key_bindings(),
             bottom_toolbar=lambda: toolbar(),
+            # Redrawn while the prompt waits: what it shows changes on the memory thread (the count once the store
+            # opens, a write that lands late), and without a redraw it stayed ``memories …`` until a key.
+            refresh_interval=TOOLBAR_REFRESH,
             prompt_continuation=CONTINUATION,
             enable_open_in_editor=True,
             input=pt_input,
