@@ -468,6 +468,17 @@ def trust_cmd(
         _warn(f"warning: {escape_terminal(problem)}")
 
 
+@app.command("mcp")
+@shared
+def mcp_cmd(embedder: EmbedderOpt = None, *, state: State) -> None:
+    """Serve this user's memory over the Model Context Protocol on stdin and stdout (for an editor or another
+    agent): tools to search, remember, forget and read the profile, as the chat does them."""
+    from agent import mcp_server
+
+    service = state.service(embedder)
+    mcp_server.serve(service, state.places(service.user))
+
+
 @app.command("doctor")
 @shared
 def doctor_cmd(*, state: State) -> None:
