@@ -1,6 +1,7 @@
 """``agent mcp`` as an editor meets it: a real ``agent mcp`` process spoken to by the MCP SDK's own client over
 stdio, offline (the local embedder; the fake OpenAI server as the configured model, which memory never calls).
-What the server remembers the chat recalls, what it forgets leaves every file, and bad input is an error result."""
+What the server remembers is in the store the chat reads, what it forgets leaves every file, and bad input is an
+error result."""
 
 from __future__ import annotations
 
