@@ -85,6 +85,18 @@ def test_count_by_session_leaves_out_explicit_memories_and_older_ones(open_ledge
     assert ledger.count(USER, "s", since=150.0) == 1
 
 
+def test_count_of_current_memories_leaves_out_the_replaced_ones_seen_by_another_connection(
+        open_ledger: Opener) -> None:
+    """What the toolbar counts: the memories ``/memories`` lists, not the ones a later memory replaced."""
+    mine, other = open_ledger(), open_ledger()
+    old, new = record("I live in Boston", at=100.0), record("I live in Denver", at=200.0)
+    mine.put([old, new, record("I play the cello", at=150.0)])
+    assert (mine.count(USER), mine.count(USER, current=True)) == (3, 3)
+    other.supersede(USER, [old.id], new.id, 200.0)
+    assert (mine.count(USER), mine.count(USER, current=True)) == (3, 2)
+    assert mine.count(OTHER, current=True) == 0
+
+
 def test_touch_oldest_and_recent_follow_the_last_sighting(open_ledger: Opener) -> None:
     ledger = open_ledger()
     a, b, c = (record(t, at=at) for t, at in (("alpha", 100.0), ("beta", 200.0), ("gamma", 300.0)))
