@@ -8,6 +8,7 @@ directory, and writes each between its markers in README.md (``<!-- transcript N
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
@@ -30,6 +31,11 @@ SNACKS = "Any snack ideas?"
 ALLERGY = "I'm allergic to shellfish, even a little makes me ill"
 HOME = "I live in Lisbon, in Alfama, near the castle"
 SISTER = "My sister Ottilie lives in Lisbon with her two cats"
+SISTER_ANA = "My sister Ana lives in Lisbon with her two cats"
+SECRET = "my api key is sk-proj-4fJ9kQ2mX7pL1vN8bR3tY6wZ0aC5dE"
+LINKED = "My recipes are at https://example.com/recipes"
+CELLO = "I play the cello in an orchestra"
+MYSQL = "mysql://agent:PASSWORD@db/agent"
 _MARKED = re.compile(r"(<!-- transcript (?P<name>[a-z-]+) -->\n```\n)(?P<body>.*?)(```\n<!-- /transcript -->)", re.S)
 
 
@@ -42,17 +48,28 @@ class Run:
     stdin: str
     clock: float
     columns: int = 100
+    files: tuple[tuple[str, str], ...] = ()  # written in the home directory (the working one) before it runs
+    env: tuple[tuple[str, str], ...] = ()
+    code: int = 0  # the exit status it must end with
 
 
 def agent(env: Mapping[str, str], run: Run) -> str:
     """What ``run`` printed, stdout and stderr in the order it printed them, after the command as shown."""
+    for name, content in run.files:
+        (Path(env["HOME"]) / name).write_text(content)
     done = subprocess.run([sys.executable, "-m", "bench.fixed_clock", str(run.clock), *run.args], input=run.stdin,
-                          env={**env, "COLUMNS": str(run.columns)}, cwd=env["HOME"], stdout=subprocess.PIPE,
-                          stderr=subprocess.STDOUT, text=True, timeout=600, check=False)
-    if done.returncode != 0:
-        raise RuntimeError(f"agent {' '.join(run.args)} exited {done.returncode}:\n{done.stdout}")
+                          env={**env, "COLUMNS": str(run.columns), **dict(run.env)}, cwd=env["HOME"],
+                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=600, check=False)
+    if done.returncode != run.code:
+        raise RuntimeError(f"agent {' '.join(run.args)} exited {done.returncode}, not {run.code}:\n{done.stdout}")
     printed = "".join(line.rstrip() + "\n" for line in done.stdout.splitlines())  # a table pads its lines
     return f"$ {run.shown}\n{printed}"
+
+
+def exported(*texts: str) -> str:
+    """An export of another store holding ``texts``, in the format ``agent memories import`` reads."""
+    said = {"kind": "explicit", "created_at": MONDAY, "last_seen": MONDAY, "session": "laptop", "turn": 0}
+    return "".join(json.dumps({"text": text, **said}) + "\n" for text in texts)
 
 
 def environment(home: Path, fake: FakeOpenAI) -> dict[str, str]:
@@ -78,6 +95,13 @@ def transcripts() -> dict[str, str]:
         Run(f'agent memories add "{HOME}"', ("memories", "add", HOME), "", MONDAY + 60),
         Run("COLUMNS=70 agent memories profile", ("memories", "profile"), "", FRIDAY, columns=70),
     ]
+    importing = [
+        Run(f'agent memories add "{SISTER_ANA}"', ("memories", "add", SISTER_ANA), "", MONDAY),
+        Run("agent memories import in.jsonl", ("memories", "import", "in.jsonl"), "", FRIDAY,
+            files=(("in.jsonl", exported(SISTER_ANA, SECRET, LINKED, CELLO)),)),
+    ]
+    database = [Run(f"AGENT_DATABASE_URL='{MYSQL}' agent memories list", ("memories", "list"), "", MONDAY,
+                    env=(("AGENT_DATABASE_URL", MYSQL),), code=2)]
     script = [
         Reply("Thanks for telling me — I'll keep peanuts out of any food suggestions."),
         Reply("Congratulations on the move! Berlin is a great city; ask me if you need help planning it."),
@@ -88,7 +112,8 @@ def transcripts() -> dict[str, str]:
     out: dict[str, str] = {}
     with FakeOpenAI(script) as fake:
         for name, runs in (("monday-friday", monday_friday), ("undo", undo),
-                           ("narrow-profile", profile)):
+                           ("narrow-profile", profile), ("import-refused", importing),
+                           ("database-url", database)):
             with tempfile.TemporaryDirectory() as home:
                 env = environment(Path(home), fake)
                 out[name] = "".join(agent(env, run) for run in runs)
