@@ -17,6 +17,7 @@ from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp_types import CallToolResult, TextContent
 
 from tests.cli_harness import invoke
+from tests.e2e_helpers import agent
 from tests.fake_openai import FakeOpenAI, Reply
 
 PEANUTS = "I can't eat peanuts, they make my throat swell"
@@ -126,3 +127,18 @@ def test_bad_input_to_a_tool_is_an_error_result_of_one_line_and_the_server_goes_
     assert said[5] == f"{prefix}remember: wrong arguments (text: field required); the tool's input schema says " \
                       "what it takes."
     assert "Traceback" not in stderr
+
+
+@pytest.mark.slow
+def test_the_chat_and_an_mcp_client_share_one_memory_both_ways(fake: FakeOpenAI) -> None:
+    """What the user told the terminal an editor finds, and what the editor remembered the chat's next request
+    carries: one store, as two terminals share it."""
+    env = {**os.environ, "OPENAI_BASE_URL": fake.url, "AGENT_EMBEDDER": "local"}
+    told = agent(env, "--lines", "-s", "monday", stdin=f"{PEANUTS}\n")
+    assert told.returncode == 0 and f"remembered: {PEANUTS}" in told.stderr, told.stderr
+    _, results, _ = session_with(fake, [("search_memories", {"query": "can I eat peanut butter?"}),
+                                        ("remember", {"text": "I play the cello in an orchestra on Thursdays"})])
+    assert PEANUTS in text(results[0]) and text(results[1]).startswith("remembered (id ")
+    asked = agent(env, "--lines", "-s", "friday", stdin="Which instrument do I play in the orchestra?\n")
+    assert asked.returncode == 0, asked.stderr
+    assert "I play the cello in an orchestra" in fake.system_prompts()[-1]
