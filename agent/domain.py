@@ -48,6 +48,18 @@ class VectorSpace(NamedTuple):
 
 
 @dataclass(frozen=True)
+class VectorChanges:
+    """What changed among a user's vector copies since a mark (``Ledger.vector_changes``): the ids written, rewritten
+    or deleted since, whose state the caller reads (``whole`` False); or, when the ledger cannot tell (no mark yet,
+    or its record of changes no longer reaches back to it), every id it holds now (``whole`` True), which the caller
+    compares with what it has. ``mark`` is the one to pass next time."""
+
+    mark: tuple[int, int]
+    ids: list[str]
+    whole: bool
+
+
+@dataclass(frozen=True)
 class Message:
     """One chat message as the model sees it."""
 

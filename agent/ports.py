@@ -9,7 +9,18 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-from agent.domain import Change, ForgetRecord, Links, Machine, MemoryRecord, Message, Quote, StatedFact, VectorSpace
+from agent.domain import (
+    Change,
+    ForgetRecord,
+    Links,
+    Machine,
+    MemoryRecord,
+    Message,
+    Quote,
+    StatedFact,
+    VectorChanges,
+    VectorSpace,
+)
 
 # Tells the user one line about something the code put right, or could not, on its own (a restored index, a
 # forget finished): the CLI prints it on stderr, a chat in its transcript.
@@ -110,7 +121,9 @@ class Ledger(Protocol):
     numbers of ``user``'s copies, a new one for each rewrite, so two lists compared tell what changed without reading
     a vector, and ``vector_rows`` reads (row number, memory id, float32 bytes) of those of ``user``'s rows that
     still exist (every read of a user's rows names the user: on a shared server no other user's row can answer).
-    ``delete`` drops a memory's copy with it.
+    ``delete`` drops a memory's copy with it. ``vector_changes`` tells which of ``user``'s copies changed since a
+    mark it gave before (``VectorChanges``), or every id when it cannot tell, so a view kept in step with the copies
+    pays for what was written, not for the store.
 
     ``change_mark`` is a value that differs after any transaction committed since it was last read, by any process
     (one cheap read): a view of the ledger refreshes only when it moved. ``store_id`` is a random id made once per
@@ -190,6 +203,8 @@ class Ledger(Protocol):
     def drop_vectors(self, user: str) -> None: ...
 
     def vector_ids(self, user: str) -> list[str]: ...
+
+    def vector_changes(self, user: str, since: tuple[int, int] | None) -> VectorChanges: ...
 
     def stored_vectors(self, user: str, ids: Sequence[str]) -> dict[str, list[float]]: ...
 

@@ -396,3 +396,78 @@ def test_the_index_holder_catches_up_with_what_another_connection_wrote_and_forg
     other.delete(USER, [a])
     assert a not in {hit.id for hit in held.query(ShaEmbedder().embed(["note a"])[0], 5)}
     assert chroma.ids() == {b}
+
+
+def test_vector_changes_name_what_was_written_since_a_mark_and_every_id_when_they_cannot(
+    open_ledger: Opener,
+) -> None:
+    mine, other = open_ledger(), open_ledger()
+    other.claim_vectors(USER, SPACE)
+    first = mine.vector_changes(USER, None)
+    assert first.whole and first.ids == []
+    other.put_vectors(USER, ["1", "2", "3"], ShaEmbedder().embed(["one", "two", "three"]))
+    written = mine.vector_changes(USER, first.mark)
+    assert not written.whole and sorted(written.ids) == ["1", "2", "3"]
+    other.put_vectors(OTHER, ["9"], ShaEmbedder().embed(["nine"]))
+    quiet = mine.vector_changes(USER, written.mark)
+    assert not quiet.whole and quiet.ids == [], "another user's write is none of this user's changes"
+    other.put_vectors(USER, ["2"], ShaEmbedder().embed(["two again"]))
+    rewritten = mine.vector_changes(USER, quiet.mark)
+    assert not rewritten.whole and rewritten.ids == ["2"]
+    other.delete(USER, ["2"])
+    evicted = mine.vector_changes(USER, rewritten.mark)
+    assert ("2" in evicted.ids) if not evicted.whole else sorted(evicted.ids) == ["1", "3"]
+    other.record_forget(USER, ["1"], ["one"])
+    forgotten = mine.vector_changes(USER, evicted.mark)
+    assert forgotten.whole and sorted(forgotten.ids) == ["3"]
+
+
+def test_the_vector_log_keeps_no_forgotten_id_and_a_mark_it_no_longer_reaches_reads_every_id(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import sqlite3
+    from contextlib import closing
+
+    from agent.adapters import ledger as sqlite_ledger
+
+    path = tmp_path / "ledger.sqlite3"
+    ledger = SqliteLedger(path)
+    ledger.claim_vectors(USER, SPACE)
+    ledger.put([record("my secret")])
+    secret = memory_id(USER, "my secret")
+    ledger.put_vectors(USER, [secret, "b"], ShaEmbedder().embed(["my secret", "b"]))
+    ledger.record_forget(USER, [secret], ["my secret"])
+    with closing(sqlite3.connect(path)) as db:
+        assert db.execute("SELECT count(*) FROM vector_log WHERE id = ?", (secret,)).fetchone()[0] == 0
+    mark = ledger.vector_changes(USER, None).mark
+    monkeypatch.setattr(sqlite_ledger, "VECTOR_LOG_KEPT", 3)
+    ledger.put_vectors(USER, ["c", "d", "e", "f"], ShaEmbedder().embed(["c", "d", "e", "f"]))
+    behind = ledger.vector_changes(USER, mark)
+    assert behind.whole and sorted(behind.ids) == ["b", "c", "d", "e", "f"]
+    with closing(sqlite3.connect(path)) as db:
+        assert db.execute("SELECT count(*) FROM vector_log").fetchone()[0] == 3
+    ledger.close()
+
+
+def test_the_turn_after_a_write_catches_up_with_what_was_written_not_with_every_id(
+    open_ledger: Opener, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    mine, other = open_ledger(), open_ledger()
+    chroma = ChromaIndex(open_client(tmp_path / "chroma", None), USER, str(tmp_path / "chroma"))
+    chroma.claim(SPACE)
+    held = HeldIndex(chroma, mine, USER)
+    mine.claim_vectors(USER, SPACE)
+    texts = [f"note {n}" for n in range(20)]
+    held.upsert([memory_id(USER, t) for t in texts], ShaEmbedder().embed(texts))
+    held.warm_up()
+    upserted: list[list[str]] = []
+    real_upsert = chroma.upsert
+    monkeypatch.setattr(chroma, "upsert", lambda ids, vectors: upserted.append(list(ids)) or real_upsert(ids, vectors))
+    monkeypatch.setattr(chroma, "ids", lambda: pytest.fail("Chroma's ids read again"))
+    monkeypatch.setattr(mine, "vector_ids", lambda user: pytest.fail("every id read after a write"))
+    held.upsert([memory_id(USER, "mine")], ShaEmbedder().embed(["mine"]))
+    held.catch_up()
+    assert upserted == [[memory_id(USER, "mine")]], "this process's own write is not put in twice"
+    other.put_vectors(USER, [memory_id(USER, "theirs")], ShaEmbedder().embed(["theirs"]))
+    assert held.query(ShaEmbedder().embed(["theirs"])[0], 1)[0].id == memory_id(USER, "theirs")
+    assert upserted[1:] == [[memory_id(USER, "theirs")]]

@@ -138,11 +138,11 @@ def test_the_exact_query_for_a_crowded_index_ranks_with_the_same_weights(tmp_pat
     ledger.close()
 
 
-def test_a_new_ledger_is_format_3_with_two_indexed_columns(tmp_path: Path) -> None:
+def test_a_new_ledger_is_the_latest_format_with_two_indexed_columns(tmp_path: Path) -> None:
     path = tmp_path / "ledger.sqlite3"
     SqliteLedger(path).close()
     version, columns = file_format(path)
-    assert version == SCHEMA_VERSION == 3
+    assert version == SCHEMA_VERSION == 4
     assert "search_context" in columns and "search_text" not in columns
     with closing(sqlite3.connect(path)) as db:
         assert db.execute("SELECT v FROM memories_fts_config WHERE k = 'rank'").fetchone()[0] == rank_config()
@@ -165,7 +165,7 @@ def test_a_format_1_ledger_is_migrated_in_place_losing_nothing(tmp_path: Path) -
     ledger.close()
 
     version, columns = file_format(path)
-    assert version == 3 and "search_context" in columns and "search_text" not in columns
+    assert version == SCHEMA_VERSION and "search_context" in columns and "search_text" not in columns
     with closing(sqlite3.connect(path)) as db:
         contexts = dict(db.execute("SELECT id, search_context FROM memories").fetchall())
         assert db.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
@@ -200,7 +200,7 @@ def test_a_migration_that_fails_leaves_the_format_1_file_as_it_was(
     monkeypatch.undo()
     ledger = SqliteLedger(path)
     assert len(ledger.all(USER)) == len(records)
-    assert file_format(path)[0] == 3
+    assert file_format(path)[0] == SCHEMA_VERSION
     ledger.close()
 
 
@@ -236,3 +236,23 @@ def test_forgetting_a_memory_leaves_no_byte_of_its_text_or_context(tmp_path: Pat
     ledger.close()
     leftovers = [f"{p.name}: {n!r}" for p in path.parent.iterdir() for n in needles if n in p.read_bytes().lower()]
     assert leftovers == []
+
+
+def test_a_format_3_ledger_gains_the_vector_log_and_reads_its_changes_from_then_on(tmp_path: Path) -> None:
+    path = tmp_path / "ledger.sqlite3"
+    ledger = SqliteLedger(path)
+    ledger.put(sample())
+    ledger.put_vectors(USER, [r.id for r in sample()], [[1.0, 0.0]] * len(sample()))
+    ledger.close()
+    with closing(sqlite3.connect(path)) as db:  # the file as format 3 left it: no log, no triggers
+        db.executescript("DROP TRIGGER vectors_ai; DROP TRIGGER vectors_ad; DROP TABLE vector_log; "
+                         "PRAGMA user_version = 3;")
+    ledger = SqliteLedger(path)
+    assert file_format(path)[0] == SCHEMA_VERSION == 4
+    first = ledger.vector_changes(USER, None)
+    assert first.whole and sorted(first.ids) == sorted(r.id for r in sample())
+    ledger.put_vectors(USER, ["new"], [[0.0, 1.0]])
+    later = ledger.vector_changes(USER, first.mark)
+    assert not later.whole and later.ids == ["new"]
+    assert len(ledger.all(USER)) == len(sample())
+    ledger.close()

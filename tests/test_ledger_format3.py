@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from agent.adapters import ledger as ledger_module
-from agent.adapters.ledger import SqliteLedger
+from agent.adapters.ledger import SCHEMA_VERSION, SqliteLedger
 from agent.domain import MemoryRecord, Quote, StatedFact, content_hash, memory_id
 
 USER = "u"
@@ -80,7 +80,7 @@ def test_a_format_2_ledger_is_migrated_in_place_and_every_memory_is_current(tmp_
     assert list(dict(ledger.keyword_search(USER, "violin", 5))) == [records[2].id]
     ledger.close()
     with closing(sqlite3.connect(path)) as db:
-        assert db.execute("PRAGMA user_version").fetchone()[0] == 3
+        assert db.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
         assert db.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
 
 

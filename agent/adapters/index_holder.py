@@ -6,10 +6,11 @@ them). Only one of them may have the embedded Chroma store open (``agent.locking
 holds it until it ends, and the others write their memories and vectors to the ledger only
 (``agent.adapters.ledger_vectors``). So the holder's Chroma index lacks what they wrote and still has what they
 forgot. Before each search, ``HeldIndex`` compares the ledger's change mark (one cheap read) and, only when it
-moved, catches up: the vectors the ledger has and the index lacks are put in (from the ledger's copies, without
-embedding anything), and the ones whose memory another process forgot are scrambled and deleted from Chroma's
-files. A memory written in another terminal is therefore found at this process's next turn, and a forgotten one
-is not, and leaves Chroma's files then.
+moved, catches up with the ids whose copies changed since (``Ledger.vector_changes``: a turn after a write reads
+what was written, not every id): the vectors the ledger has and the index lacks are put in (from the ledger's
+copies, without embedding anything), and the ones whose memory another process forgot are scrambled and deleted
+from Chroma's files. A memory written in another terminal is therefore found at this process's next turn, and a
+forgotten one is not, and leaves Chroma's files then.
 
 The index holds nothing the ledger does not: every vector reaches the ledger before Chroma (``MirroredIndex``), and
 a forget deletes from Chroma first, so comparing the ids of the two tells exactly what to add and what to drop.
@@ -48,6 +49,7 @@ class HeldIndex(MirroredIndex):
     def __init__(self, chroma: ChromaIndex, ledger: Ledger, user: str) -> None:
         super().__init__(chroma, ledger, user)
         self._mark: tuple[int, int] | None = None
+        self._copies_mark: tuple[int, int] | None = None  # of the ledger's vector copies (``vector_changes``)
         self._indexed: set[str] | None = None  # the ids in Chroma, read at the first catch-up
 
     def query(self, vector: Sequence[float], k: int) -> list[IndexHit]:
@@ -104,24 +106,33 @@ class HeldIndex(MirroredIndex):
             self._indexed.difference_update(forgotten)
 
     def catch_up(self) -> None:
-        """Put into Chroma the vectors other processes wrote to the ledger, and drop the ones they forgot."""
+        """Put into Chroma the vectors other processes wrote to the ledger, and drop the ones they forgot: only the
+        ids the ledger says changed since the last catch-up (``Ledger.vector_changes``), or, when it cannot say,
+        every id compared with Chroma's."""
         mark = self._ledger.change_mark()
         if mark == self._mark:
             return
         if self._indexed is None:
             self._indexed = self.chroma.ids()
-        copies = set(self._ledger.vector_ids(self._user))
-        gone = sorted(self._indexed - copies)
+        changes = self._ledger.vector_changes(self._user, self._copies_mark)
+        if changes.whole:
+            copies = set(changes.ids)
+            gone = sorted(self._indexed - copies)
+            new = sorted(copies - self._indexed)
+            found = self._ledger.stored_vectors(self._user, new)
+        else:
+            present = self._ledger.stored_vectors(self._user, changes.ids)
+            gone = sorted(self._indexed.intersection(mid for mid in changes.ids if mid not in present))
+            new = sorted(mid for mid in present if mid not in self._indexed)
+            found = {mid: present[mid] for mid in new}
         if gone:
             self.chroma.delete(gone)
             self._indexed.difference_update(gone)
-        new = sorted(copies - self._indexed)
-        if new:
-            found = self._ledger.stored_vectors(self._user, new)
+        if found:
             self.chroma.upsert(list(found), list(found.values()))
             self._indexed.update(found)
             if self.chroma.remote:
                 self._drop_forgotten_meanwhile(list(found))
         if gone or new:
             log.debug("index: caught up with the ledger, %d added and %d dropped", len(new), len(gone))
-        self._mark = mark
+        self._mark, self._copies_mark = mark, changes.mark

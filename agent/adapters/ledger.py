@@ -9,7 +9,8 @@ The file's format is its ``user_version``: a format 1 file (one indexed column) 
 links or restatements) is migrated in place when opened, in one transaction; a newer format than this code reads
 is refused. Format 3 keeps, per memory, the profile facts it states, the memory that superseded it and when, and
 the quotes that restated it; a partial index holds the few memories that state profile facts, so the profile is
-read on every turn without a scan.
+read on every turn without a scan. Format 4 adds ``vector_log``, the ids of the vector copies as they change (a
+trigger writes it), from which a view of the ledger catches up with what changed instead of reading every id.
 
 Forget means gone: ``secure_delete`` zeroes freed pages, the FTS index is merged after a delete so no segment
 keeps the deleted terms, and after a delete the write-ahead log is checkpointed into the file and truncated
@@ -63,6 +64,7 @@ from agent.domain import (
     Quote,
     StatedFact,
     Touched,
+    VectorChanges,
     VectorSpace,
     normalise_text,
     stored_time,
@@ -70,13 +72,15 @@ from agent.domain import (
 from agent.errors import MemoryUnavailable, StoreCorrupt, StoreLocked
 from agent.memory.text import content_words
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 BUSY_WAIT = 2.0  # the longest any agent process waits for another's write transaction
 # Opening waits longer, once: two agents started together on a new or older file take turns to create or migrate it
 # and switch it to WAL, each step a transaction of its own, and a loaded machine can pause the first one past 2 s.
 OPEN_WAIT = 30.0
 # keyword_search sorts this many index rows per wanted hit before it filters by user.
 KEYWORD_OVERFETCH = 4
+# How many changes of vector copies ``vector_log`` keeps: a view of the ledger further behind compares every id once.
+VECTOR_LOG_KEPT = 10_000
 # The keyword index has two columns, the memory's own text and the context it was written with (the turn it
 # answers): BM25 counts a match in the text TEXT_WEIGHT times a match in the context (bench/RESULTS.md, E10).
 TEXT_WEIGHT = 2.0
@@ -122,6 +126,19 @@ _SCHEMA = (
         vector BLOB NOT NULL,
         UNIQUE (user, id)
     )""",
+    # Format 4: the id of each vector copy written or deleted, in the order it was (``vector_changes``), so a view of
+    # the ledger reads what changed since it last looked, not every id. The newest ``VECTOR_LOG_KEPT`` are kept.
+    # A forget leaves none of its ids here (``record_forget``): they derive from the text.
+    """CREATE TABLE IF NOT EXISTS vector_log (
+        seq INTEGER PRIMARY KEY AUTOINCREMENT, user TEXT NOT NULL, id TEXT NOT NULL
+    )""",
+    "CREATE INDEX IF NOT EXISTS vector_log_id ON vector_log (user, id)",
+    """CREATE TRIGGER IF NOT EXISTS vectors_ai AFTER INSERT ON vectors BEGIN
+        INSERT INTO vector_log (user, id) VALUES (new.user, new.id);
+    END""",
+    """CREATE TRIGGER IF NOT EXISTS vectors_ad AFTER DELETE ON vectors BEGIN
+        INSERT INTO vector_log (user, id) VALUES (old.user, old.id);
+    END""",
     "CREATE INDEX IF NOT EXISTS memories_seen ON memories (user, last_seen)",
     "CREATE INDEX IF NOT EXISTS memories_profile ON memories (user) WHERE facts != '[]'",
     # External content: the index keeps terms, not text, and reads its columns from ``memories`` by name.
@@ -280,7 +297,20 @@ def _delete(db: sqlite3.Connection, user: str, ids: Sequence[str]) -> int:
     deleted = sum(db.execute("DELETE FROM memories WHERE user = ? AND id = ?", (user, i)).rowcount for i in ids)
     db.executemany("DELETE FROM vectors WHERE user = ? AND id = ?", [(user, i) for i in ids])
     db.execute("INSERT INTO memories_fts (memories_fts) VALUES ('optimize')")
+    _trim_log(db)
     return deleted
+
+
+def _trim_log(db: sqlite3.Connection) -> None:
+    """Keep the newest ``VECTOR_LOG_KEPT`` changes of ``vector_log``, in the transaction that made more."""
+    db.execute("DELETE FROM vector_log WHERE seq <= (SELECT max(seq) FROM vector_log) - ?", (VECTOR_LOG_KEPT,))
+
+
+def _unlog(db: sqlite3.Connection, user: str, ids: Sequence[str]) -> None:
+    """Take a forget's ids out of ``vector_log`` and leave in their place a change without an id, which tells every
+    view of the ledger to compare all ids once (``vector_changes``): an id is a digest of its memory's text."""
+    db.executemany("DELETE FROM vector_log WHERE user = ? AND id = ?", [(user, i) for i in ids])
+    db.execute("INSERT INTO vector_log (user, id) VALUES (?, '')", (user,))
 
 
 def floats(blob: bytes) -> list[float]:
@@ -657,6 +687,7 @@ class SqliteLedger:
             self._keep_forgotten(db, user, texts)
             self._unlink(db, user, ids)
             deleted = _delete(db, user, ids)
+            _unlog(db, user, ids)
         self._erase()
         return key, deleted
 
@@ -772,6 +803,7 @@ class SqliteLedger:
             if row is not None and tuple(json.loads(row[0])) == tuple(space):
                 return
             db.execute("DELETE FROM vectors WHERE user = ?", (user,))
+            _trim_log(db)
             db.execute("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", (f"space:{user}", json.dumps(space)))
 
     def put_vectors(self, user: str, ids: Sequence[str], vectors: Sequence[Sequence[float]]) -> None:
@@ -783,11 +815,31 @@ class SqliteLedger:
                 "INSERT OR REPLACE INTO vectors (user, id, vector) VALUES (?, ?, ?)",
                 [(user, i, array("f", v).tobytes()) for i, v in zip(ids, vectors, strict=True)],
             )
+            _trim_log(db)
 
     def drop_vectors(self, user: str) -> None:
         """Drop every copy of ``user``'s vectors (their memories stay): the ledger-only index's ``reset``."""
         with self._tx() as db:
             db.execute("DELETE FROM vectors WHERE user = ?", (user,))
+            _trim_log(db)
+
+    def vector_changes(self, user: str, since: tuple[int, int] | None) -> VectorChanges:
+        """The ids of ``user``'s vector copies written or deleted since ``since`` (a mark this returned before), from
+        ``vector_log`` in one statement, so one snapshot: what a turn costs after a write is what was written. Every
+        id instead (``whole``) without a mark, after a forget (whose ids left the log), and when the log no longer
+        reaches back to the mark (trimmed past it, or another file)."""
+        if since is not None:
+            rows = self._read(
+                """SELECT b.lo, b.hi, l.id FROM (SELECT min(seq) AS lo, max(seq) AS hi FROM vector_log) AS b
+                   LEFT JOIN vector_log AS l ON l.seq > ? AND l.user = ? ORDER BY l.seq""",
+                [since[1], user],
+            )
+            low, high = rows[0][0], rows[0][1] or 0
+            ids = list(dict.fromkeys(str(row[2]) for row in rows if row[2] is not None))
+            if high >= since[1] and (low is None or low <= since[1] + 1) and "" not in ids:
+                return VectorChanges((0, high), ids, False)
+        high = int(self._read("SELECT coalesce(max(seq), 0) FROM vector_log")[0][0])
+        return VectorChanges((0, high), self.vector_ids(user), True)
 
     def vector_rowids(self, user: str) -> list[int]:
         """The row numbers of ``user``'s vector copies: a rewritten vector gets a new one, so comparing two lists

@@ -98,6 +98,7 @@ from agent.domain import (
     MemoryRecord,
     Quote,
     StatedFact,
+    VectorChanges,
     VectorSpace,
 )
 from agent.errors import AgentError, ConfigError, MemoryRefused, MemoryUnavailable, StoreAway, StoreLocked
@@ -258,9 +259,11 @@ def _first_line(exc: BaseException) -> str:
 @dataclass
 class _Copies:
     """Row number -> memory id of one user's vector copies as last read (``PostgresLedger._copies``), with the
-    count, sum and sum of squares of those row numbers kept as rows come and go."""
+    count, sum and sum of squares of those row numbers kept as rows come and go. ``generation`` counts the reads
+    of every row: between two, rows were only added (``vector_changes``)."""
 
     stamp: tuple[int, int]
+    generation: int = 0
     rows: dict[int, str] = field(default_factory=dict)
     total: int = 0
     squares: int = 0
@@ -1060,11 +1063,11 @@ class PostgresLedger:
                                 coalesce(sum(rowid::numeric * rowid), 0) AS squares
                          FROM vectors WHERE owner = %s) AS s
                    LEFT JOIN vectors AS v ON v.owner = %s AND v.rowid > %s ORDER BY v.rowid""",
-                [user, user, max(kept.rows, default=0)],
+                [user, user, next(reversed(kept.rows), 0)],
             )
             kept.add({int(row["rowid"]): str(row["id"]) for row in rows if row["rowid"] is not None})
             if (len(kept.rows), kept.total, kept.squares) != tuple(int(rows[0][k]) for k in ("n", "total", "squares")):
-                kept = _Copies(stamp)
+                kept = _Copies(stamp, kept.generation + 1)
                 kept.add({int(row["rowid"]): str(row["id"]) for row in self._read(
                     "SELECT rowid, id FROM vectors WHERE owner = %s ORDER BY rowid", [user])})
             kept.stamp = stamp
@@ -1081,6 +1084,23 @@ class PostgresLedger:
 
     def vector_ids(self, user: str) -> list[str]:
         return list(self._copies(user).values())
+
+    def vector_changes(self, user: str, since: tuple[int, int] | None) -> VectorChanges:
+        """The ids of the rows numbered past ``since``'s highest (``_copies`` reads only those) while no row went
+        since; every id once one did (a forget, an eviction), or without a mark. The mark is (generation, highest
+        row number)."""
+        with self._lock:
+            rows = self._copies(user)
+            generation = self._vector_copies[user].generation
+            mark = (generation, next(reversed(rows), 0))
+            if since is None or since[0] != generation:
+                return VectorChanges(mark, list(rows.values()), True)
+            added: list[str] = []
+            for rowid in reversed(rows):
+                if rowid <= since[1]:
+                    break
+                added.append(rows[rowid])
+            return VectorChanges(mark, added[::-1], False)
 
     def stored_vectors(self, user: str, ids: Sequence[str]) -> dict[str, list[float]]:
         if not ids:
