@@ -3,7 +3,7 @@ embedder on a temp store (agent/memory/truth.py)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from datetime import datetime
 from pathlib import Path
 
@@ -11,6 +11,7 @@ import pytest
 
 from agent.adapters.ledger import SqliteLedger
 from agent.adapters.local_embedder import LocalEmbedder
+from agent.memory import truth
 from agent.memory.service import MemoryPolicy, MemoryService
 from tests.fakes import InMemoryIndex
 
@@ -206,3 +207,26 @@ def test_one_speaker_of_a_transcript_never_replaces_or_repeats_another(memory: M
     say(memory, "(8 May 2023) Ada: I live in Boston, near the river.", "(9 May 2023) Bo: I moved to Denver last year.",
         "(9 May 2023) Bo: Actually, I don't live near the river, I live in the hills.")
     assert len(live(memory)) == 3  # Bo's move and Bo's correction leave Ada's memories as they are
+
+
+def test_what_dated_lines_say_is_embedded_once_however_often_they_are_neighbours(
+    tmp_path: Path, local_embedder: LocalEmbedder
+) -> None:
+    embedded: list[str] = []
+
+    class Counting:
+        name, model, dimension = local_embedder.name, local_embedder.model, local_embedder.dimension
+
+        def embed(self, texts: Sequence[str]) -> list[list[float]]:
+            embedded.extend(texts)
+            return local_embedder.embed(texts)
+
+    ledger = SqliteLedger(tmp_path / "ledger.sqlite3")
+    memory = MemoryService(ledger, InMemoryIndex(), Counting(), "alice", MemoryPolicy(), clock=lambda: START)
+    lines = ["(8 May 2023) Ada: I live in Boston, near the river.", "(8 May 2023) Ada: My sister lives in Boston too.",
+             "(9 May 2023) Ada: I walk along the river in Boston.", "(9 May 2023) Ada: Boston winters are long."]
+    for n, line in enumerate(lines):
+        memory.remember(line, session="s", turn=n)
+    said = [truth.body(line) for line in lines]
+    assert all(embedded.count(body) == 1 for body in said), embedded
+    ledger.close()
