@@ -43,7 +43,8 @@ from agent.errors import (
 )
 from agent.forget import Forgotten, Places, begin, drop_vectors, finish, hold_back, scrub_session
 from agent.memory.canonical import canonical
-from agent.memory.service import MemoryPolicy, MemoryService, Recall, WriteReport, keeps, refuse
+from agent.memory.policy import MemoryPolicy
+from agent.memory.service import MemoryService, Recall, WriteReport, keeps, refuse
 from agent.ports import ChatChunk, ChatModel, RetryNotice
 from agent.server import Placement, ServerProfile, request_limit
 from agent.sessions import Session, SessionStore

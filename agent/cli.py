@@ -32,7 +32,6 @@ from agent.config import EmbedderKind, Settings, embedder_kind, load_settings, w
 from agent.domain import Machine, MemoryRecord, ScoredMemory
 from agent.errors import AgentError, UsageError
 from agent.memory.profile import Entry
-from agent.memory.service import MemoryService
 from agent.sessions import SessionStore
 from agent.ui.render import (
     MIN_PREFIX,
@@ -50,6 +49,7 @@ if TYPE_CHECKING:
 
     from agent.attachments import OneMessage
     from agent.forget import Places
+    from agent.memory.service import MemoryService
     from agent.ports import Ledger
     from agent.wiring import DataPaths
 

@@ -28,7 +28,7 @@ import platformdirs
 
 from agent import settings_files
 from agent.errors import UsageError
-from agent.memory.service import MemoryPolicy
+from agent.memory.policy import MemoryPolicy
 from agent.settings_files import SettingsFile
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent

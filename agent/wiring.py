@@ -41,8 +41,8 @@ from agent.errors import AgentError, ConfigError, StoreCorrupt, UsageError
 from agent.files import move_aside
 from agent.forget import Places, finish_cut_short
 from agent.machine import machine_id, machine_name
-from agent.memory.retriever import FusionWeights
-from agent.memory.service import Extractor, MemoryPolicy, MemoryService
+from agent.memory.policy import FusionWeights, MemoryPolicy
+from agent.memory.service import Extractor, MemoryService
 from agent.ports import ChatModel, Embedder, Ledger, Notify
 from agent.sessions import Session, SessionHold, SessionStore, new_name
 from agent.spool import Spool

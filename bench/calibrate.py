@@ -26,8 +26,9 @@ if __package__ in (None, ""):  # run as a script: make ``bench`` importable from
 
 from agent.adapters.chroma_index import forget_clients
 from agent.errors import AgentError
+from agent.memory.policy import MemoryPolicy
 from agent.memory.retriever import dot
-from agent.memory.service import MemoryPolicy, MemoryService
+from agent.memory.service import MemoryService
 from agent.ports import Embedder
 from bench import locomo, machine
 from bench.locomo_recall import USER, build_store, mean, prepare

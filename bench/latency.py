@@ -41,7 +41,8 @@ from agent.adapters.ledger import SqliteLedger
 from agent.adapters.local_embedder import LocalEmbedder
 from agent.adapters.mirrored_index import MirroredIndex
 from agent.domain import MemoryRecord, content_hash, memory_id
-from agent.memory.service import MemoryPolicy, MemoryService
+from agent.memory.policy import MemoryPolicy
+from agent.memory.service import MemoryService
 from agent.ports import Embedder, Ledger
 from agent.wiring import DataPaths, ensure_data_dir
 from bench import machine, memory_truth, next_prompt

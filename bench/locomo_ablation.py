@@ -33,8 +33,8 @@ from agent.adapters.chroma_index import ChromaIndex, forget_clients, open_client
 from agent.adapters.ledger import SqliteLedger
 from agent.domain import MemoryRecord
 from agent.memory import dates, gate, retriever, truth
-from agent.memory.retriever import FusionWeights
-from agent.memory.service import MemoryPolicy, MemoryService
+from agent.memory.policy import FusionWeights, MemoryPolicy
+from agent.memory.service import MemoryService
 from agent.ports import Embedder
 from bench import locomo
 from bench.locomo import Conversation

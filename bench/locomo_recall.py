@@ -30,8 +30,8 @@ from agent.adapters.chroma_index import ChromaIndex, forget_clients, open_client
 from agent.adapters.ledger import SqliteLedger
 from agent.config import load_settings
 from agent.errors import AgentError
-from agent.memory.retriever import FusionWeights
-from agent.memory.service import MemoryPolicy, MemoryService
+from agent.memory.policy import FusionWeights, MemoryPolicy
+from agent.memory.service import MemoryService
 from agent.ports import Embedder
 from agent.tokens import count_tokens
 from agent.wiring import build_embedder

@@ -47,8 +47,9 @@ from agent.adapters.chroma_index import ChromaIndex, forget_clients, open_client
 from agent.adapters.ledger import SqliteLedger
 from agent.adapters.local_embedder import LocalEmbedder
 from agent.domain import MemoryRecord
+from agent.memory.policy import MemoryPolicy
 from agent.memory.retriever import dot
-from agent.memory.service import MemoryPolicy, MemoryService
+from agent.memory.service import MemoryService
 from agent.ports import Embedder
 from bench import machine
 

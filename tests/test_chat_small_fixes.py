@@ -23,7 +23,8 @@ from agent.adapters.chroma_index import forget_clients
 from agent.adapters.local_embedder import LocalEmbedder
 from agent.domain import memory_id
 from agent.memory import gate
-from agent.memory.service import CAP_WINDOW, MemoryPolicy, MemoryService
+from agent.memory.policy import MemoryPolicy
+from agent.memory.service import CAP_WINDOW, MemoryService
 from agent.ui.prompt import PipeReader
 from tests.chat_fakes import ScriptedChat
 from tests.cli_harness import invoke

@@ -17,7 +17,8 @@ import pytest
 from agent.adapters.chroma_index import forget_clients
 from agent.adapters.local_embedder import LocalEmbedder
 from agent.errors import OverCapacity
-from agent.memory.service import EVICTION_SLACK, MemoryPolicy, MemoryService
+from agent.memory.policy import MemoryPolicy
+from agent.memory.service import EVICTION_SLACK, MemoryService
 from tests.chat_fakes import ScriptedChat
 from tests.cli_harness import invoke
 from tests.helpers_store import add_all, ledger_of, open_fake_memory, open_memory_with, text_for

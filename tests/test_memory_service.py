@@ -13,7 +13,8 @@ from agent.adapters.ledger import SqliteLedger
 from agent.adapters.local_embedder import LocalEmbedder
 from agent.errors import EmbedderMismatch
 from agent.memory.context import FOOTER, HEADER
-from agent.memory.service import MemoryPolicy, MemoryService
+from agent.memory.policy import MemoryPolicy
+from agent.memory.service import MemoryService
 from agent.ports import Embedder, VectorIndex
 from agent.tokens import count_tokens
 from tests.fakes import InMemoryIndex, WordHashEmbedder

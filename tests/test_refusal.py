@@ -14,6 +14,7 @@ from agent.domain import MemoryRecord, Quote, StatedFact, content_hash, memory_i
 from agent.errors import MemoryRefused
 from agent.memory import credentials
 from agent.memory.gate import decide
+from agent.memory.policy import MemoryPolicy
 from agent.memory.refusal import (
     HIDDEN_REFUSAL,
     ID_NUMBER_REFUSAL,
@@ -25,7 +26,7 @@ from agent.memory.refusal import (
     stored_form,
     without_links,
 )
-from agent.memory.service import MemoryPolicy, judge
+from agent.memory.service import judge
 
 ZW, NBSP = "\u200b", "\u00a0"
 

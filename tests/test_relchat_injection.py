@@ -22,7 +22,8 @@ from rich.console import Console
 from agent.adapters.local_embedder import LocalEmbedder
 from agent.conversation import Conversation, Turn
 from agent.domain import Message
-from agent.memory.service import MemoryPolicy, MemoryService
+from agent.memory.policy import MemoryPolicy
+from agent.memory.service import MemoryService
 from agent.ports import ChatChunk
 from agent.ui.stream import MarkdownStream
 from tests.repl_harness import build_chat, memory_service, run_lines

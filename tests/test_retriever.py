@@ -9,7 +9,8 @@ import pytest
 
 from agent.adapters.ledger import SqliteLedger
 from agent.domain import MemoryRecord, content_hash, memory_id
-from agent.memory.retriever import FusionWeights, Retriever, dot, fuse
+from agent.memory.policy import FusionWeights
+from agent.memory.retriever import Retriever, dot, fuse
 from tests.fakes import InMemoryIndex, WordHashEmbedder
 
 USER = "u"

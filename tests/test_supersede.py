@@ -12,7 +12,8 @@ import pytest
 from agent.adapters.ledger import SqliteLedger
 from agent.adapters.local_embedder import LocalEmbedder
 from agent.memory import truth
-from agent.memory.service import MemoryPolicy, MemoryService
+from agent.memory.policy import MemoryPolicy
+from agent.memory.service import MemoryService
 from tests.fakes import InMemoryIndex
 
 START = datetime(2026, 12, 1, 10, 0).timestamp()

@@ -12,8 +12,9 @@ import pytest
 
 from agent.adapters.ledger import SqliteLedger
 from agent.adapters.local_embedder import LocalEmbedder
+from agent.memory.policy import MemoryPolicy
 from agent.memory.profile import is_thing, read
-from agent.memory.service import MemoryPolicy, MemoryService
+from agent.memory.service import MemoryService
 from agent.memory.things import refines, replaces
 from tests.fakes import InMemoryIndex
 

@@ -35,8 +35,9 @@ from agent.memory.calibration import default_grounding, default_threshold
 from agent.memory.canonical import canonical
 from agent.memory.context import MemoryBlock, build_block
 from agent.memory.extraction import Extraction, ground
+from agent.memory.policy import MemoryPolicy
 from agent.memory.refusal import refusal, stored_form
-from agent.memory.retriever import FusionWeights, Retriever, dot
+from agent.memory.retriever import Retriever, dot
 from agent.ports import Embedder, Ledger, VectorIndex
 from agent.tokens import TokenCounter, count_tokens
 
@@ -58,24 +59,6 @@ EVICTION_SLACK = 2
 NEIGHBOURS = 4
 # The vectors of what dated lines say (``truth.body``), by memory id, kept for the writes that compare with them next.
 BODIES_KEPT = 4096
-
-
-@dataclass(frozen=True)
-class MemoryPolicy:
-    """The tunable numbers of the memory service; ``None`` thresholds take the embedder's calibrated default."""
-
-    k: int = 5
-    threshold: float | None = None
-    budget_tokens: int = 800
-    capacity: int = 10_000
-    writes_per_session: int = 50
-    grounding_threshold: float | None = None
-    weights: FusionWeights = field(default_factory=FusionWeights)
-    # False stores every observed turn: the benchmark measures what the gate costs against this.
-    gate: bool = True
-    # False stores every memory as it comes, with no supersede or restatement (the benchmark's comparison).
-    truth: bool = True
-    profile_budget_tokens: int = 150
 
 
 @dataclass(frozen=True)
