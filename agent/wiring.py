@@ -19,12 +19,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from agent.adapters.mirrored_index import (
-    MirroredIndex,
-    drop_set_aside_indexes,
-    reconcile,
-    set_aside_index,
-)
+from agent.adapters.index_holder import HeldIndex
+from agent.adapters.mirrored_index import drop_set_aside_indexes, reconcile, set_aside_index
 from agent.chat import (
     OPEN_WAIT,
     ChatEngine,
@@ -302,7 +298,7 @@ def open_memory(
         service = MemoryService(ledger, index, embedder, settings.user, memory_policy(settings), extractor)
         if check:
             service.check_space()
-            if isinstance(index, MirroredIndex):  # the index of a process that works from the ledger is the ledger
+            if isinstance(index, HeldIndex):  # the index of a process that works from the ledger is the ledger
                 done = reconcile(ledger, index, service.embedder, settings.user, tell)
                 lacked = done.restored - done.recent  # the recent: another machine's write on its way
                 if lacked and not set_aside:  # a set-aside index was announced as rebuilt already
@@ -336,7 +332,7 @@ def _ledger_index(ledger: Ledger, user: str) -> tuple[LedgerVectors, bool]:
 
 def _open_index(
     settings: Settings, paths: DataPaths, ledger: Ledger, notify: Notify, hold: bool
-) -> tuple[MirroredIndex | LedgerVectors, bool]:
+) -> tuple[HeldIndex | LedgerVectors, bool]:
     """The user's index and whether it was set aside: on the Chroma server, caught up with the ledger before each
     search as the held embedded store is; or the embedded store, after a health probe, when this process holds it
     (an index that fails the probe is moved aside and a fresh one opened, which ``reconcile`` then fills from the
@@ -344,7 +340,6 @@ def _open_index(
     says why). ``hold`` waits briefly for the store instead: rebuild and reindex rewrite it."""
     from agent import locking
     from agent.adapters.chroma_index import LOCK_WAIT, ChromaIndex, open_client
-    from agent.adapters.index_holder import HeldIndex
     from agent.adapters.ledger_vectors import LedgerVectors
 
     if settings.chroma_url:

@@ -5,8 +5,8 @@ At each size a store is built once with bulk writes (the ledger's memories and v
 MiniLM's vectors, cached beside it under ``--cache``, by default a directory in the system's temporary one) and
 copied afresh for each run, so a run measures and never waits for 100,000 embeddings again. On the copy:
 
-- ``open_s``: ``open_memory`` as a chat opens it (the health probe, ``reconcile``, the held index's first catch-up),
-  the model loaded before, so it is the store's own cost;
+- ``open_s``: ``open_memory`` and the index's ``warm_up``, as a chat opens them (the health probe, ``reconcile``,
+  the held index's first catch-up), the model loaded before, so it is the store's own cost;
 - ``steady_ms``: a turn's ``recall`` (embed the probe, dense and keyword search, the block) with nothing written
   since the last turn;
 - ``after_write_ms``: the same turn right after ``remember`` stored one memory, as a chat's turn follows the last
@@ -85,12 +85,20 @@ def open(data: Path, size: int, embedder: LocalEmbedder) -> tuple[MemoryService,
                               "user": USER})
     started = time.perf_counter()
     service = open_memory(settings, embedder)
+    service.index.warm_up()  # type: ignore[attr-defined]  # as a chat does while it opens: the first catch-up
     return service, time.perf_counter() - started
 
 
 def close(service: MemoryService) -> None:
     service.ledger.close()
     forget_clients()
+
+
+def settle(service: MemoryService, probe: str) -> None:
+    """Write the sightings the last turns left (a write of its own) and catch up with it, untimed: the next turn
+    follows nothing written (what this recall sees is written with the next write)."""
+    service.flush_seen()
+    service.recall(probe)
 
 
 def measure(size: int, texts: Sequence[str], vectors: np.ndarray, embedder: LocalEmbedder, cache: Path,
@@ -101,23 +109,21 @@ def measure(size: int, texts: Sequence[str], vectors: np.ndarray, embedder: Loca
         shutil.copytree(built / "data", data)
         service, open_s = open(data, size, embedder)
         try:
-            service.index.warm_up()  # type: ignore[attr-defined]
             for probe in asked[:5]:
                 service.recall(probe)
             steady, after, remember = [], [], []
             for n, probe in enumerate(asked[5 : 5 + TURNS]):
+                settle(service, asked[0])
                 started = time.perf_counter()
                 service.recall(probe)
                 steady.append((time.perf_counter() - started) * 1000)
-                service.flush_seen()
-                service.recall(probe)  # the flush is a write too: a steady turn follows nothing written
+                settle(service, asked[0])
                 started = time.perf_counter()
                 service.remember(f"Note {n} at size {size}: {texts[size + n]}", session="bench")
                 remember.append((time.perf_counter() - started) * 1000)
                 started = time.perf_counter()
                 service.recall(probe)
                 after.append((time.perf_counter() - started) * 1000)
-                service.flush_seen()
         finally:
             close(service)
     return {

@@ -471,3 +471,8 @@ def test_the_turn_after_a_write_catches_up_with_what_was_written_not_with_every_
     other.put_vectors(USER, [memory_id(USER, "theirs")], ShaEmbedder().embed(["theirs"]))
     assert held.query(ShaEmbedder().embed(["theirs"])[0], 1)[0].id == memory_id(USER, "theirs")
     assert upserted[1:] == [[memory_id(USER, "theirs")]]
+    held.upsert([memory_id(USER, "evicted there")], ShaEmbedder().embed(["evicted there"]))
+    other.delete(USER, [memory_id(USER, "evicted there")])
+    held.catch_up()
+    assert memory_id(USER, "evicted there") not in chroma.vectors([memory_id(USER, "evicted there")]), \
+        "this process's own write, deleted by another before the next catch-up, leaves Chroma too"

@@ -45,6 +45,7 @@ from __future__ import annotations
 
 import atexit
 import hashlib
+import json
 import logging
 import math
 import os
@@ -55,6 +56,7 @@ import sqlite3
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
+from contextlib import suppress
 from functools import partial
 from pathlib import Path
 from typing import Any, TypeVar
@@ -71,6 +73,7 @@ T = TypeVar("T")
 
 HNSW_CONFIG = {"hnsw": {"space": "cosine", "sync_threshold": 2, "batch_size": 2}}
 COMPACT_MARK = "agent-compact"
+LEDGER_MARK = "agent-ledger-mark"  # how far a collection is in step with the ledger, per collection
 FLUSH_ID = "agent-flush"
 RESET_MARK = "agent-reset"
 LOCK_WAIT = 0.5
@@ -358,6 +361,7 @@ class ChromaIndex:
         self._location = location
         self._remote = remote
         self._compact_mark = None if remote else Path(location) / COMPACT_MARK
+        self._ledger_mark = None if remote else Path(location) / f"{LEDGER_MARK}-{self._name}"
         self._collection: Any = None
         self._loaded = remote  # an embedded collection's segment is loaded by the first call on it
         self._broken: str | None = None
@@ -367,6 +371,28 @@ class ChromaIndex:
     def remote(self) -> bool:
         """Whether this is a server's collection, which other processes and machines write too."""
         return self._remote
+
+    def ledger_mark(self) -> tuple[int, int] | None:
+        """The mark of the ledger's vector copies (``Ledger.vector_changes``) this embedded collection was last saved
+        in step with, or None (a server's collection, or none saved). A mark older than the collection's state is
+        harmless: what changed since it is put in again, which changes nothing."""
+        if self._ledger_mark is None:
+            return None
+        try:
+            first, second = json.loads(self._ledger_mark.read_text())
+            return int(first), int(second)
+        except (OSError, ValueError, TypeError):
+            return None
+
+    def save_ledger_mark(self, mark: tuple[int, int]) -> None:
+        """Record ``mark`` after the collection took in everything up to it. Not saved (a full disk) leaves the
+        older mark, or none, and the next open compares more, never less."""
+        if self._ledger_mark is None:
+            return
+        written = self._ledger_mark.with_name(self._ledger_mark.name + ".new")
+        with suppress(OSError):
+            written.write_text(json.dumps(list(mark)))
+            os.replace(written, self._ledger_mark)
 
     def batch_size(self) -> int:
         """The most records the client takes in one call, as it reports it (asked once: a server answers it over

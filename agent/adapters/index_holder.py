@@ -31,6 +31,7 @@ from collections.abc import Sequence
 
 from agent.adapters.chroma_index import ChromaIndex
 from agent.adapters.mirrored_index import MirroredIndex
+from agent.domain import VectorChanges
 from agent.errors import DiskFull, MemoryUnavailable, StoreCorrupt
 from agent.ports import IndexHit, Ledger
 
@@ -50,7 +51,8 @@ class HeldIndex(MirroredIndex):
         super().__init__(chroma, ledger, user)
         self._mark: tuple[int, int] | None = None
         self._copies_mark: tuple[int, int] | None = None  # of the ledger's vector copies (``vector_changes``)
-        self._indexed: set[str] | None = None  # the ids in Chroma, read at the first catch-up
+        self._indexed: set[str] | None = None  # the ids in Chroma, once read (``reconcile``, a compare of every id)
+        self._written: set[str] = set()  # the ids this process put into Chroma since the last catch-up
 
     def query(self, vector: Sequence[float], k: int) -> list[IndexHit]:
         self.catch_up()
@@ -68,6 +70,7 @@ class HeldIndex(MirroredIndex):
             log.debug("index: %d vectors kept in the ledger only for now: %s", len(ids), exc)
             self._mark = None  # the next search compares again, and finds them missing
             return
+        self._written.update(ids)
         if self._indexed is not None:
             self._indexed.update(ids)
 
@@ -83,12 +86,38 @@ class HeldIndex(MirroredIndex):
 
     def delete(self, ids: Sequence[str]) -> None:
         super().delete(ids)
+        self._written.difference_update(ids)
         if self._indexed is not None:
             self._indexed.difference_update(ids)
 
     def reset(self) -> None:
         super().reset()
         self._indexed = set()
+
+    def adopt(self, indexed: set[str], copies_mark: tuple[int, int]) -> None:
+        """Take the ids ``reconcile`` left in Chroma, and the mark of the ledger's copies it read them against: the
+        first catch-up then reads what changed since, not every id again."""
+        self._indexed, self._copies_mark, self._mark = set(indexed), copies_mark, None
+        self.chroma.save_ledger_mark(copies_mark)
+
+    def resume(self) -> int | None:
+        """Catch up from the mark saved with the embedded index at its last catch-up, when the ledger's record of
+        changes still reaches it and the counts then agree (as many vectors in Chroma as memories in the ledger):
+        how many vectors it put in. None when the index must be compared whole (``reconcile``): no mark saved, a
+        forget since, a log trimmed past it, or counts that differ (a kill between a forget's two halves)."""
+        saved = self.chroma.ledger_mark()
+        if saved is None:
+            return None
+        mark = self._ledger.change_mark()
+        changes = self._ledger.vector_changes(self._user, saved)
+        if changes.whole:
+            return None
+        added = self._catch_up_with(changes)
+        if self.chroma.count() != self._ledger.count(self._user):
+            return None
+        self._mark, self._copies_mark = mark, changes.mark
+        self.chroma.save_ledger_mark(changes.mark)
+        return added
 
     def warm_up(self) -> None:
         """Read the index's ids and catch up now (a chat calls this while it opens), not at the first search."""
@@ -102,8 +131,8 @@ class HeldIndex(MirroredIndex):
         forgotten = sorted(set(ids) - set(self._ledger.stored_vectors(self._user, ids)))
         if forgotten:
             self.chroma.delete(forgotten)
-            assert self._indexed is not None
-            self._indexed.difference_update(forgotten)
+            if self._indexed is not None:
+                self._indexed.difference_update(forgotten)
 
     def catch_up(self) -> None:
         """Put into Chroma the vectors other processes wrote to the ledger, and drop the ones they forgot: only the
@@ -112,27 +141,42 @@ class HeldIndex(MirroredIndex):
         mark = self._ledger.change_mark()
         if mark == self._mark:
             return
-        if self._indexed is None:
-            self._indexed = self.chroma.ids()
         changes = self._ledger.vector_changes(self._user, self._copies_mark)
+        self._catch_up_with(changes)
+        if changes.mark != self._copies_mark:
+            self.chroma.save_ledger_mark(changes.mark)
+        self._mark, self._copies_mark = mark, changes.mark
+
+    def _catch_up_with(self, changes: VectorChanges) -> int:
+        """Bring Chroma in step with ``changes``; returns how many vectors it put in. A change this process made
+        itself is in Chroma already."""
         if changes.whole:
+            if self._indexed is None:
+                self._indexed = self.chroma.ids()
             copies = set(changes.ids)
             gone = sorted(self._indexed - copies)
-            new = sorted(copies - self._indexed)
-            found = self._ledger.stored_vectors(self._user, new)
+            found = self._ledger.stored_vectors(self._user, sorted(copies - self._indexed))
         else:
-            present = self._ledger.stored_vectors(self._user, changes.ids)
-            gone = sorted(self._indexed.intersection(mid for mid in changes.ids if mid not in present))
-            new = sorted(mid for mid in present if mid not in self._indexed)
-            found = {mid: present[mid] for mid in new}
+            # This process's own writes are looked at too: one another process deleted since may leave no trace
+            # in the changes (on PostgreSQL a row that came and went between two reads).
+            changed = sorted({*changes.ids, *self._written})
+            present = self._ledger.stored_vectors(self._user, changed)
+            unsure = [mid for mid in changed if mid not in self._written]
+            # Which of them Chroma holds: known since the last compare, or else asked (an open resuming from a mark).
+            known = self._indexed if self._indexed is not None else set(self.chroma.vectors(unsure))
+            gone = [mid for mid in changed if mid not in present and (mid in known or mid in self._written)]
+            found = {mid: present[mid] for mid in unsure if mid in present and mid not in known}
+        self._written.clear()
         if gone:
             self.chroma.delete(gone)
-            self._indexed.difference_update(gone)
+            if self._indexed is not None:
+                self._indexed.difference_update(gone)
         if found:
             self.chroma.upsert(list(found), list(found.values()))
-            self._indexed.update(found)
+            if self._indexed is not None:
+                self._indexed.update(found)
             if self.chroma.remote:
                 self._drop_forgotten_meanwhile(list(found))
-        if gone or new:
-            log.debug("index: caught up with the ledger, %d added and %d dropped", len(new), len(gone))
-        self._mark, self._copies_mark = mark, changes.mark
+        if gone or found:
+            log.debug("index: caught up with the ledger, %d added and %d dropped", len(found), len(gone))
+        return len(found)

@@ -20,6 +20,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from agent import locking
 from agent.adapters.chroma_index import LOCK_WAIT, ChromaIndex, close_client
@@ -28,6 +29,9 @@ from agent.errors import EmbeddingError
 from agent.files import move_aside
 from agent.memory.service import space_of
 from agent.ports import Embedder, IndexHit, Ledger, Notify
+
+if TYPE_CHECKING:
+    from agent.adapters.index_holder import HeldIndex
 
 log = logging.getLogger(__name__)
 
@@ -126,37 +130,45 @@ class Reconciled:
 
 
 def reconcile(
-    ledger: Ledger, index: MirroredIndex, embedder: Embedder, user: str, notify: Notify
+    ledger: Ledger, index: HeldIndex, embedder: Embedder, user: str, notify: Notify
 ) -> Reconciled:
     """Make ``user``'s index hold the ledger's memories and nothing else, and the ledger a copy of each vector, as
     far as it can be done now; anything left undone is told through ``notify`` in one line. The caller says what
     was restored: it knows whether the index was just set aside.
 
-    The index adapter cuts every call into batches Chroma accepts, so a store of any size is restored at once."""
+    An embedded index saved in step with the ledger at a mark it still reaches is caught up from there
+    (``HeldIndex.resume``): an open reads what changed since the last one, not every id. Otherwise every id of
+    both is compared, and the index keeps what was read, so its first catch-up does not read them again. The index
+    adapter cuts every call into batches Chroma accepts, so a store of any size is restored at once."""
     chroma = index.chroma
     _agree_on_space(ledger, chroma, user)
+    resumed = index.resume()
+    if resumed is not None:
+        return Reconciled(resumed, True)
     # The index is read before the ledger: another process (another machine, on a shared ledger) writes a memory to
     # the ledger first and its vector second, so an id the index held before the ledger was read is in the ledger
     # unless it was forgotten. Read the other way round, a memory written in between would pass for an orphan and
     # lose its vector.
     indexed = chroma.ids()
+    copied = ledger.vector_changes(user, None)  # the mark first: what changes after it, the first catch-up reads
     stored = set(ledger.ids(user))
     orphans = indexed - stored
     if orphans:
         notify(f"Dropped {len(orphans)} vectors from the index whose memory is not in the ledger (a forget or an "
                "eviction cut short, or a ledger replaced after damage).")
         chroma.delete(sorted(orphans))
-    uncopied = sorted((stored & indexed) - set(ledger.vector_ids(user)))
+    uncopied = sorted((stored & indexed) - set(copied.ids))
     if uncopied:
         found = chroma.vectors(uncopied)
         ledger.put_vectors(user, list(found), list(found.values()))
     missing = sorted(stored - indexed)
-    if not missing:
-        return Reconciled(0, True)
     copies = ledger.stored_vectors(user, missing)
     if copies:
         chroma.upsert(list(copies), list(copies.values()))
         log.debug("index: restored %d vectors from the ledger", len(copies))
+    index.adopt((indexed - orphans) | set(copies), copied.mark)
+    if not missing:
+        return Reconciled(0, True)
     recent = _recent(ledger, user, missing) if chroma.remote else 0
     unembedded = [mid for mid in missing if mid not in copies]
     if len(unembedded) > RECONCILE_LIMIT:

@@ -1,0 +1,85 @@
+"""Opening the embedded store reads what changed since it was last open, not every id (issue 22): the index saves
+the mark of the ledger's vector copies it is in step with, and the next open catches up from it when the ledger's
+record of changes still reaches it and the counts then agree; otherwise it compares every id, as before. Either
+way the first turn's catch-up does not read them again."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+
+from agent.adapters.chroma_index import ChromaIndex, forget_clients
+from agent.adapters.ledger import SqliteLedger
+from agent.domain import MemoryRecord, content_hash, memory_id
+from agent.memory.service import MemoryService
+from tests.helpers_store import ShaEmbedder, add_all, index_of, ledger_of, open_fake_memory, text_for
+
+
+def closed(memory: MemoryService) -> Path:
+    path = ledger_of(memory).path
+    memory.ledger.close()
+    forget_clients()
+    return path
+
+
+def no_whole_read(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(ChromaIndex, "ids", lambda self: pytest.fail("every id of the index read"))
+    monkeypatch.setattr(SqliteLedger, "ids", lambda self, user: pytest.fail("every memory id read"))
+    monkeypatch.setattr(SqliteLedger, "vector_ids", lambda self, user: pytest.fail("every vector id read"))
+
+
+def test_an_open_catches_up_with_what_another_process_wrote_and_evicted_since_without_reading_every_id(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    memory = open_fake_memory()
+    ids = list(add_all(memory, [text_for("kept", n) for n in range(30)]))
+    memory.index.warm_up()  # type: ignore[attr-defined]
+    path = closed(memory)
+    other = SqliteLedger(path)  # a process without the index: it writes the ledger and its copies only
+    news = text_for("news", 1)
+    now = time.time()
+    other.put([MemoryRecord(id=memory_id(memory.user, news), text=news, kind="explicit", user=memory.user,
+                            session="other", turn=0, created_at=now, last_seen=now, content_hash=content_hash(news),
+                            source=news)])
+    other.put_vectors(memory.user, [memory_id(memory.user, news)], ShaEmbedder().embed([news]))
+    other.delete(memory.user, [ids[0]])  # an eviction there
+    other.close()
+    with monkeypatch.context() as patch:
+        no_whole_read(patch)
+        notices: list[str] = []
+        memory = open_fake_memory(notices.append)
+        memory.index.warm_up()  # type: ignore[attr-defined]
+        held = index_of(memory)
+        assert memory.search(news, k=1)[0].record.text == news
+        assert ids[0] not in held.vectors([ids[0]])
+        assert held.count() == 30
+    closed(memory)
+
+
+def test_an_open_after_a_forget_or_with_counts_that_disagree_compares_every_id(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    memory = open_fake_memory()
+    ids = list(add_all(memory, [text_for("kept", n) for n in range(10)]))
+    memory.index.warm_up()  # type: ignore[attr-defined]
+    path = closed(memory)
+    other = SqliteLedger(path)
+    other.record_forget(memory.user, [ids[1]], [text_for("kept", 1)])
+    other.close()
+    read: list[int] = []
+    real_ids = ChromaIndex.ids
+    monkeypatch.setattr(ChromaIndex, "ids", lambda self: read.append(1) or real_ids(self))
+    memory = open_fake_memory()
+    assert read == [1] and index_of(memory).count() == 9
+    memory.index.warm_up()  # type: ignore[attr-defined]
+    assert read == [1], "the first catch-up takes what the open read"
+    path = closed(memory)
+    other = SqliteLedger(path)  # half an eviction: the memory left the ledger, its vector stays in the index
+    with other._tx() as db:  # noqa: SLF001  (the file as a kill between the two halves leaves it)
+        db.execute("DELETE FROM memories WHERE id = ?", (ids[2],))
+    other.close()
+    memory = open_fake_memory()
+    assert read == [1, 1] and index_of(memory).count() == 8
+    closed(memory)
