@@ -79,6 +79,8 @@ BUSY_WAIT = 2.0  # the longest any agent process waits for another's write trans
 OPEN_WAIT = 30.0
 # keyword_search sorts this many index rows per wanted hit before it filters by user.
 KEYWORD_OVERFETCH = 4
+# keyword_search counts a word's matches up to this many; a word matching more is a common one (``_bounded_match``).
+COMMON_WORD = 1000
 # How many changes of vector copies ``vector_log`` keeps: a view of the ledger further behind compares every id once.
 VECTOR_LOG_KEPT = 10_000
 # The keyword index has two columns, the memory's own text and the context it was written with (the turn it
@@ -884,28 +886,60 @@ class SqliteLedger:
 
         The best matches of the whole index are taken first and then kept if they are the user's: sorting only
         index rows, without a join per match, halves the time at 100,000 memories (14 -> 8 ms). When other users'
-        rows crowd the user's out of that first cut, the exact query over the user's rows answers instead."""
+        rows crowd the user's out of that first cut, the exact query over the user's rows answers instead.
+
+        Bounded as on PostgreSQL (``_bounded_match``): FTS5 scores every row a query matches before it sorts, and
+        a word in thousands of memories made that most of a turn at 100,000 (issue 22)."""
         terms = sorted(set(content_words(query)))
         if not terms or k <= 0:
             return []
-        match = " OR ".join('"' + t.replace('"', '""') + '"' for t in terms)
         cut = min(KEYWORD_OVERFETCH * k, 10_000)  # well under SQLite's limit of bound parameters
-        best = self._read("SELECT rowid, rank FROM memories_fts WHERE memories_fts MATCH ? ORDER BY rank LIMIT ?",
-                          [match, cut])
-        ranks = {row[0]: float(row[1]) for row in best}
+        queries = self._bounded_match(terms, k)
+        ranks: dict[int, float] = {}  # FTS5's rank is minus the score: a row two queries rank keeps the better
+        crowded = False
+        for match, floor in queries:
+            best = self._read("SELECT rowid, rank FROM memories_fts WHERE memories_fts MATCH ? AND rowid >= ? "
+                              "ORDER BY rank LIMIT ?", [match, floor, cut])
+            crowded = crowded or len(best) == cut
+            for rowid, rank in best:
+                ranks[rowid] = min(float(rank), ranks.get(rowid, 0.0))
         marks = ",".join("?" * len(ranks))
         # By rowid alone: with "user = ?" in the query SQLite walks the user's index instead of 4k rowids.
         rows = self._read(f"SELECT rowid, id, user FROM memories WHERE rowid IN ({marks})", list(ranks))
         mine = [row for row in rows if row[2] == user]
-        if len(mine) >= k or len(best) < cut:
+        if len(mine) >= k or not crowded:
             return sorted(((row[1], -ranks[row[0]]) for row in mine), key=lambda hit: -hit[1])[:k]
-        rows = self._read(
-            """SELECT m.id, memories_fts.rank FROM memories_fts
-               JOIN memories m ON m.rowid = memories_fts.rowid
-               WHERE memories_fts MATCH ? AND m.user = ? ORDER BY memories_fts.rank LIMIT ?""",
-            [match, user, k],
-        )
-        return [(row[0], -float(row[1])) for row in rows]
+        found: dict[str, float] = {}
+        for match, floor in queries:
+            for row in self._read(
+                """SELECT m.id, memories_fts.rank FROM memories_fts
+                   JOIN memories m ON m.rowid = memories_fts.rowid
+                   WHERE memories_fts MATCH ? AND memories_fts.rowid >= ? AND m.user = ?
+                   ORDER BY memories_fts.rank LIMIT ?""",
+                [match, floor, user, k],
+            ):
+                found[row[0]] = max(-float(row[1]), found.get(row[0], 0.0))
+        return sorted(found.items(), key=lambda hit: -hit[1])[:k]
+
+    def _bounded_match(self, terms: Sequence[str], k: int) -> list[tuple[str, int]]:
+        """The FTS5 queries of ``terms``, each with the lowest row it ranks from, so that together they rank at
+        most about ``COMMON_WORD`` rows a word. Each word's matches are counted up to ``COMMON_WORD`` (a read of its
+        index entries, 0.1 ms): the rare words are one query, over every row; when they match fewer than ``k``
+        rows, every word is another, ranked among the ``COMMON_WORD`` newest rows any of them matches. Unlike on
+        PostgreSQL, a common word adds nothing to the score of a memory only the rare words' query found: FTS5
+        scores a chosen set of rows no faster than all of them. A store of fewer than ``COMMON_WORD`` memories has
+        no common word, and is ranked exactly as before."""
+        quoted = {term: '"' + term.replace('"', '""') + '"' for term in terms}
+        counted = {term: int(self._read(f"SELECT count(*) FROM (SELECT 1 FROM memories_fts WHERE memories_fts "
+                                        f"MATCH ? LIMIT {COMMON_WORD})", [quoted[term]])[0][0]) for term in terms}
+        rare = [term for term in terms if counted[term] < COMMON_WORD]
+        queries = [(" OR ".join(quoted[term] for term in rare), 0)] if rare else []
+        if len(rare) == len(terms) or sum(counted[term] for term in rare) >= k:
+            return queries
+        match = " OR ".join(quoted.values())
+        rows = self._read(f"SELECT min(rowid) FROM (SELECT rowid FROM memories_fts WHERE memories_fts MATCH ? "
+                          f"ORDER BY rowid DESC LIMIT {COMMON_WORD})", [match])
+        return [*queries, (match, int(rows[0][0] or 0))]
 
     def close(self) -> None:
         with self._lock:
