@@ -30,6 +30,11 @@ MODEL_NAME = "all-MiniLM-L6-v2-int8"
 DIMENSION = 384
 MAX_TOKENS = 256
 BATCH = 64
+# A batch holds at most this many tokens, padding included: its attention grows with the square of its longest line.
+# Embedding 4,000 lines in calls of 256, one line in 16 of ~200 tokens: batches of 64 peaked at 1,210 MB of RSS and
+# 12 lines/s, bounded at 4,096 tokens 728 MB and 31/s, at 2,048 442 MB and 25/s, at 1,024 361 MB and 24/s (a loaded
+# 2-core machine: the rates are rough, the peaks are not).
+BATCH_TOKENS = 2048
 
 
 def _package_dir(package: str) -> Path | None:
@@ -142,11 +147,8 @@ class LocalEmbedder:
             return []
         session, tokenizer = self._load()
         encodings = tokenizer.encode_batch(list(texts))
-        # Batches of similar length waste little on padding: sort by length, embed, restore the order.
-        order = sorted(range(len(texts)), key=lambda i: len(encodings[i].ids))
         out = np.zeros((len(texts), DIMENSION), dtype=np.float32)
-        for start in range(0, len(order), BATCH):
-            idx = order[start : start + BATCH]
+        for idx in batches([len(encoding.ids) for encoding in encodings]):
             width = max(len(encodings[i].ids) for i in idx)
             ids = np.zeros((len(idx), width), dtype=np.int64)
             mask = np.zeros((len(idx), width), dtype=np.int64)
@@ -163,3 +165,16 @@ class LocalEmbedder:
             norms = np.linalg.norm(pooled, axis=1, keepdims=True)
             out[idx] = pooled / np.maximum(norms, 1e-12)
         return [row.tolist() for row in out]
+
+
+def batches(lengths: Sequence[int]) -> list[list[int]]:
+    """The indexes of texts of ``lengths`` tokens cut into batches: sorted by length, so a batch wastes little on
+    padding, and each of at most ``BATCH`` texts and ``BATCH_TOKENS`` tokens padded to its longest, so one long line
+    shares its batch with few others, and what a batch holds at once is bounded whatever the texts."""
+    cut: list[list[int]] = []
+    for i in sorted(range(len(lengths)), key=lambda at: lengths[at]):
+        # Sorted: this text is the batch's longest, so the batch padded to it holds (texts + 1) * its length.
+        if not cut or len(cut[-1]) == BATCH or (len(cut[-1]) + 1) * lengths[i] > BATCH_TOKENS:
+            cut.append([])
+        cut[-1].append(i)
+    return cut
