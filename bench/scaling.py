@@ -5,8 +5,9 @@ At each size a store is built once with bulk writes (the ledger's memories and v
 MiniLM's vectors, cached beside it under ``--cache``, by default a directory in the system's temporary one) and
 copied afresh for each run, so a run measures and never waits for 100,000 embeddings again. On the copy:
 
-- ``open_s``: ``open_memory`` and the index's ``warm_up``, as a chat opens them (the health probe, ``reconcile``,
-  the held index's first catch-up), the model loaded before, so it is the store's own cost;
+- ``open_s``: ``open_memory`` and the index's ``warm_up`` on a store a chat opened and closed before, as a chat
+  opens them (the health probe, ``reconcile``, the held index's first catch-up), the model loaded before, so it
+  is the store's own cost;
 - ``steady_ms``: a turn's ``recall`` (embed the probe, dense and keyword search, the block) with nothing written
   since the last turn;
 - ``after_write_ms``: the same turn right after ``remember`` stored one memory, as a chat's turn follows the last
@@ -107,6 +108,7 @@ def measure(size: int, texts: Sequence[str], vectors: np.ndarray, embedder: Loca
     with tempfile.TemporaryDirectory(prefix="scaling-") as tmp:
         data = Path(tmp) / "data"
         shutil.copytree(built / "data", data)
+        close(open(data, size, embedder)[0])  # the store as its last chat left it
         service, open_s = open(data, size, embedder)
         try:
             for probe in asked[:5]:

@@ -100,11 +100,12 @@ class HeldIndex(MirroredIndex):
         self._indexed, self._copies_mark, self._mark = set(indexed), copies_mark, None
         self.chroma.save_ledger_mark(copies_mark)
 
-    def resume(self) -> int | None:
+    def resume(self) -> tuple[int, int] | None:
         """Catch up from the mark saved with the embedded index at its last catch-up, when the ledger's record of
         changes still reaches it and the counts then agree (as many vectors in Chroma as memories in the ledger):
-        how many vectors it put in. None when the index must be compared whole (``reconcile``): no mark saved, a
-        forget since, a log trimmed past it, or counts that differ (a kill between a forget's two halves)."""
+        how many vectors it put in and how many it dropped. None when the index must be compared whole
+        (``reconcile``): no mark saved, a forget since, a log trimmed past it, or counts that differ (a kill between
+        a forget's two halves)."""
         saved = self.chroma.ledger_mark()
         if saved is None:
             return None
@@ -112,12 +113,12 @@ class HeldIndex(MirroredIndex):
         changes = self._ledger.vector_changes(self._user, saved)
         if changes.whole:
             return None
-        added = self._catch_up_with(changes)
+        done = self._catch_up_with(changes)
         if self.chroma.count() != self._ledger.count(self._user):
             return None
         self._mark, self._copies_mark = mark, changes.mark
         self.chroma.save_ledger_mark(changes.mark)
-        return added
+        return done
 
     def warm_up(self) -> None:
         """Read the index's ids and catch up now (a chat calls this while it opens), not at the first search."""
@@ -147,9 +148,9 @@ class HeldIndex(MirroredIndex):
             self.chroma.save_ledger_mark(changes.mark)
         self._mark, self._copies_mark = mark, changes.mark
 
-    def _catch_up_with(self, changes: VectorChanges) -> int:
-        """Bring Chroma in step with ``changes``; returns how many vectors it put in. A change this process made
-        itself is in Chroma already."""
+    def _catch_up_with(self, changes: VectorChanges) -> tuple[int, int]:
+        """Bring Chroma in step with ``changes``; returns how many vectors it put in and dropped. A change this
+        process made itself is in Chroma already."""
         if changes.whole:
             if self._indexed is None:
                 self._indexed = self.chroma.ids()
@@ -179,4 +180,4 @@ class HeldIndex(MirroredIndex):
                 self._drop_forgotten_meanwhile(list(found))
         if gone or found:
             log.debug("index: caught up with the ledger, %d added and %d dropped", len(found), len(gone))
-        return len(found)
+        return len(found), len(gone)

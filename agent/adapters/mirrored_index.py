@@ -144,7 +144,10 @@ def reconcile(
     _agree_on_space(ledger, chroma, user)
     resumed = index.resume()
     if resumed is not None:
-        return Reconciled(resumed, True)
+        restored, dropped = resumed
+        if dropped:
+            notify(_dropped(dropped))
+        return Reconciled(restored, True)
     # The index is read before the ledger: another process (another machine, on a shared ledger) writes a memory to
     # the ledger first and its vector second, so an id the index held before the ledger was read is in the ledger
     # unless it was forgotten. Read the other way round, a memory written in between would pass for an orphan and
@@ -154,8 +157,7 @@ def reconcile(
     stored = set(ledger.ids(user))
     orphans = indexed - stored
     if orphans:
-        notify(f"Dropped {len(orphans)} vectors from the index whose memory is not in the ledger (a forget or an "
-               "eviction cut short, or a ledger replaced after damage).")
+        notify(_dropped(len(orphans)))
         chroma.delete(sorted(orphans))
     uncopied = sorted((stored & indexed) - set(copied.ids))
     if uncopied:
@@ -186,6 +188,11 @@ def reconcile(
             index.claim(space_of(embedder))
         index.upsert(unembedded, vectors)
     return Reconciled(len(missing), True, recent)
+
+
+def _dropped(n: int) -> str:
+    return (f"Dropped {n} vectors from the index whose memory is not in the ledger (a forget or an eviction cut "
+            "short, or a ledger replaced after damage).")
 
 
 def _recent(ledger: Ledger, user: str, ids: list[str]) -> int:
