@@ -8,6 +8,12 @@ index, session files, input history: not a byte left) and ``read_profile`` is ``
 ``--user``'s and nobody else's. A tool given bad input answers with an error result of one line saying what to do;
 the server goes on.
 
+Every connection writes as the one session ``mcp``: a client's ``remember`` is a model's choice, not the user's
+typed ``/remember``, and that model may be following words it read (a file, a web page), so the chat's cap on new
+memories per session in 24 hours (the guard against a drip of injected statements) holds for it, counted across
+connections and restarts, or a client that reconnects would lift it. The refusal at the cap names what the user
+can still do, since an MCP client has no ``/remember``.
+
 The tools run on the SDK's worker threads; one lock keeps the service to one call at a time, as the chat's memory
 thread does.
 """
@@ -32,6 +38,9 @@ from agent.memory.service import MemoryService
 from agent.ui.render import SHOWN_ID
 
 SESSION = "mcp"  # the session the memories remembered through the server name as theirs
+# What the user can still do at the session's write cap, where they are: the explicit ways to store a memory.
+STILL = (f'every MCP connection writes as the session "{SESSION}", so a new one does not reset it; the user can '
+         'still store a memory with agent memories add "TEXT" in a terminal, or /remember in the chat')
 MOST = 50  # search results at most: a client asking for more gets this many
 T = TypeVar("T")
 
@@ -75,7 +84,7 @@ class MemoryTools:
 
         def observe(service: MemoryService) -> str:
             self._turns += 1
-            report = service.observe(text, session=SESSION, turn=self._turns)
+            report = service.observe(text, session=SESSION, turn=self._turns, still=STILL)
             if not report.stored:
                 why = report.skipped_reason or report.decision.reason
                 return f"Not remembered: {why}."

@@ -142,3 +142,22 @@ def test_the_chat_and_an_mcp_client_share_one_memory_both_ways(fake: FakeOpenAI)
     asked = agent(env, "--lines", "-s", "friday", stdin="Which instrument do I play in the orchestra?\n")
     assert asked.returncode == 0, asked.stderr
     assert "I play the cello in an orchestra" in fake.system_prompts()[-1]
+
+
+@pytest.mark.slow
+def test_the_write_cap_spans_mcp_connections_and_its_refusal_names_what_the_user_can_still_do(
+        fake: FakeOpenAI, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A client's ``remember`` is a model's choice, so the chat's cap on new memories per session holds for it; a
+    new connection does not lift it, and the refusal says what works where an MCP client is (no ``/remember``)."""
+    monkeypatch.setenv("AGENT_MEMORY_WRITES_PER_SESSION", "2")
+    _, results, _ = session_with(fake, [("remember", {"text": PEANUTS}), ("remember", {"text": BOSTON})])
+    assert all(text(r).startswith("remembered (id ") for r in results), [text(r) for r in results]
+    _, results, _ = session_with(fake, [("remember", {"text": "I play the cello in an orchestra on Thursdays"})])
+    refused = text(results[0])
+    assert not results[0].is_error
+    assert refused.startswith("Not remembered: the cap of 2 new memories from one session in 24 hours is reached")
+    assert 'every MCP connection writes as the session "mcp"' in refused, "why reconnecting did not reset it"
+    assert 'agent memories add "TEXT"' in refused, "the explicit way to store it that the user has"
+    assert "cello" not in invoke("memories", "list").stdout
+    assert invoke("memories", "add", "I play the cello in an orchestra on Thursdays").returncode == 0
+    assert "cello" in invoke("memories", "list").stdout

@@ -267,9 +267,12 @@ class MemoryService:
         when: float | None = None,
         extra: dict[str, str] | None = None,
         extract: bool = True,
+        still: str = "/remember still works",
     ) -> WriteReport:
         """Run one user turn through the gate and store what it keeps. Only the user's words come here.
-        ``extract`` False holds back the model's extraction (for a turn whose reply did not finish)."""
+        ``extract`` False holds back the model's extraction (for a turn whose reply did not finish). ``still`` is
+        what the caller's user can still do when the session's write cap is reached: the explicit way to store a
+        memory where they are (the chat has ``/remember``; an MCP client has none of its own)."""
         decision, words, statement = judge(self.policy, text)
         log.debug("gate: %s (%s)", "keep" if decision.keep else "skip", decision.reason)
         if not decision.keep:
@@ -278,8 +281,8 @@ class MemoryService:
         stamp = self._clock() if when is None else when
         cap = self.policy.writes_per_session
         if self.ledger.count(self.user, session, since=stamp - CAP_WINDOW) >= cap:
-            reason = (f"the cap of {cap} new memories from one session in 24 hours is reached; it frees up as "
-                      "they age, and /remember still works")
+            reason = (f"the cap of {cap} new memories from one session in 24 hours is reached; it frees up as they "
+                      f"age, and {still}")
             log.debug("gate: skip (%s)", reason)
             return WriteReport(decision, skipped_reason=reason)
         kind: MemoryKind = "explicit" if decision.explicit else "turn"
