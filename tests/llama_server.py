@@ -26,11 +26,14 @@ import sys
 import threading
 import time
 import urllib.request
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from importlib.util import find_spec
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 from tests.ports import serve
 
@@ -74,6 +77,23 @@ def gemma_model(directory: Path) -> Path:
     return path
 
 
+@pytest.fixture(scope="session")
+def gemma_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LlamaServer]:
+    """One Gemma 3 270M server for the session (loading the model takes seconds), for every module that needs it
+    (``tests/conftest.py`` makes this a plugin)."""
+    if why := unavailable():
+        pytest.skip(why)
+    root = tmp_path_factory.mktemp("llama")
+    server = gemma(root)
+    yield server
+    server.stop()
+
+
+def gemma(root: Path) -> LlamaServer:
+    """Gemma 3 270M served as the README's doctor run serves it (``--n_ctx 2048``, the gemma chat format)."""
+    return LlamaServer(gemma_model(root), root / "server.log", n_ctx=2048, chat_template="gemma")
+
+
 class LlamaServer:
     """llama.cpp's server on a port of its own (``tests.ports``), small, single-threaded and seeded (the same prompt
     gets the same reply); ``log`` is its output."""
@@ -81,7 +101,7 @@ class LlamaServer:
     def __init__(self, model: Path, log: Path, n_ctx: int = 2048, chat_template: str | None = None) -> None:
         """``chat_template`` the name of a built-in one (``gemma``: the GGUF file of Gemma 3 270M carries none);
         None: the model's own, from its GGUF file."""
-        self.log = log
+        self.log, self.model = log, model
         self._out = log.open("wb")
         self.process: subprocess.Popen[bytes]
         self.process, self.port = serve(

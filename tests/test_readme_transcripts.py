@@ -1,5 +1,7 @@
-"""The README's transcripts are what the agent prints: ``bench/readme_transcripts.py`` makes them again (real agent
-processes against the fake OpenAI server, on a fixed clock) and this fails on any difference."""
+"""The README's transcripts are what the agent prints: ``bench/readme_transcripts.py`` makes each again (real agent
+processes against the fake OpenAI server, on a fixed clock; another process, a damaged index, a full disk or a
+real PostgreSQL where the case needs one) and this fails on any difference. One test per transcript, so that xdist
+spreads them."""
 
 from __future__ import annotations
 
@@ -7,23 +9,33 @@ import difflib
 
 import pytest
 
-from bench.readme_transcripts import README, marked, spliced, transcripts
+from bench.readme_transcripts import ON_A_DATABASE, ON_A_MODEL_SERVER, README, cases, marked, shown, spliced, transcript
+
+# The doctor's transcript runs where the llama.cpp tests' server runs, so one worker of a parallel run starts it.
+NAMES = [pytest.param(name, marks=[pytest.mark.xdist_group("servers_llama")] if name in ON_A_MODEL_SERVER else [])
+         for name in sorted(cases())]
+
+
+def test_every_marker_of_the_readme_has_a_transcript_and_every_transcript_a_marker() -> None:
+    assert marked(README.read_text()) == set(cases())
 
 
 @pytest.mark.slow
-def test_every_transcript_in_the_readme_is_what_the_agent_prints() -> None:
-    readme = README.read_text()
-    made = transcripts()
-    assert marked(readme) == set(made), "a marker of README.md without a transcript, or one the README lacks"
-    again = spliced(readme, made)
-    drift = "".join(difflib.unified_diff(readme.splitlines(True), again.splitlines(True), "README.md", "agent"))
-    assert again == readme, f"README.md drifted; run python -m bench.readme_transcripts:\n{drift}"
+@pytest.mark.parametrize("name", NAMES)
+def test_the_transcript_in_the_readme_is_what_the_agent_prints(name: str, request: pytest.FixtureRequest) -> None:
+    """Each with what it needs, from the run's shared servers: a fresh database of its PostgreSQL cluster, its
+    llama.cpp server."""
+    database = request.getfixturevalue("pg_url") if name in ON_A_DATABASE else None
+    model_server = request.getfixturevalue("gemma_server") if name in ON_A_MODEL_SERVER else None
+    made, there = transcript(name, database, model_server), shown(README.read_text(), name)
+    drift = "".join(difflib.unified_diff(there.splitlines(True), made.splitlines(True), "README.md", "agent"))
+    assert made == there, f"README.md's transcript {name} drifted; run python -m bench.readme_transcripts:\n{drift}"
 
 
 def test_a_marked_transcript_is_replaced_whole_and_an_unknown_one_is_an_error() -> None:
     readme = "a\n<!-- transcript x -->\n```\nold\nlines\n```\n<!-- /transcript -->\nb\n"
     assert spliced(readme, {"x": "$ agent\nnew\n"}) == (
         "a\n<!-- transcript x -->\n```\n$ agent\nnew\n```\n<!-- /transcript -->\nb\n")
-    assert marked(readme) == {"x"}
+    assert marked(readme) == {"x"} and shown(readme, "x") == "old\nlines\n" and shown(readme, "y") == ""
     with pytest.raises(KeyError):
         spliced(readme, {})

@@ -25,7 +25,7 @@ import pytest
 from agent.conversation import Turn
 from agent.sessions import Session, SessionStore
 from tests.cli_harness import invoke
-from tests.llama_server import LlamaServer, Recorded, RecordingProxy, gemma_model, smollm2_model, unavailable
+from tests.llama_server import LlamaServer, Recorded, RecordingProxy, smollm2_model, unavailable
 
 # One worker of a parallel run starts the two llama servers, not each (pyproject.toml: loadgroup).
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("servers_llama")]
@@ -34,17 +34,6 @@ PEANUTS = "I can't eat peanuts, they make my throat swell"
 MAX_TOKENS = 24
 STORY = "Once upon a time the cat sat on the mat and looked at the dog. " * 200  # 2,800 tokens: past 2,048
 UNPUBLISHED = ("/props",)
-
-
-@pytest.fixture(scope="session")
-def gemma_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LlamaServer]:
-    """One server for the session (loading the model takes seconds)."""
-    if why := unavailable():
-        pytest.skip(why)
-    root = tmp_path_factory.mktemp("llama")
-    server = LlamaServer(gemma_model(root), root / "server.log", n_ctx=2048, chat_template="gemma")
-    yield server
-    server.stop()
 
 
 @pytest.fixture(scope="session")
