@@ -95,6 +95,8 @@ SAID = [
     f"pass{ZW}word: kestrel99", "my password is $ecret99", "my password is: !Xq9", "the pin is 1985",
     "remember garage opener code 5-1-9-9", "btw mum's house alarm, its 2580", "my wi fi pass is cornflakes",
     "grandma's wifi is BT-Hub-44 and the key is ferret-lamp-99",
+    "the alarm code at the office is four four seven one", "the gate code is nine-oh-two-six, don't share it",
+    "my pin is one two three four",
 ]
 KEYS = [
     "my openai key is sk-proj-Zr4k9QwL2mN8vX1cB6tY3uH7", "AKIAIOSFODNN7EXAMPLE", "key=AKIAJ3SZ6NQ7XJEXAMPLE",
@@ -130,7 +132,8 @@ KEPT = [
     "my password is too weak, I need a new one", "I need to reset my wifi password", "I use a password manager",
     "my password manager is great", "I got a new password manager, it's 1Password",
     "the wifi password for the cabin is on the router", "the wifi password at work changes every month",
-    "the dress code is formal", "the area code here is 415", "my order number is 112-4456",
+    "the dress code is formal", "the code has one, two or three tests", "my pin has four or five digits",
+    "I have two kids, one dog and one cat", "the area code here is 415", "my order number is 112-4456",
     "my extension at work is 4471", "my room number is 1204", "we got married on 14.02.2015",
     "the meeting is at 10:30 on 12/05/2025", "I paid 1,250.00 for the flight", "my blood pressure is 120/80",
     "the combination of tea and honey is great", "my secret is that I love cheese", "I keep a secret diary",

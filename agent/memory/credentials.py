@@ -245,12 +245,28 @@ def _windows(text: str) -> list[str]:
     return pieces
 
 
+# Digits said as words ("four four seven one", "nine-oh-two-six"): a code read aloud is still the code.
+_DIGIT_WORDS = {"zero": "0", "oh": "0", "o": "0", "nought": "0", "one": "1", "two": "2", "three": "3", "four": "4",
+                "five": "5", "six": "6", "seven": "7", "eight": "8", "nine": "9"}
+_DIGIT_WORD = r"(?:zero|oh|o|nought|one|two|three|four|five|six|seven|eight|nine)"
+_SPELLED_RUN = re.compile(rf"\b{_DIGIT_WORD}(?:[ ,-]+{_DIGIT_WORD}){{2,}}\b", re.IGNORECASE)
+
+
+def _spelled_digits(text: str) -> str:
+    """``text`` with each run of three or more digits said as words written as the digits: "is four four seven one"
+    reads "is 4471", so every form of ``_SAID_FORMS`` reads a code said aloud as it reads one typed."""
+    return _SPELLED_RUN.sub(
+        lambda m: "".join(_DIGIT_WORDS[w.lower()] for w in re.split(r"[ ,-]+", m.group()) if w), text)
+
+
 def said_credential(text: str) -> bool:
-    """A credential and its value said in words (the ``matching`` view)."""
-    for piece in _windows(text):
-        for match in _said().finditer(piece):
-            if not _PUBLIC_CODES.search(piece[max(0, match.start() - 12) : match.end()]):
-                return True
+    """A credential and its value said in words (the ``matching`` view), its digits typed or said as words."""
+    spelled = _spelled_digits(text)
+    for view in (text, spelled) if spelled != text else (text,):
+        for piece in _windows(view):
+            for match in _said().finditer(piece):
+                if not _PUBLIC_CODES.search(piece[max(0, match.start() - 12) : match.end()]):
+                    return True
     return False
 
 
