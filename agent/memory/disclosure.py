@@ -76,6 +76,15 @@ class Reading:
     reason: str
 
 
+def unframed(sentence: str) -> str:
+    """``sentence`` without the words that only frame it: "honestly, it's Kate, not Katherine, thanks" is read by
+    the patterns of a whole sentence as "it's Kate, not Katherine"."""
+    inner = sentence.strip()
+    while (frame := patterns.FRAME(inner)) and frame.end() - frame.start() < len(inner):
+        inner = (inner[: frame.start()] + inner[frame.end() :]).strip()
+    return inner
+
+
 def sentences(text: str) -> list[str]:
     parts = [p for p in _SENTENCE_END.split(text.strip()) if p]
     merged: list[str] = []
@@ -233,9 +242,10 @@ def _sentence_discloses(sentence: str, about_someone: bool, transcript: bool) ->
         return None
     if patterns.HYPOTHETICAL(" ".join(clauses[0])) and not patterns.ASIDE(" ".join(clauses[0])):
         return None
-    if patterns.CORRECTION(plain):
+    bare = unframed(sentence)
+    if patterns.CORRECTION(" ".join(normal(bare))):
         return "a correction of something said before"
-    if patterns.BARE_NAME(sentence.strip()):
+    if patterns.BARE_NAME(bare):
         return "a name or form of address"
     shapes = [_is_question(c) for c in clauses]
     # A sentence that ends with a question mark but opens no clause as a question asks with its last clause; what

@@ -67,7 +67,7 @@ def decide(text: str) -> GateDecision:
     if refused and not (cut and body):
         return GateDecision(False, refused)
 
-    explicit = _EXPLICIT.match(body)
+    explicit = _EXPLICIT.match(disclosure.unframed(body))
     if explicit and not explicit.group("rest").rstrip().endswith("?"):
         rest = explicit.group("rest").strip()
         if len(rest.split()) >= 2:

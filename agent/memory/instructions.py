@@ -57,7 +57,9 @@ _STANDING_ORDER = r"(?:from now on|going forward|henceforth|from here on(?: out)
 _REPLIES = r"(?:replies|reply|answers?|responses?|messages?|output)"
 _MODALS = (r"(?: (?:also|now|please|not|must|should|shall|will|need to|have to|has to|are to|are going to|ought to|"
            r"gotta|are required to|can|may|do|don't|better))*")
-_CLAUSE_START = (r"(?:^\s*|[.!?;\n]\s*|\b(?:ok|okay|so|also|and|hey|btw|now|then|please|pls)\b[,\s]\s*|"
+# A discourse word before an order does not make it a statement: "honestly, from now on answer in French".
+_CLAUSE_START = (r"(?:^\s*|[.!?;\n]\s*|\b(?:ok|okay|so|also|and|hey|btw|now|then|please|pls|honestly|tbh|tbf|fyi|"
+                 r"actually|anyway|anyways|basically|well|oh|um|uh|hmm|lol|haha|seriously|frankly)\b[,\s]\s*|"
                  r"\b(?:remember|note|keep in mind|don'?t forget|do not forget)(?: that)?[\s:,-]+)")
 _ORDER = re.compile(
     # "you must always end replies with ...", "you reply in French", "you always have to answer in French"

@@ -39,6 +39,13 @@ OPENERS = frozenset(
     luckily unfortunately apparently wait sorry oops whoops officially""".split()
 )
 
+# Words that only frame a sentence, before it ("honestly,", "btw", "tbh") or after it (", thanks", " please"): the
+# patterns that read a sentence whole read it without them.
+FILLERS = ("btw", "fyi", "honestly", "tbh", "tbf", "imo", "imho", "anyway", "anyways", "basically", "lol", "haha",
+           "ok so", "okay so", "so", "well", "oh", "um", "uh", "hmm", "frankly", "seriously", "ok", "okay")
+COURTESIES = ("thanks", "thank you", "thx", "ty", "cheers", "please", "pls", "plz", "lol", "haha", "tbh", "btw",
+              "thanks a lot", "thanks so much", "thank you so much")
+
 SMALL_TALK = frozenset(
     """hi hello hey hiya yo morning evening afternoon good night bye goodbye goodnight thanks thank you thx ty cheers
     ta ok okay k sure cool great nice awesome perfect fine yes yeah yep yup no nope nah lol lmao haha hah hehe wow
@@ -120,7 +127,10 @@ OTHERS = (r"(?:\w+ )?(?:friend|mate|pal|buddy|colleague|coworker|co worker|neigh
 # "Dr Patel, but Anil is fine", "Mrs Jones at school, Sarah to you", "not Katherine, Kate", "hey, it's Lou".
 NOT_NAMES = (r"(?!(?:Monday|Tuesday|Wednesday|Thursday|Friday|Saturday|Sunday|January|February|March|April|May|June|"
               r"July|August|September|October|November|December|Christmas|Easter|Ramadan|Diwali|Halloween|Google|"
-              r"English|Python|Fine|Good|Ok|Okay|Back|Here|Sorry|Done|Ready|Sure|Home|Lost|Confused|Tired|Not|Me)\b)")
+              r"English|Python|Fine|Good|Ok|Okay|Back|Here|Sorry|Done|Ready|Sure|Home|Lost|Confused|Tired|Not|Me|"
+              r"That|This|It|Which|Either|Both|Neither|Any|Anything|Everything|Whatever|Tomorrow|Today|Tonight|Now|"
+              r"Later|Email|Text|Kidding|Joking|Checking|Curious|Looking|Wondering|Browsing|Asking|Testing|Thanks|"
+              r"Yes|No|Yeah|Nope|Cash|Card|Coffee|Tea|Water)\b)")
 
 DEMONSTRATIVE = frozenset(
     "that that's this it it's you you're your yours there there's here here's which same exactly".split()

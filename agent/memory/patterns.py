@@ -15,7 +15,17 @@ import re
 from dataclasses import dataclass
 
 from agent.memory import lexicon
-from agent.memory.lexicon import BODY_STATE, FAMILY, NOT_NAMES, OTHERS, OWN_BEING, OWN_BODY, ROLE_NOUNS
+from agent.memory.lexicon import (
+    BODY_STATE,
+    COURTESIES,
+    FAMILY,
+    FILLERS,
+    NOT_NAMES,
+    OTHERS,
+    OWN_BEING,
+    OWN_BODY,
+    ROLE_NOUNS,
+)
 
 ANCHORED, ANYWHERE = True, False
 
@@ -272,14 +282,14 @@ ASIDE = Named(
 
 BARE_NAME = Named(
     "bare_name", ANYWHERE, re.compile(
-    r"^(?:(?:[Jj]ust |[Ii]t'?s )[A-Z][a-z]+(?: [A-Z][a-z]+)?,? please|(?:[Jj]ust |[Ii]t'?s )?[A-Z][a-z]+"
-    r"(?: [A-Z][a-z]+)?,? (?:is fine|will do|works|is good))[.!]*$|"
+    rf"^(?:(?:[Jj]ust |[Ii]t'?s ){NOT_NAMES}[A-Z][a-z]+(?: [A-Z][a-z]+)?(?:,? please)?|(?:[Jj]ust |[Ii]t'?s )?"
+    rf"{NOT_NAMES}[A-Z][a-z]+(?: [A-Z][a-z]+)?,? (?:is fine|will do|works|is good))[.!]*$|"
     r"(?:,\s*|\bbut\s+)[A-Z][a-z]+,? (?:is fine|will do|works|is good|to you|to my friends)[.!]*$|"
     r"^[Nn]ot [A-Z][a-z]+, [A-Z][a-z]+[.!]*$|"
     rf"^(?:(?:[Hh]i|[Hh]ey|[Hh]ello|[Hh]iya),? )?(?:[Ii]t'?s|[Tt]his is|[Ii]'?m) {NOT_NAMES}[A-Z][a-z]+[.!]*$"
 ),
     matches=('Just Alex please', 'Kate is fine', 'not Katherine, Kate', "hey, it's Lou", 'Dr Patel, but Anil is fine'),
-    misses=("It's Monday", 'the answer is fine', 'just checking'),
+    misses=("It's Monday", 'the answer is fine', 'just checking', 'That is fine', 'Just Kidding', 'Monday works'),
     raw=True,
 )
 
@@ -601,5 +611,19 @@ PREDICATE = Named(
     misses=('allergies are common', 'a diagnosis of asthma'),
 )
 
+
+def _alternation(words: tuple[str, ...]) -> str:
+    """The words as one group of a pattern, the longest first so that "thanks a lot" is read before "thanks"."""
+    return "(?:" + "|".join(re.escape(w) for w in sorted(words, key=len, reverse=True)) + ")"
+
+
+# The words that only frame a sentence, at its start ("honestly, ...", "btw ...") or its end ("..., thanks").
+FRAME = Named(
+    "frame", ANYWHERE,
+    re.compile(rf"^(?:{_alternation(FILLERS)}\b[,:]?\s+)+|[,.!]?\s+{_alternation(COURTESIES)}[.!]*$", re.I),
+    matches=("honestly, it's Kate", "btw just Alex please", "Alex is fine, thanks", "tbh not Katherine, Kate"),
+    misses=("actually it's Kate, not Katherine", "Sophie is fine", "sorry, Kate", "thanksgiving plans"),
+    raw=True,
+)
 
 ALL = tuple(value for value in dict(globals()).values() if isinstance(value, Named))
