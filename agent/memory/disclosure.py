@@ -29,7 +29,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from agent.memory import patterns
+from agent.memory import patterns, typos
 from agent.memory.lexicon import (
     ABOUT_ME,
     ASKING_AUX,
@@ -65,7 +65,7 @@ _CLAUSE_END = re.compile(
 
 def safety_relevant(text: str) -> bool:
     """Whether ``text`` names an allergy, intolerance, condition, disability or diet: kept whatever its length."""
-    return bool(patterns.SAFETY(" ".join(normal(text))))
+    return bool(patterns.SAFETY(" ".join(_words(text))))
 
 
 @dataclass(frozen=True)
@@ -74,6 +74,12 @@ class Reading:
 
     sentences: tuple[str, ...]
     reason: str
+
+
+def _words(text: str) -> list[str]:
+    """The words of ``text`` as the patterns read them: ``lexicon.normal``, one slip of the keyboard in a word of
+    the grammar read as the word (``agent.memory.typos``)."""
+    return typos.corrected(normal(text))
 
 
 def unframed(sentence: str) -> str:
@@ -103,7 +109,7 @@ def _strip_openers(words: list[str]) -> list[str]:
 
 
 def _clauses(sentence: str) -> list[list[str]]:
-    out = [_strip_openers(normal(c)) for c in _CLAUSE_END.split(sentence)]
+    out = [_strip_openers(_words(c)) for c in _CLAUSE_END.split(sentence)]
     return [c for c in out if c]
 
 
@@ -198,8 +204,7 @@ def _statement_discloses(words: list[str], about_someone: bool, technical: bool)
         return "a habit said without its subject"
     if patterns.DID_EXPERIENCE(text):
         return "a first-person statement without its subject"
-    if words[0].removesuffix("'s") in FAMILY_NAMES or (words[0] == "the" and len(words) > 1
-                                                         and words[1].removesuffix("'s") in FAMILY | PETS):
+    if words[0].removesuffix("'s") in FAMILY_NAMES or patterns.OWN_BY_DETERMINER(text):
         return "a statement about the user's family or pets"
     if patterns.OWN_WITHOUT_MY(text):
         return "a statement about the user's family, pets or body"
@@ -237,13 +242,13 @@ def _sentence_discloses(sentence: str, about_someone: bool, transcript: bool) ->
     people talking to each other) every statement clause that is not small talk counts: what one speaker says of
     the other is a fact about a person there, not a remark about an assistant's reply."""
     clauses = _clauses(sentence)
-    plain = " ".join(normal(sentence))
+    plain = " ".join(_words(sentence))
     if not clauses or (patterns.CODE(sentence) and not patterns.IDENTITY(plain)):
         return None
     if patterns.HYPOTHETICAL(" ".join(clauses[0])) and not patterns.ASIDE(" ".join(clauses[0])):
         return None
-    bare = unframed(sentence)
-    if patterns.CORRECTION(" ".join(normal(bare))):
+    bare = unframed(typos.corrected_text(sentence))
+    if patterns.CORRECTION(" ".join(_words(bare))):
         return "a correction of something said before"
     if patterns.BARE_NAME(bare):
         return "a name or form of address"
@@ -270,7 +275,7 @@ def _sentence_discloses(sentence: str, about_someone: bool, transcript: bool) ->
 def _has_subject(sentence: str) -> bool:
     """Whether a sentence names who it is about: the user, one of their people or pets, or a verb of its own (a
     statement whose subject chat dropped, "Moved to Lisbon"). "Shellfish" alone has none."""
-    words = normal(sentence)
+    words = _words(sentence)
     return (any(w in FIRST_PERSON or w.removesuffix("'s") in FAMILY | PETS for w in words)
             or bool(patterns.ELLIPTIC(" ".join(_strip_openers(words))) or patterns.PREDICATE(" ".join(words))))
 

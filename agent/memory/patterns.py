@@ -24,6 +24,7 @@ from agent.memory.lexicon import (
     OTHERS,
     OWN_BEING,
     OWN_BODY,
+    PETS,
     ROLE_NOUNS,
 )
 
@@ -534,6 +535,20 @@ OWN_WITHOUT_MY = Named(
     matches=("cat's called Biscuit", "toddler won't sleep through", "knee's been bad since the marathon",
              'kids are 4 and 7', 'parents are divorced'),
     misses=('kids are expensive these days', 'cats are great', 'back to the topic'),
+)
+
+
+# The user's people and pets with a determiner for "my": "the kids are at school", "both kids are at school", "the
+# two dogs", "all three boys" (boys and girls only counted: "the boys" may be anyone's), never "all kids".
+_COUNT = r"(?:two|three|four|five|six|\d+)"
+_DETERMINER = rf"(?:the|both|both of the|both the|all the|all of the|the {_COUNT}|all {_COUNT}(?: of the)?)"
+OWN_BY_DETERMINER = Named(
+    "own_by_determiner", ANCHORED,
+    re.compile(rf"^{_DETERMINER} (?:{'|'.join(sorted(FAMILY | PETS))})(?:'s)?(?= |$)|"
+               rf"^(?:both|the {_COUNT}|all {_COUNT}) (?:boys|girls|grandkids|little ones)\b"),
+    matches=("the kids are at school", "both kids are at school", "the two dogs are sick", "all three boys play",
+             "both twins start school in September", "the dog's sick again"),
+    misses=("all kids need sleep", "the boys at work", "kids are expensive", "the dogma of it"),
 )
 
 
