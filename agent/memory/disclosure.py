@@ -206,6 +206,8 @@ def _statement_discloses(words: list[str], about_someone: bool, technical: bool)
         return "a first-person statement without its subject"
     if words[0].removesuffix("'s") in FAMILY_NAMES or patterns.OWN_BY_DETERMINER(text):
         return "a statement about the user's family or pets"
+    if patterns.OWN_EVENT(text):
+        return "an event of the user's"
     if patterns.OWN_WITHOUT_MY(text):
         return "a statement about the user's family, pets or body"
     if about_someone and words[0] in {"he", "she", "they", "he's", "she's", "they're", "his", "her", "their"}:
@@ -241,6 +243,14 @@ def _sentence_discloses(sentence: str, about_someone: bool, transcript: bool) ->
     statement or, in a question or request, as what the question says on the way. In a ``transcript`` (a record of
     people talking to each other) every statement clause that is not small talk counts: what one speaker says of
     the other is a fact about a person there, not a remark about an assistant's reply."""
+    said = unframed(typos.corrected_text(sentence))
+    material = patterns.MATERIAL(said)
+    if material:  # "proofread: I has been ...": what is to be edited says nothing of the user
+        sentence = said[: material.end()]
+    sentence = patterns.QUOTED.regex.sub(" a quote ", sentence)
+    read = " ".join(_words(sentence))
+    if (patterns.SARCASM(sentence) or patterns.FICTION(read) or patterns.FORTUNE(read)) and not safety_relevant(read):
+        return None
     clauses = _clauses(sentence)
     plain = " ".join(_words(sentence))
     if not clauses or (patterns.CODE(sentence) and not patterns.IDENTITY(plain)):

@@ -25,7 +25,8 @@ SPELLINGS = {
 }
 
 EXPANSIONS = {"i'm": ["i", "am"], "i've": ["i", "have"], "i'd": ["i", "would"], "i'll": ["i", "will"],
-              "we're": ["we", "are"], "we've": ["we", "have"], "we'll": ["we", "will"], "we'd": ["we", "would"]}
+              "we're": ["we", "are"], "we've": ["we", "have"], "we'll": ["we", "will"], "we'd": ["we", "would"],
+              "dunno": ["don't", "know"]}
 
 FIRST_PERSON = frozenset("i me my mine myself we us our ours ourselves".split())
 
@@ -165,7 +166,9 @@ ROLE_NOUNS = (
     r"illustrator|sculptor|potter|composer|violinist|cellist|carpenter|joiner|bricklayer|labourer|laborer|"
     r"housekeeper|cook|dietitian|dietician|nutritionist|psychologist|psychiatrist|social worker|youth worker|"
     r"support worker|care worker|healthcare assistant|teaching assistant|phd student|medic|gp|radiographer|"
-    r"sonographer|optometrist|podiatrist|chiropractor|osteopath|hygienist|dental nurse|vet nurse|zookeeper"
+    r"sonographer|optometrist|podiatrist|chiropractor|osteopath|hygienist|dental nurse|vet nurse|zookeeper|"
+    r"president|vice president|vp|ceo|cto|cfo|coo|executive|partner|principal|headteacher|chair|chairman|"
+    r"chairwoman|supervisor|coordinator|specialist|strategist|advisor|adviser|associate"
 )
 
 # Chat drops "my" before the user's own people, pets and body, and then a singular noun without an article is

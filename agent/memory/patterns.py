@@ -62,12 +62,16 @@ RECALL = Named(
     r"said|mention)|remind me\b|what do you know\b|tell me (?:what you know|about me|about myself)"
     r"|(?:what|how much) (?:else )?(?:do|did) you (?:know|remember|recall)(?: about)? (?:me|my|what|where|when|who)\b"
     r"|am i\b|(?:do|did|have) i (?:have|own|like|live|work|tell|say|mention|study|go by)\b"
+    # "is my dog a beagle?", "is my sister still in Leeds?", "was my son's name Theo?": asks the assistant to confirm
+    r"|(?:is|are|was|were) (?:my|our) (?:[\w']+ ){1,2}?(?:a|an|called|named|still|really|the one)\b"
+    r"|(?:is|was) (?:my|our) [\w']+'s (?:name|birthday|surname|age)\b"
     r"|tell me again\b|tell me my\b|(?:list|tell me|give me|show me|say) (?:everything |all |what )?(?:you know|you "
     r"remember|you have on|you've got on)\b)"
 ),
-    matches=('where do I live?', "what's my daughter's name?", 'remind me what I said about the trip',
-             'do you remember my dog?', 'am I allergic to anything?'),
-    misses=('where can I buy cheap flights?', 'what is a good name for a dog?', 'how do I get my daughter to sleep?'),
+    matches=("is my dog a beagle?", "is my sister still in Leeds?", "where do I live?", "what's my daughter's name?",
+             "remind me what I said about the trip", "do you remember my dog?", "am I allergic to anything?"),
+    misses=("is my dog allowed to eat grapes?", "where can I buy cheap flights?", "what is a good name for a dog?",
+            "how do I get my daughter to sleep?"),
 )
 
 
@@ -297,9 +301,12 @@ BARE_NAME = Named(
 
 HYPOTHETICAL = Named(
     "hypothetical", ANCHORED, re.compile(
-    r"^(?:if|suppose|supposing|imagine|hypothetically|assuming|assume|say|let's say|lets say|what if|pretend)\b"
+    r"^(?:if|suppose|supposing|imagine|hypothetically|assuming|assume|say|let's say|lets say|what if|pretend|"
+    r"picture|in (?:a|an) (?:parallel|alternate|alternative|other) (?:universe|world|life|timeline)|in another life|"
+    r"for (?:argument's|the sake of argument)|let us pretend)\b"
 ),
-    matches=('suppose I have 3 apples', "imagine I'm a pirate", 'what if I moved to Mars',
+    matches=("picture this", "in a parallel universe I'd be a chef", "suppose I have 3 apples", "imagine I'm a pirate",
+             "what if I moved to Mars",
              'say I had a million pounds'),
     misses=('I suppose so', 'saying goodbye is hard', "I imagine it's cold there"),
 )
@@ -513,6 +520,8 @@ SITUATION = Named(
     r"^(?:nearly|almost|turning|turned|just turned) \d{1,3}\b(?! (?:degrees|percent)\b)|"
     r"^(?:male|female|non binary|nonbinary|trans (?:man|woman))$|"
     r"^no (?:kids|children|pets|car|siblings|partner)\b(?! (?:policy|allowed|rule)s?\b)|^semi retired\b|"
+    r"^(?:a |an )?(?:\d+|half an?|an?|one|two|three|ten|twenty|forty) ?(?:min|mins|minute|minutes|hour|hours|hr|hrs|"
+    r"mile|miles|km)? commute\b|"
     r"^(?:a bit |quite |very |slightly )?(?:overweight|underweight|obese|unfit|out of shape|menopausal|"
     r"perimenopausal|postpartum|infertile)\b"
 ),
@@ -530,11 +539,15 @@ OWN_WITHOUT_MY = Named(
     rf"^{OWN_BODY}(?:'s {BODY_STATE}| (?:hurts|aches|flared|keeps|won't|has been|is {BODY_STATE})\b)|"
     r"^(?:kids|children|parents|in laws|twins|grandparents|step kids|stepkids|periods|knees|eyes|ears) "
     r"(?:are|were) (?:\d+|both|all|divorced|separated|visiting|staying|away|off|home|grown|at|in|coming|really|"
-    r"getting|still)\b"
+    r"getting|still)\b|"
+    # "kids go to Greenfield Primary": a school of their own, while "kids go to school at 5 in France" is the world's
+    r"^(?:kids|children|twins|stepkids|step kids) (?:(?:both )?(?:go|went) to|attend|attended) "
+    r"(?!school\b|bed\b|sleep\b)[a-z]+ (?:primary|secondary|school|academy|high|elementary|middle|nursery|college|"
+    r"montessori)\b"
 ),
-    matches=("cat's called Biscuit", "toddler won't sleep through", "knee's been bad since the marathon",
-             'kids are 4 and 7', 'parents are divorced'),
-    misses=('kids are expensive these days', 'cats are great', 'back to the topic'),
+    matches=("kids go to Greenfield Primary", "cat's called Biscuit", "toddler won't sleep through",
+             "knee's been bad since the marathon", "kids are 4 and 7", "parents are divorced"),
+    misses=("kids are expensive these days", "cats are great", "back to the topic", "kids go to school at 5 in France"),
 )
 
 
@@ -624,6 +637,104 @@ PREDICATE = Named(
     re.compile(r"^(?:\w+ )?(?:(?:allergic|intolerant|sensitive) to|diagnosed with|pregnant with)\b"),
     matches=('allergic to nuts', 'diagnosed with asthma in May', 'severely allergic to bees'),
     misses=('allergies are common', 'a diagnosis of asthma'),
+)
+
+
+# What the user asks to be edited, checked or translated is material, not a statement: "proofread: I has been ...",
+# "grammar check pls: my husband and me went ...", "is this correct: ...". The sentence is read up to the colon.
+MATERIAL = Named(
+    "material", ANCHORED,
+    re.compile(
+        r"^(?:(?:can|could|would) you |please |pls |plz )?(?:(?:please |pls )?(?:proof ?read|grammar check|"
+        r"spell ?check|check|fix|correct|translate|rephrase|rewrite|reword|paraphrase|polish|improve|edit|"
+        r"tidy up|clean up|shorten)\b[^:\n]{0,40}|is (?:this|that|it|the following) (?:sentence |phrase |text )?"
+        r"(?:correct|right|grammatical|good english|ok|okay|natural|proper english)[^:\n]{0,20}|"
+        r"(?:grammar|spelling|punctuation)(?: check)?[^:\n]{0,20}|how (?:do|would) (?:you|i) say)[?]?\s*:\s*(?=\S)",
+        re.I),
+    matches=("proofread: I has been working", "grammar check pls: my husband and me went", "is this correct: I am",
+             "can you check the grammar: I has went to school", "translate to French: I live in Lyon"),
+    misses=("I proofread books for a living", "check this out, I got a new job", "note: I'm vegan"),
+    raw=True,
+)
+# Words in quotation marks, two or more of them, are someone's line or a text to work on: "'I'm the king of the
+# world!' best movie line ever", "\"we all live in a yellow submarine\", which album?".
+QUOTED = Named(
+    "quoted", ANYWHERE,
+    re.compile(r"(?<!\w)[\"“][^\"”\n]*\s[^\"”\n]*[\"”]|(?<!\w)['‘](?=\S)[^\n]*?\s[^\n]*?(?<=\S)['’](?!\w)"),
+    matches=('"I think therefore I am" said Descartes', "'I'm the king of the world!' best line", "“I have a dream”"),
+    misses=("call me 'Bex'", "I'm vegan and I don't eat eggs", "my kids' school"),
+    raw=True,
+)
+# Sarcasm says the opposite of a fact: "oh sure, I just LOVE waiting two hours", "yeah because I'm definitely a
+# millionaire lol", "great, another Monday, my favourite thing in the world", "I *adore* waiting on hold", "/s".
+SARCASM = Named(
+    "sarcasm", ANYWHERE,
+    re.compile(
+        r"(?:^|\s)/s\s*$|\*(?:love|adore|enjoy|like)\w*\*|(?-i:\bjust (?:LOVE|ADORE)\b)|"
+        r"^(?:(?:oh|ah|yeah|well),? )?(?:sure|great|yay|wow|fantastic|wonderful|brilliant|perfect|lovely|right|"
+        r"of course)\b[,!.]+ .*\b(?:(?:just|really|absolutely|totally) (?:love|adore|enjoy)|favou?rite thing|"
+        r"best (?:part|thing) of my|definitely|totally|obviously|clearly|can't wait)\b|"
+        r"^(?:(?:oh|ah),? )?(?:yeah|sure|oh),? (?:because|cause|cos|coz|as if)\b|"
+        r"^oh (?:great|sure|joy|goody|wonderful|fantastic|brilliant|perfect|lovely)\b[,!.]+ .*\b(?:love|adore|enjoy)\b|"
+        r"\b(?:favou?rite|best) thing in the (?:whole )?world\b(?=.*\b(?:another|again|waiting|queue|traffic|"
+        r"monday|taxes|dmv|hold)\b)",
+        re.I),
+    matches=("oh sure, I just LOVE waiting two hours at the DMV", "yeah because I'm definitely a millionaire lol",
+             "great, another Monday, my favourite thing in the world", "oh I just *adore* waiting on hold",
+             "I love meetings /s", "oh great, I love being ignored"),
+    misses=("great, I'm moving to Lisbon next month", "I just love being a mum", "yeah I'm vegan because of my health",
+            "my favourite thing in the world is my dog"),
+    raw=True,
+)
+# What the stars, the cards or a fortune say of the user is no fact about them: "my horoscope says I'll meet someone",
+# "according to my tarot reading I'm going to be rich".
+FORTUNE = Named(
+    "fortune", ANYWHERE,
+    re.compile(r"\b(?:(?:my|the|today's|this week's|this month's|a) (?:\w+ )?(?:horoscope|stars|star sign|tarot|"
+               r"tarot reading|tarot cards|cards|fortune|fortune cookie|fortune teller|palm reading|reading|psychic|"
+               r"astrologer|astrology app|birth chart) (?:says|said|reckons|predicts|predicted|told me|tells me|"
+               r"claims|thinks)|according to (?:my|the) (?:\w+ )?(?:horoscope|stars|tarot|cards|fortune|psychic|"
+               r"astrologer|birth chart|star sign))\b"),
+    matches=("my horoscope says I'll meet someone new", "according to my horoscope I'm going to be rich",
+             "the tarot cards told me I'd travel"),
+    misses=("my horoscope app is fun", "I'm a Scorpio", "my doctor says I'm fine"),
+)
+# A story the user writes, a game they run: what its people are and do is not the user's ("in my novel the heroine
+# is a baker").
+FICTION = Named(
+    "fiction", ANCHORED,
+    re.compile(r"^(?:in|for) (?:my|our|the|a) (?:\w+ )?(?:novel|story|book|screenplay|script|short story|fanfic|"
+               r"fan fiction|comic|play|campaign|game|dnd campaign|d d campaign|world|universe|manuscript|draft)\b"),
+    matches=("in my novel the heroine, Anna, is a baker in Prague", "for my story my main character is a nurse"),
+    misses=("in my job I write novels", "I'm writing a novel", "my novel comes out in May"),
+)
+# The user's own events named without "my", with when or where they are: "the recital is the day after tomorrow",
+# "the wedding's in Lisbon, 3rd of May", "Flight to Seoul leaves at 6:40 on Saturday", "Dentist thursday at 10",
+# "shift starts at 6 tomorrow", "bday is 11 March". A public event ("the world cup final is on sunday") is none.
+_EVENTS = (r"(?:wedding|recital|interview|job interview|exam|exams|final exam|test|driving test|appointment|surgery|"
+           r"operation|op|flight|shift|dentist|doctor|doctor's|doctors|gp|check ?up|scan|funeral|graduation|viva|"
+           r"presentation|audition|gig|race|marathon|court date|hearing|party|birthday|bday|anniversary|move|"
+           r"moving day|trip|holiday|vacation|honeymoon|meeting|conference|deadline|due date|results|first day|"
+           r"concert|recital|play date|playdate|parents evening|school run|physio|therapy|session|lesson|class|"
+           r"induction|orientation|defence|defense|hen do|stag do|baby shower|christening|bar mitzvah|bat mitzvah)")
+_WHEN = (r"(?:today|tomorrow|tonight|day after tomorrow|next|this|on|at|in|from|until|till|by|monday|tuesday|"
+         r"wednesday|thursday|friday|saturday|sunday|mon|tue|tues|wed|thu|thurs|fri|sat|sun|weekend|morning|evening|"
+         r"afternoon|noon|midday|january|february|march|april|may|june|july|august|september|october|november|"
+         r"december|jan|feb|mar|apr|jun|jul|aug|sep|sept|oct|nov|dec|\d{1,2}(?:st|nd|rd|th)?|\d{1,2} \d{2}|"
+         r"\d{1,2}(?:am|pm))")
+OWN_EVENT = Named(
+    "own_event", ANCHORED,
+    re.compile(rf"^(?:the |our |my )?(?:\w+ )?{_EVENTS}(?:'s)?(?: (?:to|in|with|for) [a-z]+(?: [a-z]+)?)?"
+               rf"(?: (?:is|was|will be|starts|started|begins|leaves|lands|got moved|got postponed|got cancelled|"
+               rf"moved|has been moved|went|goes|got|finishes|ends|are|were))?(?: (?:really|all|so|pretty|quite))?"
+               rf"(?: the)? {_WHEN}\b|"
+               rf"^(?:the |our |my )?(?:\w+ )?{_EVENTS}(?:'s)? (?:went|is going|was|were)(?: really| so| pretty|"
+               r" very)? (?:well|badly|great|fine|ok|okay|awful|terribly|amazing|brilliantly)\b"),
+    matches=("the recital is the day after tomorrow", "the wedding's in Lisbon, 3rd of May", "Dentist thursday at 10",
+             "Flight to Seoul leaves at 6:40 on Saturday", "shift starts at 6 tomorrow", "bday is 11 March",
+             "interview went really well"),
+    misses=("the world cup final is on sunday", "weddings are expensive", "the flight was cheap",
+            "a meeting is a waste of time"),
 )
 
 
