@@ -173,8 +173,10 @@ _MEASURE = (r"(?:[$£€]\d|\d+(?:st|nd|rd|th|x|%|am|pm|s|k)(?!\w)|\d+[/:]\d+(?!
             r"weeks?|months?|years?|minutes?|seconds?|miles?|km|inch(?:es)?|foot|feet|kg|lbs?|points?|steps?|parts?|"
             r"pages?|words?|times?|percent|degrees?)(?!\w))")
 _STRONG = _STRONG.replace("{_MEASURE}", _MEASURE)
-_VERB = r"(?:is|was|are|were|will be|has been|is now|now is|'s|’s|=|:|->|changed to|set to|reads|becomes|became)"
-_PREP = r"(?:at|for|to|of|on|in|from|with|by)"
+# The verbs and prepositions of the languages whose names of a password ``_WORDY`` reads ("la contraseña del wifi es").
+_VERB = (r"(?:is|was|are|were|will be|has been|is now|now is|'s|’s|=|:|->|changed to|set to|reads|becomes|became|"
+         r"(?<!\w)(?:es|est|ist|é|è|jest|är|er)(?!\w))")
+_PREP = r"(?:at|for|to|of|on|in|from|with|by|del|de|du|des|von|vom|da|do|di|för|til)"
 # The forms of a credential said in words, compiled on the first line that names one (it takes 30 ms, which every
 # command would otherwise pay at start).
 _SAID_FORMS = (
@@ -276,7 +278,8 @@ _ID_NAMES = (r"ssn|social security(?: number| no)?|national insurance(?: number|
              r"passport(?: number| no)|(?:driver'?s |driving )licen[cs]e(?: number| no)|tax (?:id|number|code)|"
              r"itin|iban|sort code|(?:bank )?account (?:number|no)|routing number|medicare number|"
              r"nhs number|personal (?:id|identity) number|id (?:number|no)|bsn|pesel|aadhaar|sin number|"
-             r"social insurance number|steuer-?id|codice fiscale|dni|nif|curp|cpf")
+             r"social insurance number|steuer-?id|codice fiscale|dni|nif|curp|cpf|personnummer|personal number|"
+             r"henkilötunnus|cpr(?: number| nummer)?|fødselsnummer|rijksregisternummer|pps(?: number| no)")
 _NAMED_NUMBER = re.compile(
     rf"\b(?:{_ID_NAMES})\b\s*(?:is|was|:|=|#|number|no\.?)?\s*[a-z]{{0,2}}[ -]?(?:\d[ -]?){{3}}",
     re.IGNORECASE,
@@ -338,9 +341,14 @@ def card_number(text: str) -> bool:
     return False
 
 
+# An Italian codice fiscale: six letters of the name, the year, a month letter, the day, a place and a check letter.
+_FISCAL_CODE = re.compile(r"\b[A-Z]{6}\d{2}[A-EHLMPR-T]\d{2}[A-Z]\d{3}[A-Z]\b", re.IGNORECASE)
+
+
 def identity_number(text: str) -> bool:
     """A number that opens an account or proves an identity (``matching`` view)."""
-    return bool(_NAMED_NUMBER.search(text) or _SSN.search(text) or _NINO.search(text)) or _iban(text)
+    return (bool(_NAMED_NUMBER.search(text) or _SSN.search(text) or _NINO.search(text) or _FISCAL_CODE.search(text))
+            or _iban(text))
 
 
 def secret(text: str) -> bool:
