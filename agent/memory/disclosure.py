@@ -245,7 +245,9 @@ def _sentence_discloses(sentence: str, about_someone: bool, transcript: bool) ->
     the other is a fact about a person there, not a remark about an assistant's reply."""
     said = unframed(typos.corrected_text(sentence))
     material = patterns.MATERIAL(said)
-    if material:  # "proofread: I has been ...": what is to be edited says nothing of the user
+    # "proofread: I has been ...": what is to be edited says nothing of the user, unless it is a safety fact, which
+    # is not lost for the frame it came in ("fix the spelling: I am alergic to nuts")
+    if material and not safety_relevant(said[material.end() :]):
         sentence = said[: material.end()]
     sentence = patterns.QUOTED.regex.sub(" a quote ", sentence)
     read = " ".join(_words(sentence))

@@ -542,8 +542,8 @@ OWN_WITHOUT_MY = Named(
     r"getting|still)\b|"
     # "kids go to Greenfield Primary": a school of their own, while "kids go to school at 5 in France" is the world's
     r"^(?:kids|children|twins|stepkids|step kids) (?:(?:both )?(?:go|went) to|attend|attended) "
-    r"(?!school\b|bed\b|sleep\b)[a-z]+ (?:primary|secondary|school|academy|high|elementary|middle|nursery|college|"
-    r"montessori)\b"
+    r"(?!school\b|bed\b|sleep\b)(?:[a-z']+ ){1,3}(?:primary|secondary|school|academy|high|elementary|middle|"
+    r"nursery|college|montessori)\b"
 ),
     matches=("kids go to Greenfield Primary", "cat's called Biscuit", "toddler won't sleep through",
              "knee's been bad since the marathon", "kids are 4 and 7", "parents are divorced"),
