@@ -14,7 +14,7 @@ for another is not read as a slip: "began" is not "vegan". Pure, deterministic a
 from __future__ import annotations
 
 import re
-from functools import cache
+from functools import cache, lru_cache
 
 from agent.memory import lexicon, patterns
 
@@ -79,10 +79,17 @@ def meant(word: str) -> str:
     return word
 
 
+@lru_cache(maxsize=1024)
 def corrected_text(text: str) -> str:
-    """``text`` as typed, case kept, with each slip read as the word meant (for the patterns that read case)."""
-    return _LETTERS.sub(lambda m: meant(m.group().lower()) if meant(m.group().lower()) != m.group().lower()
-                        else m.group(), text)
+    """``text`` as typed, case kept, with each slip read as the word meant (for the patterns that read case).
+    Cached: a turn is read by the refusal, the gate and the disclosure grammar, each asking for it."""
+    return _LETTERS.sub(lambda m: _as_typed(m.group()), text)
+
+
+def _as_typed(word: str) -> str:
+    lower = word.lower()
+    fixed = meant(lower)
+    return word if fixed == lower else fixed
 
 
 _LETTERS = re.compile(r"[A-Za-z]+")
