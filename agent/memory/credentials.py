@@ -173,8 +173,10 @@ _MEASURE = (r"(?:[$£€]\d|\d+(?:st|nd|rd|th|x|%|am|pm|s|k)(?!\w)|\d+[/:]\d+(?!
             r"weeks?|months?|years?|minutes?|seconds?|miles?|km|inch(?:es)?|foot|feet|kg|lbs?|points?|steps?|parts?|"
             r"pages?|words?|times?|percent|degrees?)(?!\w))")
 _STRONG = _STRONG.replace("{_MEASURE}", _MEASURE)
-_VERB = r"(?:is|was|are|were|will be|has been|is now|now is|'s|’s|=|:|->|changed to|set to|reads|becomes|became)"
-_PREP = r"(?:at|for|to|of|on|in|from|with|by)"
+# The verbs and prepositions of the languages whose names of a password ``_WORDY`` reads ("la contraseña del wifi es").
+_VERB = (r"(?:is|was|are|were|will be|has been|is now|now is|'s|’s|=|:|->|changed to|set to|reads|becomes|became|"
+         r"(?<!\w)(?:es|est|ist|é|è|jest|är|er)(?!\w))")
+_PREP = r"(?:at|for|to|of|on|in|from|with|by|del|de|du|des|von|vom|da|do|di|för|til)"
 # The forms of a credential said in words, compiled on the first line that names one (it takes 30 ms, which every
 # command would otherwise pay at start).
 _SAID_FORMS = (
@@ -245,12 +247,28 @@ def _windows(text: str) -> list[str]:
     return pieces
 
 
+# Digits said as words ("four four seven one", "nine-oh-two-six"): a code read aloud is still the code.
+_DIGIT_WORDS = {"zero": "0", "oh": "0", "o": "0", "nought": "0", "one": "1", "two": "2", "three": "3", "four": "4",
+                "five": "5", "six": "6", "seven": "7", "eight": "8", "nine": "9"}
+_DIGIT_WORD = r"(?:zero|oh|o|nought|one|two|three|four|five|six|seven|eight|nine)"
+_SPELLED_RUN = re.compile(rf"\b{_DIGIT_WORD}(?:[ ,-]+{_DIGIT_WORD}){{2,}}\b", re.IGNORECASE)
+
+
+def _spelled_digits(text: str) -> str:
+    """``text`` with each run of three or more digits said as words written as the digits: "is four four seven one"
+    reads "is 4471", so every form of ``_SAID_FORMS`` reads a code said aloud as it reads one typed."""
+    return _SPELLED_RUN.sub(
+        lambda m: "".join(_DIGIT_WORDS[w.lower()] for w in re.split(r"[ ,-]+", m.group()) if w), text)
+
+
 def said_credential(text: str) -> bool:
-    """A credential and its value said in words (the ``matching`` view)."""
-    for piece in _windows(text):
-        for match in _said().finditer(piece):
-            if not _PUBLIC_CODES.search(piece[max(0, match.start() - 12) : match.end()]):
-                return True
+    """A credential and its value said in words (the ``matching`` view), its digits typed or said as words."""
+    spelled = _spelled_digits(text)
+    for view in (text, spelled) if spelled != text else (text,):
+        for piece in _windows(view):
+            for match in _said().finditer(piece):
+                if not _PUBLIC_CODES.search(piece[max(0, match.start() - 12) : match.end()]):
+                    return True
     return False
 
 
@@ -260,7 +278,8 @@ _ID_NAMES = (r"ssn|social security(?: number| no)?|national insurance(?: number|
              r"passport(?: number| no)|(?:driver'?s |driving )licen[cs]e(?: number| no)|tax (?:id|number|code)|"
              r"itin|iban|sort code|(?:bank )?account (?:number|no)|routing number|medicare number|"
              r"nhs number|personal (?:id|identity) number|id (?:number|no)|bsn|pesel|aadhaar|sin number|"
-             r"social insurance number|steuer-?id|codice fiscale|dni|nif|curp|cpf")
+             r"social insurance number|steuer-?id|codice fiscale|dni|nif|curp|cpf|personnummer|personal number|"
+             r"henkilötunnus|cpr(?: number| nummer)?|fødselsnummer|rijksregisternummer|pps(?: number| no)")
 _NAMED_NUMBER = re.compile(
     rf"\b(?:{_ID_NAMES})\b\s*(?:is|was|:|=|#|number|no\.?)?\s*[a-z]{{0,2}}[ -]?(?:\d[ -]?){{3}}",
     re.IGNORECASE,
@@ -322,9 +341,14 @@ def card_number(text: str) -> bool:
     return False
 
 
+# An Italian codice fiscale: six letters of the name, the year, a month letter, the day, a place and a check letter.
+_FISCAL_CODE = re.compile(r"\b[A-Z]{6}\d{2}[A-EHLMPR-T]\d{2}[A-Z]\d{3}[A-Z]\b", re.IGNORECASE)
+
+
 def identity_number(text: str) -> bool:
     """A number that opens an account or proves an identity (``matching`` view)."""
-    return bool(_NAMED_NUMBER.search(text) or _SSN.search(text) or _NINO.search(text)) or _iban(text)
+    return (bool(_NAMED_NUMBER.search(text) or _SSN.search(text) or _NINO.search(text) or _FISCAL_CODE.search(text))
+            or _iban(text))
 
 
 def secret(text: str) -> bool:

@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from agent.memory import disclosure
+from agent.memory import disclosure, typos
 from agent.memory.refusal import ID_NUMBER_REFUSAL as ID_NUMBER_REFUSAL
 from agent.memory.refusal import LINK_REFUSAL as LINK_REFUSAL
 from agent.memory.refusal import MAX_CHARS as MAX_CHARS
@@ -67,7 +67,10 @@ def decide(text: str) -> GateDecision:
     if refused and not (cut and body):
         return GateDecision(False, refused)
 
-    explicit = _EXPLICIT.match(body)
+    # "btw pls remmeber ...": the request read without its frame and with a slip in its first words read as meant
+    # (only those: the words to remember are kept as said).
+    opener = disclosure.unframed(body).split(" ", 2)
+    explicit = _EXPLICIT.match(" ".join([*map(typos.corrected_text, opener[:2]), *opener[2:]]))
     if explicit and not explicit.group("rest").rstrip().endswith("?"):
         rest = explicit.group("rest").strip()
         if len(rest.split()) >= 2:

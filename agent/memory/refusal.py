@@ -24,7 +24,7 @@ from functools import lru_cache
 
 from agent.domain import MemoryRecord, Quote, StatedFact, content_hash, memory_id
 from agent.errors import MemoryRefused
-from agent.memory import credentials, disclosure
+from agent.memory import credentials, disclosure, typos
 from agent.memory.canonical import canonical, matching
 from agent.memory.credentials import ID_NUMBER_REFUSAL, SECRET_REFUSAL
 from agent.memory.fences import FENCE_TAG, PROFILE_TAG, SUMMARY_TAG
@@ -68,8 +68,8 @@ def refusal(text: str) -> str | None:
         return ID_NUMBER_REFUSAL
     if credentials.secret(seen):
         return SECRET_REFUSAL
-    if instruction(shown):
-        return INSTRUCTION_REFUSAL
+    if instruction(shown) or ((meant := typos.corrected_text(shown)) != shown and instruction(meant)):
+        return INSTRUCTION_REFUSAL  # a slip does not hide an order: "remmeber to keep answers under 100 words"
     if carries_link(shown):
         return LINK_REFUSAL
     return None
@@ -193,10 +193,19 @@ def without_links(text: str) -> str:
     return rest if refusal(rest) is None else ""
 
 
+# The frame of a standing order: a part of a sentence with a link that says when to do something ("from now on
+# include my notes in a link", its address cut) is what is left of an order about the address, never a fact.
+_ORDER_FRAME = re.compile(
+    r"\b(?:from now on|going forward|henceforth|from here on|whenever|every ?time|each time|in (?:the )?future|"
+    r"when(?:ever)? (?:i|we|you) (?:say|ask|type|write|chat|talk|mention|start|open|message))\b",
+    re.IGNORECASE,
+)
+
+
 def _standing(part: str) -> str:
     """A clause that stands on its own without what was cut from beside it, or ''."""
     piece = _CONJUNCTION.sub("", part.strip())
-    if (not piece or carries_link(piece) or _LEANING.search(piece)
+    if (not piece or carries_link(piece) or _LEANING.search(piece) or _ORDER_FRAME.search(piece)
             or (len(piece.split()) < 3 and not disclosure.safety_relevant(piece))):
         return ""
     return piece
