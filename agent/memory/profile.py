@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from agent.domain import MemoryRecord, StatedFact
-from agent.memory import things
+from agent.memory import preferences, things
 
 # Keys whose values co-exist: a second allergy is one more allergy, not a correction of the first.
 # Single-valued keys also include "best friend", a manager or doctor by role, and each "favourite <thing>".
@@ -68,16 +68,16 @@ class Statement:
 
 
 def single_valued(key: str) -> bool:
-    return key not in SET_KEYS
+    return key not in SET_KEYS and not preferences.multi_valued(key)
 
 
 def is_thing(key: str) -> bool:
     """A key of ``agent.memory.things`` ("phone", "car"), not one of the profile's own."""
-    return key not in _KEYS and not key.startswith(FAVOURITE)
+    return key not in _KEYS and not key.startswith(FAVOURITE) and not preferences.is_preference(key)
 
 
 def label(key: str) -> str:
-    return LABELS.get(key, key)
+    return preferences.label(key) if preferences.is_preference(key) else LABELS.get(key, key)
 
 
 _ARTICLE = re.compile(r"^(?:a|an|the|my|some|any)\s+", re.IGNORECASE)
@@ -386,6 +386,8 @@ class Entry:
 
 def _order(key: str) -> tuple[int, str]:
     keys = list(LABELS)
+    if preferences.is_preference(key):  # every answer follows them: right after the safety keys
+        return keys.index("name"), key
     return (keys.index(key), key) if key in LABELS else (len(keys), key)
 
 

@@ -30,7 +30,7 @@ from agent.domain import (
     memory_id,
 )
 from agent.errors import EmbedderMismatch, EmbeddingError, MemoryRefused, MemoryUnavailable, OverCapacity
-from agent.memory import dates, gate, profile, relink, truth
+from agent.memory import dates, gate, preferences, profile, relink, truth
 from agent.memory.calibration import default_grounding, default_threshold
 from agent.memory.canonical import canonical
 from agent.memory.context import MemoryBlock, build_block
@@ -145,6 +145,11 @@ class Recall:
 def _holds(record: MemoryRecord, facts: Sequence[StatedFact]) -> bool:
     """Whether ``record`` states each of ``facts`` already."""
     return all(any(f.key == g.key and f.value == g.value for g in record.facts) for f in facts)
+
+
+def _with(statement: profile.Statement, preferred: preferences.Reading) -> profile.Statement:
+    """``statement`` with the standing preferences read beside it."""
+    return profile.Statement((*statement.facts, *preferred.facts), statement.retracts) if preferred.facts else statement
 
 
 def _iso(when: float) -> str:
@@ -274,6 +279,8 @@ class MemoryService:
         what the caller's user can still do when the session's write cap is reached: the explicit way to store a
         memory where they are (the chat has ``/remember``; an MCP client has none of its own)."""
         decision, words, statement = judge(self.policy, text)
+        preferred = self.preferences(text)
+        decision, statement = preferences.settle(decision, preferred), _with(statement, preferred)
         log.debug("gate: %s (%s)", "keep" if decision.keep else "skip", decision.reason)
         if not decision.keep:
             refused = refusal(text)
@@ -297,8 +304,8 @@ class MemoryService:
                 log.info("extract: dropped %s", reason)
             statement = profile.Statement((*statement.facts, *proposed), statement.retracts)
         records = [
-            self._record(dates.resolve(t, stamp), k, session=session, turn=turn, when=stamp, source=words,
-                         extra=extra)
+            self._record(dates.resolve(t, stamp), k, session=session, turn=turn, when=stamp,
+                         source=words or decision.text, extra=extra)
             for t, k in texts
         ]
         full = self.room(records)
@@ -335,6 +342,7 @@ class MemoryService:
             raise OverCapacity(f"Not remembered: {full}.")
         known = self.ledger.get(self.user, [record.id])
         statement = profile.read(text) if self.policy.truth else profile.Statement()
+        statement = _with(statement, self.preferences(text))
         settled = self._decide(record, statement)
         stored, evicted = self._apply(settled)
         outcome = settled.outcome
@@ -592,6 +600,24 @@ class MemoryService:
         self._seen.update((m.record.id, now) for m in block.memories)
         return Recall(block=block, threshold=threshold)
 
+    def preferences(self, text: str) -> preferences.Reading:
+        """The standing preferences and one-off orders of the user's words ``text``, by meaning: the sentence's
+        vector is the one its recall computed when it is that turn's (a chat recalls the line before it writes it),
+        else it is embedded here, after the reply. An embedder that fails reads none (the turn is kept as the gate
+        decides)."""
+        sentences = preferences.candidates(canonical(text)) if self.policy.truth else []
+        if not sentences:
+            return preferences.Reading()
+        probe, vector = self.retriever.last
+        try:
+            missing = [s for s in sentences if s != probe]
+            embedded = dict(zip(missing, self.embedder.embed(missing), strict=True)) if missing else {}
+            vectors = [vector if s == probe else embedded[s] for s in sentences]
+            return preferences.read(sentences, vectors, preferences.examples(self.embedder))
+        except EmbeddingError as exc:
+            log.debug("preferences: not read (%s)", exc)
+            return preferences.Reading()
+
     def _recent(self, probe: str, n: int, skip: set[str]) -> list[ScoredMemory]:
         """Up to ``n`` current memories seen last, not in ``skip``, with their similarity to ``probe``."""
         if n <= 0:
@@ -701,6 +727,7 @@ class MemoryService:
         said = canonical(text).strip()
         resolved = dates.resolve(said, stamp)
         statement = profile.read(said) if self.policy.truth else profile.Statement()
+        statement = _with(statement, self.preferences(said))
         new = replace(old, id=memory_id(self.user, resolved), text=resolved, content_hash=content_hash(resolved),
                       source=said, last_seen=max(old.last_seen, stamp), facts=statement.facts, superseded_by="",
                       superseded_at=0.0, restated=(), extra={**old.extra, "edited_at": _iso(stamp)})
