@@ -62,6 +62,10 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
         "replies in Italian please",
         "can we keep the conversation in Dutch from here on",
         "write to me in English even if I write in Polish",
+        "antworte mir bitte immer auf Deutsch",
+        "réponds-moi toujours en français, s'il te plaît",
+        "fala comigo sempre em português",
+        "rispondimi in italiano per favore",
     ),
     "format": (
         "I like bullet points in answers",

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from threading import Lock
 
 import numpy as np
@@ -51,7 +51,7 @@ LABELS: dict[str, str] = {
     "language": "preferred reply language",
     "format": "preferred answer format",
     "tone": "preferred tone",
-    "food": "food to leave out of suggestions, or wanted in them",
+    "food": "food in suggestions",
     "code": "preferred code in examples",
 }
 # A sentence is about an aspect when its nearest example is one, at least this close (MiniLM: the examples of one
@@ -70,7 +70,7 @@ MAX_CHARS = 300
 _ONE_OFF = re.compile(
     r"\b(?:this|that|the next|the last|your last|the previous) (?:time|once|one|answer|reply|response|message|"
     r"question|email|text|list|draft|paragraph|summary|bit|part)\b|\b(?:just |only )?(?:this|that) once\b|"
-    r"\bjust once\b|\bfor now\b(?=.*\?)|\bagain\b|\bright now\b|\binstead\b|\bfor (?:this|that|these|those)\b|"
+    r"\bjust once\b|\bfor now\b(?=.*\?)|\bagain\b|\bright now\b|\bfor (?:this|that|these|those)\b|"
     r"\b(?:make|turn|put|rewrite|write|redo|format|translate|convert|summari[sz]e|list|shorten|expand|explain|"
     r"give|say|do|try|repeat|read|check)\s+(?:it|this|that|these|those|them|the above|what you said)\b|"
     r"\b\d+(?:[.,]\d+)?\s*(?:°|degrees?|miles?|km|kilometres?|kilometers?|kg|kilos?|pounds?|lbs?|oz|ounces?|feet|"
@@ -223,6 +223,11 @@ def settle(decision: GateDecision, reading: Reading) -> GateDecision:
     if reading.facts and not decision.keep:
         return GateDecision(True, STANDING_REASON, text=reading.text())
     kept = [s.strip() for s in _SENTENCE.split(decision.text) if s.strip()]
+    left_out = [s for s in reading.sentences if s not in kept]
+    if decision.keep and left_out:  # "I live in Leeds. Use metric units.": the gate kept the first sentence only
+        pairs = [(f, s) for f, s in zip(reading.facts, reading.sentences, strict=True) if s in left_out]
+        shown = Reading(tuple(f for f, _ in pairs), tuple(s for _, s in pairs))
+        return replace(decision, text=f"{decision.text} {shown.text()}")
     if decision.keep and not decision.explicit and reading.one_off and all(s in reading.one_off for s in kept):
         return GateDecision(False, ONE_OFF_REASON)
     return decision

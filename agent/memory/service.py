@@ -232,6 +232,8 @@ class MemoryService:
         self._counter = counter
         self._seen: dict[str, float] = {}
         self._bodies: OrderedDict[str, list[float]] = OrderedDict()
+        # The vectors the write of the current turn computed, by text: its preferences and its neighbours share them.
+        self._vectors: dict[str, list[float]] = {}
         self.retriever = Retriever(embedder, index, ledger, user, self.policy.weights)
 
     @property
@@ -279,8 +281,10 @@ class MemoryService:
         what the caller's user can still do when the session's write cap is reached: the explicit way to store a
         memory where they are (the chat has ``/remember``; an MCP client has none of its own)."""
         decision, words, statement = judge(self.policy, text)
-        preferred = self.preferences(text)
-        decision, statement = preferences.settle(decision, preferred), _with(statement, preferred)
+        self._vectors = {}
+        # A turn the gate drops may still state a standing preference (a request in form).
+        preferred = preferences.Reading() if decision.keep else self.preferences(text)
+        decision = preferences.settle(decision, preferred)
         log.debug("gate: %s (%s)", "keep" if decision.keep else "skip", decision.reason)
         if not decision.keep:
             refused = refusal(text)
@@ -292,6 +296,16 @@ class MemoryService:
                       f"age, and {still}")
             log.debug("gate: skip (%s)", reason)
             return WriteReport(decision, skipped_reason=reason)
+        if not preferred.facts and not self.ledger.get(self.user, [memory_id(self.user, dates.resolve(decision.text,
+                                                                                                   stamp))]):
+            # Words kept and new: their preferences are read (a single sentence with the vector its memory is stored
+            # with), and a turn of one-off orders alone is not kept ("I'd like this one in bullets").
+            preferred = self.preferences(dates.resolve(text, stamp))
+            decision = preferences.settle(decision, preferred)
+            if not decision.keep:
+                log.debug("gate: skip (%s)", decision.reason)
+                return WriteReport(decision)
+        statement = _with(statement, preferred)
         kind: MemoryKind = "explicit" if decision.explicit else "turn"
         texts = [(decision.text, kind)]
         dropped: list[str] = []
@@ -342,7 +356,8 @@ class MemoryService:
             raise OverCapacity(f"Not remembered: {full}.")
         known = self.ledger.get(self.user, [record.id])
         statement = profile.read(text) if self.policy.truth else profile.Statement()
-        statement = _with(statement, self.preferences(text))
+        self._vectors = {}
+        statement = _with(statement, self.preferences(record.text))
         settled = self._decide(record, statement)
         stored, evicted = self._apply(settled)
         outcome = settled.outcome
@@ -420,7 +435,9 @@ class MemoryService:
         whose neighbours cannot be read is stored as a memory of its own)."""
         said = truth.body(record.text)
         try:
-            vector, *body = self.embedder.embed([record.text] if said == record.text else [record.text, said])
+            known = self._vectors.get(record.text) if said == record.text else None
+            vector, *body = [known] if known is not None else self.embedder.embed(
+                [record.text] if said == record.text else [record.text, said])
         except EmbeddingError as exc:
             log.debug("truth: no neighbours (%s)", exc)
             return None, []
@@ -609,10 +626,11 @@ class MemoryService:
         if not sentences:
             return preferences.Reading()
         probe, vector = self.retriever.last
+        known = {probe: vector, **self._vectors}
         try:
-            missing = [s for s in sentences if s != probe]
-            embedded = dict(zip(missing, self.embedder.embed(missing), strict=True)) if missing else {}
-            vectors = [vector if s == probe else embedded[s] for s in sentences]
+            missing = [s for s in dict.fromkeys(sentences) if s not in known]
+            self._vectors.update(zip(missing, self.embedder.embed(missing) if missing else [], strict=True))
+            vectors = [known.get(s) or self._vectors[s] for s in sentences]
             return preferences.read(sentences, vectors, preferences.examples(self.embedder))
         except EmbeddingError as exc:
             log.debug("preferences: not read (%s)", exc)
