@@ -32,7 +32,7 @@ ONE_OFFS = [
     "can you put that in a table?",
     "in this reply, use imperial units",
 ]
-NOT_PREFERENCES = ["I speak Spanish with my mum", "I don't eat beef", "is my cat a tabby?",
+NOT_PREFERENCES = ["I speak Spanish with my mum", "I don't eat beef", "can my cat eat tuna?",
                    "always mention my youtube channel", "talk like a cowboy from now on"]
 
 
@@ -101,7 +101,7 @@ def test_the_value_loses_only_the_words_that_made_it_standing() -> None:
 
 
 def test_the_examples_are_no_memory_refusal_but_an_order_and_every_aspect_has_a_label() -> None:
-    aspects = set(EXAMPLES) - {preferences.ONE_OFF, preferences.OTHER}
+    aspects = set(EXAMPLES) - {preferences.ONE_OFF, preferences.OTHER, preferences.RECALL}
     assert aspects == set(preferences.LABELS)
     for aspect in aspects:
         for text in EXAMPLES[aspect]:
@@ -117,3 +117,15 @@ def test_settle_keeps_a_dropped_preference_and_drops_a_turn_of_one_off_orders_on
     assert not preferences.settle(GateDecision(True, "first person", "I want this one in bullets"), one_off).keep
     both = GateDecision(True, "first person", "I live in Leeds. I want this one in bullets")
     assert preferences.settle(both, one_off) == both
+
+
+@pytest.mark.parametrize("line", ["is my cat a tabby?", "is my wife's name Ana?"])
+def test_a_question_about_what_the_user_told_before_is_not_kept(service: MemoryService, line: str) -> None:
+    """The gate keeps a question that mentions the user's people; asked about what they told, it states nothing."""
+    report = service.observe(line, session="s", turn=1)
+    assert not report.stored and report.decision.reason == preferences.RECALL_REASON
+
+
+@pytest.mark.parametrize("line", ["can my cat eat tuna?", "my son is allergic to peanuts, can he have satay?"])
+def test_a_question_that_asks_for_help_is_kept_as_the_gate_decides(service: MemoryService, line: str) -> None:
+    assert service.observe(line, session="s", turn=1).stored

@@ -1,16 +1,18 @@
-"""Labelled examples of what a turn asks of the assistant's replies, data for ``agent.memory.preferences``.
+"""Labelled examples of what a turn asks of the assistant, data for ``agent.memory.preferences``.
 
 Each label is an aspect of how every later answer should be ("length", "units", ...), ``ONE_OFF`` (an order for
-the answer at hand), or ``OTHER`` (a fact, a question, small talk, or an order no memory may hold: a persona, an
-advert, a line to put in every reply). The nearest examples of a turn decide its label by meaning, so the examples
-are written in many styles (terse, lowercase, chatty, with typos) and each aspect has one-off and other examples in
-the same words: the label follows what the sentence means, not which words it shares.
+the answer at hand), ``RECALL`` (a question about what the user told before: it asks, it states nothing), or
+``OTHER`` (a fact, a question for help, small talk, or an order no memory may hold: a persona, an advert, a line
+to put in every reply). The nearest examples of a turn decide its label by meaning, so the examples are written in
+many styles (terse, lowercase, chatty, with typos) and each aspect has one-off and other examples in the same
+words: the label follows what the sentence means, not which words it shares.
 """
 
 from __future__ import annotations
 
 ONE_OFF = "one-off"
 OTHER = "other"
+RECALL = "recall"
 
 EXAMPLES: dict[str, tuple[str, ...]] = {
     "length": (
@@ -137,6 +139,22 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
         "give me the code in Python",
         "tl;dr?",
     ),
+    RECALL: (
+        "is my dog a beagle?",
+        "what's my cat called?",
+        "do you remember where I work?",
+        "where do I live?",
+        "how old is my daughter?",
+        "what did I tell you about my sister?",
+        "am I allergic to anything?",
+        "what's my wife's name again?",
+        "which car do I drive?",
+        "did I mention my son's school?",
+        "do I have any pets?",
+        "what's my job, do you know?",
+        "remind me, what is my brother's name",
+        "is my partner called Sam or Alex?",
+    ),
     OTHER: (
         "I live in Leeds",
         "I'm allergic to peanuts",
@@ -144,10 +162,13 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
         "I'm vegetarian",
         "I work as a nurse",
         "my daughter started school",
-        "is my dog a beagle?",
-        "what's my cat called?",
-        "do you remember where I work?",
-        "where do I live?",
+        "can my dog eat grapes?",
+        "what should I get my wife for her birthday?",
+        "is it normal for my toddler to bite?",
+        "how do I train my puppy to sit?",
+        "should my son see a doctor about this rash?",
+        "my cat keeps sneezing, should I worry?",
+        "what can I cook for my vegan sister?",
         "how tall is the Eiffel tower?",
         "what's the weather like in Paris",
         "thanks, that was helpful",

@@ -37,7 +37,7 @@ import numpy as np
 
 from agent.domain import StatedFact
 from agent.memory.gate import GateDecision
-from agent.memory.preference_examples import EXAMPLES, ONE_OFF, OTHER
+from agent.memory.preference_examples import EXAMPLES, ONE_OFF, OTHER, RECALL
 from agent.memory.refusal import INSTRUCTION_REFUSAL, refusal
 from agent.ports import Embedder
 
@@ -62,6 +62,11 @@ MIN_SIMILARITY = 0.50
 NEIGHBOURS = 1
 # A sentence this close to a one-off example is a paraphrase of it.
 ONE_OFF_SIMILARITY = 0.85
+# A question this close to a recall question is one, when it is a question and nothing else: one clause, no
+# statement on the way ("my son is allergic to peanuts, can he have satay?" tells something and is kept).
+RECALL_SIMILARITY = 0.55
+_PLAIN_QUESTION = re.compile(r"^\W*(?:remind me\W+)?(?:is|are|am|was|do|does|did|have|has|what|what's|whats|who|"
+                             r"who's|where|which|how|when)\b[^,;.!?]*\?\s*$", re.IGNORECASE)
 # Longer turns are not read: a preference is said in a sentence or two.
 MAX_CHARS = 300
 
@@ -108,6 +113,8 @@ class Reading:
     facts: tuple[StatedFact, ...] = ()
     sentences: tuple[str, ...] = ()
     one_off: tuple[str, ...] = ()
+    # Questions about what the user told before ("is my dog a beagle?"): they ask, and state nothing to keep.
+    recall: tuple[str, ...] = ()
 
     def text(self) -> str:
         """The words a memory of the standing preferences holds: each sentence as said, or, when it may not be
@@ -195,9 +202,12 @@ def read(sentences: Sequence[str], vectors: Sequence[Sequence[float]], examples:
     facts: list[StatedFact] = []
     standing: list[str] = []
     one_off: list[str] = []
+    recall: list[str] = []
     for sentence, vector in zip(sentences, vectors, strict=True):
         aspect, similarity, near_one_off = examples.nearest(vector)
-        if aspect == OTHER or similarity < MIN_SIMILARITY:
+        if aspect == RECALL and similarity >= RECALL_SIMILARITY and _PLAIN_QUESTION.match(sentence):
+            recall.append(sentence)
+        if aspect in (OTHER, RECALL) or similarity < MIN_SIMILARITY:
             continue
         marked = bool(_STANDING.search(sentence))
         if (not marked and (_ONE_OFF.search(sentence) or sentence.rstrip().endswith("?"))
@@ -209,17 +219,18 @@ def read(sentences: Sequence[str], vectors: Sequence[Sequence[float]], examples:
             continue
         facts.append(StatedFact(PREFIX + aspect, kept))
         standing.append(sentence)
-    return Reading(tuple(dict.fromkeys(facts)), tuple(standing), tuple(one_off))
+    return Reading(tuple(dict.fromkeys(facts)), tuple(standing), tuple(one_off), tuple(recall))
 
 
 ONE_OFF_REASON = "an order for the answer at hand, not a standing preference: not kept"
 STANDING_REASON = "a standing preference for every answer"
+RECALL_REASON = "a question about what you told before, which states nothing new: not kept"
 
 
 def settle(decision: GateDecision, reading: Reading) -> GateDecision:
     """The gate's ``decision`` on a turn, given what ``reading`` found in it: a standing preference is kept even when
     the gate drops the turn (a request in form, or an order refused only as an order: then its value alone is
-    kept), and a turn kept for its one-off orders alone is not."""
+    kept), and a turn kept for its one-off orders or recall questions alone is not."""
     if reading.facts and not decision.keep:
         return GateDecision(True, STANDING_REASON, text=reading.text())
     kept = [s.strip() for s in _SENTENCE.split(decision.text) if s.strip()]
@@ -228,6 +239,7 @@ def settle(decision: GateDecision, reading: Reading) -> GateDecision:
         pairs = [(f, s) for f, s in zip(reading.facts, reading.sentences, strict=True) if s in left_out]
         shown = Reading(tuple(f for f, _ in pairs), tuple(s for _, s in pairs))
         return replace(decision, text=f"{decision.text} {shown.text()}")
-    if decision.keep and not decision.explicit and reading.one_off and all(s in reading.one_off for s in kept):
-        return GateDecision(False, ONE_OFF_REASON)
+    asks = (*reading.one_off, *reading.recall)
+    if decision.keep and not decision.explicit and asks and all(s in asks for s in kept):
+        return GateDecision(False, ONE_OFF_REASON if reading.one_off else RECALL_REASON)
     return decision
