@@ -30,7 +30,7 @@ from agent.domain import (
     memory_id,
 )
 from agent.errors import EmbedderMismatch, EmbeddingError, MemoryRefused, MemoryUnavailable, OverCapacity
-from agent.memory import dates, gate, preferences, profile, relink, truth
+from agent.memory import dates, gate, preferences, profile, relink, timeline, truth
 from agent.memory.calibration import default_grounding, default_threshold
 from agent.memory.canonical import canonical
 from agent.memory.context import MemoryBlock, build_block
@@ -611,8 +611,10 @@ class MemoryService:
         if truth.asks_about_me(probe):
             found += self._recent(probe, self.policy.k - len(found), {m.record.id for m in found})
         current, history = self.profile() if self.policy.truth else ([], [])
+        found, marks = timeline.arrange(found, self.retriever.vectors([m.record.id for m in found])) if (
+            self.policy.truth and len(found) > 1) else (found, {})
         block = build_block(found, self.policy.budget_tokens, self._counter, current,
-                            self.policy.profile_budget_tokens, history if past else ())
+                            self.policy.profile_budget_tokens, history if past else (), marks)
         now = self._clock()
         self._seen.update((m.record.id, now) for m in block.memories)
         return Recall(block=block, threshold=threshold)
