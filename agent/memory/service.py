@@ -624,7 +624,8 @@ class MemoryService:
         vector is the one its recall computed when it is that turn's (a chat recalls the line before it writes it),
         else it is embedded here, after the reply. An embedder that fails reads none (the turn is kept as the gate
         decides)."""
-        sentences = preferences.candidates(canonical(text)) if self.policy.truth else []
+        # A transcript's lines are its speakers' ("(8 May 2023) Ada: ..."), not how this user wants answers.
+        sentences = preferences.candidates(canonical(text)) if self.policy.truth and not truth.speaker(text) else []
         if not sentences:
             return preferences.Reading()
         probe, vector = self.retriever.last
