@@ -10,13 +10,15 @@ hallucinated fact does not get in.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from agent.conversation import DEFAULT, complete, placed
 from agent.domain import Message, StatedFact
 from agent.errors import ChatError
 from agent.memory.canonical import canonical
+from agent.memory.consolidation import label
 from agent.memory.extraction import Extraction
+from agent.memory.fences import defang
 from agent.memory.refusal import refusal
 from agent.memory.service import Extractor
 from agent.ports import ChatModel
@@ -32,6 +34,10 @@ MAX_VALUE_CHARS = 60
 # "profile: home = Berlin", bulleted or not; the key is a few lower-case words ("favourite coffee", "phone").
 _PROFILE_LINE = re.compile(r"^\s*(?:(?:[-*•]|\d+[.)])\s+)?profile\s*:", re.IGNORECASE)
 _PROFILE = re.compile(r"^\s*(?P<key>[a-z][a-z' -]{0,39}?)\s*=\s*(?P<value>\S.*?)\s*$", re.IGNORECASE)
+# "supersede: m1 = Porto is home these days": a listed memory the turn replaces, and the turn's words that do.
+_SUPERSEDE = re.compile(r"^\s*(?:(?:[-*•]|\d+[.)])\s+)?supersede\s*:\s*(?P<label>m\d{1,2})\s*=\s*(?P<quote>\S.*?)\s*$",
+                        re.IGNORECASE)
+MAX_SUPERSEDES = 2
 
 
 def parse_facts(answer: str) -> list[str]:
@@ -72,7 +78,12 @@ def parse_answer(answer: str) -> Extraction:
     profile: list[StatedFact] = []
     dropped: list[str] = []
     rest: list[str] = []
+    supersedes: list[tuple[str, str]] = []
     for line in answer.splitlines():
+        if (proposal := _SUPERSEDE.match(line)) is not None:
+            quote = proposal.group("quote").strip().strip("\"'`").strip()
+            supersedes.append((proposal.group("label").lower(), quote[:MAX_CHARS]))
+            continue
         if not _PROFILE_LINE.match(line):
             rest.append(line)
             continue
@@ -82,7 +93,15 @@ def parse_answer(answer: str) -> Extraction:
         elif fact not in profile:
             profile.append(fact)
     dropped += [f"{f.key} = {f.value}: more than {MAX_PROFILE} profile values" for f in profile[MAX_PROFILE:]]
-    return Extraction(tuple(parse_facts("\n".join(rest))), tuple(profile[:MAX_PROFILE]), tuple(dropped))
+    dropped += [f"supersede {label}: more than {MAX_SUPERSEDES} proposals" for label, _ in supersedes[MAX_SUPERSEDES:]]
+    return Extraction(tuple(parse_facts("\n".join(rest))), tuple(profile[:MAX_PROFILE]), tuple(dropped),
+                      tuple(supersedes[:MAX_SUPERSEDES]))
+
+
+def listing(listed: Sequence[str]) -> str:
+    """The live memories shown to the model, each on a line of inert text after its label."""
+    lines = "\n".join(f"- {label(n)}: {defang(text)}" for n, text in enumerate(listed))
+    return f"Memories already kept (label: words):\n{lines}"
 
 
 def model_extractor(
@@ -94,9 +113,10 @@ def model_extractor(
     """An extractor asking ``chat`` with ``prompts/extract.md`` (placed where the chat's own requests go); a failed
     call is reported and yields nothing, so the turn itself is still remembered."""
 
-    def extract(text: str) -> Extraction:
+    def extract(text: str, listed: Sequence[str] = ()) -> Extraction:
+        system = [Message("system", prompt("extract")), *([Message("system", listing(listed))] if listed else [])]
         try:
-            messages = placed([Message("system", prompt("extract")), Message("user", text)], placement())
+            messages = placed([*system, Message("user", text)], placement())
             answer = complete(chat, messages, model)
         except ChatError as exc:
             on_error(exc)

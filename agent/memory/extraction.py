@@ -31,18 +31,27 @@ class Extraction:
     facts: tuple[str, ...] = ()
     profile: tuple[StatedFact, ...] = ()
     dropped: tuple[str, ...] = ()
+    # (label of a listed memory, the words of the turn that replace it): ``agent.memory.consolidation``.
+    supersedes: tuple[tuple[str, str], ...] = ()
 
 
 def _words(text: str) -> list[str]:
     return [w for w in _WORD.findall(text.casefold()) if w not in _ARTICLES]
 
 
+def unsaid(words: str, turn: str) -> str | None:
+    """The words of ``words`` that ``turn`` does not hold ("no value" when there are none), or None when it holds
+    every one."""
+    said = {normal(w) for w in _words(turn)}
+    missing = [w for w in _words(words) if normal(w) not in said]
+    return ", ".join(missing) or "no value" if not _words(words) or missing else None
+
+
 def _why_not(fact: StatedFact, turn: str, statement: Statement) -> str:
     """Why the memory does not take ``fact`` for ``turn``, or "" when it does."""
-    said = {normal(w) for w in _words(turn)}
-    missing = [w for w in _words(fact.value) if normal(w) not in said]
-    if not _words(fact.value) or missing:
-        return f"not in your words ({', '.join(missing) or 'no value'})"
+    missing = unsaid(fact.value, turn)
+    if missing is not None:
+        return f"not in your words ({missing})"
     if refusal(fact.value) or refusal(f"{fact.key}: {fact.value}"):
         return "not something to remember"
     if is_thing(fact.key):

@@ -30,7 +30,7 @@ from agent.domain import (
     memory_id,
 )
 from agent.errors import EmbedderMismatch, EmbeddingError, MemoryRefused, MemoryUnavailable, OverCapacity
-from agent.memory import dates, gate, preferences, profile, relink, timeline, truth
+from agent.memory import consolidation, dates, gate, preferences, profile, relink, timeline, truth
 from agent.memory.calibration import default_grounding, default_threshold
 from agent.memory.canonical import canonical
 from agent.memory.context import MemoryBlock, build_block
@@ -43,8 +43,9 @@ from agent.tokens import TokenCounter, count_tokens
 
 log = logging.getLogger(__name__)
 
-# The optional model extraction: a turn's words in, the facts and profile values the model proposes out.
-Extractor = Callable[[str], Extraction]
+# The optional model extraction: a turn's words and the texts of the live memories nearest to it in, the facts,
+# profile values and supersedes of those memories the model proposes out.
+Extractor = Callable[[str, Sequence[str]], Extraction]
 # The write cap of a session counts the new memories it wrote in the last 24 hours, in the ledger (so a restart
 # does not reset it): a drip of injected statements is held to one day's worth, a session used for months is not.
 CAP_WINDOW = 24 * 3600.0
@@ -309,11 +310,15 @@ class MemoryService:
         kind: MemoryKind = "explicit" if decision.explicit else "turn"
         texts = [(decision.text, kind)]
         dropped: list[str] = []
+        consolidated: list[tuple[MemoryRecord, str]] = []
         if extract and self._extractor is not None and not decision.explicit:
-            extraction = self._extractor(decision.text)
+            listed = self._listed(decision.text) if self.policy.truth else []
+            extraction = self._extractor(decision.text, [r.text for r in listed])
             texts += [(fact, "fact") for fact in self._grounded_facts(decision.text, extraction.facts)]
             proposed, dropped = ground(extraction.profile, decision.text, statement) if self.policy.truth else ([], [])
-            dropped = [*extraction.dropped, *dropped]
+            consolidated, declined = consolidation.accepted(
+                [consolidation.Proposal(*p) for p in extraction.supersedes], listed, decision.text)
+            dropped = [*extraction.dropped, *dropped, *declined]
             for reason in dropped:
                 log.info("extract: dropped %s", reason)
             statement = profile.Statement((*statement.facts, *proposed), statement.retracts)
@@ -327,7 +332,7 @@ class MemoryService:
             log.debug("gate: skip (%s)", full)
             return WriteReport(decision, skipped_reason=full)
         known = self.ledger.get(self.user, [r.id for r in records])
-        settled = self._decide(records[0], statement)
+        settled = self._decide(records[0], statement, consolidated)
         merged = settled.outcome.restates is not None  # the turn's words join another memory: no new one
         created = tuple(dict.fromkeys(r.id for n, r in enumerate(records)
                                       if r.id not in known and not (n == 0 and merged)))
@@ -386,9 +391,12 @@ class MemoryService:
                 f"least recently seen that would go (then add --yes), or raise AGENT_MEMORY_CAPACITY to {count} "
                 "or more")
 
-    def _decide(self, record: MemoryRecord, statement: profile.Statement) -> _Decision:
+    def _decide(self, record: MemoryRecord, statement: profile.Statement,
+                consolidated: Sequence[tuple[MemoryRecord, str]] = ()) -> _Decision:
         """What storing ``record`` (with the profile facts of ``statement``) will do: refresh the memory it restates
-        instead, or store it and replace what it contradicts. Reads the store and writes nothing (``_apply`` does)."""
+        instead, or store it and replace what it contradicts, and the memories the model's proposals it took
+        (``consolidated``: each with the words that replace it) replace. Reads the store and writes nothing
+        (``_apply`` does)."""
         record = replace(record, facts=statement.facts)
         if not self.policy.truth:
             return _Decision(record, truth.Outcome())
@@ -401,10 +409,14 @@ class MemoryService:
         # Words said before and since replaced: nothing to compare them with, nothing to embed again.
         vector, neighbours = self._neighbours(record) if known is None else (None, [])
         outcome = truth.decide(record.text, statement, profiled, neighbours)
+        more = [old for old, _ in consolidated if old.id not in outcome.supersedes and old.id != record.id]
+        if outcome.restates is None and more:
+            outcome = replace(outcome, supersedes=(*outcome.supersedes, *(old.id for old in more)),
+                              reason="; ".join(filter(None, [outcome.reason, consolidation.reason(consolidated)])))
         log.debug("truth: %s", outcome.reason or "a memory of its own")
         if outcome.restates is not None:
             return _Decision(record, outcome, known)
-        around = {r.id: r for r in [*profiled, *(old for old, _ in neighbours)]}
+        around = {r.id: r for r in [*profiled, *(old for old, _ in neighbours), *more]}
         links = relink.replaced(outcome, record.id, record.created_at, around)
         if known is not None:
             # Said again after it was replaced ("I live in Boston" once more): current again, with today's facts.
@@ -618,6 +630,14 @@ class MemoryService:
         now = self._clock()
         self._seen.update((m.record.id, now) for m in block.memories)
         return Recall(block=block, threshold=threshold)
+
+    def _listed(self, text: str) -> list[MemoryRecord]:
+        """The live memories the model is shown to propose supersedes among: the nearest to ``text``."""
+        try:
+            return [m.record for m in self.search(text, consolidation.LISTED) if m.record.text != text]
+        except (EmbeddingError, MemoryUnavailable) as exc:
+            log.debug("extract: no memories listed (%s)", exc)
+            return []
 
     def preferences(self, text: str) -> preferences.Reading:
         """The standing preferences and one-off orders of the user's words ``text``, by meaning: the sentence's
