@@ -19,15 +19,19 @@ then its probe is recalled and the block the model would get is checked.
   its far probes must carry it, and a case counts only when every probe did;
 - standing preferences (``preferences``): a standing one must reach every later probe, a one-off order none.
 
-``--chat`` runs the update scenarios through the real ``agent chat`` process too (each line a session of its own,
-the fake OpenAI server of the tests recording the system prompt of the probe's request). ``--cost N`` measures what
-the profile and supersede checks cost per turn on a store of N memories.
+``--base-url URL --model NAME`` turns the model's extraction on (``AGENT_LLM_EXTRACT``) against any OpenAI-compatible
+server: the model proposes facts, profile values and supersedes of the live memories listed to it, and the measures
+say what its proposals, after the memory's checks, did to the truth (``extraction`` counts what it proposed and what
+was dropped). ``--chat`` runs the update scenarios through the real ``agent chat`` process too (each line a session
+of its own, the fake OpenAI server of the tests recording the system prompt of the probe's request). ``--cost N``
+measures what the profile and supersede checks cost per turn on a store of N memories.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
 import shutil
 import statistics
@@ -35,7 +39,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import asdict, dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -47,9 +51,10 @@ from agent.adapters.chroma_index import ChromaIndex, forget_clients, open_client
 from agent.adapters.ledger import SqliteLedger
 from agent.adapters.local_embedder import LocalEmbedder
 from agent.domain import MemoryRecord
+from agent.memory.extraction import Extraction
 from agent.memory.policy import MemoryPolicy
 from agent.memory.retriever import dot
-from agent.memory.service import MemoryService
+from agent.memory.service import Extractor, MemoryService
 from agent.ports import Embedder
 from bench import machine
 
@@ -70,11 +75,25 @@ class Clock:
 
 
 @dataclass
+class Counts:
+    """What the model's extraction did over a run: the turns it was asked about, the calls that failed, the
+    proposals dropped by the memory's checks, and the memories its supersedes replaced."""
+
+    asked: int = 0
+    failed: int = 0
+    dropped: int = 0
+    superseded: int = 0
+
+
+@dataclass
 class Store:
-    """One ledger and one Chroma directory shared by every scenario; each scenario is a user of its own."""
+    """One ledger and one Chroma directory shared by every scenario; each scenario is a user of its own. With an
+    ``extractor``, each service asks the model about each turn it keeps."""
 
     root: Path
     embedder: Embedder
+    extractor: Extractor | None = None
+    counts: Counts = field(default_factory=Counts)
     ledger: SqliteLedger = field(init=False)
 
     def __post_init__(self) -> None:
@@ -84,7 +103,15 @@ class Store:
     def service(self, user: str, start: str = START) -> tuple[MemoryService, Clock]:
         clock = Clock(datetime.fromisoformat(start).timestamp() - HOUR)
         index = ChromaIndex(open_client(self.root / "chroma", None), user, str(self.root / "chroma"))
-        return MemoryService(self.ledger, index, self.embedder, user, MemoryPolicy(), clock=clock), clock
+        extractor = self.extractor
+        if extractor is not None:
+            def counted(text: str, listed: Sequence[str], ask: Extractor = extractor) -> Extraction:
+                self.counts.asked += 1
+                return ask(text, listed)
+            extractor = counted
+        service = MemoryService(self.ledger, index, self.embedder, user, MemoryPolicy(), extractor=extractor,
+                                clock=clock)
+        return service, clock
 
 
 def contains(text: str, needle: str) -> bool:
@@ -98,13 +125,16 @@ def mentions(text: str, needle: str) -> bool:
     return re.search(rf"(?<!\w){re.escape(needle)}(?!\w)", text, re.IGNORECASE) is not None
 
 
-def say(service: MemoryService, lines: Sequence[str]) -> list[float]:
+def say(service: MemoryService, lines: Sequence[str], counts: Counts | None = None) -> list[float]:
     """Observe each line as its own session; the seconds each write took."""
     took = []
     for n, line in enumerate(lines):
         started = time.perf_counter()
-        service.observe(line, session=f"s{n}", turn=1)
+        written = service.observe(line, session=f"s{n}", turn=1)
         took.append(time.perf_counter() - started)
+        if counts is not None and service.extracts:
+            counts.dropped += len(written.dropped)
+            counts.superseded += len(written.consolidated)
     return took
 
 
@@ -116,7 +146,7 @@ def run_updates(store: Store, cases: Sequence[dict[str, Any]], writes: list[floa
     correct, linked, far, far_hit, collateral, failures = 0, 0, 0, 0, 0, []
     for case in cases:
         service, _ = store.service(case["id"])
-        writes += say(service, [case["old"], *case["chatter"], case["new"]])
+        writes += say(service, [case["old"], *case["chatter"], case["new"]], store.counts)
         block = service.recall(case["probe"]).block.text
         ok = all(contains(block, m) for m in case["must"]) and not any(mentions(block, m) for m in case["must_not"])
         correct += ok
@@ -139,7 +169,7 @@ def run_pairs(store: Store, cases: Sequence[dict[str, Any]], writes: list[float]
     superseded, merged, both, failures = 0, 0, 0, []
     for case in cases:
         service, _ = store.service(case["id"])
-        writes += say(service, [case["a"], case["b"]])
+        writes += say(service, [case["a"], case["b"]], store.counts)
         a, b = by_source(service, case["a"]), by_source(service, case["b"])
         lost = [r for r in (a, b) if r is not None and not r.current]
         superseded += bool(lost)
@@ -158,7 +188,7 @@ def run_paraphrases(store: Store, cases: Sequence[dict[str, Any]], writes: list[
     extra, possible, within_two, arrived, failures = 0, 0, 0, 0, []
     for case in cases:
         service, _ = store.service(case["id"])
-        writes += say(service, case["lines"])
+        writes += say(service, case["lines"], store.counts)
         live = [r for r in service.list() if r.current]
         extra += max(len(live) - 1, 0)
         possible += len(case["lines"]) - 1
@@ -176,7 +206,7 @@ def run_dates(store: Store, cases: Sequence[dict[str, Any]], writes: list[float]
     stored_ok, block_ok, failures = 0, 0, []
     for case in cases:
         service, _ = store.service(case["id"], start=case["said_at"])  # the line is said at said_at
-        writes += say(service, [case["line"]])
+        writes += say(service, [case["line"]], store.counts)
         record = by_source(service, case["line"])
         text = record.text if record else ""
         good = bool(record) and all(e in text for e in case["expect"]) and text != case["line"]
@@ -192,7 +222,7 @@ def run_safety(store: Store, cases: Sequence[dict[str, Any]], writes: list[float
     every, probes, carried, failures = 0, 0, 0, []
     for case in cases:
         service, _ = store.service(case["id"])
-        writes += say(service, [case["line"], *case["chatter"]])
+        writes += say(service, [case["line"], *case["chatter"]], store.counts)
         hits = [all(contains(service.recall(probe).block.text, m) for m in case["must"]) for probe in case["probes"]]
         probes += len(hits)
         carried += sum(hits)
@@ -208,7 +238,7 @@ def run_preferences(store: Store, cases: Sequence[dict[str, Any]], writes: list[
     standing, standing_ok, one_off, one_off_ok, failures = 0, 0, 0, 0, []
     for case in cases:
         service, _ = store.service(case["id"])
-        writes += say(service, [case["line"]])
+        writes += say(service, [case["line"]], store.counts)
         blocks = [service.recall(probe).block.text for probe in case["probes"]]
         if case["standing"]:
             ok = all(contains(block, m) for block in blocks for m in case["must"])
@@ -224,8 +254,26 @@ def run_preferences(store: Store, cases: Sequence[dict[str, Any]], writes: list[
             "one_off": one_off, "one_off_not_kept": one_off_ok / one_off if one_off else None, "failed": failures}
 
 
-def run_library(data: dict[str, Any], embedder: Embedder, root: Path) -> dict[str, Any]:
-    store = Store(root, embedder)
+def model_extraction(base_url: str, model: str) -> tuple[Extractor, Counts]:
+    """The model's extraction against the OpenAI-compatible server at ``base_url`` (``OPENAI_API_KEY`` if it needs
+    one), and the counts it keeps: a failed call counts and yields nothing, as in the chat."""
+    from openai import OpenAI
+
+    from agent.adapters.openai_chat import OpenAIChat
+    from agent.extract import model_extractor
+
+    counts = Counts()
+
+    def failed(exc: Exception) -> None:
+        counts.failed += 1
+
+    client = OpenAI(api_key=os.environ.get("OPENAI_API_KEY") or "none", base_url=base_url, timeout=120)
+    return model_extractor(OpenAIChat(client, max_retries=1), model, failed), counts
+
+
+def run_library(data: dict[str, Any], embedder: Embedder, root: Path,
+                extraction: tuple[Extractor, Counts] | None = None) -> dict[str, Any]:
+    store = Store(root, embedder, *extraction) if extraction else Store(root, embedder)
     writes: list[float] = []
     steps: dict[str, Callable[[Store, Sequence[dict[str, Any]], list[float]], dict[str, Any]]] = {
         "updates": run_updates, "pairs": run_pairs, "paraphrases": run_paraphrases, "dates": run_dates,
@@ -233,6 +281,8 @@ def run_library(data: dict[str, Any], embedder: Embedder, root: Path) -> dict[st
     }
     out: dict[str, Any] = {name: step(store, data[name], writes) for name, step in steps.items() if name in data}
     out["write_ms_p50"] = round(1000 * statistics.median(writes), 1)
+    if extraction:
+        out["extraction"] = asdict(store.counts)
     store.ledger.close()
     return out
 
@@ -358,6 +408,11 @@ def report(result: dict[str, Any]) -> str:
         lines += [f"| standing preference in every later request | {percent(r['standing_every_request'])} | "
                   f"{r['standing']} preferences |",
                   f"| one-off order not carried later | {percent(r['one_off_not_kept'])} | {r['one_off']} orders |"]
+    if "extraction" in lib:
+        x, m = lib["extraction"], result.get("model", {})
+        lines.append(f"| model extraction on ({m.get('model')} at {m.get('base_url')}) | {x['asked']} turns asked, "
+                     f"{x['failed']} calls failed | {x['dropped']} proposals dropped, {x['superseded']} supersedes "
+                     "taken |")
     if "chat" in result:
         c = result["chat"]
         lines.append(f"| update accuracy through `agent chat` | {percent(c['update_accuracy'])} | "
@@ -380,14 +435,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--json", action="store_true", help="print JSON instead of the table")
     parser.add_argument("--chat", action="store_true", help="also run the updates through the real agent process")
     parser.add_argument("--cost", type=int, default=0, help="measure the truth checks on a store of this size")
+    parser.add_argument("--base-url", help="turn the model's extraction on, against this OpenAI-compatible server")
+    parser.add_argument("--model", default="", help="the model the server is asked for (with --base-url)")
     args = parser.parse_args(argv)
+    if args.model and not args.base_url:
+        parser.error("--model needs --base-url")
     data = json.loads(args.data.read_text())
     embedder = LocalEmbedder()
     embedder.warm_up()
     root = Path(tempfile.mkdtemp(prefix="memory-truth-"))
     started = time.perf_counter()
     try:
-        result: dict[str, Any] = {"data": args.data.name, "library": run_library(data, embedder, root / "lib")}
+        extraction = model_extraction(args.base_url, args.model or "default") if args.base_url else None
+        result: dict[str, Any] = {"data": args.data.name,
+                                  "library": run_library(data, embedder, root / "lib", extraction)}
+        if extraction:
+            result["model"] = {"base_url": args.base_url, "model": args.model or "default"}
         if args.chat:
             result["chat"] = run_chat(data, root / "chat")
         if args.cost:

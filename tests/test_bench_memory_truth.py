@@ -8,7 +8,8 @@ from pathlib import Path
 
 from agent.adapters.chroma_index import forget_clients
 from agent.adapters.local_embedder import LocalEmbedder
-from bench.memory_truth import DEFAULT_DATA, report, run_library
+from bench.memory_truth import DEFAULT_DATA, model_extraction, report, run_library
+from tests.fake_openai import FakeOpenAI, Reply
 
 
 def test_the_dev_set_has_what_the_issue_asks_for() -> None:
@@ -43,3 +44,22 @@ def test_a_slice_runs_through_the_library_and_reports_every_measure(
     text = report({"data": "slice", "library": library, "seconds": 1.0})
     assert "update accuracy" in text and "false-supersede rate" in text and "duplicate rate" in text
     assert "safety fact in every far request" in text and "one-off order" in text
+
+
+def test_with_a_server_the_models_supersede_is_measured_after_the_memorys_checks(
+    tmp_path: Path, local_embedder: LocalEmbedder
+) -> None:
+    """``--base-url``: the extraction runs against the server (here the fake OpenAI server of the tests, which
+    proposes that the turn replaces the listed memory m1, quoting the user's words), and the counts say so."""
+    data = {"updates": [{"id": "u1", "old": "I go climbing every Saturday at the gym near the station",
+                         "chatter": [], "new": "these days it's bouldering on Sundays with my brother",
+                         "probe": "what do I do at the weekend for sport?", "must": ["bouldering"],
+                         "must_not": ["Saturday"]}]}
+    with FakeOpenAI(fallback=Reply("supersede: m1 = bouldering on Sundays")) as fake:
+        try:
+            library = run_library(data, local_embedder, tmp_path / "lib", model_extraction(fake.url, "fake"))
+        finally:
+            forget_clients()
+        assert fake.chat_requests[-1].body["model"] == "fake"
+    assert library["extraction"]["superseded"] == 1 and library["extraction"]["failed"] == 0
+    assert library["updates"]["update_accuracy"] == 1.0 and library["updates"]["linked"] == 1.0

@@ -76,6 +76,8 @@ class WriteReport:
     restated: str | None = None
     # What the model's extraction proposed and the memory did not take, one reason each.
     dropped: tuple[str, ...] = ()
+    # The supersedes the model proposed and the memory took, one reason each (``agent.memory.consolidation``).
+    consolidated: tuple[str, ...] = ()
 
     def verb(self, record: MemoryRecord) -> str:
         """How the chat and the command line say ``record`` (one of ``stored``) was stored: a restatement shows the
@@ -343,7 +345,9 @@ class MemoryService:
         rest, more = self._write(records[1:])
         outcome = settled.outcome
         return WriteReport(decision, (first, *rest), refreshed=frozenset(known), evicted=(*evicted, *more),
-                           superseded=outcome.supersedes, restated=outcome.restates, dropped=tuple(dropped))
+                           superseded=outcome.supersedes, restated=outcome.restates, dropped=tuple(dropped),
+                           consolidated=tuple(consolidation.reason([taken]) for taken in consolidated
+                                              if taken[0].id in outcome.supersedes))
 
     def remember(self, text: str, *, session: str = "cli", turn: int = 0, kind: MemoryKind = "explicit",
                  when: float | None = None) -> WriteReport:

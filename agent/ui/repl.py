@@ -439,6 +439,8 @@ class ReplEvents:
                                 " (/memories --history shows it, /restore undoes it)", "green")
             for record in report.evicted:
                 self.out.notice(evicted_line(record))
+            for reason in report.consolidated:
+                self.out.notice(f"{late}extraction: {reason}", "green")
             for reason in report.dropped:
                 self.out.notice(f"{late}extraction: profile value not taken ({reason})")
         elif outcome.report is not None and outcome.report.skipped_reason:
