@@ -129,3 +129,9 @@ def test_a_question_about_what_the_user_told_before_is_not_kept(service: MemoryS
 @pytest.mark.parametrize("line", ["can my cat eat tuna?", "my son is allergic to peanuts, can he have satay?"])
 def test_a_question_that_asks_for_help_is_kept_as_the_gate_decides(service: MemoryService, line: str) -> None:
     assert service.observe(line, session="s", turn=1).stored
+
+
+def test_a_preference_given_with_its_reason_is_read_in_its_own_clause(service: MemoryService) -> None:
+    [record] = service.observe("i'm a pescatarian, so never give me recipes with chicken", session="s", turn=1).stored
+    assert {f.key for f in record.facts} == {"diet", "preference: food"}
+    assert record.text.count("chicken") == 1

@@ -52,6 +52,7 @@ LABELS: dict[str, str] = {
     "format": "preferred answer format",
     "tone": "preferred tone",
     "food": "food in suggestions",
+    "level": "preferred level of explanation",
     "code": "preferred code in examples",
 }
 # A sentence is about an aspect when its nearest example is one, at least this close (MiniLM: the examples of one
@@ -103,6 +104,8 @@ _PROMOTES = re.compile(
     r"link|sign|append|insert|add|include)\b(?!\s+(?:units?|metric|imperial|examples?|code|sources))",
     re.IGNORECASE)
 _SENTENCE = re.compile(r"(?<=[.!?;])\s+|\n+")
+# A preference given with its reason is a clause of its own: "I'm vegetarian, so don't ever give me meat recipes".
+_CLAUSE = re.compile(r",\s*(?:so|because|since|as|and|but)\b\s*|\s+(?:so|because|since)\s+", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -188,12 +191,15 @@ def examples(embedder: Embedder) -> Examples:
 
 
 def candidates(text: str) -> list[str]:
-    """The sentences of ``text`` that may be orders about the replies: none of a long turn, and none that a memory
-    may not hold for a reason other than being an order (a secret, a link)."""
+    """The sentences of ``text`` that may be orders about the replies, then the clauses of those with several: none
+    of a long turn, and none that a memory may not hold for a reason other than being an order (a secret, a
+    link)."""
     said = text.strip()
     if not said or len(said) > MAX_CHARS or refusal(said) not in (None, INSTRUCTION_REFUSAL):
         return []
-    return [s.strip() for s in _SENTENCE.split(said) if len(s.split()) >= 2]
+    sentences = [s.strip() for s in _SENTENCE.split(said) if len(s.split()) >= 2]
+    clauses = [c.strip() for s in sentences for c in _CLAUSE.split(s) if len(c.split()) >= 2 and c.strip() != s]
+    return list(dict.fromkeys([*sentences, *clauses]))
 
 
 def read(sentences: Sequence[str], vectors: Sequence[Sequence[float]], examples: Examples) -> Reading:
@@ -204,6 +210,8 @@ def read(sentences: Sequence[str], vectors: Sequence[Sequence[float]], examples:
     one_off: list[str] = []
     recall: list[str] = []
     for sentence, vector in zip(sentences, vectors, strict=True):
+        if any(sentence in whole for whole in standing):
+            continue  # a clause of a sentence read as a preference already
         aspect, similarity, near_one_off = examples.nearest(vector)
         if aspect == RECALL and similarity >= RECALL_SIMILARITY and _PLAIN_QUESTION.match(sentence):
             recall.append(sentence)
@@ -215,7 +223,8 @@ def read(sentences: Sequence[str], vectors: Sequence[Sequence[float]], examples:
             one_off.append(sentence)
             continue
         kept = value(sentence)
-        if len(kept.split()) < 2 or _PROMOTES.search(kept) or refusal(kept) or refusal(f"{PREFIX}{aspect}: {kept}"):
+        if (len(kept.split()) < 2 or _PROMOTES.search(kept) or refusal(kept) or refusal(f"{PREFIX}{aspect}: {kept}")
+                or any(f.key == PREFIX + aspect and aspect not in _SETS for f in facts)):
             continue
         facts.append(StatedFact(PREFIX + aspect, kept))
         standing.append(sentence)
@@ -233,12 +242,12 @@ def settle(decision: GateDecision, reading: Reading) -> GateDecision:
     kept), and a turn kept for its one-off orders or recall questions alone is not."""
     if reading.facts and not decision.keep:
         return GateDecision(True, STANDING_REASON, text=reading.text())
-    kept = [s.strip() for s in _SENTENCE.split(decision.text) if s.strip()]
-    left_out = [s for s in reading.sentences if s not in kept]
+    left_out = [s for s in reading.sentences if s not in decision.text]
     if decision.keep and left_out:  # "I live in Leeds. Use metric units.": the gate kept the first sentence only
         pairs = [(f, s) for f, s in zip(reading.facts, reading.sentences, strict=True) if s in left_out]
         shown = Reading(tuple(f for f, _ in pairs), tuple(s for _, s in pairs))
         return replace(decision, text=f"{decision.text} {shown.text()}")
+    kept = [s.strip() for s in _SENTENCE.split(decision.text) if s.strip()]
     asks = (*reading.one_off, *reading.recall)
     if decision.keep and not decision.explicit and asks and all(s in asks for s in kept):
         return GateDecision(False, ONE_OFF_REASON if reading.one_off else RECALL_REASON)
