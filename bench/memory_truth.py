@@ -60,6 +60,7 @@ from bench import machine
 
 DEFAULT_DATA = Path(__file__).with_name("memory_truth_dev.json")
 START = "2026-12-01T09:00:00"
+MAX_EXTRACT_TOKENS = 160
 HOUR = 3600.0
 
 
@@ -268,7 +269,8 @@ def model_extraction(base_url: str, model: str) -> tuple[Extractor, Counts]:
         counts.failed += 1
 
     client = OpenAI(api_key=os.environ.get("OPENAI_API_KEY") or "none", base_url=base_url, timeout=120)
-    return model_extractor(OpenAIChat(client, max_retries=1), model, failed), counts
+    # A reply is a few lines: a small local model that rambles on would take minutes per turn.
+    return model_extractor(OpenAIChat(client, max_retries=1, max_tokens=MAX_EXTRACT_TOKENS), model, failed), counts
 
 
 def run_library(data: dict[str, Any], embedder: Embedder, root: Path,

@@ -135,3 +135,9 @@ def test_a_preference_given_with_its_reason_is_read_in_its_own_clause(service: M
     [record] = service.observe("i'm a pescatarian, so never give me recipes with chicken", session="s", turn=1).stored
     assert {f.key for f in record.facts} == {"diet", "preference: food"}
     assert record.text.count("chicken") == 1
+
+
+@pytest.mark.parametrize("line", ["keep answers short", "From now on, keep your replies short please."])
+def test_the_turn_of_a_preference_is_found_for_undo(service: MemoryService, line: str) -> None:
+    [record] = service.observe(line, session="s", turn=3).stored
+    assert [r.id for r in service.turn_writes("s", 3, line).created] == [record.id]
