@@ -50,6 +50,8 @@ def test_supersede_lines_are_parsed_beside_facts_and_profile_values() -> None:
                                                                                 "replace nothing"),
     (Proposal("m1", "bouldering"), [_record(CLIMBING)], "I'm going to try bouldering next month",
      "your words add to it or plan, and replace nothing"),
+    (Proposal("m1", "swimming in the sea"), [_record("I love hiking")], "I enjoy swimming in the sea",
+     "your words say nothing changed, and both may hold"),
 ])
 def test_a_proposal_that_fails_a_check_is_dropped_with_its_reason(proposal: Proposal, listed: list[MemoryRecord],
                                                                   turn: str, why: str) -> None:

@@ -10,8 +10,9 @@ A wrong supersede loses a fact the user still holds, so a proposal is held to th
   invents "Paris" for a turn about Berlin supersedes nothing), and says something the memory does not;
 - the memory states no profile value: those change only through a profile value, whose own checks apply, and a
   memory that holds an allergy beside the home must not lose the allergy with the home;
-- the turn adds ("also", "too", "another") or plans ("next month", "going to") nothing that could not hold beside
-  the memory.
+- the turn neither adds ("also", "too", "another") nor plans ("next month", "going to"), and it says that
+  something changed ("now", "these days", "since", "started", "no longer", "instead"...): without that, two
+  statements may both hold, and the model's reading alone takes no memory away.
 
 A proposal taken supersedes like any other: the reason names the model and the quote, the chat says it replaced a
 memory, ``/restore`` undoes it. Pure.
@@ -31,6 +32,11 @@ from agent.memory.truth import live_facts, same_speaker
 
 # How many live memories the model is shown for a turn: its nearest.
 LISTED = 4
+# A turn that replaces something says that it changed: without one of these, two statements may both hold ("I love
+# hiking", then "I enjoy swimming in the sea"), and the model's reading alone does not take a memory away.
+_CHANGE = re.compile(r"\b(?:now|these days|nowadays|any ?more|no longer|instead|since|switched|moved|changed|"
+                     r"started|new|turned|became|become|left|quit|died|passed away|sold|gave away|replaced|actually|"
+                     r"used to|not .{1,30} but|lately|recently|finally|officially)\b", re.IGNORECASE)
 _PLAN = re.compile(r"\b(?:going to|gonna|will|'ll|plan(?:ning)? to|thinking (?:about|of)|might|hope to|want to|"
                    r"about to|considering|next (?:week|month|year)|soon|if)\b", re.IGNORECASE)
 
@@ -64,6 +70,8 @@ def _why_not(proposal: Proposal, listed: dict[str, MemoryRecord], turn: str) -> 
         return "that memory states profile values, which change only through a profile value"
     if ADDITIVE.search(turn) or _PLAN.search(turn):
         return "your words add to it or plan, and replace nothing"
+    if not _CHANGE.search(turn):
+        return "your words say nothing changed, and both may hold"
     return ""
 
 
