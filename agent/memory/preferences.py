@@ -130,7 +130,7 @@ def is_preference(key: str) -> bool:
 
 
 def multi_valued(key: str) -> bool:
-    return key.removeprefix(PREFIX) in _SETS
+    return is_preference(key) and key.removeprefix(PREFIX) in _SETS
 
 
 def label(key: str) -> str:
