@@ -32,14 +32,16 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from threading import Lock
-
-import numpy as np
+from typing import TYPE_CHECKING
 
 from agent.domain import StatedFact
 from agent.memory.gate import GateDecision
 from agent.memory.preference_examples import EXAMPLES, ONE_OFF, OTHER, RECALL
 from agent.memory.refusal import INSTRUCTION_REFUSAL, refusal
 from agent.ports import Embedder
+
+if TYPE_CHECKING:
+    import numpy as np
 
 PREFIX = "preference: "
 # The aspects whose values co-exist: two foods to leave out are both left out.
@@ -156,6 +158,8 @@ class Examples:
         self.labels = [label for label, texts in EXAMPLES.items() for _ in texts]
 
     def vectors(self) -> np.ndarray:
+        import numpy as np  # here, not at import: the profile imports this module, and `agent config` the profile
+
         with self._lock:
             if self._vectors is None:
                 texts = [text for texts in EXAMPLES.values() for text in texts]
@@ -166,6 +170,8 @@ class Examples:
         """The aspect (or ``OTHER``) of ``vector`` by its nearest examples of an aspect or of ``OTHER`` (weighted by
         similarity), the similarity of its nearest example of that label, and of its nearest one-off example (the
         one-off examples share the words of the aspects, so they only say when a sentence is a paraphrase of one)."""
+        import numpy as np
+
         similarities = self.vectors() @ np.asarray(vector, dtype=np.float32)
         voting = [i for i in np.argsort(-similarities) if self.labels[i] != ONE_OFF]
         order = voting[:NEIGHBOURS]
