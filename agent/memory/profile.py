@@ -22,23 +22,30 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from agent.domain import MemoryRecord, StatedFact
-from agent.memory import things
+from agent.memory import things, values
+from agent.memory.attributes import SAFETY, Meaning, Reading
 
 # Keys whose values co-exist: a second allergy is one more allergy, not a correction of the first.
 # Single-valued keys also include "best friend", a manager or doctor by role, and each "favourite <thing>".
-SET_KEYS = frozenset({"allergy", "intolerance", "avoids", "condition", "child", "pet", "language"})
+SET_KEYS = frozenset({"allergy", "intolerance", "avoids", "condition", "medication", "disability", "child", "pet",
+                      "language"})
 # How each key reads in the prompt, in the order lines are given the profile's budget: safety first.
 LABELS: dict[str, str] = {
     "allergy": "allergies",
     "intolerance": "intolerances",
     "avoids": "does not eat",
     "condition": "medical conditions",
+    "medication": "medications",
+    "pregnancy": "pregnancy",
+    "disability": "disability or access needs",
     "diet": "diet",
     "name": "name (what to call them)",
     "home": "lives in",
     "timezone": "time zone",
     "job": "job",
     "employer": "works at",
+    "second job": "also works as",
+    "second employer": "also works at",
     "partner": "partner",
     "child": "children",
     "pet": "pets",
@@ -50,6 +57,7 @@ LABELS: dict[str, str] = {
     "studies": "studies",
     "best friend": "best friend",
     "work city": "works in",
+    "commute": "commutes",
 }
 FAVOURITE = "favourite "
 NO_LONGER = "no longer "
@@ -344,22 +352,71 @@ def _retractions(sentence: str) -> tuple[list[StatedFact], list[StatedFact]]:
     return out, stated
 
 
-def read(text: str) -> Statement:
+# "On weekends I also work at a bar": a second job, not a new one.
+_SECOND_JOB = re.compile(r"\b(?:also|too|as well|on the side|side (?:job|gig|hustle)|second job|in addition|"
+                         r"on (?:the )?weekends?|at weekends?|evenings?)\b", re.IGNORECASE)
+_SECOND = {"job": "second job", "employer": "second employer"}
+# Another person's fact, said by the user: "my friend is vegan", "my dad takes metformin", "she's a nurse".
+_SOMEONE_ELSE = re.compile(r"^\W*(?:(?:my|our|his|her|their)\s+(?P<who>\w+(?:\s+\w+)?)|he|she|they|he's|she's)\b",
+                           re.IGNORECASE)
+# Attributes whose sentences name another person on purpose: the user's partner, children, family, pets.
+_ABOUT_OTHERS = frozenset({"partner", "child", "family", "pet"})
+# The attributes a reading may give, and the keys of the profile's own patterns that already answer each.
+_ANSWERS: dict[str, frozenset[str]] = {
+    "job": frozenset({"job", "employer"}), "employer": frozenset({"job", "employer"}),
+    "diet": frozenset({"diet", "avoids"}), "condition": frozenset({"condition", "allergy", "intolerance"}),
+}
+
+
+def _someone_else(sentence: str, reading: Reading) -> bool:
+    match = _SOMEONE_ELSE.match(sentence)
+    if match is None or reading.attribute in _ABOUT_OTHERS:
+        return False
+    who = match.group("who")
+    return who is None or any(word in things.PEOPLE for word in who.casefold().split())
+
+
+def _by_meaning(sentence: str, reading: Reading | None, found: list[StatedFact]
+                ) -> tuple[list[StatedFact], list[StatedFact]]:
+    """The facts and retirements the sentence's meaning adds to what the patterns ``found``: the patterns' value
+    stands where they read the attribute; where they read nothing, the value is read by the attribute's rule
+    (``agent.memory.values``). Where the patterns read another attribute ("my best friend is Tom" is not a partner)
+    their reading stands, but a safety attribute they missed is added. A set's retirement ("Biscuit died") is read
+    whatever the patterns found."""
+    if reading is None or _someone_else(sentence, reading):
+        return [], []
+    facts, retired = values.read(reading.attribute, sentence)
+    answered = _ANSWERS.get(reading.attribute, frozenset({reading.attribute}))
+    safety = reading.attribute in SAFETY and not any(f.key in SAFETY for f in found)
+    if any(f.key in answered for f in found) or (found and not safety):
+        facts = []
+    return facts, retired
+
+
+def read(text: str, meaning: Meaning | None = None) -> Statement:
     """The profile facts and retractions ``text`` states, sentence by sentence; questions, plans and the past state
-    none."""
+    none. ``meaning`` names the attribute each sentence speaks to (``agent.memory.attributes``); without it the
+    patterns alone read."""
     facts: list[StatedFact] = []
     retracts: list[StatedFact] = []
     no_longer: list[StatedFact] = []
-    for sentence in _SENTENCE.split(text.strip()):
-        if not sentence or sentence.rstrip().endswith("?"):
-            continue
+    sentences = [s for s in _SENTENCE.split(text.strip()) if s and not s.rstrip().endswith("?")]
+    readings: list[Reading | None] = list(meaning(sentences)) if meaning and sentences else [None] * len(sentences)
+    for sentence, reading in zip(sentences, readings, strict=True):
         retracted, stated = _retractions(sentence)
         retracts += retracted
         no_longer += stated
         if not retracted and (_PLAN.search(sentence) or _PAST.search(sentence)):
             # "I'm moving to Lisbon next month; I'm allergic to cats": only the clause with the plan waits.
             continue
-        facts += _sentence_facts(sentence)
+        found = _sentence_facts(sentence)
+        if not retracted:
+            added, retired = _by_meaning(sentence, reading, found)
+            found += added
+            retracts += retired
+        if _SECOND_JOB.search(sentence):
+            found = [replace(f, key=_SECOND[f.key]) if f.key in _SECOND else f for f in found]
+        facts += found
     # What no longer holds is a value too ("diet: no longer vegan"), unless the turn gives the key a new one.
     facts += [f for f in no_longer if not any(g.key == f.key and single_valued(f.key) for g in facts)]
     return Statement(tuple(dict.fromkeys(facts)), tuple(dict.fromkeys(retracts)))

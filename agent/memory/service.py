@@ -30,7 +30,7 @@ from agent.domain import (
     memory_id,
 )
 from agent.errors import EmbedderMismatch, EmbeddingError, MemoryRefused, MemoryUnavailable, OverCapacity
-from agent.memory import dates, gate, profile, relink, truth
+from agent.memory import attributes, dates, gate, profile, relink, truth
 from agent.memory.calibration import default_grounding, default_threshold
 from agent.memory.canonical import canonical
 from agent.memory.context import MemoryBlock, build_block
@@ -155,9 +155,11 @@ def space_of(embedder: Embedder) -> VectorSpace:
     return VectorSpace(embedder.name, embedder.model, embedder.dimension)
 
 
-def judge(policy: MemoryPolicy, text: str) -> tuple[gate.GateDecision, str, profile.Statement]:
-    """The gate's decision on ``text``, the words a kept memory is made from, and the profile facts they state:
-    pure, so a chat whose store is away can ask it (``keeps``) before the store answers.
+def judge(policy: MemoryPolicy, text: str, meaning: attributes.Meaning | None = None
+          ) -> tuple[gate.GateDecision, str, profile.Statement]:
+    """The gate's decision on ``text``, the words a kept memory is made from, and the profile facts they state
+    (``meaning`` names the attribute each sentence speaks to, ``profile.read``): pure, so a chat whose store is away
+    can ask it (``keeps``) before the store answers.
 
     Everything is decided on the canonical text (``agent.memory.canonical``), which is what is stored. A line the
     gate refuses (a secret, a link, an instruction) is never kept by a later step: a profile fact read in it does
@@ -172,10 +174,10 @@ def judge(policy: MemoryPolicy, text: str) -> tuple[gate.GateDecision, str, prof
     words = text.strip() if refused is None else decision.text
     if decision.keep and policy.gate and words and refusal(words) is not None:
         decision, words = gate.GateDecision(False, refusal(words) or ""), ""
-    statement = profile.read(words) if policy.truth and words else profile.Statement()
+    statement = profile.read(words, meaning) if policy.truth and words else profile.Statement()
     statement = profile.Statement(tuple(f for f in statement.facts if refusal(f"{f.key}: {f.value}") is None),
                                   statement.retracts)
-    if not decision.keep and statement and refused is None:
+    if not decision.keep and statement and refused is None and decision.reason not in gate.WITHHELD:
         # "Please just call me Kate": a request in form, a profile fact in substance.
         decision = gate.GateDecision(True, "states a profile fact", text=text.strip())
     return decision, words, statement
@@ -227,6 +229,9 @@ class MemoryService:
         self._counter = counter
         self._seen: dict[str, float] = {}
         self._bodies: OrderedDict[str, list[float]] = OrderedDict()
+        self._attributes = attributes.for_embedder(embedder)
+        # The vectors this write computed, by text: the sentence read for its meaning is the turn that is stored.
+        self._vectors: dict[str, list[float]] = {}
         self.retriever = Retriever(embedder, index, ledger, user, self.policy.weights)
 
     @property
@@ -242,6 +247,26 @@ class MemoryService:
     def grounding_threshold(self) -> float:
         chosen = self.policy.grounding_threshold
         return default_grounding(self.embedder.name) if chosen is None else chosen
+
+    def _embed(self, texts: Sequence[str]) -> list[list[float]]:
+        """The vectors of ``texts``, each computed once per write (``_vectors``)."""
+        missing = [t for t in dict.fromkeys(texts) if t not in self._vectors]
+        if missing:
+            if len(self._vectors) > 32:
+                self._vectors.clear()
+            self._vectors.update(zip(missing, self.embedder.embed(missing), strict=True))
+        return [self._vectors[t] for t in texts]
+
+    def meaning(self) -> attributes.Meaning | None:
+        """What names the attribute of the user a sentence speaks to, for every write of this service (the chat,
+        ``/remember``, an edit); None when the embedder has no calibrated classifier (the patterns alone read)."""
+        if self._attributes is None or not self.policy.truth:
+            return None
+        return attributes.meaning(self._attributes, self._embed)
+
+    def statement(self, text: str) -> profile.Statement:
+        """The profile facts and retractions ``text`` states, read the way every write of this service reads them."""
+        return profile.read(text, self.meaning()) if self.policy.truth else profile.Statement()
 
     # -- the embedder a store was built with ------------------------------------------------------------
 
@@ -270,7 +295,8 @@ class MemoryService:
     ) -> WriteReport:
         """Run one user turn through the gate and store what it keeps. Only the user's words come here.
         ``extract`` False holds back the model's extraction (for a turn whose reply did not finish)."""
-        decision, words, statement = judge(self.policy, text)
+        self._vectors.clear()
+        decision, words, statement = judge(self.policy, text, self.meaning())
         log.debug("gate: %s (%s)", "keep" if decision.keep else "skip", decision.reason)
         if not decision.keep:
             refused = refusal(text)
@@ -331,7 +357,7 @@ class MemoryService:
         if full:
             raise OverCapacity(f"Not remembered: {full}.")
         known = self.ledger.get(self.user, [record.id])
-        statement = profile.read(text) if self.policy.truth else profile.Statement()
+        statement = self.statement(text)
         settled = self._decide(record, statement)
         stored, evicted = self._apply(settled)
         outcome = settled.outcome
@@ -409,7 +435,10 @@ class MemoryService:
         whose neighbours cannot be read is stored as a memory of its own)."""
         said = truth.body(record.text)
         try:
-            vector, *body = self.embedder.embed([record.text] if said == record.text else [record.text, said])
+            if said == record.text:
+                vector, body = self._embed([record.text])[0], []
+            else:
+                vector, *body = self.embedder.embed([record.text, said])
         except EmbeddingError as exc:
             log.debug("truth: no neighbours (%s)", exc)
             return None, []
@@ -697,7 +726,7 @@ class MemoryService:
         stamp = self._clock() if when is None else when
         said = canonical(text).strip()
         resolved = dates.resolve(said, stamp)
-        statement = profile.read(said) if self.policy.truth else profile.Statement()
+        statement = self.statement(said)
         new = replace(old, id=memory_id(self.user, resolved), text=resolved, content_hash=content_hash(resolved),
                       source=said, last_seen=max(old.last_seen, stamp), facts=statement.facts, superseded_by="",
                       superseded_at=0.0, restated=(), extra={**old.extra, "edited_at": _iso(stamp)})
