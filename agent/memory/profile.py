@@ -109,7 +109,8 @@ _SENTENCE = re.compile(
     r"(?<!\bSt\.)(?<!\bDr\.)(?<!\bMr\.)(?<!\bMs\.)(?<!\bMrs\.)(?<=[.!?;])\s+|\s+(?:but|and then|although|though)\s+",
     re.IGNORECASE,
 )
-_NAME = r"(?P<v>(?:(?:Dr|Mr|Mrs|Ms|Prof)\.?\s+)?[A-Z][a-zA-Z'’-]+(?:\s+[A-Z][a-zA-Z'’-]+)?)"
+_LETTERS = r"(?:[^\W\d_]|['’-])+"  # "Tomás", "O'Neill", "Anne-Marie"
+_NAME = r"(?P<v>(?:(?:Dr|Mr|Mrs|Ms|Prof)\.?\s+)?[A-Z]" + _LETTERS + r"(?:\s+[A-Z]" + _LETTERS + r")?)"
 # A place: capitalised words ("New York", "the Bay Area", "Frankfurt am Main"), or one lower-case word at the end
 # of the clause, as people type in chat ("i live in berlin now").
 _PLACE = (r"(?P<v>(?:the\s+)?[A-Z][\w.'’-]*(?:[ -](?:[A-Z][\w.'’-]*|(?:am|an|de|del|da|do|la|le|upon|on)(?= [A-Z])))"
@@ -376,21 +377,46 @@ def _someone_else(sentence: str, reading: Reading) -> bool:
     return who is None or any(word in things.PEOPLE for word in who.casefold().split())
 
 
-def _by_meaning(sentence: str, reading: Reading | None, found: list[StatedFact]
+def _by_meaning(sentence: str, part: str, reading: Reading | None, found: list[StatedFact]
                 ) -> tuple[list[StatedFact], list[StatedFact]]:
     """The facts and retirements the sentence's meaning adds to what the patterns ``found``: the patterns' value
     stands where they read the attribute; where they read nothing, the value is read by the attribute's rule
-    (``agent.memory.values``). Where the patterns read another attribute ("my best friend is Tom" is not a partner)
-    their reading stands, but a safety attribute they missed is added. A set's retirement ("Biscuit died") is read
-    whatever the patterns found."""
+    (``agent.memory.values``) in the ``part`` of the sentence that says it. Where the patterns read another
+    attribute ("my best friend is Tom" is not a partner) their reading stands, but a safety attribute they missed
+    is added. A set's retirement ("Biscuit died") is read whatever the patterns found."""
     if reading is None or _someone_else(sentence, reading):
         return [], []
-    facts, retired = values.read(reading.attribute, sentence)
+    # A set's values and retirements are read clause by clause in the whole sentence: "Pip died :( we got two
+    # budgies, Kiwi and Mango"; a single value in the part that says it.
+    facts, retired = values.read(reading.attribute, sentence if reading.attribute in SET_KEYS else part)
     answered = _ANSWERS.get(reading.attribute, frozenset({reading.attribute}))
     safety = reading.attribute in SAFETY and not any(f.key in SAFETY for f in found)
     if any(f.key in answered for f in found) or (found and not safety):
         facts = []
     return facts, retired
+
+
+_PARTS = re.compile(r"\s*(?:[,;:!()]|\s[—–-]\s|\.\s)\s*")
+
+
+def _parts(sentence: str) -> list[str]:
+    """The sentence and, when it has several, its clauses: "Porto is home these days, the move finally happened in
+    March" speaks of the home in its first clause, and the rest dilutes its meaning."""
+    parts = [p for p in _PARTS.split(sentence) if len(p.split()) >= 2]
+    return [sentence, *parts] if len(parts) > 1 else [sentence]
+
+
+def _readings(sentences: Sequence[str], meaning: Meaning | None) -> list[tuple[str, Reading | None]]:
+    """For each sentence, the part of it that speaks to an attribute most clearly, and that attribute."""
+    if meaning is None or not sentences:
+        return [(s, None) for s in sentences]
+    parts = [_parts(s) for s in sentences]
+    read = iter(meaning([p for group in parts for p in group]))
+    out: list[tuple[str, Reading | None]] = []
+    for sentence, group in zip(sentences, parts, strict=True):
+        found = [(part, reading) for part in group if (reading := next(read)) is not None]
+        out.append(max(found, key=lambda pair: pair[1].score) if found else (sentence, None))
+    return out
 
 
 def read(text: str, meaning: Meaning | None = None) -> Statement:
@@ -401,8 +427,7 @@ def read(text: str, meaning: Meaning | None = None) -> Statement:
     retracts: list[StatedFact] = []
     no_longer: list[StatedFact] = []
     sentences = [s for s in _SENTENCE.split(text.strip()) if s and not s.rstrip().endswith("?")]
-    readings: list[Reading | None] = list(meaning(sentences)) if meaning and sentences else [None] * len(sentences)
-    for sentence, reading in zip(sentences, readings, strict=True):
+    for sentence, (part, reading) in zip(sentences, _readings(sentences, meaning), strict=True):
         retracted, stated = _retractions(sentence)
         retracts += retracted
         no_longer += stated
@@ -411,7 +436,7 @@ def read(text: str, meaning: Meaning | None = None) -> Statement:
             continue
         found = _sentence_facts(sentence)
         if not retracted:
-            added, retired = _by_meaning(sentence, reading, found)
+            added, retired = _by_meaning(sentence, part, reading, found)
             found += added
             retracts += retired
         if _SECOND_JOB.search(sentence):

@@ -249,12 +249,16 @@ class MemoryService:
         return default_grounding(self.embedder.name) if chosen is None else chosen
 
     def _embed(self, texts: Sequence[str]) -> list[list[float]]:
-        """The vectors of ``texts``, each computed once per write (``_vectors``)."""
+        """The vectors of ``texts``, each computed once per write (``_vectors``). The first is embedded alone: it is
+        the turn itself, whose vector the index keeps, and a batch pads it to its longest text (which moves a vector
+        by up to 0.01, enough to change what crosses the injection threshold)."""
         missing = [t for t in dict.fromkeys(texts) if t not in self._vectors]
         if missing:
             if len(self._vectors) > 32:
                 self._vectors.clear()
-            self._vectors.update(zip(missing, self.embedder.embed(missing), strict=True))
+            for batch in (missing[:1], missing[1:]):
+                if batch:
+                    self._vectors.update(zip(batch, self.embedder.embed(batch), strict=True))
         return [self._vectors[t] for t in texts]
 
     def meaning(self) -> attributes.Meaning | None:

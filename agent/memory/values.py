@@ -64,12 +64,24 @@ _DIETS = re.compile(r"\b(?P<v>vegan|vegetarian|pescatarian|pescetarian|keto|pale
 _PARTNER_STATUS = re.compile(r"\b(?P<v>single|divorced|widowed|separated)\b", re.I)
 _ANIMALS = re.compile(r"\b(?P<v>dog|cat|puppy|kitten|parrot|rabbit|bunny|hamster|bird|horse|turtle|tortoise|snake|"
                       r"lizard|guinea pig|ferret|goldfish|fish|terrier|retriever|labrador|poodle|spaniel|collie|"
-                      r"beagle|greyhound|whippet|corgi|pug|dachshund|husky)s?\b", re.I)
+                      r"beagle|greyhound|whippet|corgi|pug|dachshund|husky|budgie|budgerigar|canary|cockatiel|gecko|"
+                      r"chicken|hen|duck|goat|pony|axolotl|chinchilla|mouse|rat)s?\b", re.I)
+_MODEL = re.compile(r"(?<![\w'’])(?:[A-Z][\w'’-]*|\d+[a-z]?)(?:\s+(?:[A-Z][\w'’-]*|\d+[a-z]?))*")
+_SYSTEMS = re.compile(r"\b(?P<v>windows(?: \d+)?|linux|ubuntu|fedora|debian|arch|mint|macos|mac ?os|chromeos|"
+                      r"android|ios)\b", re.I)
+_DEVICES = re.compile(r"\b(?P<v>phone|laptop|computer|pc|desktop|tablet|ipad|watch|e-reader|kindle|console)\b",
+                      re.I)
+_VEHICLES = re.compile(r"\b(?P<v>motorbike|motorcycle|van|scooter|bike|bicycle|e-bike|campervan|camper van)\b",
+                       re.I)
 # The clause that retires a value of a set: the pet that died, the language given up.
 _RETIRES = re.compile(r"\b(?:died|passed away|passed|lost|gave (?:\w+ ){0,3}away|given away|rehomed|re-homed|"
                       r"put (?:\w+ )?down|ran away|sold|gone|no longer|not .* any ?more|stopped|gave up|dropped|"
                       r"forgot|replaced|instead of)\b", re.I)
 _CLAUSES = re.compile(r"\s*(?:[,;:]|\band\b|\bbut\b|\bso\b|\bthen\b)\s*", re.I)
+# "My dream car", "my next phone": a wish, not the thing held.
+_WISH = re.compile(r"\b(?:dream|ideal|next|future|perfect|wish|want|would love|someday|one day)\b", re.I)
+# Where a life began is the hometown, whatever the sentence's nearness to the home's examples.
+_ORIGIN = re.compile(r"\b(?:grew up|born|raised|originally|hometown|home town)\b", re.I)
 SAFETY_WORDS_MAX = 12
 _SAFETY_KEYS = frozenset({"allergy", "intolerance", "condition", "medication", "pregnancy", "disability", "avoids"})
 
@@ -136,6 +148,28 @@ def _pet_names(clause: str) -> list[str]:
     return [f"a {animal.group('v').casefold()}"] if animal else []
 
 
+def _model(sentence: str) -> str | None:
+    """A make or a model: capitalised words and numbers ("Tesla Model 3", "Pixel 8"), the longest in the sentence."""
+    found = [" ".join(w for w in m.group().split() if w.casefold() not in _NOT_NAMES)
+             for m in _MODEL.finditer(sentence)]
+    found = [f for f in found if f and not f.isdigit()]
+    return max(found, key=len) if found else None
+
+
+def _thing(attribute: str, sentence: str) -> StatedFact | None:
+    """A device's or a vehicle's value, keyed by the thing ("car", "laptop"); a system ("Fedora") is a key of its own
+    ("laptop system"), so a new system does not replace the make of the machine."""
+    if _WISH.search(sentence):
+        return None
+    kind = (_DEVICES if attribute == "device" else _VEHICLES).search(sentence)
+    thing = kind.group("v").casefold() if kind else ("phone" if attribute == "device" else "car")
+    system = _SYSTEMS.search(sentence) if attribute == "device" else None
+    if system:
+        return StatedFact(f"{thing} system", system.group("v"))
+    value = _model(sentence)
+    return StatedFact(thing, value) if value else None
+
+
 def read(attribute: str, sentence: str) -> tuple[list[StatedFact], list[StatedFact]]:
     """The facts ``sentence`` states about ``attribute`` and the values it retires (a set's value that died, was
     given away or given up); nothing when no value can be read."""
@@ -147,9 +181,12 @@ def read(attribute: str, sentence: str) -> tuple[list[StatedFact], list[StatedFa
                 _languages(clause) if attribute == "language" else _names(clause))
             target = retired if _RETIRES.search(clause) else facts
             target += [StatedFact(attribute, v) for v in values]
+        if any(not f.value.startswith("a ") for f in facts):  # "two budgies, Kiwi and Mango": the names
+            facts = [f for f in facts if not f.value.startswith("a ")]
         return facts, retired
     value: str | None = None
     if attribute in {"home", "hometown"}:
+        attribute = "hometown" if _ORIGIN.search(sentence) else attribute
         value = _place(sentence)
     elif attribute == "employer":
         org = _ORG.search(sentence)
@@ -157,7 +194,10 @@ def read(attribute: str, sentence: str) -> tuple[list[StatedFact], list[StatedFa
     elif attribute == "job":
         role = _ROLE.search(sentence)
         value = _cleaned(re.sub(r"^(?:an?|the)\s+", "", role.group("v"), flags=re.I)) if role else None
-    elif attribute in {"name", "partner"}:
+    elif attribute in {"device", "vehicle"}:
+        thing = _thing(attribute, sentence)
+        return ([thing] if thing else []), []
+    elif attribute in {"name", "partner", "manager"}:
         names = _names(sentence)
         status = _PARTNER_STATUS.search(sentence) if attribute == "partner" else None
         value = names[-1] if names else (status.group("v").casefold() if status else None)
