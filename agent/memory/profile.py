@@ -388,7 +388,10 @@ def _by_meaning(sentence: str, part: str, reading: Reading | None, found: list[S
         return [], []
     # A set's values and retirements are read clause by clause in the whole sentence: "Pip died :( we got two
     # budgies, Kiwi and Mango"; a single value in the part that says it.
-    facts, retired = values.read(reading.attribute, sentence if reading.attribute in SET_KEYS else part)
+    whole = reading.attribute in SET_KEYS or reading.attribute in SAFETY  # a safety value keeps all its words
+    facts, retired = values.read(reading.attribute, sentence if whole else part)
+    if not facts and part != sentence:  # "took my wife's surname when we married, it's Lindqvist now"
+        facts = values.read(reading.attribute, sentence)[0]
     answered = _ANSWERS.get(reading.attribute, frozenset({reading.attribute}))
     safety = reading.attribute in SAFETY and not any(f.key in SAFETY for f in found)
     if any(f.key in answered for f in found) or (found and not safety):

@@ -77,6 +77,9 @@ _VEHICLES = re.compile(r"\b(?P<v>motorbike|motorcycle|van|scooter|bike|bicycle|e
 _RETIRES = re.compile(r"\b(?:died|passed away|passed|lost|gave (?:\w+ ){0,3}away|given away|rehomed|re-homed|"
                       r"put (?:\w+ )?down|ran away|sold|gone|no longer|not .* any ?more|stopped|gave up|dropped|"
                       r"forgot|replaced|instead of)\b", re.I)
+# A set's value said to replace the one held, which the sentence does not name.
+_SWITCHED = re.compile(r"\b(?:switched|swapped|changed|moved on)\s+(?:over\s+)?(?:from\s+\w+\s+)?to\b|\binstead\b",
+                       re.I)
 _CLAUSES = re.compile(r"\s*(?:[,;:]|\band\b|\bbut\b|\bso\b|\bthen\b)\s*", re.I)
 # "My dream car", "my next phone": a wish, not the thing held.
 _WISH = re.compile(r"\b(?:dream|ideal|next|future|perfect|wish|want|would love|someday|one day)\b", re.I)
@@ -103,10 +106,10 @@ def _sentence_word(word: str) -> bool:
 
 
 def _place(sentence: str) -> str | None:
-    after = re.search(r"\b(?:in|to|near|at)\s+(?P<v>(?:the\s+)?[A-Z][\w'’.-]*(?:[ -][A-Z][\w'’.-]*){0,3})",
-                      sentence)
-    if after:
-        return after.group("v")
+    for after in re.finditer(r"\b(?:in|to|near|at)\s+(?P<v>(?:the\s+)?[A-Z][\w'’.-]*(?:[ -][A-Z][\w'’.-]*){0,3})",
+                             sentence):
+        if after.group("v").casefold() not in _NOT_NAMES:  # "we moved in May"
+            return after.group("v")
     names = _names(sentence)
     if names:
         return names[0]
@@ -183,6 +186,8 @@ def read(attribute: str, sentence: str) -> tuple[list[StatedFact], list[StatedFa
             target += [StatedFact(attribute, v) for v in values]
         if any(not f.value.startswith("a ") for f in facts):  # "two budgies, Kiwi and Mango": the names
             facts = [f for f in facts if not f.value.startswith("a ")]
+        if facts and not retired and _SWITCHED.search(sentence):  # "switched to Korean": the one before goes
+            retired = [StatedFact(attribute, "")]
         return facts, retired
     value: str | None = None
     if attribute in {"home", "hometown"}:
