@@ -144,3 +144,14 @@ def test_the_value_is_read_where_the_sentence_says_it() -> None:
     said = values.read("medication", "ibuprofen makes my stomach bleed")[0]
     assert said == [StatedFact("medication", "ibuprofen makes my stomach bleed", origin=AS_SAID)]
     assert values.read("home", "home sweet home") == ([], [])
+
+
+def test_remember_and_edit_read_facts_by_meaning_too(memory: MemoryService) -> None:
+    memory.remember("I take clopidogrel every morning since the stent")
+    assert any("clopidogrel" in v for v in current(memory)["medication"])
+    say(memory, "I live in Leeds.", "Cardiff is home now")
+    old = next(r for r in memory.list() if r.source == "I live in Leeds.")
+    memory.store_rewrite(memory.rewrite(old, "I live in York."))
+    memory.forget([old.id])
+    # The later words still replace the edited ones: they are read by meaning in the edit as in the chat.
+    assert current(memory)["home"] == ["Cardiff"]

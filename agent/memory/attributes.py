@@ -11,8 +11,8 @@ attribute in words that say nothing of the user's own value: questions, plans, o
 ``agent.memory.values``' job.
 
 The threshold is calibrated for the local model only, on 60 labelled sentences that are not among the examples (40
-about an attribute, 20 about none): 0.42 with a margin of 0.03 named 51 of 60 rightly, missed 5 of the 40 (no
-attribute, so the patterns alone read them) and gave an attribute to 4 of the 20 (most then yield no value, or are
+about an attribute, 20 about none): 0.42 with a margin of 0.03 named 51 of 60 rightly, missed 4 of the 40 (no
+attribute, so the patterns alone read them) and gave an attribute to 5 of the 20 (most then yield no value, or are
 questions or another person's facts that ``agent.memory.profile`` sets aside). Another embedder has no threshold
 here and reads profile facts by the patterns alone. The examples are embedded once per process and embedder, on
 the first write that needs them, never on the reply's path; a sentence is classified with the vector the write

@@ -741,7 +741,7 @@ class MemoryService:
         pointing = {r.id: r for r in [*self.ledger.replaced_by(self.user, [old.id]),
                                       *(r for r in profiled if any(f.superseded_by == old.id for f in r.facts))]
                     if r.id not in mine}
-        new, links = relink.rederived(old, new, statement, profiled, list(pointing.values()))
+        new, links = relink.rederived(old, new, statement, profiled, list(pointing.values()), self.statement)
         was = {**{r.id: r for r in profiled}, **pointing}
         back = tuple(relink.linked(was[m], link) for m, link in links.items() if relink.back_again(was[m], link))
         return Rewrite(old, new, links, back)
