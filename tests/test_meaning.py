@@ -155,3 +155,8 @@ def test_remember_and_edit_read_facts_by_meaning_too(memory: MemoryService) -> N
     memory.forget([old.id])
     # The later words still replace the edited ones: they are read by meaning in the edit as in the chat.
     assert current(memory)["home"] == ["Cardiff"]
+
+
+def test_a_pet_retired_by_its_kind_is_the_one_of_that_kind(memory: MemoryService) -> None:
+    say(memory, "We have a spaniel called Dot.", "My cat Bea is 4.", "our dog passed away last night")
+    assert current(memory)["pet"] == ["Bea (cat)"]

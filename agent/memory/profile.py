@@ -292,9 +292,10 @@ def _split_items(value: str) -> list[str]:
     return [item for item in (i.strip() for i in items) if item]
 
 
-def _with_relation(sentence: str, start: int, value: str) -> str:
+def _with_relation(sentence: str, start: int, value: str, key: str) -> str:
     relation = _RELATION_WORD.search(sentence, max(0, start - 40), start + 1)
-    return f"{value} ({relation.group(1).lower()})" if relation else value
+    kind = relation.group(1).lower() if relation else (values.kind_near(sentence, start) if key == "pet" else None)
+    return f"{value} ({kind})" if kind and value[:1].isupper() else value
 
 
 # Words that change nothing a pattern needs: "I'm also allergic", "I really live in", "I still work at".
@@ -319,7 +320,7 @@ def _sentence_facts(sentence: str) -> list[StatedFact]:
                 if cleaned is None:
                     continue
                 if key in {"child", "pet", "partner"}:
-                    cleaned = _with_relation(sentence, match.start("v"), cleaned)
+                    cleaned = _with_relation(sentence, match.start("v"), cleaned, key)
                 found.append(StatedFact(key, cleaned))
     if any(f.key == "pet" and f.value[:1].isupper() for f in found):  # "a golden retriever named Max": Max
         found = [f for f in found if f.key != "pet" or f.value[:1].isupper()]

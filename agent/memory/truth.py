@@ -27,6 +27,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from agent.domain import AS_SAID, MemoryRecord, StatedFact
+from agent.memory import values
 from agent.memory.profile import NO_LONGER, Statement, is_thing, same_value, single_valued
 from agent.memory.text import WORD, content_words
 from agent.memory.things import ADDITIVE, replaces
@@ -139,7 +140,9 @@ def _contradicts(old: StatedFact, statement: Statement) -> bool:
         if old.value.startswith(NO_LONGER) and same_value(old.value.removeprefix(NO_LONGER), fact.value):
             return True
     return any(
-        gone.key == old.key and (not gone.value or same_value(gone.value, old.value)) for gone in statement.retracts
+        gone.key == old.key and (not gone.value or same_value(gone.value, old.value)
+                                 or (gone.key == "pet" and values.retires(gone.value, old.value)))
+        for gone in statement.retracts
     )
 
 

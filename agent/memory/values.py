@@ -143,6 +143,33 @@ def _languages(sentence: str) -> list[str]:
                               if w.casefold() in _LANGUAGES))
 
 
+_DOGS = frozenset("""terrier retriever labrador poodle spaniel collie beagle greyhound whippet corgi pug dachshund husky
+    puppy""".split())
+_CATS = frozenset({"kitten"})
+
+
+def _species(word: str) -> str:
+    word = word.casefold().removesuffix("s")
+    return "dog" if word in _DOGS else "cat" if word in _CATS else word
+
+
+def animal(value: str) -> str | None:
+    """The kind of animal a pet's value names ("Biscuit (beagle)", "a dog", "two guinea pigs"): dog, cat, ..."""
+    found = _ANIMALS.search(value)
+    return _species(found.group("v")) if found else None
+
+
+def retires(gone: str, held: str) -> bool:
+    """Whether a pet retired by its kind alone ("we lost our dog": "a dog") is the pet ``held`` ("Biscuit (beagle)")."""
+    return gone.startswith("a ") and animal(gone) is not None and animal(gone) == animal(held)
+
+
+def kind_near(sentence: str, start: int) -> str | None:
+    """The animal word just before ``start`` ("a beagle called Biscuit"), to keep with the pet's name."""
+    found = list(_ANIMALS.finditer(sentence, max(0, start - 40), start))
+    return found[-1].group("v").casefold() if found else None
+
+
 def _pet_names(clause: str) -> list[str]:
     animal = _ANIMALS.search(clause)
     names = [n for n in _names(clause) if not _ANIMALS.fullmatch(n)]
