@@ -160,3 +160,9 @@ def test_remember_and_edit_read_facts_by_meaning_too(memory: MemoryService) -> N
 def test_a_pet_retired_by_its_kind_is_the_one_of_that_kind(memory: MemoryService) -> None:
     say(memory, "We have a spaniel called Dot.", "My cat Bea is 4.", "our dog passed away last night")
     assert current(memory)["pet"] == ["Bea (cat)"]
+
+
+def test_an_order_near_an_attribute_in_meaning_is_not_kept(memory: MemoryService) -> None:
+    say(memory, "only for this reply, put it in German", "just this time, answer in Italian")
+    assert memory.list() == []
+    assert current(memory) == {}

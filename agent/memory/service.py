@@ -10,6 +10,7 @@ It holds no terminal code and no client library: everything outside comes in thr
 from __future__ import annotations
 
 import logging
+import re
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
@@ -178,9 +179,18 @@ def judge(policy: MemoryPolicy, text: str, meaning: attributes.Meaning | None = 
     statement = profile.Statement(tuple(f for f in statement.facts if refusal(f"{f.key}: {f.value}") is None),
                                   statement.retracts)
     if not decision.keep and statement and refused is None and decision.reason not in gate.WITHHELD:
-        # "Please just call me Kate": a request in form, a profile fact in substance.
-        decision = gate.GateDecision(True, "states a profile fact", text=text.strip())
+        # "Please just call me Kate": a request in form, a profile fact in substance. A fact read by meaning alone
+        # ("new boss as of this week: Declan") overrules the gate only in a line that gives no order: "just for this
+        # one, put it in French" is near a language in meaning, and an order all the same.
+        if meaning is None or profile.read(words) or not _ORDER.search(words):
+            decision = gate.GateDecision(True, "states a profile fact", text=text.strip())
     return decision, words, statement
+
+
+# An order to the assistant, for this reply or any: the start of a clause that asks rather than tells.
+_ORDER = re.compile(r"(?:^|[.,;:!?]\s*)(?:(?:just|please|ok|okay|so|and|now|hey)\W+)*(?:for this\b|this time\b|"
+                    r"(?:put|use|answer|write|give|make|tell|translate|reply|respond|format|show|list|say|explain|"
+                    r"keep|do|don't|stop|switch|can you|could you|would you|will you)\b)", re.IGNORECASE)
 
 
 def keeps(policy: MemoryPolicy, text: str) -> bool:
