@@ -310,7 +310,11 @@ class MemoryService:
         """Run one user turn through the gate and store what it keeps. Only the user's words come here.
         ``extract`` False holds back the model's extraction (for a turn whose reply did not finish)."""
         self._vectors.clear()
-        decision, words, statement = judge(self.policy, text, self.meaning())
+        # A dated transcript line ("(8 May 2023) Ada: ...") is a speaker's words in a document of many speakers, not
+        # the user telling the agent about themselves: the patterns read it as before, and meaning does not (on
+        # LoCoMo it made replacements among a speaker's lines that hid evidence from recall).
+        meaning = None if truth.speaker(text) else self.meaning()
+        decision, words, statement = judge(self.policy, text, meaning)
         log.debug("gate: %s (%s)", "keep" if decision.keep else "skip", decision.reason)
         if not decision.keep:
             refused = refusal(text)
