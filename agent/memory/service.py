@@ -271,16 +271,19 @@ class MemoryService:
                     self._vectors.update(zip(batch, self.embedder.embed(batch), strict=True))
         return [self._vectors[t] for t in texts]
 
-    def meaning(self) -> attributes.Meaning | None:
-        """What names the attribute of the user a sentence speaks to, for every write of this service (the chat,
-        ``/remember``, an edit); None when the embedder has no calibrated classifier (the patterns alone read)."""
-        if self._attributes is None or not self.policy.truth:
+    def meaning(self, text: str) -> attributes.Meaning | None:
+        """What names the attribute of the user a sentence of ``text`` speaks to, for every write of this service
+        (the chat, ``/remember``, an edit); None when the embedder has no calibrated classifier (the patterns alone
+        read). A dated transcript line ("(8 May 2023) Ada: ...") is a speaker's words in a document of many
+        speakers, not the user telling the agent about themselves: the patterns read it as before, and meaning does
+        not (on LoCoMo it made replacements among a speaker's lines that hid evidence from recall)."""
+        if self._attributes is None or not self.policy.truth or truth.speaker(text):
             return None
         return attributes.meaning(self._attributes, self._embed)
 
     def statement(self, text: str) -> profile.Statement:
         """The profile facts and retractions ``text`` states, read the way every write of this service reads them."""
-        return profile.read(text, self.meaning()) if self.policy.truth else profile.Statement()
+        return profile.read(text, self.meaning(text)) if self.policy.truth else profile.Statement()
 
     # -- the embedder a store was built with ------------------------------------------------------------
 
@@ -310,11 +313,7 @@ class MemoryService:
         """Run one user turn through the gate and store what it keeps. Only the user's words come here.
         ``extract`` False holds back the model's extraction (for a turn whose reply did not finish)."""
         self._vectors.clear()
-        # A dated transcript line ("(8 May 2023) Ada: ...") is a speaker's words in a document of many speakers, not
-        # the user telling the agent about themselves: the patterns read it as before, and meaning does not (on
-        # LoCoMo it made replacements among a speaker's lines that hid evidence from recall).
-        meaning = None if truth.speaker(text) else self.meaning()
-        decision, words, statement = judge(self.policy, text, meaning)
+        decision, words, statement = judge(self.policy, text, self.meaning(text))
         log.debug("gate: %s (%s)", "keep" if decision.keep else "skip", decision.reason)
         if not decision.keep:
             refused = refusal(text)
