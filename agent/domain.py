@@ -105,6 +105,8 @@ class Quote:
 
 
 EXTRACTOR = "extractor"
+# The origin of a safety value no rule could read: the user's sentence itself, kept as said.
+AS_SAID = "as said"
 
 
 @dataclass(frozen=True)
@@ -112,7 +114,8 @@ class StatedFact:
     """A profile fact: what ``agent.memory.profile`` reads in a turn and what a memory states (one type for both, so
     a fact read is the fact stored); ``superseded_by`` is the id of the memory that replaced this value while the
     memory itself stays current for its other facts. ``origin`` is where the value came from: "" for the user's words
-    read by the profile's patterns, ``EXTRACTOR`` for a value the model proposed (and the user's words hold)."""
+    read by the profile's patterns, ``EXTRACTOR`` for a value the model proposed (and the user's words hold),
+    ``AS_SAID`` for a safety value that is the user's sentence itself."""
 
     key: str
     value: str

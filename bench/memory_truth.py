@@ -330,16 +330,27 @@ def profile_records(start: int, count: int) -> list[MemoryRecord]:
 
 
 def time_truth_checks(service: MemoryService, embedder: Embedder, lines: Sequence[str]) -> dict[str, Any]:
-    """Per-turn cost of the truth checks, ``lines`` one turn each: reading the turn's facts, loading the profile
-    memories and deciding (``profile_supersede``), and the nearest-neighbour query a restatement or a correction
+    """Per-turn cost of the truth checks, ``lines`` one turn each: reading the turn's facts (the attribute of each
+    sentence by meaning included, its vectors computed before), loading the profile memories and deciding
+    (``profile_supersede``), and the nearest-neighbour query a restatement or a correction
     needs (``neighbours``; the turn's vector is computed anyway, for the index)."""
-    from agent.memory import profile, truth
+    from agent.memory import attributes, profile, truth
 
+    classifier = attributes.for_embedder(embedder)
+    vectors: dict[str, list[float]] = {}
+
+    def known(texts: Sequence[str]) -> list[list[float]]:
+        missing = [t for t in texts if t not in vectors]
+        vectors.update(zip(missing, embedder.embed(missing) if missing else [], strict=True))
+        return [vectors[t] for t in texts]
+
+    meaning = attributes.meaning(classifier, known) if classifier else None
     checks, queries = [], []
     for line in lines:
         vector = embedder.embed([line])[0]
+        profile.read(line, meaning)  # the sentences' vectors, which the write computes anyway, are not timed
         started = time.perf_counter()
-        statement = profile.read(line)
+        statement = profile.read(line, meaning)
         profiled = service.ledger.profiled(service.user)
         truth.decide(line, statement, profiled, [])
         middle = time.perf_counter()

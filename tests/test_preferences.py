@@ -46,7 +46,8 @@ def test_a_standing_preference_is_a_profile_value_on_a_far_request(service: Memo
                                                                    word: str) -> None:
     report = service.observe(line, session="s", turn=1)
     assert report.decision.keep, report.decision.reason
-    assert [f.key for f in report.stored[0].facts] == [key]
+    # The one preference of its line (a fact beside it, "I'm in Europe" read as a home, is the profile's own).
+    assert [f.key for f in report.stored[0].facts if f.key.startswith("preference")] == [key]
     block = service.recall(FAR).block
     assert any(e.key == key and word.casefold() in e.value.casefold() for e in block.profile), block.text
 

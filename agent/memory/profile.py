@@ -22,23 +22,30 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from agent.domain import MemoryRecord, StatedFact
-from agent.memory import preferences, things
+from agent.memory import preferences, things, values
+from agent.memory.attributes import SAFETY, Meaning, Reading
 
 # Keys whose values co-exist: a second allergy is one more allergy, not a correction of the first.
 # Single-valued keys also include "best friend", a manager or doctor by role, and each "favourite <thing>".
-SET_KEYS = frozenset({"allergy", "intolerance", "avoids", "condition", "child", "pet", "language"})
+SET_KEYS = frozenset({"allergy", "intolerance", "avoids", "condition", "medication", "disability", "child", "pet",
+                      "language"})
 # How each key reads in the prompt, in the order lines are given the profile's budget: safety first.
 LABELS: dict[str, str] = {
     "allergy": "allergies",
     "intolerance": "intolerances",
     "avoids": "does not eat",
     "condition": "medical conditions",
+    "medication": "medications",
+    "pregnancy": "pregnancy",
+    "disability": "disability or access needs",
     "diet": "diet",
     "name": "name (what to call them)",
     "home": "lives in",
     "timezone": "time zone",
     "job": "job",
     "employer": "works at",
+    "second job": "also works as",
+    "second employer": "also works at",
     "partner": "partner",
     "child": "children",
     "pet": "pets",
@@ -50,6 +57,7 @@ LABELS: dict[str, str] = {
     "studies": "studies",
     "best friend": "best friend",
     "work city": "works in",
+    "commute": "commutes",
 }
 FAVOURITE = "favourite "
 NO_LONGER = "no longer "
@@ -101,7 +109,8 @@ _SENTENCE = re.compile(
     r"(?<!\bSt\.)(?<!\bDr\.)(?<!\bMr\.)(?<!\bMs\.)(?<!\bMrs\.)(?<=[.!?;])\s+|\s+(?:but|and then|although|though)\s+",
     re.IGNORECASE,
 )
-_NAME = r"(?P<v>(?:(?:Dr|Mr|Mrs|Ms|Prof)\.?\s+)?[A-Z][a-zA-Z'’-]+(?:\s+[A-Z][a-zA-Z'’-]+)?)"
+_LETTERS = r"(?:[^\W\d_]|['’-])+"  # "Tomás", "O'Neill", "Anne-Marie"
+_NAME = r"(?P<v>(?:(?:Dr|Mr|Mrs|Ms|Prof)\.?\s+)?[A-Z]" + _LETTERS + r"(?:\s+[A-Z]" + _LETTERS + r")?)"
 # A place: capitalised words ("New York", "the Bay Area", "Frankfurt am Main"), or one lower-case word at the end
 # of the clause, as people type in chat ("i live in berlin now").
 _PLACE = (r"(?P<v>(?:the\s+)?[A-Z][\w.'’-]*(?:[ -](?:[A-Z][\w.'’-]*|(?:am|an|de|del|da|do|la|le|upon|on)(?= [A-Z])))"
@@ -283,9 +292,10 @@ def _split_items(value: str) -> list[str]:
     return [item for item in (i.strip() for i in items) if item]
 
 
-def _with_relation(sentence: str, start: int, value: str) -> str:
+def _with_relation(sentence: str, start: int, value: str, key: str) -> str:
     relation = _RELATION_WORD.search(sentence, max(0, start - 40), start + 1)
-    return f"{value} ({relation.group(1).lower()})" if relation else value
+    kind = relation.group(1).lower() if relation else (values.kind_near(sentence, start) if key == "pet" else None)
+    return f"{value} ({kind})" if kind and value[:1].isupper() else value
 
 
 # Words that change nothing a pattern needs: "I'm also allergic", "I really live in", "I still work at".
@@ -310,7 +320,7 @@ def _sentence_facts(sentence: str) -> list[StatedFact]:
                 if cleaned is None:
                     continue
                 if key in {"child", "pet", "partner"}:
-                    cleaned = _with_relation(sentence, match.start("v"), cleaned)
+                    cleaned = _with_relation(sentence, match.start("v"), cleaned, key)
                 found.append(StatedFact(key, cleaned))
     if any(f.key == "pet" and f.value[:1].isupper() for f in found):  # "a golden retriever named Max": Max
         found = [f for f in found if f.key != "pet" or f.value[:1].isupper()]
@@ -344,22 +354,98 @@ def _retractions(sentence: str) -> tuple[list[StatedFact], list[StatedFact]]:
     return out, stated
 
 
-def read(text: str) -> Statement:
+# "On weekends I also work at a bar": a second job, not a new one.
+_SECOND_JOB = re.compile(r"\b(?:also|too|as well|on the side|side (?:job|gig|hustle)|second job|in addition|"
+                         r"on (?:the )?weekends?|at weekends?|evenings?)\b", re.IGNORECASE)
+_SECOND = {"job": "second job", "employer": "second employer"}
+# Another person's fact, said by the user: "my friend is vegan", "my dad takes metformin", "she's a nurse".
+_SOMEONE_ELSE = re.compile(r"^\W*(?:(?:my|our|his|her|their)\s+(?P<who>\w+(?:\s+\w+)?)|he|she|they|he's|she's)\b",
+                           re.IGNORECASE)
+# Attributes whose sentences name another person on purpose: the user's partner, children, family, pets.
+_ABOUT_OTHERS = frozenset({"partner", "child", "family", "pet"})
+# The attributes a reading may give, and the keys of the profile's own patterns that already answer each.
+_ANSWERS: dict[str, frozenset[str]] = {
+    "job": frozenset({"job", "employer"}), "employer": frozenset({"job", "employer"}),
+    "diet": frozenset({"diet", "avoids"}), "condition": frozenset({"condition", "allergy", "intolerance"}),
+}
+
+
+def _someone_else(sentence: str, reading: Reading) -> bool:
+    match = _SOMEONE_ELSE.match(sentence)
+    if match is None or reading.attribute in _ABOUT_OTHERS:
+        return False
+    who = match.group("who")
+    return who is None or any(word in things.PEOPLE for word in who.casefold().split())
+
+
+def _by_meaning(sentence: str, part: str, reading: Reading | None, found: list[StatedFact]
+                ) -> tuple[list[StatedFact], list[StatedFact]]:
+    """The facts and retirements the sentence's meaning adds to what the patterns ``found``: the patterns' value
+    stands where they read the attribute; where they read nothing, the value is read by the attribute's rule
+    (``agent.memory.values``) in the ``part`` of the sentence that says it. Where the patterns read another
+    attribute ("my best friend is Tom" is not a partner) their reading stands, but a safety attribute they missed
+    is added. A set's retirement ("Biscuit died") is read whatever the patterns found."""
+    if reading is None or _someone_else(sentence, reading):
+        return [], []
+    # A set's values and retirements are read clause by clause in the whole sentence: "Pip died :( we got two
+    # budgies, Kiwi and Mango"; a single value in the part that says it.
+    whole = reading.attribute in SET_KEYS or reading.attribute in SAFETY  # a safety value keeps all its words
+    facts, retired = values.read(reading.attribute, sentence if whole else part)
+    if not facts and part != sentence:  # "took my wife's surname when we married, it's Lindqvist now"
+        facts = values.read(reading.attribute, sentence)[0]
+    answered = _ANSWERS.get(reading.attribute, frozenset({reading.attribute}))
+    safety = reading.attribute in SAFETY and not any(f.key in SAFETY for f in found)
+    if any(f.key in answered for f in found) or (found and not safety):
+        facts = []
+    return facts, retired
+
+
+_PARTS = re.compile(r"\s*(?:[,;:!()]|\s[—–-]\s|\.\s)\s*")
+
+
+def _parts(sentence: str) -> list[str]:
+    """The sentence and, when it has several, its clauses: "Porto is home these days, the move finally happened in
+    March" speaks of the home in its first clause, and the rest dilutes its meaning."""
+    parts = [p for p in _PARTS.split(sentence) if len(p.split()) >= 2]
+    return [sentence, *parts] if len(parts) > 1 else [sentence]
+
+
+def _readings(sentences: Sequence[str], meaning: Meaning | None) -> list[tuple[str, Reading | None]]:
+    """For each sentence, the part of it that speaks to an attribute most clearly, and that attribute."""
+    if meaning is None or not sentences:
+        return [(s, None) for s in sentences]
+    parts = [_parts(s) for s in sentences]
+    read = iter(meaning([p for group in parts for p in group]))
+    out: list[tuple[str, Reading | None]] = []
+    for sentence, group in zip(sentences, parts, strict=True):
+        found = [(part, reading) for part in group if (reading := next(read)) is not None]
+        out.append(max(found, key=lambda pair: pair[1].score) if found else (sentence, None))
+    return out
+
+
+def read(text: str, meaning: Meaning | None = None) -> Statement:
     """The profile facts and retractions ``text`` states, sentence by sentence; questions, plans and the past state
-    none."""
+    none. ``meaning`` names the attribute each sentence speaks to (``agent.memory.attributes``); without it the
+    patterns alone read."""
     facts: list[StatedFact] = []
     retracts: list[StatedFact] = []
     no_longer: list[StatedFact] = []
-    for sentence in _SENTENCE.split(text.strip()):
-        if not sentence or sentence.rstrip().endswith("?"):
-            continue
+    sentences = [s for s in _SENTENCE.split(text.strip()) if s and not s.rstrip().endswith("?")]
+    for sentence, (part, reading) in zip(sentences, _readings(sentences, meaning), strict=True):
         retracted, stated = _retractions(sentence)
         retracts += retracted
         no_longer += stated
         if not retracted and (_PLAN.search(sentence) or _PAST.search(sentence)):
             # "I'm moving to Lisbon next month; I'm allergic to cats": only the clause with the plan waits.
             continue
-        facts += _sentence_facts(sentence)
+        found = _sentence_facts(sentence)
+        if not retracted:
+            added, retired = _by_meaning(sentence, part, reading, found)
+            found += added
+            retracts += retired
+        if _SECOND_JOB.search(sentence):
+            found = [replace(f, key=_SECOND[f.key]) if f.key in _SECOND else f for f in found]
+        facts += found
     # What no longer holds is a value too ("diet: no longer vegan"), unless the turn gives the key a new one.
     facts += [f for f in no_longer if not any(g.key == f.key and single_valued(f.key) for g in facts)]
     return Statement(tuple(dict.fromkeys(facts)), tuple(dict.fromkeys(retracts)))

@@ -13,7 +13,7 @@ left pointing at a memory that is not there: the profile would then hold neither
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import replace
 
 from agent.domain import Links, MemoryRecord, StatedFact
@@ -91,7 +91,8 @@ def linked(record: MemoryRecord, link: Links | None) -> MemoryRecord:
 
 
 def rederived(old: MemoryRecord, new: MemoryRecord, statement: profile.Statement, profiled: Sequence[MemoryRecord],
-              pointing: Sequence[MemoryRecord]) -> tuple[MemoryRecord, dict[str, Links]]:
+              pointing: Sequence[MemoryRecord], read: Callable[[str], profile.Statement] = profile.read
+              ) -> tuple[MemoryRecord, dict[str, Links]]:
     """The links of an edit, read again from the new words as if they had been said instead of the old ones, when
     the old ones were: ``new`` (the memory ``old`` becomes, stating ``statement``) with what replaces it, and the new
     links of the other memories (``profiled``: those stating facts; ``pointing``: those ``old`` replaced), only those
@@ -100,7 +101,7 @@ def rederived(old: MemoryRecord, new: MemoryRecord, statement: profile.Statement
     First what pointed at ``old`` is passed on as if it had never been said; a memory it replaced as a whole (an
     explicit correction, no value) stays replaced, by ``new``, and so does ``new`` when ``old`` was replaced so. Then
     the new words replace, among the memories said before them, what they contradict; and each memory said after
-    them replaces them as it would have replaced them."""
+    them replaces them as it would have replaced them (its words read by ``read``, as every write reads them)."""
     links = inherited(pointing, {old.id: old})
     for p in pointing:
         if p.superseded_by == old.id and not any(f.superseded_by == old.id for f in p.facts):
@@ -111,7 +112,7 @@ def rederived(old: MemoryRecord, new: MemoryRecord, statement: profile.Statement
     outcome = truth.decide(new.text, statement, list(earlier.values()), [])
     links.update(replaced(outcome, new.id, old.created_at, earlier))
     for later in sorted((r for r in profiled if r.created_at > old.created_at), key=lambda r: r.created_at):
-        then = truth.decide(later.text, profile.read(later.source), [new], [])
+        then = truth.decide(later.text, read(later.source), [new], [])
         new = linked(new, replaced(then, later.id, later.created_at, {new.id: new}).get(new.id))
     was = {**{r.id: r for r in profiled}, **{r.id: r for r in pointing}}
     return new, {m: link for m, link in links.items() if m in was and link != Links.of(was[m])}

@@ -10,6 +10,7 @@ It holds no terminal code and no client library: everything outside comes in thr
 from __future__ import annotations
 
 import logging
+import re
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
@@ -30,7 +31,7 @@ from agent.domain import (
     memory_id,
 )
 from agent.errors import EmbedderMismatch, EmbeddingError, MemoryRefused, MemoryUnavailable, OverCapacity
-from agent.memory import consolidation, dates, gate, preferences, profile, relink, timeline, truth
+from agent.memory import attributes, consolidation, dates, gate, preferences, profile, relink, timeline, truth
 from agent.memory.calibration import default_grounding, default_threshold
 from agent.memory.canonical import canonical
 from agent.memory.context import MemoryBlock, build_block
@@ -163,9 +164,11 @@ def space_of(embedder: Embedder) -> VectorSpace:
     return VectorSpace(embedder.name, embedder.model, embedder.dimension)
 
 
-def judge(policy: MemoryPolicy, text: str) -> tuple[gate.GateDecision, str, profile.Statement]:
-    """The gate's decision on ``text``, the words a kept memory is made from, and the profile facts they state:
-    pure, so a chat whose store is away can ask it (``keeps``) before the store answers.
+def judge(policy: MemoryPolicy, text: str, meaning: attributes.Meaning | None = None
+          ) -> tuple[gate.GateDecision, str, profile.Statement]:
+    """The gate's decision on ``text``, the words a kept memory is made from, and the profile facts they state
+    (``meaning`` names the attribute each sentence speaks to, ``profile.read``): pure, so a chat whose store is away
+    can ask it (``keeps``) before the store answers.
 
     Everything is decided on the canonical text (``agent.memory.canonical``), which is what is stored. A line the
     gate refuses (a secret, a link, an instruction) is never kept by a later step: a profile fact read in it does
@@ -180,13 +183,22 @@ def judge(policy: MemoryPolicy, text: str) -> tuple[gate.GateDecision, str, prof
     words = text.strip() if refused is None else decision.text
     if decision.keep and policy.gate and words and refusal(words) is not None:
         decision, words = gate.GateDecision(False, refusal(words) or ""), ""
-    statement = profile.read(words) if policy.truth and words else profile.Statement()
+    statement = profile.read(words, meaning) if policy.truth and words else profile.Statement()
     statement = profile.Statement(tuple(f for f in statement.facts if refusal(f"{f.key}: {f.value}") is None),
                                   statement.retracts)
-    if not decision.keep and statement and refused is None:
-        # "Please just call me Kate": a request in form, a profile fact in substance.
-        decision = gate.GateDecision(True, "states a profile fact", text=text.strip())
+    if not decision.keep and statement and refused is None and decision.reason not in gate.WITHHELD:
+        # "Please just call me Kate": a request in form, a profile fact in substance. A fact read by meaning alone
+        # ("new boss as of this week: Declan") overrules the gate only in a line that gives no order: "just for this
+        # one, put it in French" is near a language in meaning, and an order all the same.
+        if meaning is None or profile.read(words) or not _ORDER.search(words):
+            decision = gate.GateDecision(True, "states a profile fact", text=text.strip())
     return decision, words, statement
+
+
+# An order to the assistant, for this reply or any: the start of a clause that asks rather than tells.
+_ORDER = re.compile(r"(?:^|[.,;:!?]\s*)(?:(?:just|please|ok|okay|so|and|now|hey)\W+)*(?:for this\b|this time\b|"
+                    r"(?:put|use|answer|write|give|make|tell|translate|reply|respond|format|show|list|say|explain|"
+                    r"keep|do|don't|stop|switch|can you|could you|would you|will you)\b)", re.IGNORECASE)
 
 
 def keeps(policy: MemoryPolicy, text: str) -> bool:
@@ -235,7 +247,9 @@ class MemoryService:
         self._counter = counter
         self._seen: dict[str, float] = {}
         self._bodies: OrderedDict[str, list[float]] = OrderedDict()
-        # The vectors the write of the current turn computed, by text: its preferences and its neighbours share them.
+        self._attributes = attributes.for_embedder(embedder)
+        # The vectors this write computed, by text: the sentence read for its meaning is the turn that is stored, and
+        # its preferences and neighbours share them.
         self._vectors: dict[str, list[float]] = {}
         self.retriever = Retriever(embedder, index, ledger, user, self.policy.weights)
 
@@ -252,6 +266,33 @@ class MemoryService:
     def grounding_threshold(self) -> float:
         chosen = self.policy.grounding_threshold
         return default_grounding(self.embedder.name) if chosen is None else chosen
+
+    def _embed(self, texts: Sequence[str]) -> list[list[float]]:
+        """The vectors of ``texts``, each computed once per write (``_vectors``). The first is embedded alone: it is
+        the turn itself, whose vector the index keeps, and a batch pads it to its longest text (which moves a vector
+        by up to 0.01, enough to change what crosses the injection threshold)."""
+        missing = [t for t in dict.fromkeys(texts) if t not in self._vectors]
+        if missing:
+            if len(self._vectors) > 32:
+                self._vectors.clear()
+            for batch in (missing[:1], missing[1:]):
+                if batch:
+                    self._vectors.update(zip(batch, self.embedder.embed(batch), strict=True))
+        return [self._vectors[t] for t in texts]
+
+    def meaning(self, text: str) -> attributes.Meaning | None:
+        """What names the attribute of the user a sentence of ``text`` speaks to, for every write of this service
+        (the chat, ``/remember``, an edit); None when the embedder has no calibrated classifier (the patterns alone
+        read). A dated transcript line ("(8 May 2023) Ada: ...") is a speaker's words in a document of many
+        speakers, not the user telling the agent about themselves: the patterns read it as before, and meaning does
+        not (on LoCoMo it made replacements among a speaker's lines that hid evidence from recall)."""
+        if self._attributes is None or not self.policy.truth or truth.speaker(text):
+            return None
+        return attributes.meaning(self._attributes, self._embed)
+
+    def statement(self, text: str) -> profile.Statement:
+        """The profile facts and retractions ``text`` states, read the way every write of this service reads them."""
+        return profile.read(text, self.meaning(text)) if self.policy.truth else profile.Statement()
 
     # -- the embedder a store was built with ------------------------------------------------------------
 
@@ -283,8 +324,8 @@ class MemoryService:
         ``extract`` False holds back the model's extraction (for a turn whose reply did not finish). ``still`` is
         what the caller's user can still do when the session's write cap is reached: the explicit way to store a
         memory where they are (the chat has ``/remember``; an MCP client has none of its own)."""
-        decision, words, statement = judge(self.policy, text)
-        self._vectors = {}
+        self._vectors.clear()
+        decision, words, statement = judge(self.policy, text, self.meaning(text))
         # A turn the gate drops may still state a standing preference (a request in form).
         preferred = preferences.Reading() if decision.keep else self.preferences(text)
         decision = preferences.settle(decision, preferred)
@@ -364,9 +405,8 @@ class MemoryService:
         if full:
             raise OverCapacity(f"Not remembered: {full}.")
         known = self.ledger.get(self.user, [record.id])
-        statement = profile.read(text) if self.policy.truth else profile.Statement()
-        self._vectors = {}
-        statement = _with(statement, self.preferences(record.text))
+        self._vectors.clear()
+        statement = _with(self.statement(text), self.preferences(record.text))
         settled = self._decide(record, statement)
         stored, evicted = self._apply(settled)
         outcome = settled.outcome
@@ -451,9 +491,10 @@ class MemoryService:
         whose neighbours cannot be read is stored as a memory of its own)."""
         said = truth.body(record.text)
         try:
-            known = self._vectors.get(record.text) if said == record.text else None
-            vector, *body = [known] if known is not None else self.embedder.embed(
-                [record.text] if said == record.text else [record.text, said])
+            if said == record.text:
+                vector, body = self._embed([record.text])[0], []
+            else:
+                vector, *body = self.embedder.embed([record.text, said])
         except EmbeddingError as exc:
             log.debug("truth: no neighbours (%s)", exc)
             return None, []
@@ -771,8 +812,7 @@ class MemoryService:
         stamp = self._clock() if when is None else when
         said = canonical(text).strip()
         resolved = dates.resolve(said, stamp)
-        statement = profile.read(said) if self.policy.truth else profile.Statement()
-        statement = _with(statement, self.preferences(said))
+        statement = _with(self.statement(said), self.preferences(said))
         new = replace(old, id=memory_id(self.user, resolved), text=resolved, content_hash=content_hash(resolved),
                       source=said, last_seen=max(old.last_seen, stamp), facts=statement.facts, superseded_by="",
                       superseded_at=0.0, restated=(), extra={**old.extra, "edited_at": _iso(stamp)})
@@ -783,7 +823,7 @@ class MemoryService:
         pointing = {r.id: r for r in [*self.ledger.replaced_by(self.user, [old.id]),
                                       *(r for r in profiled if any(f.superseded_by == old.id for f in r.facts))]
                     if r.id not in mine}
-        new, links = relink.rederived(old, new, statement, profiled, list(pointing.values()))
+        new, links = relink.rederived(old, new, statement, profiled, list(pointing.values()), self.statement)
         was = {**{r.id: r for r in profiled}, **pointing}
         back = tuple(relink.linked(was[m], link) for m, link in links.items() if relink.back_again(was[m], link))
         return Rewrite(old, new, links, back)

@@ -27,7 +27,7 @@ from agent.domain import StatedFact
 ADDITIVE = re.compile(r"\b(?:also|too|as well|another|second|in addition|besides|plus|both|new hobby)\b",
                       re.IGNORECASE)
 # Who has many attributes at once, or may be one of several: never a single-valued thing.
-_PEOPLE = frozenset(
+PEOPLE = frozenset(
     """wife husband partner girlfriend boyfriend fiance fiancé fiancee fiancée spouse son daughter kid kids child
     children baby boy girl sister brother sibling siblings mom mum mother dad father parent parents grandma grandpa
     grandmother grandfather granny gran nan nana aunt uncle cousin nephew niece friend friends bestie mate buddy pal
@@ -115,8 +115,8 @@ def value_of(raw: str) -> str | None:
 def _thing(words: str, taken: Collection[str]) -> str | None:
     thing = " ".join(words.casefold().split())
     parts = thing.split()
-    if (thing in taken or parts[0] in _NOT_HELD or parts[-1] in _PEOPLE or parts[-1] in _NOT_THINGS
-            or parts[0] in _PEOPLE or parts[0] in _NOT_THINGS):
+    if (thing in taken or parts[0] in _NOT_HELD or parts[-1] in PEOPLE or parts[-1] in _NOT_THINGS
+            or parts[0] in PEOPLE or parts[0] in _NOT_THINGS):
         return None
     return thing
 

@@ -26,7 +26,8 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from agent.domain import MemoryRecord, StatedFact
+from agent.domain import AS_SAID, MemoryRecord, StatedFact
+from agent.memory import values
 from agent.memory.profile import NO_LONGER, Statement, is_thing, same_value, single_valued
 from agent.memory.text import WORD, content_words
 from agent.memory.things import ADDITIVE, replaces
@@ -139,7 +140,9 @@ def _contradicts(old: StatedFact, statement: Statement) -> bool:
         if old.value.startswith(NO_LONGER) and same_value(old.value.removeprefix(NO_LONGER), fact.value):
             return True
     return any(
-        gone.key == old.key and (not gone.value or same_value(gone.value, old.value)) for gone in statement.retracts
+        gone.key == old.key and (not gone.value or same_value(gone.value, old.value)
+                                 or (gone.key == "pet" and values.retires(gone.value, old.value)))
+        for gone in statement.retracts
     )
 
 
@@ -151,9 +154,11 @@ def _same_facts(new: Statement, old: MemoryRecord) -> bool:
 
 
 def _facts_conflict(new: Statement, old: MemoryRecord) -> bool:
-    """Both state a value of the same key, and the values differ: two allergies, two homes."""
+    """Both state a value of the same key, and the values differ: two allergies, two homes (a value kept as said
+    is no name to differ by)."""
     return any(
         f.key == h.key and not same_value(f.value, h.value) for f in new.facts for h in live_facts(old)
+        if h.origin != AS_SAID
     )
 
 
@@ -190,6 +195,9 @@ def decide(
 
     if neighbours:
         old, similarity = neighbours[0]
+        # A safety value kept as said is the sentence itself: its words differ in every paraphrase, so whether it
+        # repeats a memory is the similarity's to say, as for any memory.
+        statement = Statement(tuple(f for f in statement.facts if f.origin != AS_SAID), statement.retracts)
         # A restatement brings no fact the old memory lacks ("I moved to Berlin" is news after "I'm moving to
         # Berlin next month"), and no name or number of its own.
         new_facts = bool(statement.facts) and not _same_facts(statement, old)

@@ -1,0 +1,251 @@
+"""The value of an attribute read from a sentence, once its meaning is known (``agent.memory.attributes``).
+
+Deciding *what* a sentence is about is the hard part and the embedding model does it; given that "Porto is home
+these days" is about the home, the home is the place named in it, wherever it stands. So each attribute has a rule
+for its value: a place, an organisation, a role, a name, a number, a language, a way to commute. A safety attribute
+(an allergy, a condition, a medication...) whose value no rule reads keeps the user's words as its value: "ibuprofen
+makes my stomach bleed" must reach every request as said, not be lost for want of a pattern.
+
+A sentence that retires one value of a set ("Biscuit died in spring", "we gave the hamster away", "I stopped
+learning Russian") names it in its retiring clause; that value is retracted and the rest of the sentence may add
+another ("..., we adopted a terrier called Moss"). Pure and fast: regular expressions over one sentence.
+"""
+
+from __future__ import annotations
+
+import re
+
+from agent.domain import AS_SAID, StatedFact
+
+_CAPS = re.compile(r"(?<![\w'’])[A-Z][\w'’.-]*(?:[ -](?:[A-Z][\w'’.-]*|(?:am|an|de|del|da|do|la|le|upon|on)"
+                   r"(?= [A-Z])))*")
+# Capitalised words that are not a value: a sentence's first word, the days and months, the pronoun.
+_NOT_NAMES = frozenset(
+    """i i'm i've i'd i'll it it's its my we we're we've our the a an just now so also home here these this that
+    these days still since yes no oh well ok okay btw hi hey new our me you they he she his her their there then
+    monday tuesday wednesday thursday friday saturday sunday january february march april may june july august
+    september october november december spring summer autumn fall winter christmas easter mum mom dad""".split()
+)
+_END = (r"(?=\s*(?:[.,!?;:()]|$|\s+(?:and|but|since|for|because|so|now|these days|though|in|with|last|this|next|"
+        r"from|after|before|which|who|where|when|until|again|at|on|as of|nowadays|lately)\b))")
+_ROLE = re.compile(r"(?i:\b(?:as|i'm|i am|im|became|become|becoming|now|promoted to|new job:?|new role:?|"
+                   r"am)\s+(?:now\s+|a\s+|an\s+|the\s+)*)(?P<v>(?!(?i:at|in|with|for|from|on|going|thinking|"
+                   r"not|so|very|really)\b)[\w'’/-]+(?:\s+[\w'’/-]+){0,5}?)" + _END)
+_ORG = re.compile(r"(?i:\b(?:at|for|with|joined|by|to a job at)\s+)(?P<v>(?:(?i:an?|the)\s+)?[\w'’&.-]+"
+                  r"(?:\s+[\w'’&.-]+){0,3}?)" + _END)
+_NUMBER = re.compile(r"(?<![\w:.])(?P<v>\d{1,3})(?:st|nd|rd|th)?(?![\w:%.]|\s*(?:minutes?|mins?|hours?|km|miles|"
+                     r"kg|years ago|days|weeks|months|am|pm)\b)")
+_TENS = {"twenty": 20, "thirty": 30, "forty": 40, "fifty": 50, "sixty": 60, "seventy": 70, "eighty": 80,
+         "ninety": 90}
+_UNITS = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9}
+_WORD_AGE = re.compile(r"\b(?P<t>" + "|".join(_TENS) + r")(?:[- ](?P<u>" + "|".join(_UNITS) + r"))?\b", re.I)
+_LANGUAGES = frozenset(
+    """english spanish french german italian portuguese dutch polish russian ukrainian czech slovak hungarian
+    romanian bulgarian greek turkish arabic hebrew persian farsi hindi urdu bengali punjabi tamil telugu marathi
+    gujarati chinese mandarin cantonese japanese korean vietnamese thai indonesian malay tagalog filipino swahili
+    amharic yoruba igbo zulu afrikaans swedish norwegian danish finnish icelandic estonian latvian lithuanian
+    serbian croatian bosnian slovenian albanian macedonian georgian armenian welsh irish gaelic basque catalan
+    galician latin esperanto""".split()
+)
+_COMMUTE = (
+    (re.compile(r"\b(?:work(?:ing)? from home|remote(?:ly)?|no commute)\b", re.I), "works from home"),
+    (re.compile(r"\b(?:cycl\w*|bik(?:e|es|ing)|e-bike|bicycle)\b", re.I), "by bike"),
+    (re.compile(r"\b(?:scooter)\b", re.I), "by scooter"),
+    (re.compile(r"\b(?:train|rail)\b", re.I), "by train"),
+    (re.compile(r"\b(?:tube|metro|subway|underground|tram)\b", re.I), "by metro"),
+    (re.compile(r"\b(?:bus|coach)\b", re.I), "by bus"),
+    (re.compile(r"\b(?:ferry|boat)\b", re.I), "by ferry"),
+    (re.compile(r"\b(?:carpool\w*|car ?share|lift)\b", re.I), "carpool"),
+    (re.compile(r"\b(?:walk\w*|on foot)\b", re.I), "on foot"),
+    (re.compile(r"\b(?:driv\w*|car)\b", re.I), "by car"),
+)
+_DIETS = re.compile(r"\b(?P<v>vegan|vegetarian|pescatarian|pescetarian|keto|paleo|flexitarian|halal|kosher|"
+                    r"plant-based|gluten-free|low-fodmap|low-carb|low-salt|dairy-free)\b", re.I)
+_PARTNER_STATUS = re.compile(r"\b(?P<v>single|divorced|widowed|separated)\b", re.I)
+_ANIMALS = re.compile(r"\b(?P<v>dog|cat|puppy|kitten|parrot|rabbit|bunny|hamster|bird|horse|turtle|tortoise|snake|"
+                      r"lizard|guinea pig|ferret|goldfish|fish|terrier|retriever|labrador|poodle|spaniel|collie|"
+                      r"beagle|greyhound|whippet|corgi|pug|dachshund|husky|budgie|budgerigar|canary|cockatiel|gecko|"
+                      r"chicken|hen|duck|goat|pony|axolotl|chinchilla|mouse|rat)s?\b", re.I)
+_MODEL = re.compile(r"(?<![\w'’])(?:[A-Z][\w'’-]*|\d+[a-z]?)(?:\s+(?:[A-Z][\w'’-]*|\d+[a-z]?))*")
+_SYSTEMS = re.compile(r"\b(?P<v>windows(?: \d+)?|linux|ubuntu|fedora|debian|arch|mint|macos|mac ?os|chromeos|"
+                      r"android|ios)\b", re.I)
+_DEVICES = re.compile(r"\b(?P<v>phone|laptop|computer|pc|desktop|tablet|ipad|watch|e-reader|kindle|console)\b",
+                      re.I)
+_VEHICLES = re.compile(r"\b(?P<v>motorbike|motorcycle|van|scooter|bike|bicycle|e-bike|campervan|camper van)\b",
+                       re.I)
+# The clause that retires a value of a set: the pet that died, the language given up.
+_RETIRES = re.compile(r"\b(?:died|passed away|passed|lost|gave (?:\w+ ){0,3}away|given away|rehomed|re-homed|"
+                      r"put (?:\w+ )?down|ran away|sold|gone|no longer|not .* any ?more|stopped|gave up|dropped|"
+                      r"forgot|replaced|instead of)\b", re.I)
+# A set's value said to replace the one held, which the sentence does not name.
+_SWITCHED = re.compile(r"\b(?:switched|swapped|changed|moved on)\s+(?:over\s+)?(?:from\s+\w+\s+)?to\b|\binstead\b",
+                       re.I)
+_CLAUSES = re.compile(r"\s*(?:[,;:]|\band\b|\bbut\b|\bso\b|\bthen\b)\s*", re.I)
+# "My dream car", "my next phone": a wish, not the thing held.
+_WISH = re.compile(r"\b(?:dream|ideal|next|future|perfect|wish|want|would love|someday|one day)\b", re.I)
+# Where a life began is the hometown, whatever the sentence's nearness to the home's examples.
+_ORIGIN = re.compile(r"\b(?:grew up|born|raised|originally|hometown|home town)\b", re.I)
+SAFETY_WORDS_MAX = 12
+_SAFETY_KEYS = frozenset({"allergy", "intolerance", "condition", "medication", "pregnancy", "disability", "avoids"})
+
+
+def _names(text: str) -> list[str]:
+    """Capitalised phrases that are not a sentence's first word of no meaning, a day or a month."""
+    out = []
+    for match in _CAPS.finditer(text):
+        words = [w for w in match.group().split() if w.casefold().strip(".") not in _NOT_NAMES]
+        if words and not (match.start() == 0 and len(words) == 1 and words[0] == match.group()
+                          and _sentence_word(words[0])):
+            out.append(" ".join(words).strip(".'’"))
+    return [n for n in out if n]
+
+
+def _sentence_word(word: str) -> bool:
+    """A capitalised first word that is an ordinary word ("Started", "Moved"): a verb or an adverb, not a name."""
+    return word.casefold().endswith(("ed", "ing", "ly"))
+
+
+def _place(sentence: str) -> str | None:
+    for after in re.finditer(r"\b(?:in|to|near|at)\s+(?P<v>(?:the\s+)?[A-Z][\w'’.-]*(?:[ -][A-Z][\w'’.-]*){0,3})",
+                             sentence):
+        if after.group("v").casefold() not in _NOT_NAMES:  # "we moved in May"
+            return after.group("v")
+    names = _names(sentence)
+    if names:
+        return names[0]
+    lower = re.search(r"\b(?:in|to)\s+(?P<v>[a-z]{3,})\s*(?:now|these days|$|[.,!])", sentence)
+    return lower.group("v").capitalize() if lower and lower.group("v") not in {"work", "town", "the"} else None
+
+
+def _cleaned(value: str) -> str | None:
+    value = value.strip(" ,.;:!-'\"")
+    return value if value and len(value) <= 60 else None
+
+
+def _safety(sentence: str) -> str | None:
+    """The user's words, as said, for a safety value no rule reads: short enough for the profile's line."""
+    words = sentence.strip(" .!").split()
+    return " ".join(words) if 0 < len(words) <= SAFETY_WORDS_MAX else None
+
+
+def _age(sentence: str) -> str | None:
+    for match in _NUMBER.finditer(sentence):
+        if 0 < int(match.group("v")) <= 120:
+            return match.group("v")
+    word = _WORD_AGE.search(sentence)
+    if word:
+        return str(_TENS[word.group("t").casefold()] + _UNITS.get((word.group("u") or "").casefold(), 0))
+    return None
+
+
+def _languages(sentence: str) -> list[str]:
+    return list(dict.fromkeys(w.capitalize() for w in re.findall(r"[A-Za-z]+", sentence)
+                              if w.casefold() in _LANGUAGES))
+
+
+_DOGS = frozenset("""terrier retriever labrador poodle spaniel collie beagle greyhound whippet corgi pug dachshund husky
+    puppy""".split())
+_CATS = frozenset({"kitten"})
+
+
+def _species(word: str) -> str:
+    word = word.casefold().removesuffix("s")
+    return "dog" if word in _DOGS else "cat" if word in _CATS else word
+
+
+def animal(value: str) -> str | None:
+    """The kind of animal a pet's value names ("Biscuit (beagle)", "a dog", "two guinea pigs"): dog, cat, ..."""
+    found = _ANIMALS.search(value)
+    return _species(found.group("v")) if found else None
+
+
+def retires(gone: str, held: str) -> bool:
+    """Whether a pet retired by its kind alone ("we lost our dog": "a dog") is the pet ``held`` ("Biscuit (beagle)")."""
+    return gone.startswith("a ") and animal(gone) is not None and animal(gone) == animal(held)
+
+
+def kind_near(sentence: str, start: int) -> str | None:
+    """The animal word just before ``start`` ("a beagle called Biscuit"), to keep with the pet's name."""
+    found = list(_ANIMALS.finditer(sentence, max(0, start - 40), start))
+    return found[-1].group("v").casefold() if found else None
+
+
+def _pet_names(clause: str) -> list[str]:
+    animal = _ANIMALS.search(clause)
+    names = [n for n in _names(clause) if not _ANIMALS.fullmatch(n)]
+    if names:
+        return [f"{n} ({animal.group('v').casefold()})" if animal else n for n in names]
+    return [f"a {animal.group('v').casefold()}"] if animal else []
+
+
+def _model(sentence: str) -> str | None:
+    """A make or a model: capitalised words and numbers ("Tesla Model 3", "Pixel 8"), the longest in the sentence."""
+    found = [" ".join(w for w in m.group().split() if w.casefold() not in _NOT_NAMES)
+             for m in _MODEL.finditer(sentence)]
+    found = [f for f in found if f and not f.isdigit()]
+    return max(found, key=len) if found else None
+
+
+def _thing(attribute: str, sentence: str) -> StatedFact | None:
+    """A device's or a vehicle's value, keyed by the thing ("car", "laptop"); a system ("Fedora") is a key of its own
+    ("laptop system"), so a new system does not replace the make of the machine."""
+    if _WISH.search(sentence):
+        return None
+    kind = (_DEVICES if attribute == "device" else _VEHICLES).search(sentence)
+    thing = kind.group("v").casefold() if kind else ("phone" if attribute == "device" else "car")
+    system = _SYSTEMS.search(sentence) if attribute == "device" else None
+    if system:
+        return StatedFact(f"{thing} system", system.group("v"))
+    value = _model(sentence)
+    return StatedFact(thing, value) if value else None
+
+
+def read(attribute: str, sentence: str) -> tuple[list[StatedFact], list[StatedFact]]:
+    """The facts ``sentence`` states about ``attribute`` and the values it retires (a set's value that died, was
+    given away or given up); nothing when no value can be read."""
+    facts: list[StatedFact] = []
+    retired: list[StatedFact] = []
+    if attribute in {"pet", "language", "child"}:
+        for clause in _CLAUSES.split(sentence):
+            values = _pet_names(clause) if attribute == "pet" else (
+                _languages(clause) if attribute == "language" else _names(clause))
+            target = retired if _RETIRES.search(clause) else facts
+            target += [StatedFact(attribute, v) for v in values]
+        if any(not f.value.startswith("a ") for f in facts):  # "two budgies, Kiwi and Mango": the names
+            facts = [f for f in facts if not f.value.startswith("a ")]
+        if facts and not retired and _SWITCHED.search(sentence):  # "switched to Korean": the one before goes
+            retired = [StatedFact(attribute, "")]
+        return facts, retired
+    value: str | None = None
+    if attribute in {"home", "hometown"}:
+        attribute = "hometown" if _ORIGIN.search(sentence) else attribute
+        value = _place(sentence)
+    elif attribute == "employer":
+        org = _ORG.search(sentence)
+        value = _cleaned(org.group("v")) if org else None
+    elif attribute == "job":
+        role = _ROLE.search(sentence)
+        value = _cleaned(re.sub(r"^(?:an?|the)\s+", "", role.group("v"), flags=re.I)) if role else None
+    elif attribute in {"device", "vehicle"}:
+        thing = _thing(attribute, sentence)
+        return ([thing] if thing else []), []
+    elif attribute in {"name", "partner", "manager"}:
+        names = _names(sentence)
+        status = _PARTNER_STATUS.search(sentence) if attribute == "partner" else None
+        value = names[-1] if names else (status.group("v").casefold() if status else None)
+    elif attribute == "age":
+        value = _age(sentence)
+    elif attribute == "commute":
+        value = next((v for pattern, v in _COMMUTE if pattern.search(sentence)), None)
+    elif attribute == "diet":
+        diet = _DIETS.search(sentence)
+        if diet:
+            value = diet.group("v").casefold()
+        else:
+            attribute, value = "avoids", _safety(sentence)
+    elif attribute in _SAFETY_KEYS:
+        value = _safety(sentence)
+    if value:
+        as_said = value == _safety(sentence) and attribute in _SAFETY_KEYS
+        facts.append(StatedFact(attribute, value, origin=AS_SAID if as_said else ""))
+    return facts, retired

@@ -1,0 +1,168 @@
+"""Profile facts recognised by meaning (issue 20): the real local embedder names the attribute of sentences that no
+pattern reads, in phrasings that are not among the shipped examples; a value is then read by the attribute's rule,
+single-valued keys are replaced, sets grow and lose the value a sentence retires, safety facts reach every request
+however they are said, and a refused line never becomes a fact."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from datetime import datetime
+from pathlib import Path
+
+import pytest
+
+from agent.adapters.ledger import SqliteLedger
+from agent.adapters.local_embedder import LocalEmbedder
+from agent.domain import AS_SAID, StatedFact
+from agent.memory import attributes, values
+from agent.memory.service import MemoryPolicy, MemoryService
+from tests.fakes import InMemoryIndex, WordHashEmbedder
+
+START = datetime(2026, 12, 1, 10, 0).timestamp()
+
+
+@pytest.fixture
+def memory(tmp_path: Path, local_embedder: LocalEmbedder) -> Iterator[MemoryService]:
+    ticks = iter(range(10_000))
+    ledger = SqliteLedger(tmp_path / "ledger.sqlite3")
+    service = MemoryService(ledger, InMemoryIndex(), local_embedder, "alice", MemoryPolicy(),
+                            clock=lambda: START + 3600 * next(ticks))
+    yield service
+    ledger.close()
+
+
+def say(memory: MemoryService, *lines: str) -> None:
+    for n, line in enumerate(lines):
+        memory.observe(line, session=f"s{n}", turn=1)
+
+
+def current(memory: MemoryService) -> dict[str, list[str]]:
+    out: dict[str, list[str]] = {}
+    for entry in memory.profile()[0]:
+        out.setdefault(entry.key, []).append(entry.value)
+    return out
+
+
+HELD_OUT = {
+    # None of these is among the examples of agent/memory/attributes.json.
+    "Cardiff has been home since the spring": "home",
+    "these days I'm a hospital porter": "job",
+    "just signed my contract with Vodafone, first day Monday": "employer",
+    "peanuts can kill me, literally": "allergy",
+    "I take clopidogrel every morning": "medication",
+    "gluten wrecks my gut, diagnosed coeliac": "condition",
+    "we speak Greek at home and I'm picking up Turkish": "language",
+    "I hop on my bike to get to the office": "commute",
+}
+NOT_ATTRIBUTES = ("where should we eat in Porto tonight", "my horoscope says I'll travel soon",
+                  "oh I just love being stuck in traffic")
+
+
+def test_the_held_out_phrasings_are_not_examples() -> None:
+    shipped = {text.casefold() for texts in attributes.examples().values() for text in texts}
+    assert not {text.casefold() for text in [*HELD_OUT, *NOT_ATTRIBUTES]} & shipped
+
+
+def test_meaning_names_the_attribute_of_phrasings_it_was_not_given(local_embedder: LocalEmbedder) -> None:
+    classifier = attributes.for_embedder(local_embedder)
+    assert classifier is not None
+    read = attributes.meaning(classifier, local_embedder.embed)
+    named = [r.attribute if r else None for r in read(list(HELD_OUT))]
+    right = sum(got == want for got, want in zip(named, HELD_OUT.values(), strict=True))
+    assert right >= len(HELD_OUT) - 1, named  # a classifier: one miss of eight is allowed, a wrong name is not
+    assert all(got in (want, None) for got, want in zip(named, HELD_OUT.values(), strict=True)), named
+    assert read(list(NOT_ATTRIBUTES)) == [None] * len(NOT_ATTRIBUTES)
+
+
+def test_an_embedder_without_a_calibrated_threshold_reads_by_patterns_alone() -> None:
+    assert attributes.for_embedder(WordHashEmbedder()) is None
+
+
+def test_the_examples_file_is_well_formed() -> None:
+    data = json.loads(attributes.EXAMPLES.read_text(encoding="utf-8"))
+    assert data["none"] and all(len(texts) >= 3 for texts in data["attributes"].values())
+
+
+def test_a_value_first_home_replaces_the_old_one(memory: MemoryService) -> None:
+    say(memory, "I live in Leeds.", "Bath is home now, we moved in May")
+    assert current(memory)["home"] == ["Bath"]
+
+
+def test_an_age_moving_on_and_a_name_without_a_pattern(memory: MemoryService) -> None:
+    say(memory, "I'm 40.", "had my 41st birthday on Friday", "My name is Ana Silva.",
+        "I took his surname when we married, Ana Duarte now")
+    profile = current(memory)
+    assert profile["age"] == ["41"]
+    assert profile["name"] == ["Ana Duarte"]
+
+
+def test_a_pet_lost_and_another_come(memory: MemoryService) -> None:
+    say(memory, "We have a dog called Rex.", "Rex passed away in June, so we took in a collie named Skye")
+    pets = current(memory)["pet"]
+    assert any(p.startswith("Skye") for p in pets)
+    assert not any(p.startswith("Rex") for p in pets)
+
+
+def test_a_weekend_job_adds_and_does_not_replace(memory: MemoryService) -> None:
+    say(memory, "I work at a law firm.", "on saturdays I also work at a pub")
+    profile = current(memory)
+    assert profile["employer"] == ["a law firm"]
+    assert profile["second employer"] == ["a pub"]
+
+
+@pytest.mark.parametrize("line, key, word", [
+    ("I take clopidogrel every morning", "medication", "clopidogrel"),
+    ("gluten wrecks my gut, diagnosed coeliac", "condition", "coeliac"),
+    ("penicillin once put me in hospital", "allergy", "penicillin"),
+    ("twelve weeks pregnant, first baby", "pregnancy", "pregnant"),
+])
+def test_a_safety_fact_however_said_reaches_a_far_request(memory: MemoryService, line: str, key: str,
+                                                          word: str) -> None:
+    say(memory, line, "what's a fun fact about octopuses?")
+    assert any(word in value for value in current(memory)[key])
+    assert word in memory.recall("plan a dinner party for six on saturday").block.text
+
+
+def test_another_persons_fact_is_not_the_users(memory: MemoryService) -> None:
+    say(memory, "my brother is a pilot for Ryanair", "my colleague takes warfarin")
+    assert current(memory) == {}
+
+
+def test_a_refused_line_never_becomes_a_fact(memory: MemoryService) -> None:
+    say(memory, "the alarm code at the office is 4471", "the door code at home is 9917")
+    assert memory.list() == []
+    assert current(memory) == {}
+
+
+def test_the_value_is_read_where_the_sentence_says_it() -> None:
+    assert values.read("home", "Porto is home these days") == ([StatedFact("home", "Porto")], [])
+    assert values.read("age", "turned forty-two on Saturday")[0] == [StatedFact("age", "42")]
+    facts, retired = values.read("pet", "Biscuit died in spring, we adopted a terrier called Moss")
+    assert retired == [StatedFact("pet", "Biscuit")]
+    assert facts == [StatedFact("pet", "Moss (terrier)")]
+    said = values.read("medication", "ibuprofen makes my stomach bleed")[0]
+    assert said == [StatedFact("medication", "ibuprofen makes my stomach bleed", origin=AS_SAID)]
+    assert values.read("home", "home sweet home") == ([], [])
+
+
+def test_remember_and_edit_read_facts_by_meaning_too(memory: MemoryService) -> None:
+    memory.remember("I take clopidogrel every morning since the stent")
+    assert any("clopidogrel" in v for v in current(memory)["medication"])
+    say(memory, "I live in Leeds.", "Cardiff is home now")
+    old = next(r for r in memory.list() if r.source == "I live in Leeds.")
+    memory.store_rewrite(memory.rewrite(old, "I live in York."))
+    memory.forget([old.id])
+    # The later words still replace the edited ones: they are read by meaning in the edit as in the chat.
+    assert current(memory)["home"] == ["Cardiff"]
+
+
+def test_a_pet_retired_by_its_kind_is_the_one_of_that_kind(memory: MemoryService) -> None:
+    say(memory, "We have a spaniel called Dot.", "My cat Bea is 4.", "our dog passed away last night")
+    assert current(memory)["pet"] == ["Bea (cat)"]
+
+
+def test_an_order_near_an_attribute_in_meaning_is_not_kept(memory: MemoryService) -> None:
+    say(memory, "only for this reply, put it in German", "just this time, answer in Italian")
+    assert memory.list() == []
+    assert current(memory) == {}
