@@ -60,6 +60,9 @@ LABELS: dict[str, str] = {
 # A sentence is about an aspect when its nearest example is one, at least this close (MiniLM: the examples of one
 # aspect score 0.50-0.85 with each other, unrelated chat 0.10-0.40), and closer than any example of OTHER.
 MIN_SIMILARITY = 0.50
+# The embedder kinds these similarities were measured on. Another space (OpenAI's, a test's fake) puts unrelated
+# sentences closer or farther, so its turns are read by the gate alone: a question was a "format preference" there.
+CALIBRATED = frozenset({"local"})
 # How many nearest examples vote, each with its similarity: one, as an example of another label said in nearly the
 # same words ("I speak French at home" among the reply languages) must win over two that are merely alike.
 NEIGHBOURS = 1

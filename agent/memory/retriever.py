@@ -71,8 +71,6 @@ class Retriever:
         self._ledger = ledger
         self._user = user
         self.weights = weights or FusionWeights()
-        # The last probe ranked and its vector: the write of the same turn reads its preferences with it.
-        self.last: tuple[str, list[float]] = ("", [])
 
     def rank(self, probe: str, k: int, past: bool = False) -> list[ScoredMemory]:
         """The top ``k`` current memories for ``probe`` (fewer when the store holds fewer), best first; ``past``
@@ -81,7 +79,6 @@ class Retriever:
             return []
         n = max(k, self.weights.candidates)
         vector = self._embedder.embed([probe])[0]
-        self.last = (probe, vector)
         hits = self._index.query(vector, n) if self.weights.dense else []
         similarities = {hit.id: hit.similarity for hit in hits}
         keyword_scores = dict(self._ledger.keyword_search(self._user, probe, n)) if self.weights.keyword else {}

@@ -685,20 +685,19 @@ class MemoryService:
             return []
 
     def preferences(self, text: str) -> preferences.Reading:
-        """The standing preferences and one-off orders of the user's words ``text``, by meaning: the sentence's
-        vector is the one its recall computed when it is that turn's (a chat recalls the line before it writes it),
-        else it is embedded here, after the reply. An embedder that fails reads none (the turn is kept as the gate
-        decides)."""
+        """The standing preferences and one-off orders of the user's words ``text``, by meaning, each sentence by
+        its own vector (computed once per write, ``_embed``: a single-sentence turn's is the one its memory is stored
+        with), after the reply. An embedder that fails reads none (the turn is kept as the gate decides).
+
+        Only in the embedder's space the thresholds were measured in (``preferences.CALIBRATED``), as the attributes
+        are read (``attributes.THRESHOLD``)."""
         # A transcript's lines are its speakers' ("(8 May 2023) Ada: ..."), not how this user wants answers.
-        sentences = preferences.candidates(canonical(text)) if self.policy.truth and not truth.speaker(text) else []
+        readable = self.policy.truth and self.embedder.name in preferences.CALIBRATED and not truth.speaker(text)
+        sentences = preferences.candidates(canonical(text)) if readable else []
         if not sentences:
             return preferences.Reading()
-        probe, vector = self.retriever.last
-        known = {probe: vector, **self._vectors}
         try:
-            missing = [s for s in dict.fromkeys(sentences) if s not in known]
-            self._vectors.update(zip(missing, self.embedder.embed(missing) if missing else [], strict=True))
-            vectors = [known.get(s) or self._vectors[s] for s in sentences]
+            vectors = self._embed(sentences)
             return preferences.read(sentences, vectors, preferences.examples(self.embedder))
         except EmbeddingError as exc:
             log.debug("preferences: not read (%s)", exc)
