@@ -20,7 +20,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from agent import locking
 from agent.adapters.chroma_index import LOCK_WAIT, ChromaIndex, close_client
@@ -29,9 +29,6 @@ from agent.errors import EmbeddingError
 from agent.files import move_aside
 from agent.memory.service import space_of
 from agent.ports import Embedder, IndexHit, Ledger, Notify
-
-if TYPE_CHECKING:
-    from agent.adapters.index_holder import HeldIndex
 
 log = logging.getLogger(__name__)
 
@@ -129,8 +126,25 @@ class Reconciled:
     recent: int = 0
 
 
+class Reconcilable(Protocol):
+    """What ``reconcile`` needs of the index it restores (``HeldIndex`` is one): a ``MirroredIndex`` that can be
+    caught up from a saved mark (``resume``) and told what a full comparison read (``adopt``)."""
+
+    chroma: ChromaIndex
+
+    def resume(self) -> tuple[int, int] | None: ...
+
+    def adopt(self, indexed: set[str], copies_mark: tuple[int, int]) -> None: ...
+
+    def space(self) -> VectorSpace | None: ...
+
+    def claim(self, space: VectorSpace) -> None: ...
+
+    def upsert(self, ids: Sequence[str], vectors: Sequence[Sequence[float]]) -> None: ...
+
+
 def reconcile(
-    ledger: Ledger, index: HeldIndex, embedder: Embedder, user: str, notify: Notify
+    ledger: Ledger, index: Reconcilable, embedder: Embedder, user: str, notify: Notify
 ) -> Reconciled:
     """Make ``user``'s index hold the ledger's memories and nothing else, and the ledger a copy of each vector, as
     far as it can be done now; anything left undone is told through ``notify`` in one line. The caller says what
