@@ -179,6 +179,7 @@ def exercise_every_method(ledger: PostgresLedger) -> set[str]:
         "vector_ids": lambda: ledger.vector_ids(USER),
         "stored_vectors": lambda: ledger.stored_vectors(USER, ids),
         "latest_vectors": lambda: ledger.latest_vectors(USER, 3),
+        "vector_changes": lambda: ledger.vector_changes(USER, None),
         "store_id": ledger.store_id,
         "change_mark": ledger.change_mark,
         "record_forget": lambda: ledger.record_forget(USER, ids, [memory.text]),
