@@ -193,21 +193,25 @@ def test_doctor_passes_smollm2_whose_template_keeps_system_messages(
     assert f"ok    model server: system role: {said}; the memory goes into the system message" in result.stdout
 
 
+SHORT_QUESTION = "Name one snack I could have, in one sentence."
+
+
 def test_short_questions_end_by_themselves_and_the_memory_is_in_the_system_message_of_a_smollm2_server(
     smollm2: RecordingProxy, tmp_path: Path
 ) -> None:
     """A template with a system role: the memory stays in the system message, and an instruction-tuned model ends
-    a short answer by itself, far inside AGENT_MAX_TOKENS: no turn is cut off."""
+    a short answer by itself, far inside AGENT_MAX_TOKENS: no turn is cut off. The question asks for a short answer
+    ("Any snack ideas?" asks for a list, which the 135M model runs past 256 tokens with some system prompts)."""
     settings = {**env(smollm2, tmp_path), "AGENT_MAX_TOKENS": "256"}
     monday = invoke("--lines", "-s", "monday", stdin=f"{PEANUTS}\n", env=settings)
     assert monday.returncode == 0, monday.stderr
     assert f"remembered: {PEANUTS}" in monday.stderr
-    friday = invoke("--lines", "-s", "friday", stdin="Any snack ideas?\n/why\n", env=settings)
+    friday = invoke("--lines", "-s", "friday", stdin=f"{SHORT_QUESTION}\n/why\n", env=settings)
     assert friday.returncode == 0, friday.stderr
     assert "cut off" not in monday.stderr + friday.stderr
     assert statuses(tmp_path, "monday") == statuses(tmp_path, "friday") == ["complete"]
     system, user = smollm2.served_prompt(smollm2.chat_requests[-1]).split("<|im_start|>user\n")
     assert system.startswith("<|im_start|>system\n") and "<memory_notes>" in system and PEANUTS in system
-    assert user.startswith("Any snack ideas?")
+    assert user.startswith(SHORT_QUESTION)
     assert "The memory went into the system message (the server's chat template has a system role)." \
         in friday.stderr
