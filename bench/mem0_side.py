@@ -114,14 +114,17 @@ def workload(size: int) -> tuple[list[str], list[str], list[str]]:
     return lines[:size], lines[size : size + PROBES], lines[size + PROBES :]
 
 
-def measure(python: str, sizes: Sequence[int]) -> list[dict[str, Any]]:
-    """mem0's figures at each size, each in a worker process of ``python`` (mem0's venv)."""
+def measure(python: str, sizes: Sequence[int], probes: Sequence[str] | None = None,
+            writes: Sequence[str] | None = None) -> list[dict[str, Any]]:
+    """mem0's figures at each size, each in a worker process of ``python`` (mem0's venv); ``probes`` and
+    ``writes``, when given, replace the drawn ones, so a caller times both sides on the very same calls."""
     out = []
     for size in sizes:
-        texts, probes, writes = workload(size)
+        texts, drawn_probes, drawn_writes = workload(size)
         with tempfile.TemporaryDirectory(prefix="mem0-side-") as tmp:
             job = Path(tmp) / "job.json"
-            job.write_text(json.dumps({"dir": tmp, "texts": texts, "probes": probes, "writes": writes}))
+            job.write_text(json.dumps({"dir": tmp, "texts": texts, "probes": list(probes or drawn_probes),
+                                       "writes": list(writes or drawn_writes)}))
             done = subprocess.run([python, str(Path(__file__).resolve()), "--worker", str(job)], check=True,
                                   capture_output=True, text=True)
             out.append(json.loads(done.stdout.strip().splitlines()[-1]))

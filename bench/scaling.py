@@ -16,6 +16,12 @@ copied afresh for each run, so a run measures and never waits for 100,000 embedd
 
 The ratio ``after_write_ms / steady_ms`` is what a write costs the next turn: 1.0 is a write that costs the next
 turn nothing.
+
+With ``--mem0-python PYTHON`` (the interpreter of mem0's venv, see ``bench/mem0_side.py``) mem0 2.2.1 is timed
+at each size on the same store texts, the same probes (its ``search``, top 5, against our steady ``recall``,
+keyword search included) and the same single writes (its ``add(infer=False)`` against our ``remember``), with the
+same int8 MiniLM; the table prints its figures and the ratios beside ours. Without that interpreter the mem0
+rows are skipped, with a line saying so.
 """
 
 from __future__ import annotations
@@ -41,7 +47,7 @@ from agent.adapters.local_embedder import LocalEmbedder
 from agent.config import load_settings
 from agent.memory.service import MemoryService, space_of
 from agent.wiring import ensure_data_dir, open_memory
-from bench import machine
+from bench import machine, mem0_side
 from bench.latency import probes, records, sentences
 from bench.locomo import percentile
 
@@ -102,6 +108,11 @@ def settle(service: MemoryService, probe: str) -> None:
     service.recall(probe)
 
 
+def written(size: int, texts: Sequence[str]) -> list[str]:
+    """The single writes timed at ``size``: new lines, never in the store."""
+    return [f"Note {n} at size {size}: {texts[size + n]}" for n in range(TURNS)]
+
+
 def measure(size: int, texts: Sequence[str], vectors: np.ndarray, embedder: LocalEmbedder, cache: Path,
             asked: Sequence[str]) -> dict[str, Any]:
     built = built_store(size, texts, vectors, embedder, cache)
@@ -114,14 +125,14 @@ def measure(size: int, texts: Sequence[str], vectors: np.ndarray, embedder: Loca
             for probe in asked[:5]:
                 service.recall(probe)
             steady, after, remember = [], [], []
-            for n, probe in enumerate(asked[5 : 5 + TURNS]):
+            for probe, note in zip(asked[5 : 5 + TURNS], written(size, texts), strict=True):
                 settle(service, asked[0])
                 started = time.perf_counter()
                 service.recall(probe)
                 steady.append((time.perf_counter() - started) * 1000)
                 settle(service, asked[0])
                 started = time.perf_counter()
-                service.remember(f"Note {n} at size {size}: {texts[size + n]}", session="bench")
+                service.remember(note, session="bench")
                 remember.append((time.perf_counter() - started) * 1000)
                 started = time.perf_counter()
                 service.recall(probe)
@@ -138,10 +149,21 @@ def measure(size: int, texts: Sequence[str], vectors: np.ndarray, embedder: Loca
     }
 
 
+def beside_mem0(ours: dict[str, Any], python: Path, size: int, texts: Sequence[str],
+                asked: Sequence[str]) -> dict[str, Any]:
+    """mem0 on the same store texts, the probes our steady turns asked and the notes our ``remember`` wrote."""
+    theirs = mem0_side.measure(str(python), [size], probes=asked[5 : 5 + TURNS], writes=written(size, texts))[0]
+    return {"mem0_search_ms_p50": theirs["search_ms_p50"], "mem0_add_ms_p50": theirs["add_ms_p50"],
+            "embed_ms_p50": theirs["embed_ms_p50"], "mem0_load_s": theirs["load_s"],
+            "search_mem0_over_agent": theirs["search_ms_p50"] / ours["steady_ms_p50"],
+            "add_mem0_over_agent": theirs["add_ms_p50"] / ours["remember_ms_p50"]}
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[1_000, 10_000, 100_000])
     parser.add_argument("--cache", type=Path, default=Path(tempfile.gettempdir()) / "agent-bench-scaling")
+    parser.add_argument("--mem0-python", type=Path, help="the interpreter of mem0's venv: time mem0 beside us")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
     args.cache.mkdir(parents=True, exist_ok=True)
@@ -151,8 +173,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     vectors = cached_vectors(texts[: max(args.sizes)], embedder, args.cache)
     asked = probes(TURNS + 5)
     result: dict[str, Any] = {"machine": machine.describe()}
+    mem0 = args.mem0_python is not None and args.mem0_python.exists()
+    if not mem0:
+        print(f"mem0: skipped, no interpreter at {args.mem0_python} (give --mem0-python, see bench/mem0_side.py)"
+              if args.mem0_python else "mem0: skipped (give --mem0-python to time it beside us)", file=sys.stderr)
     for size in sorted(args.sizes):
         result[str(size)] = measure(size, texts, vectors, embedder, args.cache, asked)
+        if mem0:
+            result[str(size)] |= beside_mem0(result[str(size)], args.mem0_python, size, texts, asked)
         print(f"{size}: {json.dumps(result[str(size)])}", file=sys.stderr, flush=True)
     if args.json:
         print(json.dumps(result, indent=2))
@@ -160,11 +188,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(f"machine: {machine.line()}")
     print("| figure | " + " | ".join(f"{size:,}" for size in sorted(args.sizes)) + " |")
     print("|---|" + "---|" * len(args.sizes))
-    rows = (("open, to the first prompt's memory (s)", "open_s", "{:.2f}"),
+    rows = [("open, to the first prompt's memory (s)", "open_s", "{:.2f}"),
             ("steady turn, recall p50 (ms)", "steady_ms_p50", "{:.1f}"),
             ("turn right after a write, recall p50 (ms)", "after_write_ms_p50", "{:.1f}"),
             ("turn after a write / steady turn", "after_write_ratio", "{:.2f}x"),
-            ("one memory per call, remember p50 (ms)", "remember_ms_p50", "{:.1f}"))
+            ("one memory per call, remember p50 (ms)", "remember_ms_p50", "{:.1f}")]
+    if mem0:
+        rows += [("mem0 search p50 (ms)", "mem0_search_ms_p50", "{:.1f}"),
+                 ("steady search, mem0 / agent", "search_mem0_over_agent", "{:.2f}x"),
+                 ("mem0 add, one memory per call, p50 (ms)", "mem0_add_ms_p50", "{:.1f}"),
+                 ("one memory per call, mem0 / agent (above 1: we are faster)", "add_mem0_over_agent", "{:.2f}x"),
+                 ("embedder alone on a probe, p50 (ms)", "embed_ms_p50", "{:.1f}")]
     for label, key, shape in rows:
         print(f"| {label} | " + " | ".join(shape.format(result[str(s)][key]) for s in sorted(args.sizes)) + " |")
     return 0
