@@ -97,6 +97,52 @@ def test_count_of_current_memories_leaves_out_the_replaced_ones_seen_by_another_
     assert mine.count(OTHER, current=True) == 0
 
 
+def test_the_count_follows_every_write_of_this_connection_and_of_another(open_ledger: Opener) -> None:
+    """The count a write asks twice (room, eviction) is kept between writes on SQLite: whatever wrote last, this
+    connection (a new memory, one said again, a sighting, a vector, a delete, a forget) or another, it is the
+    number of memories held."""
+    mine, other = open_ledger(), open_ledger()
+    a, b, c = record("alpha note"), record("beta note"), record("gamma note")
+    steps: list[tuple[Callable[[], object], int]] = [
+        (lambda: mine.put([a, b]), 2),
+        (lambda: mine.put([a, c]), 3),  # a again: one new
+        (lambda: mine.put([record("delta", user=OTHER)]), 3),
+        (lambda: mine.touch(USER, [a.id], time.time() + 5), 3),
+        (lambda: mine.claim_vectors(USER, SPACE), 3),
+        (lambda: mine.put_vectors(USER, [a.id], [[0.1] * ShaEmbedder.dimension]), 3),
+        (lambda: other.put([record("epsilon note")]), 4),
+        (lambda: mine.put([record("zeta note")]), 5),
+        (lambda: mine.delete(USER, [b.id]), 4),
+        (lambda: other.delete(USER, [c.id]), 3),
+        (lambda: mine.record_forget(USER, [a.id], [a.text]), 2),
+        (lambda: mine.put([b]), 3),
+    ]
+    for step, held in steps:
+        step()
+        assert (mine.count(USER), other.count(USER)) == (held, held)
+    assert mine.count(OTHER) == 1
+
+
+def test_a_write_after_a_write_reads_the_count_from_what_it_wrote(tmp_path: Path) -> None:
+    """SQLite's count(*) reads every row of the user; a chat's writes (a sighting, the memory, its vector) carry
+    the count they read before instead of reading it again."""
+    ledger = SqliteLedger(tmp_path / "ledger.sqlite3")
+    try:
+        ledger.put([record("alpha note")])
+        ledger.count(USER)
+        statements: list[str] = []
+        ledger._db.set_trace_callback(statements.append)
+        for n in range(3):
+            ledger.touch(USER, [memory_id(USER, "alpha note")], time.time() + n)
+            ledger.put([record(f"note {n}")])
+            assert ledger.count(USER) == 2 + n
+        ledger._db.set_trace_callback(None)
+        whole = [s for s in statements if s.startswith("SELECT count(*) FROM memories") and " id IN " not in s]
+        assert statements and not whole
+    finally:
+        ledger.close()
+
+
 def test_touch_oldest_and_recent_follow_the_last_sighting(open_ledger: Opener) -> None:
     ledger = open_ledger()
     a, b, c = (record(t, at=at) for t, at in (("alpha", 100.0), ("beta", 200.0), ("gamma", 300.0)))
