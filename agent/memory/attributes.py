@@ -26,12 +26,14 @@ import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-
-import numpy as np
-import numpy.typing as npt
+from typing import TYPE_CHECKING
 
 from agent.errors import EmbeddingError
 from agent.ports import Embedder
+
+if TYPE_CHECKING:  # numpy is imported where the examples are embedded: `agent config` imports the profile, this too
+    import numpy as np
+    import numpy.typing as npt
 
 EXAMPLES = Path(__file__).with_name("attributes.json")
 NONE = "none"
@@ -71,15 +73,17 @@ class Attributes:
         self._labelled = labelled if labelled is not None else examples()
         self._matrix: npt.NDArray[np.float32] | None = None
         self._names: list[str] = []
-        self._table: npt.NDArray[np.intp] = np.zeros((0, 0), dtype=np.intp)
+        self._table: npt.NDArray[np.intp] | None = None
         self._lock = threading.Lock()
 
     def _examples(self) -> tuple[npt.NDArray[np.float32], list[str], npt.NDArray[np.intp]]:
         """The examples' vectors as columns (contiguous: a product with a few rows then costs 0.1 ms, where the
         transposed view of rows took 2 to 10 ms on a loaded machine), the labels, and each label's columns as a row
         of a table (padded with the index of a column of -inf), so one partition finds every label's nearest."""
+        import numpy as np
+
         with self._lock:
-            if self._matrix is None:
+            if self._matrix is None or self._table is None:
                 texts = [text for group in self._labelled.values() for text in group]
                 vectors = np.asarray(self._embedder.embed(texts), dtype=np.float32)
                 self._matrix = np.ascontiguousarray(vectors.T)
@@ -96,6 +100,8 @@ class Attributes:
         """The attribute each vector's sentence speaks to, or None when no attribute is close enough."""
         if not vectors:
             return []
+        import numpy as np
+
         matrix, names, table = self._examples()
         similarities = np.asarray(vectors, dtype=np.float32) @ matrix
         padded = np.concatenate([similarities, np.full((len(similarities), 1), -np.inf, np.float32)], axis=1)
