@@ -27,7 +27,11 @@ FORMS = {
     "spaces": "my\u00a0flat is in the  hauptstrasse\n12 above\u3000café müller",
     "long-s": "My flat is in the Hauptstraſſe 12 above Café Müller",
 }
-NEEDLES = (b"hauptstr", b"caf", b"ller", "１２".encode(), "ſſ".encode())
+# Every form holds "hauptstr" once lower-cased; the other needles catch a scrub that left part of a sentence. None is
+# shorter than five bytes: a full run once found "caf" or "ller" in chroma.sqlite3, which holds no text (the index
+# keeps no documents) but vectors and pages of binary data, where a run of three or four bytes occurs by chance.
+NEEDLES = (b"hauptstr", "café".encode(), "cafe\u0301".encode(), "müller".encode(), "mu\u0308ller".encode(),
+           "１２".encode(), "ſſ".encode())
 
 
 def test_every_form_is_one_memory_to_the_store_and_one_match_to_the_scrub() -> None:
