@@ -16,7 +16,7 @@ from tests.warm_agent import WarmAgent, shared
 
 # The real PostgreSQL fixtures (pg_cluster, pg_url, own_cluster) and llama.cpp's server (gemma_server): started
 # only by the tests that ask for them.
-pytest_plugins = ("tests.pg_server", "tests.llama_server")
+pytest_plugins = ("tests.pg_server", "tests.llama_server", "tests.truth_service")
 
 _MACHINE_SETTINGS = ("OPENAI_API_KEY", "OPENAI_BASE_URL", "OPENAI_API_BASE", "OPENAI_LOG")
 # The size of the terminal pytest runs in: a pytest-xdist worker has COLUMNS=80 and LINES=24, which rich prefers to

@@ -6,35 +6,15 @@ however they are said, and a refused line never becomes a fact."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
-from datetime import datetime
-from pathlib import Path
 
 import pytest
 
-from agent.adapters.ledger import SqliteLedger
 from agent.adapters.local_embedder import LocalEmbedder
 from agent.domain import AS_SAID, StatedFact
 from agent.memory import attributes, values
-from agent.memory.service import MemoryPolicy, MemoryService
-from tests.fakes import InMemoryIndex, WordHashEmbedder
-
-START = datetime(2026, 12, 1, 10, 0).timestamp()
-
-
-@pytest.fixture
-def memory(tmp_path: Path, local_embedder: LocalEmbedder) -> Iterator[MemoryService]:
-    ticks = iter(range(10_000))
-    ledger = SqliteLedger(tmp_path / "ledger.sqlite3")
-    service = MemoryService(ledger, InMemoryIndex(), local_embedder, "alice", MemoryPolicy(),
-                            clock=lambda: START + 3600 * next(ticks))
-    yield service
-    ledger.close()
-
-
-def say(memory: MemoryService, *lines: str) -> None:
-    for n, line in enumerate(lines):
-        memory.observe(line, session=f"s{n}", turn=1)
+from agent.memory.service import MemoryService
+from tests.fakes import WordHashEmbedder
+from tests.truth_service import say
 
 
 def current(memory: MemoryService) -> dict[str, list[str]]:

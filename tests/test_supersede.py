@@ -3,11 +3,8 @@ embedder on a temp store (agent/memory/truth.py)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
-from datetime import datetime
+from collections.abc import Sequence
 from pathlib import Path
-
-import pytest
 
 from agent.adapters.ledger import SqliteLedger
 from agent.adapters.local_embedder import LocalEmbedder
@@ -15,23 +12,7 @@ from agent.memory import truth
 from agent.memory.policy import MemoryPolicy
 from agent.memory.service import MemoryService
 from tests.fakes import InMemoryIndex
-
-START = datetime(2026, 12, 1, 10, 0).timestamp()
-
-
-@pytest.fixture
-def memory(tmp_path: Path, local_embedder: LocalEmbedder) -> Iterator[MemoryService]:
-    ticks = iter(range(10_000))
-    ledger = SqliteLedger(tmp_path / "ledger.sqlite3")
-    service = MemoryService(ledger, InMemoryIndex(), local_embedder, "alice", MemoryPolicy(),
-                            clock=lambda: START + 3600 * next(ticks))
-    yield service
-    ledger.close()
-
-
-def say(memory: MemoryService, *lines: str) -> None:
-    for n, line in enumerate(lines):
-        memory.observe(line, session=f"s{n}", turn=1)
+from tests.truth_service import START, say
 
 
 def live(memory: MemoryService) -> list[str]:

@@ -4,21 +4,12 @@ replaces nothing."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from datetime import datetime
-from pathlib import Path
-
 import pytest
 
-from agent.adapters.ledger import SqliteLedger
-from agent.adapters.local_embedder import LocalEmbedder
-from agent.memory.policy import MemoryPolicy
 from agent.memory.profile import is_thing, read
 from agent.memory.service import MemoryService
 from agent.memory.things import refines, replaces
-from tests.fakes import InMemoryIndex
-
-START = datetime(2026, 12, 1, 10, 0).timestamp()
+from tests.truth_service import say
 
 
 @pytest.mark.parametrize(
@@ -84,21 +75,6 @@ def test_a_value_told_more_precisely_refines_the_one_held() -> None:
 def test_a_name_replaces_a_name_and_a_plain_word_a_plain_word() -> None:
     assert replaces("Pixel 8", "iPhone 12") and replaces("canyon", "trek")
     assert not replaces("Ford Transit", "company van") and not replaces("red Golf", "Golf")
-
-
-@pytest.fixture
-def memory(tmp_path: Path, local_embedder: LocalEmbedder) -> Iterator[MemoryService]:
-    ticks = iter(range(10_000))
-    ledger = SqliteLedger(tmp_path / "ledger.sqlite3")
-    service = MemoryService(ledger, InMemoryIndex(), local_embedder, "alice", MemoryPolicy(),
-                            clock=lambda: START + 3600 * next(ticks))
-    yield service
-    ledger.close()
-
-
-def say(memory: MemoryService, *lines: str) -> None:
-    for n, line in enumerate(lines):
-        memory.observe(line, session=f"s{n}", turn=1)
 
 
 def by_source(memory: MemoryService, line: str) -> str:
