@@ -29,6 +29,9 @@ from agent.memory.profile import read, view
         ("I'm pescatarian now", [("diet", "pescatarian")]),
         ("I'm vegan.", [("diet", "vegan")]),
         ("I'm allergic to shellfish and latex", [("allergy", "shellfish"), ("allergy", "latex")]),
+        # How bad it is is no allergen of its own.
+        ("I'm allergic to shellfish, severe", [("allergy", "shellfish")]),
+        ("allergic to peanuts, very severe", [("allergy", "peanuts")]),
         ("Severe peanut allergy here, be careful", [("allergy", "peanut")]),
         ("Allergic to cats.", [("allergy", "cats")]),
         ("I can't eat peanuts, they make my throat swell", [("avoids", "peanuts")]),

@@ -287,9 +287,14 @@ def _clean(value: str, key: str) -> str | None:
     return value or None
 
 
+# A list item that only says how bad ("shellfish, severe", "nuts, very mild") is no item of its own.
+_ONLY_SEVERITY = re.compile(r"(?i)(?:very |quite |really |extremely |super )?(?:" + _SEVERITY +
+                            r"|anaphylactic|mildly|badly|seriously)(?: (?:one|case|reaction))?")
+
+
 def _split_items(value: str) -> list[str]:
     items = re.split(r"\s*(?:,|\band\b|&|\bor\b)\s*", value)
-    return [item for item in (i.strip() for i in items) if item]
+    return [item for item in (i.strip() for i in items) if item and not _ONLY_SEVERITY.fullmatch(item)]
 
 
 def _with_relation(sentence: str, start: int, value: str, key: str) -> str:
