@@ -95,6 +95,21 @@ def test_ordinals_routines_and_words_that_look_like_days_are_left_as_said(said: 
     assert resolve(said, SAID) == said
 
 
+@pytest.mark.parametrize(
+    ("said", "stored"),
+    [
+        ("turned 41 on Saturday", "turned 41 on Saturday 2026-11-28"),
+        ("we met on Monday", "we met on Monday 2026-11-30"),
+        ("we moved in on Sunday", "we moved in on Sunday 2026-11-29"),
+        ("my interview is on Friday", "my interview is on Friday 2026-12-04"),
+        ("I'm booked on Friday", "I'm booked on Friday 2026-12-04"),
+        ("I was sick, but the exam is on Friday", "I was sick, but the exam is on Friday 2026-12-04"),
+    ],
+)
+def test_a_weekday_after_a_verb_in_the_past_is_the_one_gone(said: str, stored: str) -> None:
+    assert resolve(said, SAID) == stored  # said on Tuesday 1 December 2026
+
+
 def test_a_day_of_the_month_past_this_month_or_missing_from_it_is_the_next_month_that_has_it() -> None:
     assert resolve("rent is due on the 1st", datetime(2026, 2, 26, 9).timestamp()) == "rent is due on 2026-03-01"
     assert resolve("due on the 26th", datetime(2026, 2, 26, 9).timestamp()) == "due on 2026-02-26"

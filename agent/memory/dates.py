@@ -239,7 +239,8 @@ _RULES: tuple[tuple[str, Resolver], ...] = (
     (r"next " + _DAY, lambda m, d: _labelled(_next_weekday(d, _weekday(m)), _day_name(m))),
     (r"last " + _DAY, lambda m, d: _labelled(_weekday_before(d, _weekday(m)), _day_name(m))),
     (r"this (?:coming )?" + _FULL_DAY, lambda m, d: _labelled(_weekday_after(d, _weekday(m)), _day_name(m))),
-    (r"(?:on |coming )" + _DAY, lambda m, d: _labelled(_weekday_after(d, _weekday(m)), _day_name(m))),
+    (r"coming " + _DAY, lambda m, d: _labelled(_weekday_after(d, _weekday(m)), _day_name(m))),
+    (r"on " + _DAY, lambda m, d: _labelled(_weekday_after(d, _weekday(m)), _day_name(m))),
     (r"this weekend", lambda m, d: _weekend(_this_saturday(d))),
     (r"next weekend", lambda m, d: _weekend(_this_saturday(d) + timedelta(weeks=1))),
     (r"last weekend", lambda m, d: _weekend(_this_saturday(d) - timedelta(weeks=1))),
@@ -262,8 +263,22 @@ _PATTERN = re.compile(
 )
 
 
+# A verb in the past before "on Friday" makes it the Friday gone ("I turned 41 on Saturday", "we met on Monday"); the
+# participles that look forward ("booked", "scheduled") do not.
+_PAST = re.compile(r"\b(?:was|were|had|did|went|got|saw|met|came|left|took|made|gave|ate|ran|began|won|lost|told|said|"
+                   r"bought|sold|flew|drove|broke|fell|found|(?!(?:booked|scheduled|planned|supposed|invited|expected|"
+                   r"excited|interested|tired|worried|engaged|needed|required|allowed|asked|hoped|wanted)\b)\w{2,}ed)\b",
+                   re.IGNORECASE)
+_ON_DAY = next(n for n, (rule, _) in enumerate(_RULES) if rule == r"on " + _DAY)
+
+
 # The rules whose phrase is as often a routine as a date: left as said in a sentence about a routine.
 _ROUTINE_SENSITIVE = frozenset({_weekday_span, _bounded_weekday})
+
+
+def _clause(before: str) -> str:
+    """The clause a phrase ends: what follows the last sentence mark or comma of ``before``."""
+    return re.split(r"[.!?;,]", before)[-1]
 
 
 def _rule(match: re.Match[str]) -> tuple[str, Resolver]:
@@ -277,8 +292,12 @@ def _resolve_one(match: re.Match[str], said: date, before: str, after: str) -> s
     pattern, resolver = _rule(match)
     inner = re.compile(pattern, re.IGNORECASE).fullmatch(match.group(0))
     assert inner is not None  # the alternation matched this rule's text
-    with_preposition, bare = resolver(inner, said)
-    if _PREPOSITION.search(before) or _SUBJECT.match(after):
+    if _RULES.index((pattern, resolver)) == _ON_DAY and _PAST.search(_clause(before)):
+        day = _weekday_before(said, _weekday(inner))
+        with_preposition, bare = _labelled(day, _day_name(inner))
+    else:
+        with_preposition, bare = resolver(inner, said)
+    if not match.group(0).lower().startswith("on ") and (_PREPOSITION.search(before) or _SUBJECT.match(after)):
         replacement = bare
     else:
         replacement = with_preposition
