@@ -1,9 +1,10 @@
-"""The README's transcripts, made by running the real agent: ``python -m bench.readme_transcripts`` runs each
-against the fake OpenAI server (``tests/fake_openai.py``: scripted replies, everything else real: the local
-embedder, the memory, what the agent printed), on a fixed clock (``bench/fixed_clock.py``), in a fresh data
-directory, and writes each between its markers in README.md (``<!-- transcript NAME -->`` and
-``<!-- /transcript -->``). ``--check`` writes nothing and exits 1 when the README differs, as
-``tests/test_readme_transcripts.py`` does: a transcript cannot drift from what the agent prints.
+"""The transcripts of the README and the manual (``docs/``), made by running the real agent: ``python -m
+bench.readme_transcripts`` runs each against the fake OpenAI server (``tests/fake_openai.py``: scripted replies,
+everything else real: the local embedder, the memory, what the agent printed), on a fixed clock
+(``bench/fixed_clock.py``), in a fresh data directory, and writes each between its markers in README.md or the
+manual's page that shows it (``docs/*.md``: ``<!-- transcript NAME -->`` and ``<!-- /transcript -->``).
+``--check`` writes nothing and exits 1 when a page differs, as ``tests/test_readme_transcripts.py`` does: a
+transcript cannot drift from what the agent prints.
 
 A case that needs more is staged as the tests stage it: the memory index held by another process through the
 agent's own lock (``agent.locking``, as an open chat holds it), the ledger held by a program in ``BEGIN EXCLUSIVE``
@@ -77,7 +78,7 @@ _MARKED = re.compile(r"(<!-- transcript (?P<name>[a-z-]+) -->\n```\n)(?P<body>.*
 
 @dataclass(frozen=True)
 class Run:
-    """One command of a transcript: as the README shows it, what the agent is given, and on which clock."""
+    """One command of a transcript: as the page shows it, what the agent is given, and on which clock."""
 
     shown: str
     args: tuple[str, ...]
@@ -316,7 +317,7 @@ def spliced(readme: str, made: Mapping[str, str]) -> str:
     def body(match: re.Match[str]) -> str:
         name = match["name"]
         if name not in made:
-            raise KeyError(f"README.md marks a transcript {name!r} that {__name__} does not make")
+            raise KeyError(f"a page marks a transcript {name!r} that {__name__} does not make")
         return match.group(1) + made[name] + match.group(4)
 
     return _MARKED.sub(body, readme)
@@ -331,15 +332,31 @@ def shown(readme: str, name: str) -> str:
     return next((match["body"] for match in _MARKED.finditer(readme) if match["name"] == name), "")
 
 
+def pages() -> list[Path]:
+    """The files that may show a transcript: the README and the manual's pages."""
+    return [README, *sorted((ROOT / "docs").glob("*.md"))]
+
+
+def page_of(name: str) -> Path | None:
+    """The page that shows the transcript ``name`` (None when none marks it)."""
+    return next((page for page in pages() if name in marked(page.read_text())), None)
+
+
 def main() -> int:
-    readme = README.read_text()
-    updated = spliced(readme, transcripts())
-    if "--check" in sys.argv[1:]:
-        if updated != readme:
-            print("README.md's transcripts differ from what the agent prints: run python -m bench.readme_transcripts")
-            return 1
-        return 0
-    README.write_text(updated)
+    made = transcripts()
+    differ = []
+    for page in pages():
+        text = page.read_text()
+        updated = spliced(text, made)
+        if updated == text:
+            continue
+        differ.append(page.relative_to(ROOT))
+        if "--check" not in sys.argv[1:]:
+            page.write_text(updated)
+    if differ and "--check" in sys.argv[1:]:
+        print(f"the transcripts of {', '.join(map(str, differ))} differ from what the agent prints: "
+              "run python -m bench.readme_transcripts")
+        return 1
     return 0
 
 

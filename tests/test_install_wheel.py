@@ -46,11 +46,12 @@ def test_the_wheel_lists_every_package_under_agent() -> None:
 INSTALL_LINE = re.compile(r"`((?:\S*/)?(?:pip|pipx|uv tool) install [^`]+)`")
 
 
-def test_every_install_line_in_the_readme_installs_this_checkout() -> None:
+def test_every_install_line_in_the_readme_and_the_manual_installs_this_checkout() -> None:
     """The README said `pip install 'agent[postgres]'`, which installs an unrelated project that holds the name
     `agent` on the package index. This one is not published there (its distribution is `remembering-agent`), so
-    every install line names the checkout, with extras this project has."""
-    lines = INSTALL_LINE.findall((ROOT / "README.md").read_text())
+    every install line of the README and of the manual (``docs/``) names the checkout, with extras this project has."""
+    pages = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+    lines = [line for page in pages for line in INSTALL_LINE.findall(page.read_text())]
     assert len(lines) >= 4, lines
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
     assert project["name"] == "remembering-agent"
