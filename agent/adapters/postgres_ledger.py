@@ -34,7 +34,7 @@ rewrites the user's own partition, and blocks only the users who share it, for t
 past the capacity) is not a forget and rewrites nothing (``delete``): its rows' bytes stay in the partition's free
 space until later writes reuse it or the user's next forget rewrites it. The changes kept for ``/undo``
 (``turn_changes``) that name a forgotten memory are deleted with it, and their table rewritten too. The write-ahead
-log and backups are not rewritten. What the server may still hold after a forget, as the README says it:
+log and backups are not rewritten. What the server may still hold after a forget, as docs/machines.md says it:
 
     With the PostgreSQL ledger a forget deletes the memory's rows and rewrites their tables (VACUUM FULL), so no
     live table or index file of the database holds its text afterwards. The server's write-ahead log still does
