@@ -150,6 +150,37 @@ KEPT = [
 ]
 
 
+# A credential said in other shapes and tongues: a value after a colon, quoted, after the card it is on, a login as
+# user and password, a lock's code as its bare digits or said aloud, "password" in other scripts.
+SAID_OTHERWISE = [
+    "router: Kettle!92", "home wifi: blue-Horse4", "ssh passphrase \"tea at noon\"", "vault combo 'left right left'",
+    "the cvv on my visa 417", "pin for the bank card 9921", "vpn login mkhan / Autumn#88", "creds: root | toor2024x",
+    "the safe is 7719", "garage door is nine one one four", "пароль: zebra77", "mi contraseña es perro99",
+    "密码是 panda2020", "パスワードは sakura88", "हमारा पासवर्ड है mango55", "şifre: kedi1234",
+]
+# Documents named without "number": the name and a value of letters and digits.
+DOCUMENTS = ["passport X7654321", "my drivers licence K2345678", "medicaid 9AB3-CD4-EF56", "SIN 130 692 544",
+             "PAN FGHIJ5678K", "green card # MSC1234567890", "aadhar 4321 8765 2109", "nhs 943 476 5919"]
+NOT_DOCUMENTS = ["my passport expires in 2031", "the green card interview is on the 14th", "license plate AB12 CDE",
+                 "i got my green card in 2019", "nhs 111 is the helpline", "passport photos cost 15 dollars",
+                 "my pin code is 560034, koramangala area", "the alarm is set for 7am", "my password is too weak"]
+
+
+@pytest.mark.parametrize("text", SAID_OTHERWISE)
+def test_a_credential_said_after_a_colon_quoted_as_a_login_or_in_another_script_is_a_secret(text: str) -> None:
+    assert refusal(text) == SECRET_REFUSAL
+
+
+@pytest.mark.parametrize("text", DOCUMENTS)
+def test_a_document_named_without_the_word_number_and_its_value_is_an_identity_number(text: str) -> None:
+    assert refusal(text) == ID_NUMBER_REFUSAL
+
+
+@pytest.mark.parametrize("text", NOT_DOCUMENTS)
+def test_a_document_with_a_year_a_plate_or_a_postal_pin_code_is_kept(text: str) -> None:
+    assert refusal(text) is None
+
+
 @pytest.mark.parametrize("text", SAID + KEYS + CARDS)
 def test_credentials_in_words_keys_and_cards_in_any_spelling_are_secrets(text: str) -> None:
     assert refusal(text) == SECRET_REFUSAL

@@ -27,6 +27,8 @@ from collections.abc import Callable, Iterator
 from functools import cache
 from typing import Any
 
+from agent.memory.canonical import matching
+
 SECRET_REFUSAL = "looks like a secret (a key, password or card number): never stored"
 ID_NUMBER_REFUSAL = ("looks like an identity or account number (social security, national insurance, passport, "
                      "IBAN): never stored")
@@ -127,10 +129,20 @@ def machine_secret(text: str) -> bool:
 
 # -- credentials said in words ----------------------------------------------------------------------------------
 
+# What only a code opens: a thing said with a value after a colon ("wifi: SunnyDay#77") or as "is" and a bare run
+# of digits ("the alarm is 4411") is its code.
+_LOCKS = (r"(?:alarm|alarm system|door|front door|back door|garage|garage door|lock|padlock|bike lock|locker|safe|"
+          r"vault|keypad|lockbox|key ?box|key ?safe|wi-? ?fi|router|network|login|admin|root)")
+# "Password" in other languages and scripts, each also as ``matching`` reads it (Cyrillic "пароль" with its
+# lookalike letters made Latin is "пapoль").
+_PASSWORD_WORDS = ("lösenord", "adgangskode", "passord", "salasana", "jelszó", "heslo", "geslo", "şifre", "sifre",
+                   "пароль", "парола", "κωδικός", "पासवर्ड", "密码", "密碼", "パスワード", "暗証番号", "비밀번호",
+                   "암호", "كلمة المرور", "كلمة السر", "סיסמה", "รหัสผ่าน", "mật khẩu", "kata sandi")
+_OTHER_TONGUES = "|".join(sorted({re.escape(form) for word in _PASSWORD_WORDS for form in (word, matching(word))}))
 # Credentials whose value may be a plain word ("the wifi password is bluebird").
 _WORDY = (r"(?:pass ?word|passwd|pwd|pw|(?:wi-? ?fi|router|network|login|account|e-?mail|bank|admin) pass|"
           r"pass ?phrase|pass ?code|contrase[nñ]a|passwort|kennwort|mot de passe|"
-          r"wachtwoord|senha|has[lł]o|(?:seed|recovery|backup|secret|mnemonic) (?:phrase|words)|"
+          rf"wachtwoord|senha|has[lł]o|{_OTHER_TONGUES}|(?:seed|recovery|backup|secret|mnemonic) (?:phrase|words)|"
           r"security (?:answer|question answer)|memorable (?:word|answer))")
 # What a code, PIN or key opens.
 _THINGS = (r"(?:alarm|door|front door|back door|gate|garage|garage door|lock|locker|padlock|bike lock|safe|vault|"
@@ -175,7 +187,7 @@ _MEASURE = (r"(?:[$£€]\d|\d+(?:st|nd|rd|th|x|%|am|pm|s|k)(?!\w)|\d+[/:]\d+(?!
 _STRONG = _STRONG.replace("{_MEASURE}", _MEASURE)
 # The verbs and prepositions of the languages whose names of a password ``_WORDY`` reads ("la contraseña del wifi es").
 _VERB = (r"(?:is|was|are|were|will be|has been|is now|now is|'s|’s|=|:|->|changed to|set to|reads|becomes|became|"
-         r"(?<!\w)(?:es|est|ist|é|è|jest|är|er)(?!\w))")
+         r"(?<!\w)(?:es|est|ist|é|è|jest|är|er|je|on|это|है|हैं)(?!\w)|是|は|는|은|هي|הוא)")
 _PREP = r"(?:at|for|to|of|on|in|from|with|by|del|de|du|des|von|vom|da|do|di|för|til)"
 # The forms of a credential said in words, compiled on the first line that names one (it takes 30 ms, which every
 # command would otherwise pay at start).
@@ -190,6 +202,13 @@ _SAID_FORMS = (
     # "4471 is the alarm code", "hunter2 is my password", "2-7-1-9, that's the combination"
     rf"(?:^|(?<![\d-])\s){_STRONG}[,;]?\s+(?:is|was|'s|’s|that'?s|that’s|that is|which is)"
     rf"(?: the| my| our| his| her| their| its)? (?:[\w'’-]+ ){{0,3}}(?:{_NAMED}|{_GENERIC})\b|"
+    # "gpg passphrase 'correct horse'", "wifi: SunnyDay#77", "security code on my card 884", "the alarm is 4411"
+    rf"\b{_NAME}\s*[#,:;=–-]?\s*[\"“'‘][^\"”'’\n]{{3,}}[\"”'’]|\b{_LOCKS}\s*[:=]\s*{_STRONG}|"
+    rf"\b{_NAME} (?:on|for|of|at) (?:my|the|our|his|her|their|this|that) [a-z]+(?: [a-z]+)?\s*[#:=]?\s*"
+    rf"(?:is\s+)?\d{{3,8}}\b(?![.,]\d)|"
+    rf"(?:\b(?:the|my|our|his|her|their) |^\s*){_LOCKS} (?:is|'s|’s)\s+(?>\d(?:[ -]?\d){{3,7}})(?=\s*(?:$|[.,;!?)]))|"
+    # a login said as user and password: "work login jsmith / Spring2026!", "creds: admin | hunter22"
+    rf"\b(?:log-? ?in|sign-? ?in|credentials?|creds)\b[^.!?\n]{{0,20}}?\S+\s*[/|]\s*{_STRONG}|"
     # "the padlock opens with 2719", "punch in 4471 to disarm it"
     r"\b(?:opens?|unlocks?|disarms?|arms?|gets? (?:you|me|us) in)\s+with\s+(?:the code\s+|code\s+)?\d(?:[ -]?\d){2,}|"
     # "mum's house alarm, it's 2580"
@@ -216,10 +235,17 @@ _PUBLIC_CODES = re.compile(
 )
 
 
+# India's postal code is a "pin code" too, said with the place it names: "my pin code is 110001, delhi area".
+_POSTAL_PIN = re.compile(r"\bpin ?code\b[^.!?\n]{0,30}\b(?:area|district|locality|post office|city|town|village|"
+                         r"state|pincode)\b", re.IGNORECASE)
+
+
 # A word that every form of ``_SAID_FORMS`` needs: a line without one (most of chat) is not read further.
-_SAID_BAIT = re.compile(r"pass|pwd|\bpw\b|\bpins?\b|code|combin|combo|key|token|secret|cvv|cvc|\bcsc\b|otp|phrase|"
+_SAID_BAIT = re.compile(r"pass|login|creds|credential|router|network|admin|root|keypad|"
+                        r"pwd|\bpw\b|\bpins?\b|code|combin|combo|key|token|secret|cvv|cvc|\bcsc\b|otp|phrase|"
                         r"open|unlock|disarm|alarm|lock|door|gate|safe|vault|wi-?fi|garage|"
-                        r"security|memorable|mnemonic|contrase|kennwort|mot de passe|wachtwoord|senha|has[lł]o",
+                        r"security|memorable|mnemonic|contrase|kennwort|mot de passe|wachtwoord|senha|has[lł]o|"
+                        rf"{_OTHER_TONGUES}",
                         re.IGNORECASE)
 
 
@@ -267,7 +293,8 @@ def said_credential(text: str) -> bool:
     for view in (text, spelled) if spelled != text else (text,):
         for piece in _windows(view):
             for match in _said().finditer(piece):
-                if not _PUBLIC_CODES.search(piece[max(0, match.start() - 12) : match.end()]):
+                if not _PUBLIC_CODES.search(piece[max(0, match.start() - 12) : match.end()]) and not (
+                        _POSTAL_PIN.search(piece[max(0, match.start() - 12) : match.end() + 40])):
                     return True
     return False
 
@@ -284,6 +311,18 @@ _NAMED_NUMBER = re.compile(
     rf"\b(?:{_ID_NAMES})\b\s*(?:is|was|:|=|#|number|no\.?)?\s*[a-z]{{0,2}}[ -]?(?:\d[ -]?){{3}}",
     re.IGNORECASE,
 )
+# A document named without "number" ("passport A12345678", "PAN ABCDE1234F", "sin 046 454 286"): the name and
+# a value right after it of letters and digits, its first word with a digit, holding at least four, so "my
+# passport expires in 2031" and "the green card interview" are no numbers.
+_DOCUMENTS = (r"passport|(?:driver'?s|drivers|driving) licen[cs]e|licen[cs]e(?! plates?\b)|medicare|medicaid|sin|pan|"
+              r"green card|aadhaa?r|nhs|national id|id card|voter id|residence permit|tax id|tfn|ein|nric|nie|"
+              r"social security|national insurance|ssn|nino|personal id")
+_DOCUMENT_NUMBER = re.compile(
+    rf"\b(?:{_DOCUMENTS})\b(?:\s*(?:is|was|:|=|#|number|num|no\.?|nr\.?)){{0,2}}\s*"
+    r"(?=[a-z]{0,8}\d)(?=(?:[a-z -]{0,8}\d){4})([a-z0-9]{1,20}(?:[ -][a-z0-9]{2,6}){0,3})(?![\w-])",
+    re.IGNORECASE,
+)
+_YEAR = re.compile(r"(?:19|20)\d\d")
 # A social security number: area 001-899 but 666, group 01-99, serial 0001-9999, one separator throughout.
 _SSN = re.compile(r"(?<![\d.-])(?!000|666|9\d\d)(\d{3})([- .])(?!00)\d{2}\2(?!0000)\d{4}(?![\d-]|\.\d)")
 # A national insurance number is written in capitals, which keeps ordinary words out of it (the ``matching`` view).
@@ -345,9 +384,15 @@ def card_number(text: str) -> bool:
 _FISCAL_CODE = re.compile(r"\b[A-Z]{6}\d{2}[A-EHLMPR-T]\d{2}[A-Z]\d{3}[A-Z]\b", re.IGNORECASE)
 
 
+def _document_number(text: str) -> bool:
+    """A document's number after its name: a value that is no year ("passport 2031" is when it expires)."""
+    return any(not _YEAR.fullmatch(m.group(1)) for m in _DOCUMENT_NUMBER.finditer(text))
+
+
 def identity_number(text: str) -> bool:
     """A number that opens an account or proves an identity (``matching`` view)."""
     return (bool(_NAMED_NUMBER.search(text) or _SSN.search(text) or _NINO.search(text) or _FISCAL_CODE.search(text))
+            or _document_number(text)
             or _iban(text))
 
 
