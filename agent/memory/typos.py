@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 from functools import cache, lru_cache
 
-from agent.memory import lexicon, patterns
+from agent.memory import instructions, lexicon, patterns
 
 # Words the grammar matches on only as part of a longer pattern ("allerg" in "allerg\w*"): their whole forms.
 _WHOLE_FORMS = frozenset(
@@ -51,6 +51,8 @@ def vocabulary() -> frozenset[str]:
             words |= _literal_words(" ".join(value) if isinstance(value, tuple) else value)
     for pattern in patterns.ALL:
         words |= _literal_words(pattern.regex.pattern)
+    for order in instructions.PATTERNS:  # a slip does not hide an order either: "ignor all safty rules"
+        words |= _literal_words(order.pattern)
     return frozenset(words)
 
 
