@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Annotated, Any, BinaryIO
 import typer
 from typer.core import TyperGroup
 
-from agent.config import EmbedderKind, Settings, embedder_kind, load_settings, without_password
+from agent.config import EmbedderKind, Settings, embedder_kind, load_settings
 from agent.domain import Machine, MemoryRecord, ScoredMemory
 from agent.errors import AgentError, UsageError
 from agent.memory.profile import Entry
@@ -137,7 +137,8 @@ class State:
         """The data directory of every `agent memories` and `agent sessions` command. Opening it finishes first a
         forget that a kill or Ctrl-C cut short (``agent.forget``), with the command's ``ledger`` if it has one open,
         and says so."""
-        from agent.wiring import ensure_data_dir, finish_forgets
+        from agent.app.maintenance import finish_forgets
+        from agent.wiring import ensure_data_dir
 
         settings = self.settings()
         paths = ensure_data_dir(settings.data_dir).for_user(settings.user)
@@ -363,8 +364,8 @@ def ask(
 def _chat(state: State, flags: ChatFlags, words: list[str]) -> None:
     """The chat, or the one message of a one-shot run: the prompt ``words``, the files, what is piped in."""
     from agent import sampling
+    from agent.app.run_chat import run_chat
     from agent.chat import ChatOptions
-    from agent.wiring import run_chat
 
     settings = state.settings(model=flags.model)  # a bad setting is said before standard input is read
     message = _one_message(flags, words)
@@ -557,6 +558,7 @@ def sessions_search(
 ) -> None:
     """The turns of your sessions (--user) whose line or reply holds every word of TEXT, newest first. A forgotten
     text is never shown, also one still waiting to leave a session another chat holds."""
+    from agent.app.machines import pending_texts
     from agent.forget import Forgotten
     from agent.sessions import search
     from agent.wiring import build_ledger, ensure_data_dir, existing_ledger
@@ -567,8 +569,7 @@ def sessions_search(
     ledger = (build_ledger(settings, paths) if settings.database_url else existing_ledger(settings, paths))
     try:
         store = state.data_dir(ledger).session_store()  # finishes forgets cut short first
-        pending = [] if ledger is None else [t for r in ledger.pending_forgets() if r.user == settings.user
-                                              for t in r.texts]
+        pending = [] if ledger is None else pending_texts(ledger, settings.user)
     finally:
         if ledger is not None:
             ledger.close()
@@ -702,12 +703,15 @@ def memories_restore(
     state: State,
 ) -> None:
     """Make a memory a later one replaced current again (the one that replaced it is replaced in turn)."""
+    from agent.app.queries import Restore
+    from agent.app.selectors import replaced_by_prefix
+
     service = state.service(embedder)
-    matches = [r for r in service.list() if r.id.startswith(memory.lower()) and not r.current]
+    matches = replaced_by_prefix(service.list(), memory.lower())
     if len(matches) != 1:
         problem = "matches no replaced memory" if not matches else f"matches {len(matches)} replaced memories"
         raise AgentError(f"{memory!r} {problem}: `agent memories list --history` shows them.")
-    restored = service.restore(matches[0].id)
+    restored = Restore(matches[0])(service)
     assert restored is not None
     typer.echo(f"restored {restored.id[:8]}: {escape_terminal(restored.text)}")
 
@@ -760,10 +764,11 @@ def memories_evict(
     state: State,
 ) -> None:
     """Evict the least recently seen memories down to N: lists what would go; with --yes, evicts it."""
+    from agent.app import evict
+
     service = state.service(embedder)
-    keep = service.policy.capacity if to is None else to
-    count = service.count()
-    going = service.least_recently_seen(count - keep)
+    chosen = evict.plan(service, to)
+    keep, count, going = chosen.keep, chosen.count, chosen.going
     if not going:
         typer.echo(f"Nothing to evict: {plural(count, 'memory', 'memories')}, {keep:,} may stay.")
         return
@@ -779,11 +784,11 @@ def memories_evict(
               f"nothing was evicted: run `agent memories evict --to {keep} --yes` to evict them.", file=sys.stderr)
         return
     typer.echo(f"evicting {plural(len(going), 'memory', 'memories')}...")
-    service.forget([r.id for r in going])
+    remain = evict.evict(service, chosen)
     first, last = (datetime.fromtimestamp(r.last_seen).strftime("%Y-%m-%d %H:%M") for r in (going[0], going[-1]))
     typer.echo(f"evicted {plural(len(going), 'memory', 'memories')}, the least recently seen (last seen {first} to "
                f"{last}); "
-               f"{service.count():,} remain")
+               f"{remain:,} remain")
 
 
 @memories_app.command("forget")
@@ -810,6 +815,7 @@ def memories_forget(
     if all_ == bool(ids):
         raise typer.BadParameter("give memory ids, or --all --yes.")
     from agent import forget
+    from agent.app.forgetting import forget_memories
 
     service = state.service(embedder)
     known = service.list()
@@ -823,8 +829,8 @@ def memories_forget(
     else:
         chosen = [_one(known, given, asked=yes) for given in ids or []]
     places = state.places(service.user)
-    result = forget.forget(forget.inline(service), chosen, places, everything=all_, interruptible=True,
-                           on_begun=lambda count: _said_forgotten(count, [] if all_ else chosen))
+    result = forget_memories(forget.inline(service), chosen, places, everything=all_,
+                             on_begun=lambda count: _said_forgotten(count, [] if all_ else chosen))
     for line in result.lines():
         typer.echo(escape_terminal(line))  # it names files found in the data directory
     if result.index_error is not None:
@@ -834,11 +840,13 @@ def memories_forget(
 def _print_pending(service: MemoryService, here: str) -> None:
     """This user's forgets still under way, each with the machines it waits for: one that never comes back keeps
     the record, and the forgotten texts in it, in the database until it is retired."""
-    records = [r for r in service.ledger.pending_forgets() if r.user == service.user]
+    from agent.app import machines
+
+    records = machines.pending(service)
     if not records:
         typer.echo("No forget is waiting: every machine has removed the forgotten words from its files.")
         return
-    names = {m.id: m for m in service.ledger.machines(service.user)}
+    names = {m.id: m for m in machines.machines(service)}
     for record in records:
         made = f"made {datetime.fromtimestamp(record.made_at):%Y-%m-%d %H:%M}, " if record.made_at else ""
         waiting = [_machine_named(names[m], here) if m in names else m[:SHOWN_MACHINE] for m in record.waiting]
@@ -870,9 +878,12 @@ def memories_machines(
 ) -> None:
     """The machines that use the shared database for you: a forget waits until each has removed the forgotten
     words from its own sessions and input history."""
+    from agent.app import machines
+    from agent.app.selectors import machine_by_prefix
+
     service = state.service(embedder)
     here = state.places(service.user).machine
-    known = service.ledger.machines(service.user)
+    known = machines.machines(service)
     if not here:
         typer.echo("This data directory's ledger is its own file: this is the only machine, and no forget waits "
                    "for another.")
@@ -881,8 +892,7 @@ def memories_machines(
         for machine in known:
             typer.echo(f"{_machine_named(machine, here)}: {plural(machine.waiting, 'forget', 'forgets')} waiting")
         return
-    token = retire.strip().lower()
-    matches = [m for m in known if m.id.startswith(token)] if len(token) >= MIN_PREFIX else []
+    matches = machine_by_prefix(known, retire)
     if len(matches) != 1:
         raise UsageError(f"{retire!r} names {'no' if not matches else 'more than one'} machine of yours: give at "
                          f"least {MIN_PREFIX} characters of an id `agent memories machines` lists.")
@@ -890,7 +900,7 @@ def memories_machines(
     if machine.id == here:
         raise UsageError("That is this machine: retire a machine from another one (this one registers again at "
                          "its next start anyway).")
-    service.ledger.retire_machine(service.user, machine.id)
+    machines.retire(service, machine)
     typer.echo(f"retired {_machine_named(machine, here)}: no forget waits for it any more, and what its own sessions "
                "and input history hold of the forgotten words stays there.")
 
@@ -911,23 +921,24 @@ def _one(known: list[MemoryRecord], given: str, asked: bool = False) -> MemoryRe
     shown and asked about (``asked``: the caller shows the memory itself, as ``edit`` does in the editor; ``--yes``
     passes for an answer). Not a row number of ``agent memories list``: numbers shift as memories come and go, and
     one character would pick a memory by chance. One line saying what to do when it names none for sure."""
-    token = given.strip().lower()
-    current = [record for record in known if record.current]
-    if token.isdigit() and len(token) < MIN_PREFIX:
-        row = int(token)
+    from agent.app.selectors import pick
+
+    picked = pick(given.strip(), [record.id for record in known])
+    if picked.short_number:
+        row = int(picked.token)
+        current = [record for record in known if record.current]
         there = (f" (row {row} there is {_named(current[row - 1])})"
                  if 1 <= row <= len(current) else "")
         raise UsageError(f"{given!r} is not a memory id: give the id column of `agent memories list`, not its # "
                          f"column{there}.")
-    if len(token) < MIN_PREFIX:
+    if picked.too_short:
         raise UsageError(f"{given!r} is too short to name a memory: give at least {MIN_PREFIX} characters of the "
                          "id shown by `agent memories list`.")
-    matches = [record for record in known if record.id.startswith(token)]
-    if len(matches) != 1:
-        problem = "matches no memory" if not matches else f"matches {len(matches)} memories"
+    if picked.id is None:
+        problem = "matches no memory" if not picked.matches else f"matches {picked.matches} memories"
         raise AgentError(f"{given!r} {problem}: use `agent memories list` to see the ids.")
-    found = matches[0]
-    if len(token) >= SHOWN_ID or asked:
+    found = next(record for record in known if record.id == picked.id)
+    if picked.sure or asked:
         return found
     shown = _named(found)
     if not sys.stdin.isatty():
@@ -950,17 +961,15 @@ def memories_edit(
     state: State,
 ) -> None:
     """Rewrite a memory in $EDITOR: it keeps where it came from, is embedded again, and the old text is forgotten."""
-    from agent import edit, forget
-    from agent.ui.editor import edit_text
+    from agent import forget
+    from agent.app.editing import Unchanged, edit_memory
 
     service = state.service(embedder)
     old = _one(service.list(), memory_id, asked=True)  # the editor shows it: saving it unchanged changes nothing
-    text = edit_text(old.text)
-    why = edit.problem(old, text)
-    if why is not None or text is None:
-        typer.echo(why)
+    edited = edit_memory(forget.inline(service), old, state.places(service.user))
+    if isinstance(edited, Unchanged):
+        typer.echo(edited.why)
         return
-    edited = edit.rewrite(forget.inline(service), old, text, state.places(service.user))
     typer.echo(f"edited {edited.stored.id[:8]}: {escape_terminal(edited.stored.text)} (was {old.id[:8]})")
     for line in [*forget.back_line(edited.back), *edited.result.outcome.lines()]:
         typer.echo(escape_terminal(line))
@@ -1110,7 +1119,7 @@ def memories_reindex(
 @shared
 def memories_rebuild(embedder: EmbedderOpt = None, *, state: State) -> None:
     """Rebuild the vector index from the ledger (after Chroma's files were lost or damaged)."""
-    from agent.wiring import rebuild_index
+    from agent.app.maintenance import rebuild_index
 
     state.data_dir()
     count, moved = rebuild_index(state.settings(), _embedder(embedder))
@@ -1123,49 +1132,26 @@ def memories_rebuild(embedder: EmbedderOpt = None, *, state: State) -> None:
 @shared
 def memories_stats(as_json: JsonOpt = False, embedder: EmbedderOpt = None, *, state: State) -> None:
     """How many memories, of which kinds, the embedder and threshold, and the size on disk."""
-    from agent.wiring import ensure_data_dir
+    from agent.app.stats import stats as figures
 
     service = state.service(embedder)
-    settings = state.settings()
-    records = service.list()
-    kinds: dict[str, int] = {}
-    for record in records:
-        kinds[record.kind] = kinds.get(record.kind, 0) + 1
-    paths = ensure_data_dir(settings.data_dir)
-    root = paths.root
-    size = sum(p.stat().st_size for p in root.rglob("*") if p.is_file())
-    # Where the memory lives: on a shared deployment, not in the data directory whose size is shown.
-    ledger = f"PostgreSQL {without_password(settings.database_url)}" if settings.database_url else str(paths.ledger)
-    index = f"Chroma server {settings.chroma_url}" if settings.chroma_url else str(paths.chroma)
-    stats = {
-        "user": service.user,
-        "memories": len(records),
-        "kinds": kinds,
-        "indexed": service.index.count(),
-        "embedder": service.embedder.name,
-        "embedding_model": service.embedder.model,
-        "dimension": service.embedder.dimension,
-        "threshold": service.threshold,
-        "capacity": service.policy.capacity,
-        "ledger": ledger,
-        "index": index,
-        "data_dir": str(root),
-        "bytes_on_disk": size,
-    }
+    stats = figures(service, state.settings())
+    kinds: dict[str, int] = stats["kinds"]
+    ledger, index, root, size = stats["ledger"], stats["index"], stats["data_dir"], stats["bytes_on_disk"]
     if as_json:
         typer.echo(_json(stats))
         return
     by_kind = ", ".join(f"{kind} {count:,}" for kind, count in sorted(kinds.items()))
     lines = [
         ("user", service.user),
-        ("memories", f"{len(records):,}" + (f" ({by_kind})" if by_kind else "")),
+        ("memories", f"{stats['memories']:,}" + (f" ({by_kind})" if by_kind else "")),
         ("indexed", f"{stats['indexed']:,}"),
         ("embedder", f"{service.embedder.name} ({service.embedder.model}, {service.embedder.dimension} dimensions)"),
         ("threshold", f"{service.threshold:.2f}"),
         ("capacity", f"{service.policy.capacity:,}"),
         ("ledger", ledger),
         ("index", index),
-        ("data directory", str(root)),
+        ("data directory", root),
         ("on disk", _size(size)),
     ]
     for label, value in lines:
