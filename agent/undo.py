@@ -20,7 +20,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from agent import forget
-from agent.chat import ChatEngine, passing
+from agent.app.chat_engine import ChatEngine
+from agent.app.memory_worker import passing
 from agent.domain import MemoryRecord, Turn
 from agent.errors import AgentError
 from agent.memory.service import TurnWrites

@@ -20,16 +20,9 @@ from typing import TYPE_CHECKING
 
 from agent.adapters.index_holder import HeldIndex
 from agent.adapters.mirrored_index import drop_set_aside_indexes, reconcile, set_aside_index
-from agent.chat import (
-    OPEN_WAIT,
-    ChatEngine,
-    ChatEvents,
-    ChatOptions,
-    ConnectWait,
-    DeferredChatModel,
-    MemoryWorker,
-    in_background,
-)
+from agent.app.chat_engine import ChatEngine, ChatEvents, DeferredChatModel, in_background
+from agent.app.chat_options import ChatOptions
+from agent.app.memory_worker import OPEN_WAIT, ConnectWait, MemoryWorker
 from agent.config import EmbedderKind, Settings, embedder_kind
 from agent.conversation import Conversation, model_summarizer
 from agent.errors import ConfigError, StoreCorrupt, UsageError
@@ -275,7 +268,7 @@ def open_memory(
     ``notify`` (by default a logged warning, which the CLI prints on stderr) tells the user in one line, as it
     tells anything else the open could not put right. The embedded store is held by the first process that opens
     it, until ``forget_clients`` (see ``agent.locking``); any other works from the ledger alone, never waiting.
-    ``connecting`` surrounds each step that waits on a server (``agent.chat.ConnectWait``).
+    ``connecting`` surrounds each step that waits on a server (``agent.app.memory_worker.ConnectWait``).
     With ``ledger_only`` the ledger's own vector copies stand in for the index and Chroma is not opened: a command
     that reads the ledger only must not wait for, or fail with, a Chroma server that is down or frozen.
     """

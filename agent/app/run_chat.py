@@ -6,8 +6,8 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING
 
+from agent.app.chat_options import ChatOptions
 from agent.app.maintenance import finish_forgets
-from agent.chat import ChatOptions
 from agent.config import Settings
 from agent.errors import UsageError
 from agent.sessions import Session, SessionHold, new_name

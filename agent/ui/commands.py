@@ -21,10 +21,11 @@ from rich.text import Text
 
 from agent import forget, undo
 from agent.app import queries
+from agent.app.chat_engine import ChatEngine
 from agent.app.editing import Unchanged, edit_memory
 from agent.app.forgetting import forget_ids
+from agent.app.memory_worker import MemoryWorker
 from agent.app.selectors import pick_all, replaced_by_prefix
-from agent.chat import ChatEngine, MemoryWorker
 from agent.domain import MemoryRecord, ScoredMemory
 from agent.errors import AgentError
 from agent.sessions import SessionHold

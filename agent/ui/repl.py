@@ -22,8 +22,10 @@ from typing import Any
 
 from rich.traceback import Traceback
 
+from agent.app.chat_engine import ChatEngine, PendingTurn, TurnResult
+from agent.app.chat_options import ChatOptions
+from agent.app.memory_worker import MemoryWorker, WriteOutcome
 from agent.attachments import OneMessage
-from agent.chat import ChatEngine, ChatOptions, MemoryWorker, PendingTurn, TurnResult, WriteOutcome
 from agent.conversation import Fold
 from agent.errors import ChatError, SessionCorrupt, StoreOpening, UsageError
 from agent.ports import RetryNotice
@@ -392,7 +394,7 @@ class Repl:
 
 
 class ReplEvents:
-    """The chat's events (``agent.chat.ChatEvents``) as lines of the transcript: the receipt of each memory write,
+    """The chat's events (``ChatEvents``) as lines of the transcript: the receipt of each memory write,
     each retry of a request, a failed extraction. ``late`` holds the turns whose memory write outlasted
     ``RECEIPT_WAIT``: their receipt, printed above a later prompt, names its turn."""
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
-from agent.chat import ChatEngine
+from agent.app.chat_engine import ChatEngine
 from agent.forget import Forgotten
 from agent.memory.service import MemoryService
 from agent.sessions import Session, SessionHold, check_name, search, unused_name
