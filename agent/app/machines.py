@@ -23,6 +23,11 @@ def pending_texts(ledger: Ledger, user: str) -> list[str]:
     return [text for record in pending_forgets(ledger, user) for text in record.texts]
 
 
+def forgotten_texts(service: MemoryService) -> list[str]:
+    """The forgotten texts of this user's forgets that some machine has not finished yet."""
+    return pending_texts(service.ledger, service.user)
+
+
 def machines(service: MemoryService) -> list[Machine]:
     return service.ledger.machines(service.user)
 

@@ -14,7 +14,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TypeVar
+from typing import Protocol, TypeVar, runtime_checkable
 
 from agent.domain import CONTEXT
 from agent.errors import (
@@ -65,6 +65,25 @@ def passing(error: AgentError) -> bool:
     lock held too long): a turn is then worth keeping for later. Damage, a full disk and a store of another
     embedder are not cured by waiting."""
     return isinstance(error, MemoryUnavailable) and not isinstance(error, StoreCorrupt | DiskFull | EmbedderMismatch)
+
+
+@runtime_checkable
+class WarmsUp(Protocol):
+    """An embedder or index that can load now what its first use would wait for (a model, a shared store's
+    vectors): the memory thread calls it while the user types."""
+
+    def warm_up(self) -> None: ...
+
+
+@dataclass(frozen=True)
+class MemoryStatus:
+    """The memory as the chat's status shows it: how many memories (None until the store has opened), whether its
+    server is away, whether opening failed for good, and whether this run only reads it."""
+
+    count: int | None
+    away: bool
+    failed: bool
+    read_only: bool
 
 
 @dataclass(frozen=True)
@@ -184,9 +203,8 @@ class MemoryWorker:
             service = open_service()
             self.count = service.current_count()  # known once the store opens: the model may take seconds more
             self._note_forgets(service)
-            warm_up = getattr(service.embedder, "warm_up", None)
-            if callable(warm_up):
-                warm_up()
+            if isinstance(service.embedder, WarmsUp):
+                service.embedder.warm_up()
             _warm_index(service)
         except AgentError:
             raise
@@ -264,6 +282,10 @@ class MemoryWorker:
     def away(self) -> bool:
         """True while the store's server, away when the chat started, has not answered since."""
         return isinstance(self._error, StoreAway)
+
+    def status(self) -> MemoryStatus:
+        """What the toolbar and ``/session`` show, read at once from the main thread (no task for the thread)."""
+        return MemoryStatus(self.count, self.away, self.failed, self.read_only)
 
     def call(self, task: Callable[[MemoryService], T]) -> T:
         """Run ``task`` with the service on the memory thread and return its result (or raise its error). While the
@@ -537,9 +559,8 @@ def _done(outcome: WriteOutcome) -> Future[WriteOutcome]:
 def _warm_index(service: MemoryService) -> None:
     """Read a shared store's vectors now (``LedgerVectors``, ``HeldIndex``), not at the first search; a failure
     here is left for that search to report, as it would be without the warm-up."""
-    warm_up = getattr(service.index, "warm_up", None)
-    if callable(warm_up):
+    if isinstance(service.index, WarmsUp):
         try:
-            warm_up()
+            service.index.warm_up()
         except AgentError as exc:
             log.debug("index not warmed up: %s", exc)

@@ -411,11 +411,12 @@ class Commands(ChatControls, SessionCommands):
         memory = self.engine.memory
         if memory is None:
             return "off"
-        if memory.count is None:
-            if memory.away:
+        status = memory.status()
+        if status.count is None:
+            if status.away:
                 return "away (what this chat keeps waits on this machine until memory answers)"
-            return "could not be opened" if memory.failed else "counting… (the store is still opening)"
-        return plural(memory.count, "memory", "memories") + writes_state(self.engine)
+            return "could not be opened" if status.failed else "counting… (the store is still opening)"
+        return plural(status.count, "memory", "memories") + writes_state(self.engine)
 
     def _retry(self, arg: str) -> Action | None:
         turns = self.engine.session.turns

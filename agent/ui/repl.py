@@ -159,7 +159,7 @@ class Repl:
     def toolbar(self) -> str:
         """The status line, drawn anew at each redraw: the context is what ``/session`` counts, the conversation
         window (summary and turns, what the budget limits), so ``/clear`` shows at once."""
-        count = None if self.engine.memory is None else self.engine.memory.count
+        count = None if self.engine.memory is None else self.engine.memory.status().count
         memories = "off" if self.engine.memory is None else ("…" if count is None else str(count))
         memories += writes_state(self.engine)
         return (f" session {self.engine.session.name} │ model {self.engine.shown_model} │ memories {memories} │ "
