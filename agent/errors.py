@@ -77,7 +77,7 @@ class StoreLocked(MemoryUnavailable):
 class StoreAway(MemoryUnavailable):
     """A server of the store (the PostgreSQL database, the Chroma server) could not be reached or did not answer in
     time: a reason that can pass by itself, so a chat that meets it at start keeps what it would remember on this
-    machine and opens the store again later (``agent.chat.MemoryWorker``). A store that answers and refuses (a
+    machine and opens the store again later (``MemoryWorker``). A store that answers and refuses (a
     newer schema, a database that does not exist) is a plain ``MemoryUnavailable``: waiting does not cure it."""
 
 

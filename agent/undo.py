@@ -20,7 +20,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from agent import forget
-from agent.chat import ChatEngine, passing
+from agent.app import queries
+from agent.app.chat_engine import ChatEngine
+from agent.app.memory_worker import passing
 from agent.domain import MemoryRecord, Turn
 from agent.errors import AgentError
 from agent.memory.service import TurnWrites
@@ -70,7 +72,7 @@ def take_back(engine: ChatEngine, places: forget.Places | None) -> Undone | None
         engine.take_back_last()
         return Undone(turn, number, kept=writes.created)
     touched = [m for m, _ in writes.quotes]
-    restated = memory.call(lambda s: list(s.ledger.get(s.user, touched).values())) if touched else []
+    restated = list(memory.call(queries.Fetch(touched)).values()) if touched else []
     put_back = memory.call(lambda s: s.put_back(writes)) if writes.quotes or writes.changed else []
     result = None
     if writes.created or writes.quotes:

@@ -12,7 +12,6 @@ import logging
 import os
 import re
 import stat
-import time
 from collections.abc import Callable
 from contextlib import AbstractContextManager, nullcontext, suppress
 from dataclasses import dataclass
@@ -21,31 +20,23 @@ from typing import TYPE_CHECKING
 
 from agent.adapters.index_holder import HeldIndex
 from agent.adapters.mirrored_index import drop_set_aside_indexes, reconcile, set_aside_index
-from agent.chat import (
-    OPEN_WAIT,
-    ChatEngine,
-    ChatEvents,
-    ChatOptions,
-    ConnectWait,
-    DeferredChatModel,
-    MemoryWorker,
-    in_background,
-)
+from agent.app.chat_engine import ChatEngine, ChatEvents, DeferredChatModel, in_background
+from agent.app.chat_options import ChatOptions
+from agent.app.memory_worker import OPEN_WAIT, ConnectWait, MemoryWorker
 from agent.config import EmbedderKind, Settings, embedder_kind
 from agent.conversation import Conversation, model_summarizer
-from agent.errors import AgentError, ConfigError, StoreCorrupt, UsageError
+from agent.errors import ConfigError, StoreCorrupt, UsageError
 from agent.files import move_aside
-from agent.forget import Places, finish_cut_short
+from agent.forget import Places
 from agent.machine import machine_id, machine_name
 from agent.memory.policy import FusionWeights, MemoryPolicy
 from agent.memory.service import Extractor, MemoryService
 from agent.ports import ChatModel, Embedder, Ledger, Notify
-from agent.sessions import Session, SessionHold, SessionStore, new_name
+from agent.sessions import Session, SessionStore
 from agent.spool import Spool
 
 if TYPE_CHECKING:
     from agent.adapters.ledger_vectors import LedgerVectors
-    from agent.attachments import OneMessage
 
 log = logging.getLogger(__name__)
 PROBE_LATEST = 3
@@ -277,7 +268,7 @@ def open_memory(
     ``notify`` (by default a logged warning, which the CLI prints on stderr) tells the user in one line, as it
     tells anything else the open could not put right. The embedded store is held by the first process that opens
     it, until ``forget_clients`` (see ``agent.locking``); any other works from the ledger alone, never waiting.
-    ``connecting`` surrounds each step that waits on a server (``agent.chat.ConnectWait``).
+    ``connecting`` surrounds each step that waits on a server (``agent.app.memory_worker.ConnectWait``).
     With ``ledger_only`` the ledger's own vector copies stand in for the index and Chroma is not opened: a command
     that reads the ledger only must not wait for, or fail with, a Chroma server that is down or frozen.
     """
@@ -362,23 +353,21 @@ def _open_index(
     return HeldIndex(index, ledger, settings.user), False
 
 
-def rebuild_index(
-    settings: Settings, embedder: EmbedderKind | Embedder | None = None
-) -> tuple[int, Path | None]:
-    """Re-embed this user's memories from the ledger's text into a fresh index, with ``embedder`` as ``open_memory``
-    takes it; returns (memories indexed, where an index written by a newer chromadb went). Opening moves a damaged
-    index aside by itself and says so; the newer one, which opening refuses, is moved aside here, as the user asked
-    for a new index."""
+def set_aside_newer_index(settings: Settings) -> Path | None:
+    """Move aside an embedded index that a newer chromadb wrote (opening refuses it) and say where it went; None
+    when there is none, or the index is on a Chroma server (``agent.app.maintenance.rebuild_index``)."""
     from agent.adapters.chroma_files import written_by_newer_chromadb
 
     paths = ensure_data_dir(settings.data_dir)
-    moved = None
-    if not settings.chroma_url and written_by_newer_chromadb(paths.chroma):
-        moved = set_aside_index(paths.chroma)
-    count = open_memory(settings, embedder=embedder, check=False).rebuild()
-    if not settings.chroma_url and moved is None:
-        drop_set_aside_indexes(paths.chroma)
-    return count, moved
+    if settings.chroma_url or not written_by_newer_chromadb(paths.chroma):
+        return None
+    return set_aside_index(paths.chroma)
+
+
+def drop_index_copies(settings: Settings) -> None:
+    """Delete the copies of the embedded index set aside earlier, once a rebuilt one holds every memory."""
+    if not settings.chroma_url:
+        drop_set_aside_indexes(ensure_data_dir(settings.data_dir).chroma)
 
 
 def build_ledger(settings: Settings, paths: DataPaths, set_aside: bool = True) -> Ledger:
@@ -425,31 +414,6 @@ def existing_ledger(settings: Settings, paths: DataPaths) -> Ledger | None:
     return build_ledger(settings, paths, set_aside=False)
 
 
-def finish_forgets(settings: Settings, paths: DataPaths, notify: Notify, ledger: Ledger | None = None) -> None:
-    """Finish the forgets a kill or Ctrl-C cut short (``agent.forget``): every start of the agent calls this, and
-    ``notify`` says what it did in one line. ``ledger`` is the one the caller has open; without it the ledger is
-    opened here, if there is one, and one that cannot be opened now is left for the memory commands to report."""
-    own = None
-    if ledger is None:
-        try:
-            ledger = own = existing_ledger(settings, paths)
-        except AgentError as exc:
-            log.debug("no forget finished: %s", exc)
-            return
-        if ledger is None:
-            return
-    try:
-        machine = machine_of(settings, paths)
-        line = finish_cut_short(ledger, lambda user: places_of(paths.for_user(user), machine), machine)
-    except AgentError as exc:
-        line = f"A forget that was cut short could not be finished now ({exc}); the next start tries again."
-    finally:
-        if own is not None:
-            own.close()
-    if line:
-        notify(line)
-
-
 def places_of(paths: DataPaths, machine: str = "") -> Places:
     """The session files, the input history and the waiting turns of ``paths``' user, where a forget of theirs
     scrubs; ``machine`` is the id that acknowledges it (``machine_of``)."""
@@ -462,53 +426,11 @@ def machine_of(settings: Settings, paths: DataPaths) -> str:
     return machine_id(paths.root) if settings.database_url else ""
 
 
-UNSAVED = "nosession-"  # the name of a conversation no file keeps, as its memories' provenance shows it
+def check_endpoint(settings: Settings) -> None:
+    """Refuse, in one line, a model endpoint that cannot be used, before the chat opens anything."""
+    from agent.adapters.openai_client import check_endpoint as check
 
-
-def run_chat(settings: Settings, options: ChatOptions, message: OneMessage | None = None) -> int:
-    """Open the chat for ``settings`` and ``options``, or send the one ``message`` of a one-shot run; returns the
-    exit code. A run that no one types into (one message, or a script read with ``--lines``) writes no session
-    file unless it names one (``-s NAME``) or continues one (``-c``): scripts and one-shot prompts do not fill
-    ``agent sessions list`` with a timestamped session each; ``--no-session`` does the same for the chat."""
-    from agent.adapters.openai_client import check_endpoint
-    from agent.pricing import price, priced_endpoint
-    from agent.ui.output import Mode, Output
-    from agent.ui.prompt import TerminalReader
-    from agent.ui.repl import Repl, ReplEvents, banner, open_session, pick_session
-
-    if options.no_memory and options.read_only:
-        raise UsageError("Use --no-memory (no memory at all) or --read-only (recall, never write), not both.")
-    named = options.session is not None or options.resume_latest
-    if options.no_session and named:
-        raise UsageError("--no-session writes no session file: give it without -s NAME or -c.")
-    check_endpoint(settings)
-    paths = ensure_data_dir(settings.data_dir).for_user(settings.user)
-    out = Output(Mode.detect(options.plain, once=message is not None))
-    finish_forgets(settings, paths, out.notice)  # before this chat holds its own session, so that one is scrubbed too
-    store = paths.session_store()
-    saving = named or not (options.no_session or options.lines or message is not None)
-    with SessionHold(store) as hold:
-        if saving:
-            name, resumed = pick_session(store, options)
-            session, resumed = hold.take(name, lambda: open_session(store, name, resumed, out.warn))
-        else:
-            now = time.time()
-            session, resumed = Session(UNSAVED + new_name(now), now, now), False
-        events = ReplEvents(out)
-        engine, worker = build_chat(settings, options, store, session, events)
-        engine.saving = saving
-        engine.alias = settings.model_aliases.get
-        priced = priced_endpoint(settings.base_url)
-        repl = Repl(engine, out, worker, events, options.debug, paths.history, settings.data_dir, hold,
-                    price=lambda model: price(model) if priced else None)
-        if options.resume_latest and not resumed:
-            out.notice("No session to continue: starting a new one.")
-        if message is not None:
-            return repl.run_once(message)
-        if out.mode.interactive:
-            repl.use(TerminalReader(paths.history, repl.toolbar, out.warn))
-            banner(repl, resumed, options)
-        return repl.run()
+    check(settings)
 
 
 def build_chat(

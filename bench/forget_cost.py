@@ -20,12 +20,13 @@ if __package__ in (None, ""):  # run as a script: make ``bench`` importable from
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from agent.adapters.ledger import SqliteLedger
+from agent.app.maintenance import finish_forgets
 from agent.config import load_settings
 from agent.conversation import Turn
 from agent.domain import MemoryRecord, content_hash, memory_id
 from agent.forget import Forgotten, scrub_sessions
 from agent.sessions import Session, SessionStore
-from agent.wiring import DataPaths, finish_forgets
+from agent.wiring import DataPaths
 from bench import machine
 
 SECRET = "I hide my spare key under the CANARY-Zq81x flowerpot"

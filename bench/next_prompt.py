@@ -29,7 +29,8 @@ from typing import Any
 from rich.console import Console
 
 from agent.adapters.chroma_index import forget_clients
-from agent.chat import ChatOptions, WriteOutcome
+from agent.app.chat_options import ChatOptions
+from agent.app.memory_worker import WriteOutcome
 from agent.config import Settings
 from agent.domain import Message
 from agent.memory import gate

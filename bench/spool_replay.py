@@ -1,6 +1,6 @@
 """What writing the turns kept in the spool costs the turn on which memory answers again, on the shared servers.
 
-``MemoryWorker.recall`` writes up to ``agent.chat.REPLAY_BEFORE_RECALL`` waiting turns before that turn's recall,
+``MemoryWorker.recall`` writes up to ``REPLAY_BEFORE_RECALL`` waiting turns before that turn's recall,
 on the reply path; this measures one such write (the gate, the embedding with the local model, the ledger's rows
 and the Chroma server's vector) and the recall after ``n`` of them, against a PostgreSQL ledger and a Chroma server
 (given, or started here on 127.0.0.1 as the tests start them: ``bench.shared_servers``). Each round spools ``n``
@@ -19,9 +19,9 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from agent import chat
 from agent.adapters.local_embedder import LocalEmbedder
-from agent.chat import MemoryWorker
+from agent.app import memory_worker as chat
+from agent.app.memory_worker import MemoryWorker
 from agent.config import load_settings
 from agent.spool import Spool, Spooled
 from agent.wiring import open_memory

@@ -12,7 +12,8 @@ from pathlib import Path
 from rich.console import Console
 
 from agent.adapters.ledger import SqliteLedger
-from agent.chat import ChatEngine, ConnectWait, MemoryWorker
+from agent.app.chat_engine import ChatEngine
+from agent.app.memory_worker import ConnectWait, MemoryWorker
 from agent.conversation import Conversation, model_summarizer
 from agent.memory.service import MemoryService
 from agent.ports import ChatModel, Embedder

@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from agent import chat as chat_module
-from agent.chat import ConnectWait
+from agent.app import memory_worker as chat_module
+from agent.app.memory_worker import ConnectWait
 from agent.errors import AgentError, ConfigError, MemoryUnavailable, StoreAway
 from agent.memory.service import MemoryService
 from agent.spool import Spool

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from agent.chat import CONTEXT_CHARS
+from agent.app.chat_engine import CONTEXT_CHARS
 from agent.memory.service import MemoryService
 from tests.chat_fakes import ScriptedChat
 from tests.repl_harness import build_chat, memory_service, run_lines

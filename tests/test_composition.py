@@ -17,9 +17,9 @@ PACKAGE = Path(__file__).resolve().parent.parent / "agent"
 FORBIDDEN = {
     "agent.domain": ("agent.",),
     "agent.errors": ("agent.",),
-    "agent.ports": ("agent.adapters", "agent.ui", "agent.cli", "agent.wiring", "agent.memory", "agent.chat"),
-    "agent.memory": ("agent.adapters", "agent.ui", "agent.cli", "agent.wiring", "agent.chat", "agent.doctor"),
-    "agent.adapters": ("agent.ui", "agent.cli", "agent.wiring", "agent.chat", "agent.doctor"),
+    "agent.ports": ("agent.adapters", "agent.ui", "agent.cli", "agent.wiring", "agent.memory", "agent.app"),
+    "agent.memory": ("agent.adapters", "agent.ui", "agent.cli", "agent.wiring", "agent.app", "agent.doctor"),
+    "agent.adapters": ("agent.ui", "agent.cli", "agent.wiring", "agent.app", "agent.doctor"),
     "agent.ui": ("agent.adapters", "agent.cli", "agent.wiring", "agent.doctor"),
 }
 # The modules allowed to import agent.adapters: the composition root, and the checks of ``agent doctor``, which

@@ -23,9 +23,9 @@ from agent.adapters.chroma_files import VERSION_FILE
 from agent.adapters.chroma_index import forget_clients
 from agent.adapters.local_embedder import LocalEmbedder
 from agent.adapters.mirrored_index import RECONCILE_LIMIT
+from agent.app.maintenance import rebuild_index
 from agent.config import load_settings
 from agent.errors import DiskFull
-from agent.wiring import rebuild_index
 from tests.cli_harness import invoke
 from tests.helpers_store import ShaEmbedder, add_all, ledger_of, open_fake_memory, open_memory_with, text_for
 from tests.warm_agent import WarmAgent

@@ -23,9 +23,9 @@ from agent import wiring
 from agent.adapters.chroma_index import forget_clients
 from agent.adapters.ledger import SqliteLedger
 from agent.adapters.local_embedder import LocalEmbedder
+from agent.app.maintenance import rebuild_index
 from agent.config import load_settings
 from agent.domain import MemoryRecord, VectorSpace, content_hash, memory_id
-from agent.wiring import rebuild_index
 from tests.cli_harness import invoke
 from tests.helpers_store import ShaEmbedder, index_of, ledger_of, open_fake_memory, text_for
 

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from agent.chat import FORGOTTEN_SINCE
+from agent.app.memory_worker import FORGOTTEN_SINCE
 from tests.fake_openai import FakeOpenAI, Reply
 from tests.pg_server import Cluster
 from tests.piped_chat import PipedChat

@@ -210,7 +210,7 @@ def _full(exc: BaseException, chroma_dir: Path, what: str, fresh: bool) -> DiskF
 
 def load_library() -> None:
     """Import chromadb now (seconds on a loaded machine), so that a wait for the server counts the connection alone
-    (``agent.chat.ConnectWait``)."""
+    (``agent.app.memory_worker.ConnectWait``)."""
     _chromadb()
 
 

@@ -19,13 +19,17 @@ from pathlib import Path
 from rich.table import Table
 from rich.text import Text
 
-from agent import edit, forget, undo
-from agent.chat import ChatEngine, MemoryWorker
+from agent import forget, undo
+from agent.app import queries
+from agent.app.chat_engine import ChatEngine
+from agent.app.editing import Unchanged, edit_memory
+from agent.app.forgetting import forget_ids
+from agent.app.memory_worker import MemoryWorker
+from agent.app.selectors import pick_all, replaced_by_prefix
 from agent.domain import MemoryRecord, ScoredMemory
 from agent.errors import AgentError
 from agent.sessions import SessionHold
 from agent.ui.controls import ChatControls, writes_state
-from agent.ui.editor import edit_text
 from agent.ui.output import Output
 from agent.ui.render import MIN_PREFIX, SHOWN_ID, escape_terminal, memory_table, plural, safe
 from agent.ui.session_commands import SessionCommands
@@ -149,15 +153,15 @@ class Commands(ChatControls, SessionCommands):
             self._history(memory)
             return
         if not query or query == "--all":
-            everything = [r for r in memory.call(lambda s: s.list()) if r.current]
+            everything = [r for r in memory.call(queries.records) if r.current]
             shown = everything if query == "--all" else everything[-PAGE:]
             rows: Sequence[MemoryRecord | ScoredMemory] = shown
             more = len(everything) - len(shown)
             total = plural(len(everything), "memory", "memories")
             empty, title = "No memories yet.", f"the newest {len(shown)} of {total}" if more else total
         else:
-            rows = memory.call(lambda s: s.search(query, 10, s.threshold))
-            threshold = memory.call(lambda s: s.threshold)
+            rows = memory.call(queries.Matching(query))
+            threshold = memory.call(queries.threshold)
             empty, title = f"Nothing matches above the similarity threshold {threshold:.2f}.", f"matches for {query}"
         if not rows:
             self._listing = []
@@ -170,7 +174,7 @@ class Commands(ChatControls, SessionCommands):
         self.out.notice("/forget N forgets number N.")
 
     def _history(self, memory: MemoryWorker) -> None:
-        records = memory.call(lambda s: s.list())
+        records = memory.call(queries.records)
         replaced = sorted((r for r in records if not r.current), key=lambda r: -r.superseded_at)
         if not replaced:
             self._listing = []
@@ -185,7 +189,7 @@ class Commands(ChatControls, SessionCommands):
         memory = self._worker()
         if memory is None:
             return
-        current, history = memory.call(lambda s: s.profile())
+        current, history = memory.call(queries.profile)
         if not current and not history:
             self._listing = []
             self.out.notice("No profile facts yet: they come from what you say about yourself (where you live, "
@@ -208,12 +212,12 @@ class Commands(ChatControls, SessionCommands):
                           "numbered.")
             return
         else:
-            ids = [r.id for r in memory.call(lambda s: s.list()) if not r.current and arg and r.id.startswith(arg)]
+            ids = replaced_by_prefix(memory.call(queries.records), arg) if arg else []
             if len(ids) != 1:
                 self.out.warn("Usage: /restore N (from /memories --history) or /restore ID of a replaced memory.")
                 return
             wanted = ids[0]
-        restored = memory.call(lambda s: s.restore(wanted))
+        restored = memory.call(queries.Restore(wanted))
         if restored is None:
             self.out.warn("That memory is not a replaced one (it is current, or was forgotten): nothing restored.")
             return
@@ -237,10 +241,10 @@ class Commands(ChatControls, SessionCommands):
                 self._erase(memory, ids)
                 return
             # A short prefix may be a year or a code the user meant as a query ("/forget 2024"): show, then ask.
-            known = {r.id: r for r in memory.call(lambda s: s.list())}
+            known = memory.call(queries.by_id)
             self._ask_then_erase(memory, [known[i] for i in ids], f"memories whose ids start with {arg}")
             return
-        matches = memory.call(lambda s: s.search(arg, 10, s.threshold))
+        matches = memory.call(queries.Matching(arg))
         if not matches:
             self.out.notice(f"No memory matches {shorten(arg, 60)!r}.")
             return
@@ -259,22 +263,12 @@ class Commands(ChatControls, SessionCommands):
         ``agent memories forget`` takes them: ``05177021`` is an id unless the listing has that many rows), and
         whether they are named for sure (listing numbers and whole shown ids) rather than by a short prefix; None,
         with one line saying which token named none or several, when any does."""
-        known: list[str] | None = None
-        ids = []
-        sure = True
-        for token in tokens:
-            if token.isdigit() and 1 <= int(token) <= len(self._listing):
-                ids.append(self._listing[int(token) - 1])
-                continue
-            if known is None:
-                known = [r.id for r in memory.call(lambda s: s.list())]
-            matches = [i for i in known if i.startswith(token.lower())] if len(token) >= MIN_PREFIX else []
-            if len(matches) != 1:
-                self.out.warn(self._unknown(token, len(matches)))
-                return None
-            ids.append(matches[0])
-            sure = sure and len(token) >= SHOWN_ID  # a whole shown id; a shorter prefix is shown and asked about
-        return ids, sure
+        picks = pick_all(tokens, lambda: memory.call(queries.ids), self._listing)
+        ids = [p.id for p in picks if p.id is not None]
+        if len(ids) < len(picks):
+            self.out.warn(self._unknown(picks[-1].token, picks[-1].matches))
+            return None
+        return ids, all(p.sure for p in picks)  # a shorter prefix than a shown id is shown and asked about
 
     @staticmethod
     def _unknown(token: str, matches: int) -> str:
@@ -287,9 +281,7 @@ class Commands(ChatControls, SessionCommands):
 
     def _erase(self, memory: MemoryWorker, ids: list[str]) -> None:
         """Forget ``ids`` and say which memories went and where else their words were removed from."""
-        known = {r.id: r for r in memory.call(lambda s: s.list())}
-        gone = [known[memory_id] for memory_id in ids if memory_id in known]
-        erased = forget.forget(memory.call, gone, self._places(memory), own=self.engine)
+        gone, erased = forget_ids(memory.call, ids, self._places(memory), own=self.engine)
         for record in gone:
             self.out.notice(f"forgot: {shorten(record.text)}")
         self.out.notice(f"Forgot {plural(erased.count, 'memory', 'memories')}.")
@@ -327,16 +319,14 @@ class Commands(ChatControls, SessionCommands):
         if named is None:
             return
         [chosen] = named[0]
-        old = memory.call(lambda s: s.ledger.get(s.user, [chosen])).get(chosen)
+        old = memory.call(queries.Fetch([chosen])).get(chosen)
         if old is None:
             self.out.notice("That memory is gone (forgotten meanwhile): nothing to edit.")
             return
-        text = edit_text(old.text)
-        why = edit.problem(old, text)
-        if why is not None or text is None:
-            self.out.notice(why or "")
+        edited = edit_memory(memory.call, old, self._places(memory), own=self.engine)
+        if isinstance(edited, Unchanged):
+            self.out.notice(edited.why)
             return
-        edited = edit.rewrite(memory.call, old, text, self._places(memory), own=self.engine)
         self._listing = []
         self.out.notice(f"edited: {shorten(edited.stored.text)} (was: {shorten(old.text)})", "green")
         self._tell(edited.result, this_session=edited.result.this_session, back=edited.back)
@@ -421,11 +411,12 @@ class Commands(ChatControls, SessionCommands):
         memory = self.engine.memory
         if memory is None:
             return "off"
-        if memory.count is None:
-            if memory.away:
+        status = memory.status()
+        if status.count is None:
+            if status.away:
                 return "away (what this chat keeps waits on this machine until memory answers)"
-            return "could not be opened" if memory.failed else "counting… (the store is still opening)"
-        return plural(memory.count, "memory", "memories") + writes_state(self.engine)
+            return "could not be opened" if status.failed else "counting… (the store is still opening)"
+        return plural(status.count, "memory", "memories") + writes_state(self.engine)
 
     def _retry(self, arg: str) -> Action | None:
         turns = self.engine.session.turns

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import base64
 
-from agent.chat import ChatEngine
+from agent.app.chat_engine import ChatEngine
 from agent.errors import ChatError
 from agent.ui.output import Output
 from agent.ui.render import plural

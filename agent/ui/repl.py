@@ -1,5 +1,5 @@
 """The chat loop: reads lines and answers them through the chat engine the composition root built
-(``agent.wiring.run_chat``), and says what happened.
+(``agent.app.run_chat``), and says what happened.
 
 Start-up does only what can fail fast in the foreground (endpoint settings, the session name, its lock, its
 file) and shows the prompt; the OpenAI SDK import, Chroma and the embedding model load in the background. Each
@@ -22,8 +22,10 @@ from typing import Any
 
 from rich.traceback import Traceback
 
+from agent.app.chat_engine import ChatEngine, PendingTurn, TurnResult
+from agent.app.chat_options import ChatOptions
+from agent.app.memory_worker import MemoryWorker, WriteOutcome
 from agent.attachments import OneMessage
-from agent.chat import ChatEngine, ChatOptions, MemoryWorker, PendingTurn, TurnResult, WriteOutcome
 from agent.conversation import Fold
 from agent.errors import ChatError, SessionCorrupt, StoreOpening, UsageError
 from agent.ports import RetryNotice
@@ -157,7 +159,7 @@ class Repl:
     def toolbar(self) -> str:
         """The status line, drawn anew at each redraw: the context is what ``/session`` counts, the conversation
         window (summary and turns, what the budget limits), so ``/clear`` shows at once."""
-        count = None if self.engine.memory is None else self.engine.memory.count
+        count = None if self.engine.memory is None else self.engine.memory.status().count
         memories = "off" if self.engine.memory is None else ("…" if count is None else str(count))
         memories += writes_state(self.engine)
         return (f" session {self.engine.session.name} │ model {self.engine.shown_model} │ memories {memories} │ "
@@ -392,7 +394,7 @@ class Repl:
 
 
 class ReplEvents:
-    """The chat's events (``agent.chat.ChatEvents``) as lines of the transcript: the receipt of each memory write,
+    """The chat's events (``ChatEvents``) as lines of the transcript: the receipt of each memory write,
     each retry of a request, a failed extraction. ``late`` holds the turns whose memory write outlasted
     ``RECEIPT_WAIT``: their receipt, printed above a later prompt, names its turn."""
 

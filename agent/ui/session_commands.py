@@ -12,21 +12,15 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
-from agent.chat import ChatEngine
+from agent.app import machines
+from agent.app.chat_engine import ChatEngine
 from agent.forget import Forgotten
-from agent.memory.service import MemoryService
 from agent.sessions import Session, SessionHold, check_name, search, unused_name
 from agent.ui.output import Output
 from agent.ui.render import plural
 from agent.ui.sessions_view import found_lines, sessions_table
 
 SHOWN_FOUND = 20  # /sessions search shows the newest 20 matches; `agent sessions search` takes --limit
-
-
-def pending_texts(service: MemoryService) -> list[str]:
-    """The forgotten texts of this user's forgets that some machine has not finished yet."""
-    return [text for record in service.ledger.pending_forgets() if record.user == service.user
-            for text in record.texts]
 
 
 class SessionCommands:
@@ -113,7 +107,7 @@ class SessionCommands:
             self.out.warn("Long-term memory is off in this run, and the search reads it to leave out what was "
                           "forgotten: `agent sessions search TEXT` searches outside the chat.")
             return
-        forgotten = Forgotten(memory.call(pending_texts))
+        forgotten = Forgotten(memory.call(machines.forgotten_texts))
         found = search(self.engine.store, text, forgotten.scrub)
         if not found:
             self.out.notice(f"No turn of your sessions holds {text!r}.")

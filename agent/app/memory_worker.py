@@ -1,13 +1,4 @@
-"""One chat turn as data, with no terminal code: recall, assemble, stream, persist, then remember off the path.
-
-    user line -> recall(probe = the line) -> messages -> model stream -> session file (durable) -> write gate
-
-The REPL drives a turn in three steps (``begin``, ``stream``, ``finish``) so it can render the stream and catch
-Ctrl-C between them; whatever happens, ``finish`` records the turn with its true status: complete, interrupted,
-truncated (no finish reason, or "length") or failed. Every turn's line goes through the write gate: what is
-remembered is what the user said, which a reply that broke off does not change.
-
-Long-term memory lives on one background thread (``MemoryWorker``): opening Chroma and loading the embedding
+"""Long-term memory lives on one background thread (``MemoryWorker``): opening Chroma and loading the embedding
 model take about a second, so they happen while the user types, and the write after each reply does not hold up
 the next prompt. One thread also means the store is never used by two threads at once.
 """
@@ -18,47 +9,32 @@ import logging
 import math
 import threading
 import time
-from collections.abc import Callable, Generator, Iterator, Sequence
+from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol, TypeVar
+from typing import Protocol, TypeVar, runtime_checkable
 
-from agent.conversation import DEFAULT, Conversation, Fold, Leaving
-from agent.domain import CONTEXT, ForgetRecord, Message, Turn, TurnStatus
+from agent.domain import CONTEXT
 from agent.errors import (
     AgentError,
-    ChatError,
-    ContextOverflow,
     DiskFull,
     EmbedderMismatch,
     MemoryUnavailable,
-    SessionError,
     SpoolFull,
     StoreAway,
     StoreCorrupt,
     StoreOpening,
-    SystemRoleRefused,
 )
-from agent.forget import Forgotten, Places, begin, drop_vectors, finish, hold_back, scrub_session
+from agent.forget import begin, drop_vectors, hold_back
 from agent.memory.canonical import canonical
 from agent.memory.policy import MemoryPolicy
 from agent.memory.service import MemoryService, Recall, WriteReport, keeps, refuse
-from agent.ports import ChatChunk, ChatModel, RetryNotice
-from agent.server import Placement, ServerProfile, request_limit
-from agent.sessions import Session, SessionStore
 from agent.spool import Spool, Spooled
-from agent.tokens import count_tokens
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
-# How much of the previous reply is indexed as the context of the next line: its end holds the question.
-CONTEXT_CHARS = 400
-# How long the first turn waits for the probe of the server (``agent.server``) before going ahead without it.
-PROBE_WAIT = 4.0
-# How many times a request refused as too long for the server is trimmed and sent again.
-OVERFLOW_RETRIES = 2
 # How long the turns wait for a connection to the store's server at start (``ConnectWait``): one that does not
 # answer must not hold up the replies; the open goes on in the background and a later turn uses the store.
 OPEN_WAIT = 4.0
@@ -66,9 +42,6 @@ OPEN_WAIT = 4.0
 REOPEN_FIRST = 0.5
 REOPEN_MAX = 10.0
 OPENING = "Long-term memory has not finished opening: its server is slow to answer."
-# How much of a message that carries attached text (a piped document, a file) probes memory: the user's words come
-# first in it, and a whole document would make a keyword query of thousands of words.
-PROBE_CHARS = 2_000
 # How many turns waiting in the spool are written before the recall of the turn on which memory answers again, so
 # it recalls what was said during the outage; the rest are written after the recall, before this turn's own words,
 # off the reply path. Each costs one write (bench/spool_replay.py: RESULTS.md has the figures on the servers).
@@ -76,20 +49,6 @@ REPLAY_BEFORE_RECALL = 8
 # What a waiting turn that a forget made since names becomes: nothing, and this line.
 FORGOTTEN_SINCE = ("its words are not remembered: a forget made after they were said (here or on another machine) "
                    "names them")
-
-
-def in_background(build: Callable[[], T], name: str) -> Future[T]:
-    """Run ``build`` on a daemon thread now; the future holds its result or its exception."""
-    future: Future[T] = Future()
-
-    def run() -> None:
-        try:
-            future.set_result(build())
-        except BaseException as exc:  # handed to whoever waits on the future
-            future.set_exception(exc)
-
-    threading.Thread(target=run, name=name, daemon=True).start()
-    return future
 
 
 def memory_failure(exc: Exception) -> AgentError:
@@ -108,14 +67,23 @@ def passing(error: AgentError) -> bool:
     return isinstance(error, MemoryUnavailable) and not isinstance(error, StoreCorrupt | DiskFull | EmbedderMismatch)
 
 
-class DeferredChatModel:
-    """A ``ChatModel`` built in the background (importing the OpenAI SDK takes most of a second)."""
+@runtime_checkable
+class WarmsUp(Protocol):
+    """An embedder or index that can load now what its first use would wait for (a model, a shared store's
+    vectors): the memory thread calls it while the user types."""
 
-    def __init__(self, build: Callable[[], ChatModel]) -> None:
-        self._model = in_background(build, "chat-model")
+    def warm_up(self) -> None: ...
 
-    def stream(self, messages: Sequence[Message], model: str) -> Iterator[ChatChunk]:
-        return self._model.result().stream(messages, model)
+
+@dataclass(frozen=True)
+class MemoryStatus:
+    """The memory as the chat's status shows it: how many memories (None until the store has opened), whether its
+    server is away, whether opening failed for good, and whether this run only reads it."""
+
+    count: int | None
+    away: bool
+    failed: bool
+    read_only: bool
 
 
 @dataclass(frozen=True)
@@ -128,41 +96,6 @@ class WriteOutcome:
     spooled: bool = False  # the store did not answer (``error`` says how): the turn waits in the spool
     replayed: bool = False  # a turn that waited in the spool, written now
     note: str = ""  # what became of a waiting turn that was not written (a forget names it, it cannot be read)
-
-
-@dataclass(frozen=True)
-class ChatOptions:
-    """The chat's command-line flags. ``system`` replaces the system prompt for this run; ``sampling`` are the
-    request options passed through to the model (``agent.sampling``); ``no_session``: no session file is written
-    (a session named with ``session`` or ``resume_latest`` still is); ``lines``: standard input is a script, one
-    turn per line."""
-
-    session: str | None = None
-    resume_latest: bool = False
-    no_memory: bool = False
-    read_only: bool = False
-    plain: bool = False
-    debug: bool = False
-    system: str | None = None
-    sampling: tuple[tuple[str, float], ...] = ()
-    no_session: bool = False
-    lines: bool = False
-
-
-class ChatEvents(Protocol):
-    """What a running chat tells its front end, each from the thread it happens on: a background memory write
-    landed or failed (the memory thread), a request to the model is about to be retried (the request's thread),
-    the model's fact extraction failed (the memory thread; the turn is still remembered), memory away since the
-    start answers again (the memory thread). The composition root hands one such object to the parts it builds, so
-    they reach the front end without knowing it."""
-
-    def on_write(self, outcome: WriteOutcome) -> None: ...
-
-    def on_retry(self, notice: RetryNotice) -> None: ...
-
-    def on_extraction_failed(self, error: ChatError) -> None: ...
-
-    def on_memory_back(self) -> None: ...
 
 
 class ConnectWait:
@@ -270,9 +203,8 @@ class MemoryWorker:
             service = open_service()
             self.count = service.current_count()  # known once the store opens: the model may take seconds more
             self._note_forgets(service)
-            warm_up = getattr(service.embedder, "warm_up", None)
-            if callable(warm_up):
-                warm_up()
+            if isinstance(service.embedder, WarmsUp):
+                service.embedder.warm_up()
             _warm_index(service)
         except AgentError:
             raise
@@ -350,6 +282,10 @@ class MemoryWorker:
     def away(self) -> bool:
         """True while the store's server, away when the chat started, has not answered since."""
         return isinstance(self._error, StoreAway)
+
+    def status(self) -> MemoryStatus:
+        """What the toolbar and ``/session`` show, read at once from the main thread (no task for the thread)."""
+        return MemoryStatus(self.count, self.away, self.failed, self.read_only)
 
     def call(self, task: Callable[[MemoryService], T]) -> T:
         """Run ``task`` with the service on the memory thread and return its result (or raise its error). While the
@@ -623,378 +559,8 @@ def _done(outcome: WriteOutcome) -> Future[WriteOutcome]:
 def _warm_index(service: MemoryService) -> None:
     """Read a shared store's vectors now (``LedgerVectors``, ``HeldIndex``), not at the first search; a failure
     here is left for that search to report, as it would be without the warm-up."""
-    warm_up = getattr(service.index, "warm_up", None)
-    if callable(warm_up):
+    if isinstance(service.index, WarmsUp):
         try:
-            warm_up()
+            service.index.warm_up()
         except AgentError as exc:
             log.debug("index not warmed up: %s", exc)
-
-
-class PendingTurn:
-    """A turn in flight: what was sent and the reply as far as it got."""
-
-    def __init__(self, line: str, messages: list[Message], recall: Recall | None) -> None:
-        self.line = line
-        self.said = line  # the line as typed, before it was made canonical: what the write gate judges
-        self.own: str | None = None  # the user's own words when the line carries attached text (``Turn.said``)
-        self.messages = messages
-        self.recall = recall
-        self.notes: list[str] = []  # what happened to the request on its way (trimmed to fit the server), to tell
-        self.pieces: list[str] = []
-        self.finish_reason: str | None = None
-        self.prompt_tokens: int | None = None
-        self.completion_tokens: int | None = None
-        self.interrupted = False
-        self.error: ChatError | None = None
-        self.fold: Fold | None = None  # the summary finished since the last turn, to report
-
-    @property
-    def text(self) -> str:
-        return "".join(self.pieces)
-
-    @property
-    def block(self) -> str:
-        """The memory block of this turn's request."""
-        return self.recall.block.text if self.recall is not None else ""
-
-    @property
-    def status(self) -> TurnStatus:
-        if self.interrupted:
-            return "interrupted"
-        if self.error is not None:
-            return "failed"
-        return "complete" if self.finish_reason == "stop" else "truncated"
-
-
-@dataclass(frozen=True)
-class TurnResult:
-    """A finished turn as stored; ``left`` counts the oldest turns it pushed out of the context window."""
-
-    turn: Turn
-    number: int
-    left: int
-    error: ChatError | None
-
-
-@dataclass(frozen=True)
-class Exchange:
-    """The last turn of the session and its number: what ``/undo`` takes back (``agent.undo``)."""
-
-    turn: Turn
-    number: int
-
-
-class ChatEngine:
-    """Runs turns of one session: the conversation window, the session file and (optionally) long-term memory."""
-
-    def __init__(
-        self,
-        chat: ChatModel,
-        model: str,
-        conversation: Conversation,
-        store: SessionStore,
-        session: Session,
-        memory: MemoryWorker | None,
-        clock: Callable[[], float] = time.time,
-        server: Future[ServerProfile] | None = None,
-        max_tokens: int = 0,
-        catalog: Callable[[], list[str]] | None = None,
-        places: Places | None = None,
-    ) -> None:
-        self.chat = chat
-        self.model = model
-        self._asked = model  # the name asked for at start; /model switches ``model``
-        self.server: ServerProfile | None = None  # adopted from ``server`` once the probe has answered
-        self.conversation = conversation
-        self.store = store
-        self.session = session
-        self.memory = memory
-        self.last_recall: Recall | None = None
-        self.memory_error: AgentError | None = None
-        # Why the last save failed (disk full, say); None once one succeeds: each save writes the whole session,
-        # so the next one that succeeds saves what the failed ones could not. Until then the turns live here.
-        self.unsaved: SessionError | None = None
-        self.paused = False  # /pause: what the user says is not written to memory until /resume
-        self.catalog = catalog  # the models the server serves (/model), when known
-        self.writing: Future[WriteOutcome] | None = None  # the memory write of the last turn
-        self._clock = clock
-        self._folding: Future[Fold] | None = None
-        self._saving = threading.Lock()  # the summary thread saves too
-        self._probe = server
-        self.max_tokens = max_tokens
-        self._limit: int | None = None  # tokens a request may hold on this server, once known
-        self._leaving: Leaving | None = None  # turns trimmed to fit the server, folded with the turn's own
-        self._answered: list[Message] = []  # the last request the server answered: it fits the server's context
-        self._observed: dict[tuple[int, str], bool] = {}  # (turn, line) given to the gate: was its reply finished
-        self._followed: set[int] = set()  # the forgets this chat has taken out of its own session
-        self.places = places  # this machine's files of the chat's user, which a forget made elsewhere scrubs
-        self.saving = True  # False: the session is never written (``--no-session``, a one-shot prompt)
-        self.alias: Callable[[str], str | None] = lambda name: None  # the model an alias names (``/model fast``)
-
-    def adopt_server(self, wait: float = 0.0) -> ServerProfile | None:
-        """Take what the probe of the server found (waiting at most ``wait`` seconds for it): where the system
-        prompt goes. A probe that has not answered is asked again at the next turn."""
-        if self.server is None and self._probe is not None:
-            try:
-                self.server = self._probe.result(timeout=wait)
-            except TimeoutError:
-                return None
-            except Exception:  # a bug in the probe costs what it would have told, never the chat
-                log.debug("the probe of the server failed", exc_info=True)
-                self._probe = None
-                return None
-            if self.conversation.placement == DEFAULT:  # not yet changed by a server that refused system messages
-                self.conversation.placement = self.server.placement
-            if self.server.limit is not None:
-                self._fit_budget(self.server.limit)
-        return self.server
-
-    def _fit_budget(self, limit: int) -> None:
-        """A server with a small context: requests stay under ``limit``, and the window folds well before it."""
-        self._limit = limit if self._limit is None else min(self._limit, limit)
-        self.conversation.budget_tokens = min(self.conversation.budget_tokens, max(self._limit // 2, 1))
-
-    @property
-    def shown_model(self) -> str:
-        """The model the server says it serves, else the configured name (or the one ``/model`` switched to)."""
-        return self.model if self.server is None or self.model != self._asked else self.server.model
-
-    def begin(self, line: str, said: str | None = None) -> PendingTurn:
-        """Recall memories for this line and assemble the request. A memory failure means no memories, noted
-        in ``memory_error``, never a failed turn. The line is made canonical first (``agent.memory.canonical``):
-        what the model reads and the session keeps are the characters the user was shown; the gate judges the line
-        as typed, so text hidden in it is refused, not stored without its hidden part. ``said`` is the user's own
-        words when the line also carries attached text: the gate judges them alone (a piped diff is not something
-        the user said about themselves), and memory is probed with the start of the line only."""
-        own = None if said is None else canonical(said)
-        said, line = (line if said is None else said), canonical(line)
-        fold = self.settle()
-        self.adopt_server(PROBE_WAIT)
-        recall = None
-        self.memory_error = None
-        if self.memory is not None:
-            try:
-                self.follow_forgets()
-                recall = self.memory.recall(line if own is None else line[:PROBE_CHARS])
-            except AgentError as exc:
-                self.memory_error = exc
-        block = recall.block.text if recall is not None else ""
-        if block:
-            log.debug("memory block for this turn:\n%s", block)  # user content: only with --debug
-        if self._limit is not None:
-            self._trimmed(self.conversation.fit(self._limit, line, block))
-        pending = PendingTurn(line, self.conversation.messages(line, block), recall)
-        pending.said, pending.own = said, own
-        pending.fold = fold
-        return pending
-
-    def _trimmed(self, leaving: Leaving | None) -> int:
-        """Keep turns trimmed to fit the server for the fold after the turn; how many there were."""
-        if leaving is None:
-            return 0
-        self._leaving = leaving if self._leaving is None else self._leaving.then(leaving)
-        return leaving.turns
-
-    def _refit(self, pending: PendingTurn, exc: ContextOverflow) -> bool:
-        """After the server refused ``pending`` as too long: trim the window to fit and rebuild the request (True),
-        or keep in ``pending.error`` why it cannot fit, whatever is trimmed (False)."""
-        context = exc.context or (self.server.info.context if self.server else None)
-        sent = sum(count_tokens(m.content) for m in pending.messages)
-        # Without the server's size, the last request it answered is known to fit (else: half of this one).
-        answered = sum(count_tokens(m.content) for m in self._answered) if self._answered else sent // 2
-        known = request_limit(context, self.max_tokens)
-        limit = min(answered if known is None else known, sent - 1)
-        size = f" of {context:,} tokens" if context else ""
-        turns = self._trimmed(self.conversation.fit(limit, pending.line, pending.block))
-        if not turns:
-            pending.error = ContextOverflow(
-                f"The request exceeds the server's context{size} even without earlier turns: shorten the message, "
-                f"lower AGENT_MAX_TOKENS ({self.max_tokens or 'not set'}) or AGENT_MEMORY_TOKENS, or give the "
-                "server a larger context (llama.cpp --n_ctx, Ollama num_ctx).", context)
-            return False
-        self._fit_budget(limit)
-        pending.messages = self.conversation.messages(pending.line, pending.block)
-        oldest = "the oldest turn" if turns == 1 else f"the {turns} oldest turns"
-        pending.notes.append(f"The request exceeds the server's context{size}: trimmed {oldest} from the context "
-                             "and sent it again.")
-        return True
-
-    def stream(self, pending: PendingTurn) -> Generator[str, None, None]:
-        """The reply's text as it arrives. A ``ChatError`` ends the stream and is kept in ``pending.error``;
-        Ctrl-C (``KeyboardInterrupt``) propagates to the caller, which marks the turn interrupted."""
-        refits = 0  # a request refused as too long is trimmed and sent again at most OVERFLOW_RETRIES times
-        while True:  # and one refused for its system message once more, folded (then the placement is "user")
-            chunks = self.chat.stream(pending.messages, self.model)
-            try:
-                for chunk in chunks:
-                    pending.finish_reason = chunk.finish_reason or pending.finish_reason
-                    if chunk.prompt_tokens is not None:
-                        pending.prompt_tokens, pending.completion_tokens = chunk.prompt_tokens, chunk.completion_tokens
-                    if chunk.text:
-                        pending.pieces.append(chunk.text)
-                        yield chunk.text
-                self._answered = pending.messages
-                return
-            except ContextOverflow as exc:
-                if pending.pieces or refits == OVERFLOW_RETRIES or not self._refit(pending, exc):
-                    pending.error = pending.error or exc
-                    return
-                refits += 1
-            except SystemRoleRefused as exc:
-                if pending.pieces or self.conversation.placement.where == "user":
-                    pending.error = exc
-                    return
-                self.conversation.placement = Placement("user", "the server refuses system messages")
-                pending.messages = self.conversation.messages(pending.line, pending.block)
-                pending.notes.append("The server refuses system messages: the system prompt and the memory go into "
-                                     "the first user message from now on (AGENT_SYSTEM_PROMPT=user does it at once).")
-            except ChatError as exc:
-                pending.error = exc
-                return
-            finally:
-                close = getattr(chunks, "close", None)  # a generator: closing it closes the HTTP response
-                if callable(close):
-                    close()
-
-    def finish(self, pending: PendingTurn) -> TurnResult:
-        """Record the turn: the session file is durable before this returns (or ``unsaved`` says why not); then
-        the write gate runs in the background on the user's words, whatever became of the reply (memory comes
-        from what the user said); only the model's extraction waits for a reply that finished."""
-        turn = Turn(
-            user=pending.line,
-            reply=pending.text,
-            status=pending.status,
-            at=self._clock(),
-            model=self.model,
-            prompt_tokens=pending.prompt_tokens,
-            completion_tokens=pending.completion_tokens,
-            said=pending.own,
-        )
-        self.last_recall = pending.recall
-        self.session.turns.append(turn)
-        self._save()  # durable before anything slow
-        leaving = self.conversation.add(turn)
-        if self._leaving is not None:  # turns trimmed to fit the server are older than those ``add`` let go
-            leaving, self._leaving = self._leaving.then(leaving), None
-        if leaving is not None:  # the summary is a model call: made while the user types, awaited by ``settle``
-            self._folding = in_background(lambda: self._fold(leaving), "summary")
-        number = len(self.session.turns)
-        finished = turn.status == "complete"
-        seen = self._observed.get((number, pending.line))  # a /retry sends the same line as the same turn
-        self.writing = None
-        if (self.memory is not None and self.remembering and pending.said.strip()
-                and (seen is None or (finished and not seen))):
-            # The end of the previous reply is what this line answers ("Which city?" -> "Lisbon"): +10 points of
-            # recall@5 on LoCoMo (bench/RESULTS.md, E5); partial if that reply was.
-            answered = self.session.turns[-2].reply[-CONTEXT_CHARS:] if number > 1 else ""
-            self.writing = self.memory.observe(pending.said, session=self.session.name, turn=number,
-                                               context=answered, finished=finished, again=seen is not None)
-            self._observed[(number, pending.line)] = finished
-        return TurnResult(turn, number, leaving.turns if leaving else 0, pending.error)
-
-    def _fold(self, leaving: Leaving) -> Fold:
-        fold = self.conversation.fold(leaving)
-        self._save()
-        return fold
-
-    def settle(self) -> Fold | None:
-        """Wait for the summary of turns that left the window, if one is being made, and return it (once).
-        Everything that reads or changes the window or the session file settles first."""
-        if self._folding is None:
-            return None
-        fold = self._folding.result()
-        self._folding = None
-        return fold
-
-    @property
-    def remembering(self) -> bool:
-        """Whether what the user says now goes to the write gate: memory is on, may be written, and not paused."""
-        return self.memory is not None and not self.memory.read_only and not self.paused
-
-    def last_exchange(self) -> Exchange | None:
-        """The last turn, once its memory write has landed (or gone to the spool); None when there is none."""
-        self.settle()
-        if not self.session.turns:
-            return None
-        if self.memory is not None:
-            self.memory.drain()
-        return Exchange(self.session.turns[-1], len(self.session.turns))
-
-    def take_back_last(self) -> str | None:
-        """Remove the last turn (for ``/retry``) and return its line; None when there is none."""
-        self.settle()
-        if not self.session.turns:
-            return None
-        self.conversation.drop_last()
-        line = self.session.turns.pop().user
-        self._save()
-        return line
-
-    def clear(self) -> None:
-        self.settle()
-        self.conversation.clear()
-        self._save()
-
-    def scrub(self, forgotten: Forgotten, ids: set[str]) -> bool:
-        """After a forget: take the forgotten words out of this session, in memory (the context window is rebuilt
-        from the scrubbed turns) and on disk, so no later save writes them back; the memories of the last reply
-        lose the forgotten ones (``/why``). Returns whether the session held the words."""
-        self.settle()
-        if self.last_recall is not None:
-            recall = self.last_recall
-            block = replace(recall.block, memories=tuple(m for m in recall.block.memories if m.record.id not in ids))
-            self.last_recall = replace(recall, block=block)
-        if not scrub_session(self.session, forgotten):
-            return False
-        self.conversation.resume(self.session.turns, self.session.context_start, self.session.summary)
-        self._save()
-        return True
-
-    def follow_forgets(self) -> None:
-        """Finish on this machine the forgets made in another process or on another machine (another terminal's
-        ``/forget``, ``agent memories forget`` here or elsewhere) that it has not acknowledged: one indexed read per
-        turn (``pending_forgets`` of this machine). Each new one is taken out of this session, in memory and on
-        disk; then, with ``places``, out of this machine's other files (``agent.forget.finish``), and acknowledged
-        unless a session another process holds still has its words: that process's next turn, or the next start,
-        finishes it."""
-        assert self.memory is not None
-        machine = "" if self.places is None else self.places.machine
-
-        def new(service: MemoryService) -> list[ForgetRecord]:
-            return [record for record in service.ledger.pending_forgets(machine) if record.user == service.user]
-
-        def finish_here(places: Places, record: ForgetRecord) -> Callable[[MemoryService], object]:
-            return lambda service: finish(record, service.ledger, places, self.session.name)
-
-        for record in self.memory.call(new):
-            if record.key in self._followed:
-                continue  # tried once by this chat: the next start tries again (a turn waits for no retry)
-            self._followed.add(record.key)
-            self.scrub(Forgotten(record.texts), set(record.ids))
-            if self.places is not None:
-                self.memory.call(finish_here(self.places, record))
-
-    def switch(self, session: Session, saving: bool = True) -> None:
-        """Go on in ``session`` (``/new``, ``/sessions NAME``): the window is rebuilt from its turns, and what this
-        chat knew of the one it leaves (the last recall, the turns given to the gate) goes with it. The caller
-        holds the new session's lock (none when ``saving`` is False: nothing of it is written)."""
-        self.settle()
-        self.session, self.saving = session, saving
-        self.conversation.resume(session.turns, session.context_start, session.summary)
-        self.last_recall, self.memory_error, self.writing = None, None, None
-        self._observed, self._leaving = {}, None
-
-    def _save(self) -> None:
-        if not self.saving:
-            return
-        with self._saving:
-            self.session.summary = self.conversation.summary
-            self.session.context_start = self.conversation.start
-            self.session.updated_at = self._clock()
-            try:
-                self.store.save(self.session)
-            except SessionError as exc:  # the chat goes on: the reply was shown and the turns are kept in memory
-                self.unsaved = exc
-                return
-            self.unsaved = None
