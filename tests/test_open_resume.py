@@ -83,3 +83,29 @@ def test_an_open_after_a_forget_or_with_counts_that_disagree_compares_every_id(
     memory = open_fake_memory()
     assert read == [1, 1] and index_of(memory).count() == 8
     closed(memory)
+
+
+def test_an_open_after_a_kill_puts_back_from_the_ledger_what_this_process_wrote_since_the_saved_mark(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The mark is not saved after each of this process's own writes (``MARK_LAG``): an index that lost some of
+    them (HNSW not saved when the process was killed) resumes from the older mark and gets them back from the
+    ledger's copies, without comparing every id."""
+    memory = open_fake_memory()
+    add_all(memory, [text_for("kept", n) for n in range(10)])
+    memory.index.warm_up()  # type: ignore[attr-defined]
+    written = []
+    for n in range(5):
+        written.append(memory.add(text_for("new", n)).id)
+        memory.search(text_for("new", n), k=1)  # a turn after each write catches up with it
+    index_of(memory).delete(written[:2])  # what a kill before Chroma's save loses
+    path = closed(memory)
+    with monkeypatch.context() as patch:
+        no_whole_read(patch)
+        memory = open_fake_memory()
+        memory.index.warm_up()  # type: ignore[attr-defined]
+        held = index_of(memory)
+        assert set(held.vectors(written)) == set(written)
+        assert held.count() == 15
+    assert SqliteLedger(path).count(memory.user) == 15
+    closed(memory)
