@@ -81,15 +81,16 @@ def server_checks(settings: Settings) -> Iterator[Check]:
     from agent.adapters.openai_chat import chat_model
     from agent.adapters.openai_client import check_endpoint
     from agent.adapters.server_probe import probe
+    from agent.wiring import endpoint
 
     area = "model server"
     try:
-        check_endpoint(settings)
+        check_endpoint(endpoint(settings))
     except AgentError as exc:
         yield Check(area, "endpoint", "fail", str(exc))
         return
     where = settings.base_url or "OpenAI"
-    info = probe(settings)
+    info = probe(settings.base_url, settings.api_key, settings.model)
     if info.unreachable:
         yield Check(area, "reachable", "fail", f"{where}: {info.error}",
                     "start the server, or set OPENAI_BASE_URL to where it listens")
@@ -102,7 +103,7 @@ def server_checks(settings: Settings) -> Iterator[Check]:
     profile = server_profile(info, model=settings.model, system_prompt=settings.system_prompt,
                              max_tokens=settings.max_tokens)
     yield _model_check(info, settings.model)
-    chat = chat_model(settings, max_tokens=PING_TOKENS, max_retries=0)
+    chat = chat_model(endpoint(settings), PING_TOKENS, max_retries=0)
     streamed = _stream_check(lambda: chat.stream(_PING, settings.model))
     yield streamed
     yield _context_check(info, settings)

@@ -23,7 +23,7 @@ from agent.adapters.mirrored_index import drop_set_aside_indexes, reconcile, set
 from agent.app.chat_engine import ChatEngine, ChatEvents, DeferredChatModel, in_background
 from agent.app.chat_options import ChatOptions
 from agent.app.memory_worker import OPEN_WAIT, ConnectWait, MemoryWorker
-from agent.config import EmbedderKind, Settings, embedder_kind
+from agent.config import EmbedderKind, Settings, embedder_kind, user_config_file
 from agent.conversation import Conversation, model_summarizer
 from agent.errors import ConfigError, StoreCorrupt, UsageError
 from agent.files import move_aside
@@ -37,6 +37,7 @@ from agent.spool import Spool
 
 if TYPE_CHECKING:
     from agent.adapters.ledger_vectors import LedgerVectors
+    from agent.adapters.openai_client import Endpoint
 
 log = logging.getLogger(__name__)
 PROBE_LATEST = 3
@@ -229,7 +230,14 @@ def build_embedder(kind: str, settings: Settings) -> Embedder:
     from agent.adapters.openai_client import make_client
     from agent.adapters.openai_embedder import OpenAIEmbedder
 
-    return OpenAIEmbedder(make_client(settings), settings.embedding_model)
+    return OpenAIEmbedder(make_client(endpoint(settings)), settings.embedding_model)
+
+
+def endpoint(settings: Settings) -> Endpoint:
+    """The model server of ``settings``, as the plain values the OpenAI adapters take."""
+    from agent.adapters.openai_client import Endpoint
+
+    return Endpoint(settings.base_url, settings.api_key, settings.timeout, settings.max_retries, user_config_file())
 
 
 def memory_policy(settings: Settings, weights: FusionWeights | None = None) -> MemoryPolicy:
@@ -430,7 +438,7 @@ def check_endpoint(settings: Settings) -> None:
     """Refuse, in one line, a model endpoint that cannot be used, before the chat opens anything."""
     from agent.adapters.openai_client import check_endpoint as check
 
-    check(settings)
+    check(endpoint(settings))
 
 
 def build_chat(
@@ -452,8 +460,8 @@ def build_chat(
     from agent.tokens import warm_up as warm_up_tokens
 
     in_background(warm_up_tokens, "tokens")
-    chat = model or DeferredChatModel(lambda: chat_model(settings, on_retry=events.on_retry,
-                                                         options=dict(options.sampling)))
+    chat = model or DeferredChatModel(lambda: chat_model(endpoint(settings), settings.max_tokens,
+                                                         on_retry=events.on_retry, options=dict(options.sampling)))
     # The summary and extraction calls go where the chat's requests go (``placement``, once the server is probed).
     conversation = Conversation(settings.context_tokens,
                                 model_summarizer(chat, settings.model, lambda: conversation.placement))
@@ -472,10 +480,11 @@ def build_chat(
                               events.on_write, read_only=options.read_only,
                               spool=paths.spool_of(), machine=machine_of(settings, paths),
                               policy=memory_policy(settings), open_wait=wait, on_back=events.on_memory_back)
-    server = in_background(lambda: server_profile(probe(settings), model=settings.model,
+    server = in_background(lambda: server_profile(probe(settings.base_url, settings.api_key, settings.model),
+                                                  model=settings.model,
                                                   system_prompt=settings.system_prompt,
                                                   max_tokens=settings.max_tokens), "server-probe")
     engine = ChatEngine(chat, settings.model, conversation, store, session, worker, server=server,
-                        max_tokens=settings.max_tokens, catalog=lambda: served_models(settings),
+                        max_tokens=settings.max_tokens, catalog=lambda: served_models(endpoint(settings)),
                         places=places_of(paths, machine_of(settings, paths)))
     return engine, worker

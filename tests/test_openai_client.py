@@ -9,11 +9,12 @@ import pytest
 
 from agent.adapters.openai_client import make_client
 from agent.config import load_settings
+from agent.wiring import endpoint
 from tests.fake_openai import FakeOpenAI, Reply
 
 
 def tls_context(base_url: str) -> ssl.SSLContext:
-    client = make_client(load_settings({"base_url": base_url, "api_key": "sk-test-key"}))
+    client = make_client(endpoint(load_settings({"base_url": base_url, "api_key": "sk-test-key"})))
     context: ssl.SSLContext = client._client._transport._pool._ssl_context
     return context
 
@@ -35,6 +36,6 @@ def test_any_other_endpoint_verifies_against_the_ca_bundle(base_url: str) -> Non
 
 def test_the_local_client_talks_to_the_server() -> None:
     with FakeOpenAI(fallback=Reply("Hello there.")) as fake:
-        client = make_client(load_settings({"base_url": fake.url}))
+        client = make_client(endpoint(load_settings({"base_url": fake.url})))
         reply = client.chat.completions.create(model="m", messages=[{"role": "user", "content": "hi"}])
     assert reply.choices[0].message.content == "Hello there."

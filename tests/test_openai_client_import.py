@@ -24,13 +24,13 @@ class URL:
 '''
 
 SCRIPT = '''import os, threading, time
-from agent.adapters.openai_client import make_client
-from agent.config import load_settings
+from pathlib import Path
+from agent.adapters.openai_client import Endpoint, make_client
 threading.Thread(target=lambda: __import__("httpx"), daemon=True).start()
 while not os.path.exists(os.environ["STARTED"]):
     time.sleep(0.01)
 threading.Timer(3, lambda: open(os.environ["RELEASE"], "w").close()).start()
-print(type(make_client(load_settings())).__name__)
+print(type(make_client(Endpoint(None, "sk-test", 60.0, 3, Path("agent.env")))).__name__)
 '''
 
 

@@ -109,18 +109,23 @@ def test_the_context_size_is_read_from_a_servers_too_long_error(message: str, co
     assert context_from_error(message) == context
 
 
+def configured_probe() -> ServerInfo:
+    settings = load_settings()
+    return probe(settings.base_url, settings.api_key, settings.model)
+
+
 def test_the_probe_reads_llama_cpp_props_ollama_show_and_vllm_models(monkeypatch: pytest.MonkeyPatch) -> None:
     with FakeOpenAI() as server:
         server.models = None  # a server with none of the routes the probe reads
         monkeypatch.setenv("OPENAI_BASE_URL", server.url)
-        assert probe(load_settings()) == ServerInfo(error="404 Not Found")
+        assert configured_probe() == ServerInfo(error="404 Not Found")
         server.routes["/api/show"] = {"template": "{{ .Prompt }}", "parameters": "stop <eot>\nnum_ctx 8192"}
-        assert probe(load_settings()) == ServerInfo("ollama", (), 8192, "{{ .Prompt }}", "404 Not Found")
+        assert configured_probe() == ServerInfo("ollama", (), 8192, "{{ .Prompt }}", "404 Not Found")
         server.routes["/v1/models"] = {"data": [{"id": "gemma3"}]}
         server.routes["/props"] = {"default_generation_settings": {"n_ctx": 4096}, "chat_template": "{{ x }}"}
-        assert probe(load_settings()) == ServerInfo("llama.cpp", ("gemma3",), 4096, "{{ x }}")
+        assert configured_probe() == ServerInfo("llama.cpp", ("gemma3",), 4096, "{{ x }}")
         server.routes["/v1/models"] = {"data": [{"id": "Qwen/Qwen2.5-7B", "max_model_len": 32768}]}
-        assert probe(load_settings()) == ServerInfo("vllm", ("Qwen/Qwen2.5-7B",), 32768)
+        assert configured_probe() == ServerInfo("vllm", ("Qwen/Qwen2.5-7B",), 32768)
     assert choose_placement("auto", ServerInfo("ollama", template="{{ .Prompt }}"), "llama3.2").where == "user"
 
 

@@ -25,8 +25,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 from urllib.parse import urlparse
 
-from agent.adapters.openai_client import redact
-from agent.config import Settings
+from agent.adapters.openai_client import Endpoint, redact
 from agent.domain import Message
 from agent.errors import ChatError, ChatFatal, ChatRetryable, ContextOverflow, SystemRoleRefused
 from agent.ports import ChatChunk, RetryNotice
@@ -248,16 +247,15 @@ class OpenAIChat:
 
 
 def chat_model(
-    settings: Settings, on_retry: Callable[[RetryNotice], None] | None = None, *, max_tokens: int | None = None,
+    endpoint: Endpoint, max_tokens: int, on_retry: Callable[[RetryNotice], None] | None = None, *,
     max_retries: int | None = None, options: Mapping[str, float] | None = None,
 ) -> OpenAIChat:
-    """The chat model of ``settings``: its endpoint, key, timeout, retry budget and reply limit (the doctor asks
-    for less of both), with the run's request ``options``."""
+    """The chat model of ``endpoint``: its key, timeout and retry budget (the doctor asks for none), the reply
+    limit ``max_tokens``, and the run's request ``options``."""
     from agent.adapters.openai_client import make_client
 
-    return OpenAIChat(make_client(settings), max_retries=settings.max_retries if max_retries is None else max_retries,
-                      on_retry=on_retry, max_tokens=settings.max_tokens if max_tokens is None else max_tokens,
-                      options=options)
+    return OpenAIChat(make_client(endpoint), max_retries=endpoint.max_retries if max_retries is None else max_retries,
+                      on_retry=on_retry, max_tokens=max_tokens, options=options)
 
 
 def _reason(exc: Exception) -> str:

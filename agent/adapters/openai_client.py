@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import contextlib
 import re
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
 
-from agent.config import Settings, user_config_file
 from agent.errors import ConfigError
 
 LOCAL_HOSTS = {"localhost", "127.0.0.1", "::1", "0.0.0.0"}
@@ -24,21 +25,33 @@ def redact(text: str, key: str | None) -> str:
     return _KEY_SHAPED.sub("sk-***", text)
 
 
+@dataclass(frozen=True)
+class Endpoint:
+    """Where the model server listens and how to ask it, as plain values the composition root takes from the
+    settings (the adapters know no ``Settings``): ``settings_file`` is only named in the hint of an error."""
+
+    base_url: str | None
+    api_key: str | None
+    timeout: float
+    max_retries: int
+    settings_file: Path
+
+
 def is_local(base_url: str | None) -> bool:
     return bool(base_url) and (urlparse(base_url).hostname or "") in LOCAL_HOSTS
 
 
-def check_endpoint(settings: Settings) -> None:
+def check_endpoint(endpoint: Endpoint) -> None:
     """Raise ``ConfigError`` unless a model endpoint is usable; cheap, so the chat checks it before its prompt."""
-    if not settings.api_key and not settings.base_url:
+    if not endpoint.api_key and not endpoint.base_url:
         raise ConfigError(
             "No model endpoint is configured: set OPENAI_API_KEY for OpenAI, or OPENAI_BASE_URL for an "
             "OpenAI-compatible server (e.g. http://127.0.0.1:11434/v1 for Ollama), in the environment, in "
-            f"{user_config_file()} or in .env."
+            f"{endpoint.settings_file} or in .env."
         )
-    if not settings.api_key and not is_local(settings.base_url):
+    if not endpoint.api_key and not is_local(endpoint.base_url):
         raise ConfigError(
-            f"OPENAI_BASE_URL is {settings.base_url}, which is not on this machine, and OPENAI_API_KEY is not set: "
+            f"OPENAI_BASE_URL is {endpoint.base_url}, which is not on this machine, and OPENAI_API_KEY is not set: "
             "set the key the server expects."
         )
 
@@ -53,18 +66,18 @@ def _settle_httpx() -> None:
         import httpx  # noqa: F401
 
 
-def make_client(settings: Settings) -> Any:
-    """An OpenAI SDK client for the configured endpoint; a server on localhost needs no key."""
-    check_endpoint(settings)
+def make_client(endpoint: Endpoint) -> Any:
+    """An OpenAI SDK client for the endpoint; a server on localhost needs no key."""
+    check_endpoint(endpoint)
     _settle_httpx()
     from openai import OpenAI
 
     return OpenAI(
-        api_key=settings.api_key or "not-needed",
-        base_url=settings.base_url,
-        timeout=settings.timeout,
-        max_retries=settings.max_retries,
-        http_client=_plain_local_client(settings.base_url),
+        api_key=endpoint.api_key or "not-needed",
+        base_url=endpoint.base_url,
+        timeout=endpoint.timeout,
+        max_retries=endpoint.max_retries,
+        http_client=_plain_local_client(endpoint.base_url),
     )
 
 

@@ -16,7 +16,6 @@ import urllib.request
 from typing import Any
 
 from agent.adapters.openai_client import redact
-from agent.config import Settings
 from agent.server import ServerInfo
 
 OPENAI_BASE = "https://api.openai.com/v1"
@@ -49,11 +48,10 @@ def _why(exc: Exception, key: str | None) -> str:
     return redact(f"{type(exc).__name__}: {exc}", key)
 
 
-def probe(settings: Settings, timeout: float = PROBE_TIMEOUT) -> ServerInfo:
-    """What the configured server says about itself; a few quick GETs, local routes only for a base URL that is
-    not OpenAI's own."""
-    base = (settings.base_url or OPENAI_BASE).rstrip("/")
-    key = settings.api_key
+def probe(base_url: str | None, key: str | None, model: str, timeout: float = PROBE_TIMEOUT) -> ServerInfo:
+    """What the server at ``base_url`` (OpenAI's own when None) says about itself and about ``model``; a few quick
+    GETs, local routes only for a base URL that is not OpenAI's own."""
+    base = (base_url or OPENAI_BASE).rstrip("/")
     listed: list[dict[str, Any]] = []
     error, unreachable = None, False
     try:
@@ -63,7 +61,7 @@ def probe(settings: Settings, timeout: float = PROBE_TIMEOUT) -> ServerInfo:
         error, unreachable = _why(exc, key), isinstance(exc, OSError) and not isinstance(exc, urllib.error.HTTPError)
     models = tuple(str(m["id"]) for m in listed)
     # vLLM lists each model with the context it was started with.
-    served = [m for m in listed if m["id"] == settings.model] or (listed if len(listed) == 1 else [])
+    served = [m for m in listed if m["id"] == model] or (listed if len(listed) == 1 else [])
     if served and isinstance(served[0].get("max_model_len"), int):
         return ServerInfo("vllm", models, served[0]["max_model_len"])
     if base == OPENAI_BASE or unreachable:
@@ -79,7 +77,7 @@ def probe(settings: Settings, timeout: float = PROBE_TIMEOUT) -> ServerInfo:
     except (OSError, ValueError, AttributeError, TypeError):
         pass
     try:
-        shown = _fetch(f"{root}/api/show", key, timeout, {"model": settings.model})
+        shown = _fetch(f"{root}/api/show", key, timeout, {"model": model})
     except (OSError, ValueError):
         shown = None
     if not isinstance(shown, dict):
