@@ -32,6 +32,7 @@ run: $(STAMP)
 test: $(SERVERS)
 	$(BIN)/ruff check agent tests bench
 	$(BIN)/mypy
+	$(BIN)/lint-imports --no-cache  # the layers of [tool.importlinter]; no cache, which went stale on a new package
 	PYTHONDONTWRITEBYTECODE= $(BIN)/python -m compileall -q agent tests
 	PYTHONDONTWRITEBYTECODE= $(BIN)/pytest -q $(PYTEST_ARGS) || test $$? -eq 5  # exit 5: no test collected
 
