@@ -19,8 +19,8 @@ from pathlib import Path
 
 import pytest
 
-from agent.adapters.ledger import row_to_record
 from agent.adapters.local_embedder import LocalEmbedder
+from agent.adapters.sql_codec import row_to_record
 from agent.config import load_settings
 from agent.domain import LATEST, MemoryRecord, Quote, content_hash, memory_id
 from agent.wiring import open_memory

@@ -74,7 +74,8 @@ import psycopg
 from psycopg import conninfo, errors
 from psycopg.rows import dict_row
 
-from agent.adapters.ledger import (
+from agent.adapters.pg_watchdog import Watchdog
+from agent.adapters.sql_codec import (
     TEXT_WEIGHT,
     change_from_row,
     change_json,
@@ -87,7 +88,6 @@ from agent.adapters.ledger import (
     unlinked,
     unstated,
 )
-from agent.adapters.pg_watchdog import Watchdog
 from agent.domain import (
     CHANGES_KEPT,
     CONTEXT,
