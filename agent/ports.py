@@ -80,27 +80,16 @@ class VectorIndex(Protocol):
     def reset(self) -> None: ...
 
 
-class Ledger(Protocol):
-    """The durable source of truth for memory text and metadata, written before the index.
+class MemoryStore(Protocol):
+    """The durable source of truth for memory text and metadata, written before the index; the memory service and
+    the retriever use it.
 
     ``count`` with a session counts the memories that session's turns produced (explicit ones aside), created at
     ``since`` or later; ``current`` counts only the memories no later one replaced (what the chat shows).
     ``keyword_search`` ranks the user's memories by a keyword score (higher is better) for the hybrid retriever.
     ``delete`` removes memories (an eviction, not a forget: a ledger on a server may leave their bytes in its tables'
-    free space, where rewriting the tables at every write past the capacity would cost too much). ``record_forget``
-    deletes as ``delete`` does and, in the same transaction, keeps a ``ForgetRecord`` of the texts still to be erased
-    elsewhere until every machine registered for the user then (``register_machine``) has acknowledged it
-    (``acknowledge_forget``): the last acknowledgement drops it, after which no byte of the memories nor of the
-    record is left in the ledger's files, and a record no machine waits for goes with the first. ``pending_forgets``
-    are the records not yet dropped (of every user), or only those ``machine`` has still to finish; ``machines``
-    lists a user's machines, and ``retire_machine`` stops the forgets waiting for one that will not come back. A
-    ledger that is one machine's own file (SQLite) registers no machine: its records wait for no one but the scrub
-    of the process that finishes them. The same transaction clears the forgotten ids from the memories they had
-    superseded (``superseded_by``, theirs and their facts': current again), and keeps for good a keyed digest of
-    each text (``forgotten_digest``) under the count of forgets recorded so far (``forget_mark``, which only grows):
-    ``forgotten_since`` says which of some texts a forget recorded after a given count names, so that a turn kept
-    on a machine's spool while the forget was made is never written back (``agent.spool``).
-    ``set_contexts`` rewrites memories' keyword context in place.
+    free space, where rewriting the tables at every write past the capacity would cost too much), and each one's
+    vector copy with it. ``set_contexts`` rewrites memories' keyword context in place.
     ``profiled`` returns the memories that state profile facts (current and superseded) without a scan;
     ``recent`` the current memories seen last; ``supersede`` marks memories replaced by another (``by`` empty: current
     again); ``set_facts`` rewrites a memory's profile facts; ``restate`` adds a later quote to a memory's provenance.
@@ -112,28 +101,11 @@ class Ledger(Protocol):
     and only the ``CHANGES_KEPT`` newest of the user's; ``changes`` returns them, oldest first, with their keys;
     ``drop_changes`` deletes some, leaving no byte of them.
 
-    The ledger also keeps a copy of every vector, from which a damaged index is rebuilt without embedding again
-    and which the processes that do not hold the embedded index search (``agent.adapters.ledger_vectors``):
-    ``vector_space`` is the space of ``user``'s copies (None before the first), ``claim_vectors`` records it (another
-    space drops the old copies), ``put_vectors`` keeps a copy per id (a rewritten one becomes the latest),
-    ``drop_vectors`` drops every copy of ``user``; ``vector_ids`` and ``stored_vectors`` read them by id,
-    ``latest_vectors`` the ``n`` written last (a kill mid-write tears those first). ``vector_rowids`` are the row
-    numbers of ``user``'s copies, a new one for each rewrite, so two lists compared tell what changed without reading
-    a vector, and ``vector_rows`` reads (row number, memory id, float32 bytes) of those of ``user``'s rows that
-    still exist (every read of a user's rows names the user: on a shared server no other user's row can answer).
-    ``delete`` drops a memory's copy with it. ``vector_changes`` tells which of ``user``'s copies changed since a
-    mark it gave before (``VectorChanges``), or every id when it cannot tell, so a view kept in step with the copies
-    pays for what was written, not for the store.
-
-    ``change_mark`` is a value that differs after any transaction committed since it was last read, by any process
-    (one cheap read): a view of the ledger refreshes only when it moved. ``store_id`` is a random id made once per
-    ledger, which keeps its collections apart from other ledgers' on a shared Chroma server. ``ids`` lists every
-    memory id of ``user``; ``close`` releases the connection.
+    ``store_id`` is a random id made once per ledger, which keeps its collections apart from other ledgers' on a
+    shared Chroma server. ``ids`` lists every memory id of ``user``; ``close`` releases the connection.
     """
 
     def store_id(self) -> str: ...
-
-    def change_mark(self) -> tuple[int, int]: ...
 
     def close(self) -> None: ...
 
@@ -151,22 +123,6 @@ class Ledger(Protocol):
     def touch(self, user: str, ids: Sequence[str], when: float) -> None: ...
 
     def delete(self, user: str, ids: Sequence[str]) -> int: ...
-
-    def record_forget(self, user: str, ids: Sequence[str], texts: Sequence[str]) -> tuple[int, int]: ...
-
-    def pending_forgets(self, machine: str | None = None) -> list[ForgetRecord]: ...
-
-    def forget_mark(self) -> int: ...
-
-    def forgotten_since(self, user: str, texts: Sequence[str], mark: int) -> list[str]: ...
-
-    def acknowledge_forget(self, key: int, machine: str) -> None: ...
-
-    def register_machine(self, machine: str, user: str, name: str) -> None: ...
-
-    def machines(self, user: str) -> list[Machine]: ...
-
-    def retire_machine(self, user: str, machine: str) -> bool: ...
 
     def set_contexts(self, user: str, contexts: Mapping[str, str]) -> None: ...
 
@@ -194,6 +150,62 @@ class Ledger(Protocol):
 
     def drop_changes(self, user: str, keys: Sequence[int]) -> None: ...
 
+
+class ForgetJournal(Protocol):
+    """What a forget leaves to finish elsewhere (``agent.forget`` and the spool's replay use it).
+
+    ``record_forget`` deletes as ``MemoryStore.delete`` does and, in the same transaction, keeps a ``ForgetRecord``
+    of the texts still to be erased elsewhere until every machine registered for the user then
+    (``MachineRegistry``) has acknowledged it (``acknowledge_forget``): the last acknowledgement drops it, after which
+    no byte of the memories nor of the record is left in the ledger's files, and a record no machine waits for goes
+    with the first. ``pending_forgets`` are the records not yet dropped (of every user), or only those ``machine``
+    has still to finish. A ledger that is one machine's own file (SQLite) registers no machine: its records wait for
+    no one but the scrub of the process that finishes them. The same transaction clears the forgotten ids from the
+    memories they had superseded (``superseded_by``, theirs and their facts': current again), and keeps for good a
+    keyed digest of each text (``forgotten_digest``) under the count of forgets recorded so far (``forget_mark``,
+    which only grows): ``forgotten_since`` says which of some texts a forget recorded after a given count names, so
+    that a turn kept on a machine's spool while the forget was made is never written back (``agent.spool``).
+    """
+
+    def record_forget(self, user: str, ids: Sequence[str], texts: Sequence[str]) -> tuple[int, int]: ...
+
+    def pending_forgets(self, machine: str | None = None) -> list[ForgetRecord]: ...
+
+    def forget_mark(self) -> int: ...
+
+    def forgotten_since(self, user: str, texts: Sequence[str], mark: int) -> list[str]: ...
+
+    def acknowledge_forget(self, key: int, machine: str) -> None: ...
+
+
+class MachineRegistry(Protocol):
+    """The machines that share a ledger on a server, which every forget waits for (``ForgetJournal``).
+
+    ``register_machine`` records one for a user, ``machines`` lists a user's machines, and ``retire_machine`` stops
+    the forgets waiting for one that will not come back.
+    """
+
+    def register_machine(self, machine: str, user: str, name: str) -> None: ...
+
+    def machines(self, user: str) -> list[Machine]: ...
+
+    def retire_machine(self, user: str, machine: str) -> bool: ...
+
+
+class VectorCopies(Protocol):
+    """The ledger's copy of every vector, from which a damaged index is rebuilt without embedding again and which
+    the processes that do not hold the embedded index search (``agent.adapters.ledger_vectors``).
+
+    ``vector_space`` is the space of ``user``'s copies (None before the first), ``claim_vectors`` records it (another
+    space drops the old copies), ``put_vectors`` keeps a copy per id (a rewritten one becomes the latest),
+    ``drop_vectors`` drops every copy of ``user``; ``vector_ids`` and ``stored_vectors`` read them by id,
+    ``latest_vectors`` the ``n`` written last (a kill mid-write tears those first). ``vector_rowids`` are the row
+    numbers of ``user``'s copies, a new one for each rewrite, so two lists compared tell what changed without reading
+    a vector, and ``vector_rows`` reads (row number, memory id, float32 bytes) of those of ``user``'s rows that
+    still exist (every read of a user's rows names the user: on a shared server no other user's row can answer).
+    ``MemoryStore.delete`` drops a memory's copy with it.
+    """
+
     def vector_space(self, user: str) -> VectorSpace | None: ...
 
     def claim_vectors(self, user: str, space: VectorSpace) -> None: ...
@@ -204,8 +216,6 @@ class Ledger(Protocol):
 
     def vector_ids(self, user: str) -> list[str]: ...
 
-    def vector_changes(self, user: str, since: tuple[int, int] | None) -> VectorChanges: ...
-
     def stored_vectors(self, user: str, ids: Sequence[str]) -> dict[str, list[float]]: ...
 
     def latest_vectors(self, user: str, n: int) -> list[tuple[str, list[float]]]: ...
@@ -213,6 +223,25 @@ class Ledger(Protocol):
     def vector_rowids(self, user: str) -> list[int]: ...
 
     def vector_rows(self, user: str, rowids: Sequence[int]) -> list[tuple[int, str, bytes]]: ...
+
+
+class ChangeFeed(Protocol):
+    """What moved in the ledger, for the views kept in step with it (the held index, the ledger's vector search).
+
+    ``change_mark`` is a value that differs after any transaction committed since it was last read, by any process
+    (one cheap read): a view of the ledger refreshes only when it moved. ``vector_changes`` tells which of ``user``'s
+    vector copies changed since a mark it gave before (``VectorChanges``), or every id when it cannot tell, so a view
+    kept in step with the copies pays for what was written, not for the store.
+    """
+
+    def change_mark(self) -> tuple[int, int]: ...
+
+    def vector_changes(self, user: str, since: tuple[int, int] | None) -> VectorChanges: ...
+
+
+class Ledger(MemoryStore, ForgetJournal, MachineRegistry, VectorCopies, ChangeFeed, Protocol):
+    """Every port of the ledger in one, as each ledger adapter implements them and the composition root passes
+    them on; a consumer that needs less takes the smaller port."""
 
 
 @dataclass(frozen=True)

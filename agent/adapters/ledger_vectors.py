@@ -17,14 +17,19 @@ wrote is found at the next search, and a forgotten one is not, without reading 1
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Protocol
 
 import numpy as np
 import numpy.typing as npt
 
 from agent.domain import VectorSpace
-from agent.ports import IndexHit, Ledger
+from agent.ports import ChangeFeed, IndexHit, VectorCopies
 
 Matrix = npt.NDArray[np.float32]
+
+
+class Copies(VectorCopies, ChangeFeed, Protocol):
+    """The two ports of the ledger this index reads: the vector copies, and what moved in them."""
 
 
 class LedgerVectors:
@@ -34,7 +39,7 @@ class LedgerVectors:
     not the whole matrix copied anew (which at 10,000 memories cost more than the search itself); only a delete
     moves rows, to close the gap."""
 
-    def __init__(self, ledger: Ledger, user: str) -> None:
+    def __init__(self, ledger: Copies, user: str) -> None:
         self._ledger = ledger
         self._user = user
         self._mark: tuple[int, int] | None = None

@@ -39,7 +39,7 @@ from agent.memory.extraction import Extraction, ground
 from agent.memory.policy import MemoryPolicy
 from agent.memory.refusal import refusal, stored_form
 from agent.memory.retriever import Retriever, dot
-from agent.ports import Embedder, Ledger, VectorIndex
+from agent.ports import Embedder, Ledger, MemoryStore, VectorIndex
 from agent.tokens import TokenCounter, count_tokens
 
 log = logging.getLogger(__name__)
@@ -207,7 +207,7 @@ def keeps(policy: MemoryPolicy, text: str) -> bool:
     return judge(policy, text)[0].keep
 
 
-def drop_changes_naming(ledger: Ledger, user: str, ids: Sequence[str]) -> None:
+def drop_changes_naming(ledger: MemoryStore, user: str, ids: Sequence[str]) -> None:
     """Drop the changes kept for ``/undo`` that name one of the memories ``ids`` (forgotten or evicted): no
     forgotten id stays in them, and a turn's undo never acts on a memory that is gone."""
     gone = set(ids)
