@@ -1,4 +1,6 @@
-"""The ``Ledger`` contract, run against both backends: the SQLite file and a real PostgreSQL (``tests.pg_server``).
+"""The ledger's ports (``agent.ports``: ``MemoryStore``, ``ForgetJournal``, ``MachineRegistry``, ``VectorCopies``,
+``ChangeFeed``, and ``Ledger`` their union), every method of each run against both backends: the SQLite file and a
+real PostgreSQL (``tests.pg_server``).
 
 Each test opens the ledger through ``open_ledger``; opening it twice gives two connections to one store, which is
 what two processes (or two machines, for PostgreSQL) see. The PostgreSQL runs are marked ``slow``: they need the
@@ -522,3 +524,21 @@ def test_the_turn_after_a_write_catches_up_with_what_was_written_not_with_every_
     held.catch_up()
     assert memory_id(USER, "evicted there") not in chroma.vectors([memory_id(USER, "evicted there")]), \
         "this process's own write, deleted by another before the next catch-up, leaves Chroma too"
+
+
+def test_a_registered_machine_is_waited_for_by_its_users_forgets_until_it_is_retired(open_ledger: Opener) -> None:
+    """The ``MachineRegistry`` port: a shared ledger lists the machines of a user, and a forget waits for each;
+    the SQLite file is one machine's own and registers none, so its forgets wait for no machine."""
+    ledger = open_ledger()
+    ledger.register_machine("m1", USER, "laptop")
+    memory = record("my locker code is 4411")
+    ledger.put([memory])
+    ledger.record_forget(USER, [memory.id], [memory.text])
+    if isinstance(ledger, SqliteLedger):
+        assert (ledger.machines(USER), ledger.retire_machine(USER, "m1")) == ([], False)
+        return
+    assert [(m.id, m.name, m.waiting) for m in ledger.machines(USER)] == [("m1", "laptop", 1)]
+    assert ledger.machines(OTHER) == [] and len(ledger.pending_forgets("m1")) == 1
+    assert ledger.retire_machine(USER, "m1") is True
+    assert (ledger.machines(USER), ledger.pending_forgets("m1"), ledger.pending_forgets()) == ([], [], [])
+    assert ledger.retire_machine(USER, "m1") is False
