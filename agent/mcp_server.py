@@ -32,10 +32,10 @@ from mcp_types import CallToolResult, InputRequiredResult
 from pydantic import ValidationError
 
 from agent import forget
+from agent.app.selectors import SHOWN_ID
 from agent.errors import AgentError
 from agent.memory.profile import Entry, label
 from agent.memory.service import MemoryService
-from agent.ui.render import SHOWN_ID
 
 SESSION = "mcp"  # the session the memories remembered through the server name as theirs
 # What the user can still do at the session's write cap, where they are: the explicit ways to store a memory.

@@ -1,5 +1,5 @@
 """The chat's options as the command line gives them (``agent.cli`` makes them of its flags): what
-``agent.app.run_chat``, the wiring and the REPL read. Apart from the typer module, so that none of those imports
+``agent.cli.run_chat``, the wiring and the REPL read. Apart from the typer module, so that none of those imports
 the command line."""
 
 from __future__ import annotations

@@ -13,7 +13,6 @@ from dataclasses import dataclass
 
 from agent import edit, forget
 from agent.domain import MemoryRecord
-from agent.ui.editor import edit_text
 
 
 @dataclass(frozen=True)
@@ -28,11 +27,11 @@ def edit_memory(
     on_service: forget.OnService,
     old: MemoryRecord,
     places: forget.Places,
+    editor: Callable[[str], str | None],
     own: forget.OwnSession | None = None,
-    editor: Callable[[str], str | None] = edit_text,
 ) -> edit.Edited | Unchanged:
-    """Let the user rewrite ``old`` in ``editor`` and store what they saved (``own``: the chat's session, which
-    the old words leave in memory too)."""
+    """Let the user rewrite ``old`` in ``editor`` (the front end's: the terminal's ``$EDITOR``, a test's function)
+    and store what they saved (``own``: the chat's session, which the old words leave in memory too)."""
     text = editor(old.text)
     why = edit.problem(old, text)
     if why is not None or text is None:

@@ -12,7 +12,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from agent.domain import Machine, MemoryRecord
-from agent.ui.render import MIN_PREFIX, SHOWN_ID
+
+SHOWN_ID = 8  # characters of a memory's id in the tables: enough to name one among millions
+MIN_PREFIX = 4  # a shorter id prefix would pick a memory by chance in a store of thousands
 
 
 @dataclass(frozen=True)

@@ -10,17 +10,12 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from agent.app.selectors import MIN_PREFIX, SHOWN_ID
 from agent.cli.root import EmbedderOpt, JsonOpt, State, _json, _warn, memories_app, shared
 from agent.domain import Machine, MemoryRecord, ScoredMemory
 from agent.errors import AgentError, UsageError
 from agent.memory.profile import Entry
-from agent.ui.render import (
-    MIN_PREFIX,
-    SHOWN_ID,
-    escape_terminal,
-    plural,
-    print_stdout,
-)
+from agent.ui.render import escape_terminal, plural, print_stdout
 
 if TYPE_CHECKING:
     from agent.memory.service import MemoryService
@@ -391,10 +386,11 @@ def memories_edit(
     """Rewrite a memory in $EDITOR: it keeps where it came from, is embedded again, and the old text is forgotten."""
     from agent import forget
     from agent.app.editing import Unchanged, edit_memory
+    from agent.ui.editor import edit_text
 
     service = state.service(embedder)
     old = _one(service.list(), memory_id, asked=True)  # the editor shows it: saving it unchanged changes nothing
-    edited = edit_memory(forget.inline(service), old, state.places(service.user))
+    edited = edit_memory(forget.inline(service), old, state.places(service.user), edit_text)
     if isinstance(edited, Unchanged):
         typer.echo(edited.why)
         return

@@ -351,7 +351,7 @@ def _chat(state: State, flags: ChatFlags, words: list[str]) -> None:
     """The chat, or the one message of a one-shot run: the prompt ``words``, the files, what is piped in."""
     from agent import sampling
     from agent.app.chat_options import ChatOptions
-    from agent.app.run_chat import run_chat
+    from agent.cli.run_chat import run_chat
 
     settings = state.settings(model=flags.model)  # a bad setting is said before standard input is read
     message = _one_message(flags, words)

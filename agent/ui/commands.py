@@ -25,13 +25,14 @@ from agent.app.chat_engine import ChatEngine
 from agent.app.editing import Unchanged, edit_memory
 from agent.app.forgetting import forget_ids
 from agent.app.memory_worker import MemoryWorker
-from agent.app.selectors import pick_all, replaced_by_prefix
+from agent.app.selectors import MIN_PREFIX, SHOWN_ID, pick_all, replaced_by_prefix
 from agent.domain import MemoryRecord, ScoredMemory
 from agent.errors import AgentError
 from agent.sessions import SessionHold
 from agent.ui.controls import ChatControls, writes_state
+from agent.ui.editor import edit_text
 from agent.ui.output import Output
-from agent.ui.render import MIN_PREFIX, SHOWN_ID, escape_terminal, memory_table, plural, safe
+from agent.ui.render import escape_terminal, memory_table, plural, safe
 from agent.ui.session_commands import SessionCommands
 from agent.ui.truth_view import history_table, profile_rows, profile_table
 
@@ -323,7 +324,7 @@ class Commands(ChatControls, SessionCommands):
         if old is None:
             self.out.notice("That memory is gone (forgotten meanwhile): nothing to edit.")
             return
-        edited = edit_memory(memory.call, old, self._places(memory), own=self.engine)
+        edited = edit_memory(memory.call, old, self._places(memory), edit_text, own=self.engine)
         if isinstance(edited, Unchanged):
             self.out.notice(edited.why)
             return

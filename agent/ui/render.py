@@ -13,14 +13,13 @@ from rich.console import Console, ConsoleOptions, RenderableType, RenderResult
 from rich.markup import escape as escape_markup
 from rich.table import Table
 
+from agent.app.selectors import SHOWN_ID
 from agent.domain import MemoryRecord, ScoredMemory
 
 # C0 controls except tab and newline, DEL, C1 controls (which include the 8-bit CSI and OSC introducers), and the
 # invisible characters that change how a line shows: bidi marks, embeddings, overrides and isolates (U+202E shows the
 # text after it reversed) and the line and paragraph separators (U+2028 breaks a table row in two).
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069\u2028\u2029]")
-SHOWN_ID = 8  # characters of a memory's id in the tables: enough to name one among millions
-MIN_PREFIX = 4  # a shorter id prefix would pick a memory by chance in a store of thousands
 
 
 def escape_terminal(text: str) -> str:

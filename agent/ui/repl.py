@@ -1,5 +1,5 @@
 """The chat loop: reads lines and answers them through the chat engine the composition root built
-(``agent.app.run_chat``), and says what happened.
+(``agent.cli.run_chat``), and says what happened.
 
 Start-up does only what can fail fast in the foreground (endpoint settings, the session name, its lock, its
 file) and shows the prompt; the OpenAI SDK import, Chroma and the embedding model load in the background. Each
