@@ -36,9 +36,9 @@ test: $(SERVERS)
 	PYTHONDONTWRITEBYTECODE= $(BIN)/pytest -q $(PYTEST_ARGS) || test $$? -eq 5  # exit 5: no test collected
 
 # The unit tier alone (tests/unit: no process, no socket, no model; see tests/README.md), serially: starting
-# pytest-xdist's workers costs more than its tests take.
+# pytest-xdist's workers costs more than its tests take; bytecode written as `test` does (see above).
 test-fast: $(STAMP)
-	$(BIN)/pytest -q -n 0 tests/unit
+	PYTHONDONTWRITEBYTECODE= $(BIN)/pytest -q -n 0 tests/unit
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache
