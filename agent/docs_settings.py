@@ -1,6 +1,6 @@
 """The table of settings in ``docs/settings.md``, generated from ``SPECS`` as ``.env.example`` is, so the manual
 can neither miss a setting nor keep one that is gone. ``python -m agent.docs_settings`` writes it between the
-file's markers; ``--check`` writes nothing and exits 1 when the file differs (``tests/test_docs.py`` fails then).
+file's markers; ``--check`` writes nothing and exits 1 when the file differs (``tests/unit/test_docs.py`` fails then).
 """
 
 from __future__ import annotations

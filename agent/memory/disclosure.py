@@ -18,7 +18,7 @@ words that frame a request ("near where I live", "order me my usual coffee").
 
 Pure and deterministic: word lists and regular expressions, no model. The grammar is in three places: the words
 it reads (``agent.memory.lexicon``), the named patterns built of them, each with the sentences it must and must not
-match (``agent.memory.patterns``, every one checked against its examples by ``tests/test_gate_patterns.py``), and
+match (``agent.memory.patterns``, every one checked against its examples by ``tests/unit/test_gate_patterns.py``), and
 here the decisions that put them together. What is kept is the disclosing sentences in
 the user's own words (a disclosing question whole, since the question is the only form its disclosure has), so a
 statement is never rewritten and the questions and remarks around it are not stored.

@@ -1,7 +1,7 @@
 """The named patterns of the disclosure grammar, each with the sentences it must and must not match.
 
 A pattern is a regular expression, how it is applied (at the start of a clause, or anywhere in it) and the
-examples that say what it is for: ``tests/test_gate_patterns.py`` checks every pattern of ``ALL`` against its own
+examples that say what it is for: ``tests/unit/test_gate_patterns.py`` checks every pattern of ``ALL`` against its own
 examples, so a change made for one sentence that breaks what the pattern was written for fails there, next to the
 pattern's name, before any benchmark runs. The examples are read as the decisions read text: the words of
 ``lexicon.normal`` joined by spaces (lower case, "i'm" read as "i am"), or the sentence as typed for a pattern that

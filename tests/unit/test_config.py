@@ -44,7 +44,7 @@ def test_invalid_value_names_the_variable() -> None:
 
 
 def test_env_example_lists_every_setting() -> None:
-    committed = (Path(__file__).parent.parent / ".env.example").read_text()
+    committed = (Path(__file__).parents[2] / ".env.example").read_text()
     assert committed == dotenv_example()
     for spec in SPECS:
         assert f"# {spec.env[0]}=" in committed

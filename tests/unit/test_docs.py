@@ -11,7 +11,7 @@ from pathlib import Path
 
 from agent import docs_settings
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md")), ROOT / "bench" / "RESULTS.md"]
 _FENCE = re.compile(r"^```.*?^```", re.M | re.S)
 _CODE = re.compile(r"`[^`\n]*`")

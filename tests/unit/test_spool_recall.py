@@ -1,6 +1,6 @@
 """The turn on which memory answers again recalls what was said while it was away (issue 11 §2): the turns waiting
 in the spool are written before that turn's recall, not after it. In-process, with a ledger that can be switched
-off (``tests.test_shared_spool.Outage``)."""
+off (``tests.unit.test_shared_spool.Outage``)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from pathlib import Path
 from agent.adapters.ledger import SqliteLedger
 from agent.spool import Spool, Spooled
 from tests.repl_harness import build_chat, run_lines
-from tests.test_shared_spool import AWAY, Outage, Switching, service
+from tests.unit.test_shared_spool import AWAY, Outage, Switching, service
 
 
 class Healing(Spool):

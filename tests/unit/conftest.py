@@ -1,0 +1,38 @@
+"""The unit tier: tests of code alone, in this process. A test here that connects a socket, starts a process or
+loads the embedding model fails, so the tier stays quick (``make test-fast``) and a test that needs more moves to
+``tests/`` rather than slowing every quick run (see ``tests/README.md``)."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from agent.adapters.local_embedder import LocalEmbedder
+
+
+def _refuse(what: str) -> object:
+    def refused(*args: object, **kwargs: object) -> None:
+        raise AssertionError(f"a unit test {what}: it belongs in tests/, not tests/unit/")
+
+    return refused
+
+
+@pytest.fixture(scope="session")
+def model_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """An empty cache in place of the warmed model of ``tests/conftest.py``: the unit tier never loads the model."""
+    return tmp_path_factory.mktemp("cache")
+
+
+@pytest.fixture(autouse=True)
+def nothing_outside(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Fail the test that connects a socket, starts a process or loads the model, at the call that does it."""
+    monkeypatch.setattr(socket.socket, "connect", _refuse("connected a socket"))
+    monkeypatch.setattr(socket.socket, "connect_ex", _refuse("connected a socket"))
+    # Its start, not __init__: a Popen that raises from __init__ fails again in __del__, with no returncode.
+    monkeypatch.setattr(subprocess.Popen, "_execute_child", _refuse("started a process"))
+    monkeypatch.setattr(os, "fork", _refuse("forked a process"))
+    monkeypatch.setattr(LocalEmbedder, "_load", _refuse("loaded the embedding model"))
