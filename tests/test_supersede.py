@@ -212,3 +212,26 @@ def test_what_dated_lines_say_is_embedded_once_however_often_they_are_neighbours
     said = [truth.body(line) for line in lines]
     assert all(embedded.count(body) == 1 for body in said), embedded
     ledger.close()
+
+
+def test_a_change_said_in_words_supersedes_the_close_memory_it_changes_with_the_reason(memory: MemoryService) -> None:
+    say(memory, "I go to pilates every Monday evening", "What's a good podcast for a commute?",
+        "gave up pilates, swimming twice a week now")
+    pilates, swimming = (next(r for r in memory.list() if w in r.text) for w in ("Monday", "swimming"))
+    assert pilates.superseded_by == swimming.id and swimming.current
+    assert "swimming" in memory.recall("Plan my week of exercise").block.text
+
+
+def test_a_description_or_an_addition_is_no_change_and_a_far_memory_is_not_what_changed(
+        memory: MemoryService) -> None:
+    say(memory, "My laptop is a ThinkPad X1", "my laptop is really slow lately",
+        "I play the violin in a quartet", "I also started the flute, no more excuses",
+        "My sister lives in Leeds", "switched my phone plan to a cheaper one")
+    assert len(live(memory)) == 6
+
+
+def test_the_change_cue_reads_changes_not_descriptions_or_additions() -> None:
+    assert truth.states_a_change("switched to oat milk in my coffee")
+    assert truth.states_a_change("kicked the energy drinks, green tea only")
+    assert not truth.states_a_change("my laptop is really slow these days")
+    assert not truth.states_a_change("I also switched to the cello, alongside the piano")
