@@ -251,7 +251,8 @@ def _sentence_discloses(sentence: str, about_someone: bool, transcript: bool) ->
         sentence = said[: material.end()]
     sentence = patterns.QUOTED.regex.sub(" a quote ", sentence)
     read = " ".join(_words(sentence))
-    if (patterns.SARCASM(sentence) or patterns.FICTION(read) or patterns.FORTUNE(read)) and not safety_relevant(read):
+    sarcastic = patterns.SARCASM(sentence) or patterns.SARCASM(said)  # as typed (its capitals) and as meant
+    if (sarcastic or patterns.FICTION(read) or patterns.FORTUNE(read)) and not safety_relevant(read):
         return None
     clauses = _clauses(sentence)
     plain = " ".join(_words(sentence))

@@ -674,14 +674,19 @@ SARCASM = Named(
         r"^(?:(?:oh|ah|yeah|well),? )?(?:sure|great|yay|wow|fantastic|wonderful|brilliant|perfect|lovely|right|"
         r"of course)\b[,!.]+ .*\b(?:(?:just|really|absolutely|totally) (?:love|adore|enjoy)|favou?rite thing|"
         r"best (?:part|thing) of my|definitely|totally|obviously|clearly|can't wait)\b|"
-        r"^(?:(?:oh|ah),? )?(?:yeah|sure|oh),? (?:because|cause|cos|coz|as if)\b|"
+        r"^(?:(?:honestly|btw|tbh|fyi|lol|ok|okay|so|and|but|also|well)[,:]?\s+)*"
+        r"(?:(?:oh|ah),? )?(?:yeah|sure|oh),? (?:because|cause|cos|coz|as if)\b|"
+        # lower case loses the capitals: "oh yeah i just love mondays, best day ever"
+        r"\b(?:just|really|totally|absolutely) (?:love|adore|enjoy) (?:mondays?|waiting|queues?|traffic|taxes|"
+        r"the dmv|being on hold|being ignored|meetings|paperwork|commuting)\b.*\b(?:best|favou?rite|greatest)\b|"
         r"^oh (?:great|sure|joy|goody|wonderful|fantastic|brilliant|perfect|lovely)\b[,!.]+ .*\b(?:love|adore|enjoy)\b|"
         r"\b(?:favou?rite|best) thing in the (?:whole )?world\b(?=.*\b(?:another|again|waiting|queue|traffic|"
         r"monday|taxes|dmv|hold)\b)",
         re.I),
     matches=("oh sure, I just LOVE waiting two hours at the DMV", "yeah because I'm definitely a millionaire lol",
              "great, another Monday, my favourite thing in the world", "oh I just *adore* waiting on hold",
-             "I love meetings /s", "oh great, I love being ignored"),
+             "I love meetings /s", "oh great, I love being ignored", "btw yeah because I'm totally rich",
+             "oh yeah i just love traffic, best part of my day"),
     misses=("great, I'm moving to Lisbon next month", "I just love being a mum", "yeah I'm vegan because of my health",
             "my favourite thing in the world is my dog"),
     raw=True,

@@ -78,7 +78,9 @@ def meant(word: str) -> str:
         found = slips & known
         if found:  # the likeliest slip decides; two words it could be are no reading
             return found.pop() if len(found) == 1 else word
-    return word
+    # The grammar reads any "-ing" form as one ("saving for a car"): two letters swapped in one reads as it.
+    forms = {w for w in _slips(word)[0] if w.endswith("ing")} if not word.endswith("ing") else set()
+    return forms.pop() if len(forms) == 1 else word
 
 
 @lru_cache(maxsize=1024)
