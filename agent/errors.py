@@ -26,11 +26,25 @@ can turn any of them into one line and an exit code, and print a traceback only 
     └── SessionError                a session name is invalid, or its file cannot be used
         ├── SessionCorrupt          the session file does not parse; ``path`` names it, ``reason`` says why
         └── SessionBusy             another process has the session open
+
+A layer below the front ends says what fixes a fault by naming a ``Remedy``, never the command that carries it out:
+an adapter knows that the index can be rebuilt from the ledger, not what the command line calls that.
 """
 
 from __future__ import annotations
 
+import enum
 from pathlib import Path
+
+
+class Remedy(enum.Enum):
+    """A fix the user runs, as a message says it (``f"...: {Remedy.REBUILD}."``). The value is how the front ends
+    phrase it, in this one place: a command renamed changes one line here, and no adapter spells a command."""
+
+    REBUILD = "run `agent memories rebuild`"
+
+    def __str__(self) -> str:
+        return self.value
 
 
 class AgentError(Exception):

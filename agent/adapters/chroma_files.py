@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from agent.adapters import disk
-from agent.errors import MemoryUnavailable, StoreCorrupt, StoreLocked
+from agent.errors import MemoryUnavailable, Remedy, StoreCorrupt, StoreLocked
 from agent.files import write_private
 
 log = logging.getLogger(__name__)
@@ -69,7 +69,7 @@ def check_version(chroma_dir: Path) -> None:
     if stored is not None and _version_key(stored) > _version_key(installed):
         raise MemoryUnavailable(
             f"The memory index in {chroma_dir} was written by chromadb {stored}, newer than the installed "
-            f"{installed}, which could damage it: install chromadb {stored}, or run `agent memories rebuild` to set "
+            f"{installed}, which could damage it: install chromadb {stored}, or {Remedy.REBUILD} to set "
             "it aside and build a new index from the ledger."
         )
     name = f"{chroma_dir.name}.backup-{stored or 'unknown'}-{time.strftime('%Y%m%d-%H%M%S')}"

@@ -65,7 +65,7 @@ from urllib.parse import urlparse
 from agent import locking
 from agent.adapters import chroma_files, disk
 from agent.domain import VectorSpace
-from agent.errors import AgentError, DiskFull, MemoryUnavailable, StoreAway, StoreCorrupt
+from agent.errors import AgentError, DiskFull, MemoryUnavailable, Remedy, StoreAway, StoreCorrupt
 from agent.ports import IndexHit
 
 log = logging.getLogger(__name__)
@@ -82,7 +82,6 @@ HEAL_POLL = 1.0
 PROBE_K = 10
 CLOSE_WAIT = 2.0
 _POLL = 0.01
-_REBUILD = "run `agent memories rebuild` to rebuild it from the ledger"
 
 # Used when a client cannot tell its maximum batch (a server answering -1): chromadb 1.5.9's embedded store takes
 # 5,461 records per call.
@@ -439,7 +438,8 @@ class ChromaIndex:
                     self._give_up(message)
                 raise StoreAway(message) from exc
             raise MemoryUnavailable(
-                f"The memory index at {self._location} failed to {what} ({_short(exc)}): {_REBUILD} if this persists."
+                f"The memory index at {self._location} failed to {what} ({_short(exc)}): {Remedy.REBUILD} to "
+                "rebuild it from the ledger if this persists."
             ) from exc
 
     def _give_up(self, message: str) -> None:

@@ -25,7 +25,7 @@ from typing import Protocol
 from agent import locking
 from agent.adapters.chroma_index import LOCK_WAIT, ChromaIndex, close_client
 from agent.domain import VectorSpace
-from agent.errors import EmbeddingError
+from agent.errors import EmbeddingError, Remedy
 from agent.files import move_aside
 from agent.memory.service import space_of
 from agent.ports import Embedder, IndexHit, Ledger, Notify
@@ -189,7 +189,7 @@ def reconcile(
     unembedded = [mid for mid in missing if mid not in copies]
     if len(unembedded) > RECONCILE_LIMIT:
         notify(f"{len(unembedded)} of {len(stored)} memories have no vector in the index, so chat cannot recall "
-               "them: run `agent memories rebuild`.")
+               f"them: {Remedy.REBUILD}.")
         return Reconciled(len(copies), False, recent)
     if unembedded:
         records = ledger.get(user, unembedded)
