@@ -258,13 +258,11 @@ def store_checks(settings: Settings) -> Iterator[Check]:
             service.check_space()
         except AgentError as exc:
             yield Check(area, "embedder", "fail", str(exc))
-        ledger, indexed = service.ledger.count(settings.user), service.index.count()
+        ledger, indexed = service.count(), service.index.count()
         if ledger == indexed:
             yield Check(area, "index matches ledger", "ok", f"{ledger} memories of {settings.user}")
         else:
             yield Check(area, "index matches ledger", "warn", f"{ledger} memories in the ledger, {indexed} in the "
                         "index", "the next chat re-indexes them (or run `agent memories rebuild`)")
     finally:
-        close = getattr(service.ledger, "close", None)
-        if callable(close):
-            close()
+        service.close()

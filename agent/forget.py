@@ -44,7 +44,7 @@ import re
 import shutil
 import signal
 import threading
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -265,12 +265,12 @@ def scrub_spool(spool: Spool, forgotten: Forgotten) -> bool:
     return changed
 
 
-def hold_back(ledger: Ledger, user: str, machine: str, spool: Spool) -> bool:
-    """Before anything in ``spool`` is written to memory: take out of it the words of every forget of ``user``'s
-    that ``machine`` has not finished yet (made on another machine, or cut short here), whatever else is still to
-    scrub for it (``finish`` does that, and acknowledges it). Whether anything changed; ``OSError`` as
+def hold_back(pending: Iterable[ForgetRecord], spool: Spool) -> bool:
+    """Before anything in ``spool`` is written to memory: take out of it the words of every forget ``pending`` (of
+    the user's that this machine has not finished yet: made on another machine, or cut short here), whatever else
+    is still to scrub for it (``finish`` does that, and acknowledges it). Whether anything changed; ``OSError`` as
     ``scrub_spool``. A forget whose record is gone already is caught entry by entry (``Ledger.forgotten_since``)."""
-    texts = [text for record in ledger.pending_forgets(machine) if record.user == user for text in record.texts]
+    texts = [text for record in pending for text in record.texts]
     return bool(texts) and scrub_spool(spool, Forgotten(texts))
 
 
@@ -288,12 +288,45 @@ def _unnamed(line: str, ids: set[str]) -> str:
         memory_id.startswith(word.group().lower()) for memory_id in ids) else word.group(), line)
 
 
-def scrub_contexts(ledger: Ledger, user: str, forgotten: Forgotten) -> int:
-    """Rewrite, in place, the keyword context of ``user``'s memories that quotes forgotten words (the end of the
+class UserStore(Protocol):
+    """What finishing a forget changes in the store, for the forget's user: the chat's ``MemoryService``, or a
+    ledger seen as one user's (``OfUser``: a start finishes the forgets of every user)."""
+
+    def list(self) -> list[MemoryRecord]: ...
+
+    def set_contexts(self, contexts: Mapping[str, str]) -> None: ...
+
+    def drop_changes_naming(self, ids: Sequence[str]) -> None: ...
+
+    def acknowledge_forget(self, key: int, machine: str) -> None: ...
+
+
+@dataclass(frozen=True)
+class OfUser:
+    """``ledger`` as the ``UserStore`` of ``user``."""
+
+    ledger: Ledger
+    user: str
+
+    def list(self) -> list[MemoryRecord]:
+        return self.ledger.all(self.user)
+
+    def set_contexts(self, contexts: Mapping[str, str]) -> None:
+        self.ledger.set_contexts(self.user, contexts)
+
+    def drop_changes_naming(self, ids: Sequence[str]) -> None:
+        drop_changes_naming(self.ledger, self.user, ids)
+
+    def acknowledge_forget(self, key: int, machine: str) -> None:
+        self.ledger.acknowledge_forget(key, machine)
+
+
+def scrub_contexts(store: UserStore, forgotten: Forgotten) -> int:
+    """Rewrite, in place, the keyword context of the user's memories that quotes forgotten words (the end of the
     reply a remembered line answered); the memories keep their text, dates and vectors. Returns how many."""
-    contexts = {record.id: forgotten.scrub(context) for record in ledger.all(user)
+    contexts = {record.id: forgotten.scrub(context) for record in store.list()
                 if (context := record.context) and forgotten.within(context)}
-    ledger.set_contexts(user, contexts)
+    store.set_contexts(contexts)
     return len(contexts)
 
 
@@ -398,7 +431,7 @@ def begin(service: MemoryService, records: Sequence[MemoryRecord], everything: b
     quotes an undone turn added to memories that stay). Runs where the service lives (the chat's memory thread)."""
     back = service.release(records, everything) if relink else []
     ids, texts = [record.id for record in records], list(dict.fromkeys([*texts_of(records), *also]))
-    key, count = service.ledger.record_forget(service.user, ids, texts)
+    key, count = service.record_forget(ids, texts)
     return Begun(ForgetRecord(key, service.user, tuple(ids), tuple(texts)), count, everything, tuple(back))
 
 
@@ -471,10 +504,11 @@ def _ledger_note(names: Sequence[str]) -> str:
             "file, so delete it once you have recovered what you need from it")
 
 
-def finish(record: ForgetRecord, ledger: Ledger, places: Places, skip: str | None = None) -> Outcome:
+def finish(record: ForgetRecord, store: UserStore, places: Places, skip: str | None = None) -> Outcome:
     """Take the texts of ``record`` out of the other memories' context (and drop the changes ``/undo`` keeps that
     name its memories), every session file but ``skip`` (the chat's own, already scrubbed) and the input history;
-    then acknowledge the record for this machine (the last
+    then, in ``store`` (the record's user's), the other memories' context and the changes ``/undo`` keeps, and
+    acknowledge the record for this machine (the last
     machine's acknowledgement drops it), unless a session was held by another process or a place could not be
     scrubbed. Safe to run again, and from two processes at once: each step finds only what is left."""
     forgotten = Forgotten(record.texts)
@@ -488,8 +522,8 @@ def finish(record: ForgetRecord, ledger: Ledger, places: Places, skip: str | Non
     else:
         outcome.unfollowed.append(_unfollowed(link, forgotten))
     try:
-        rewritten = scrub_contexts(ledger, record.user, forgotten)
-        drop_changes_naming(ledger, record.user, record.ids)  # what /undo keeps of the turns that wrote them
+        rewritten = scrub_contexts(store, forgotten)
+        store.drop_changes_naming(record.ids)  # what /undo keeps of the turns that wrote them
     except AgentError as exc:
         outcome.failed.append(f"the reply context of other memories ({exc})")
     else:
@@ -523,10 +557,22 @@ def finish(record: ForgetRecord, ledger: Ledger, places: Places, skip: str | Non
         outcome.ledgers = [copy.name for copy in ledgers]
     if not outcome.busy and not outcome.failed:
         try:
-            ledger.acknowledge_forget(record.key, places.machine)
+            store.acknowledge_forget(record.key, places.machine)
         except AgentError as exc:
             outcome.failed.append(f"the record of this forget ({exc})")
     return outcome
+
+
+@dataclass(frozen=True)
+class Finish:
+    """``finish`` of ``record`` with the memory service of its user, sent where the service lives (``OnService``)."""
+
+    record: ForgetRecord
+    places: Places
+    skip: str | None = None
+
+    def __call__(self, service: MemoryService) -> Outcome:
+        return finish(self.record, service, self.places, self.skip)
 
 
 class OnService(Protocol):
@@ -622,7 +668,7 @@ def _complete(on_service: OnService, begun: Begun, places: Places, own: OwnSessi
     record = begun.record
     this_session = own is not None and own.scrub(Forgotten(record.texts), set(record.ids))
     skip = None if own is None else own.session.name
-    outcome = on_service(lambda service: finish(record, service.ledger, places, skip))
+    outcome = on_service(Finish(record, places, skip))
     return Result(begun.count, outcome, this_session, index_error, back=begun.back)
 
 
@@ -632,7 +678,7 @@ def finish_cut_short(ledger: Ledger, places_of: Callable[[str], Places], machine
     pending = ledger.pending_forgets(machine)
     if not pending:
         return None
-    outcomes = [finish(record, ledger, places_of(record.user)) for record in pending]
+    outcomes = [finish(record, OfUser(ledger, record.user), places_of(record.user)) for record in pending]
     memories = _plural(sum(len(record.ids) for record in pending), "memory", "memories")
     # A shared ledger's records wait for machines: this one may be finishing another machine's forget.
     what = "made on another machine or cut short here" if any(r.waiting for r in pending) else "that was cut short"

@@ -88,7 +88,7 @@ class MemoryTools:
             if not report.stored:
                 why = report.skipped_reason or report.decision.reason
                 return f"Not remembered: {why}."
-            by_id = {r.id: r for r in service.ledger.get(service.user, list(report.superseded)).values()}
+            by_id = service.records(report.superseded)
             lines = [f"{report.verb(r)} (id {r.id[:SHOWN_ID]}): {_flat(r.text)}" for r in report.stored]
             lines += [f"it replaces: {_flat(r.text)}" for r in by_id.values()]
             lines += [f"evicted (past the memory capacity): {_flat(r.text)}" for r in report.evicted]

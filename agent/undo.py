@@ -63,7 +63,7 @@ def take_back(engine: ChatEngine, places: forget.Places | None) -> Undone | None
     waiting = 0 if memory.read_only else memory.unspool(session, number, words)
     try:
         scrubbed = forget.FORGOTTEN in words
-        writes = memory.call(lambda s: s.turn_writes(session, number, words, scrubbed))
+        writes = memory.call(queries.WritesOfTurn(session, number, words, scrubbed))
     except AgentError as exc:
         if not (waiting and passing(exc)):
             raise
@@ -73,13 +73,13 @@ def take_back(engine: ChatEngine, places: forget.Places | None) -> Undone | None
         return Undone(turn, number, kept=writes.created)
     touched = [m for m, _ in writes.quotes]
     restated = list(memory.call(queries.Fetch(touched)).values()) if touched else []
-    put_back = memory.call(lambda s: s.put_back(writes)) if writes.quotes or writes.changed else []
+    put_back = memory.call(queries.PutBack(writes)) if writes.quotes or writes.changed else []
     result = None
     if writes.created or writes.quotes:
         result = forget.forget(memory.call, writes.created, places, own=engine,
                                also=[quote.text for _, quote in writes.quotes])
     if writes.changes:
-        memory.call(lambda s: s.drop_changes(writes))
+        memory.call(queries.DropChanges(writes))
     engine.take_back_last()
     return Undone(turn, number, waiting=waiting, forgotten=writes.created, restated=tuple(restated),
                   back=tuple(r for r in put_back if r.current), result=result)

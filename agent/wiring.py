@@ -260,6 +260,7 @@ def open_memory(
     notify: Notify | None = None,
     connecting: Callable[[], AbstractContextManager[None]] = nullcontext,
     ledger_only: bool = False,
+    ledger: Ledger | None = None,
 ) -> MemoryService:
     """The memory service of ``settings.user`` in the configured data directory (or Chroma server).
 
@@ -279,12 +280,15 @@ def open_memory(
     ``connecting`` surrounds each step that waits on a server (``agent.app.memory_worker.ConnectWait``).
     With ``ledger_only`` the ledger's own vector copies stand in for the index and Chroma is not opened: a command
     that reads the ledger only must not wait for, or fail with, a Chroma server that is down or frozen.
+    ``ledger`` is one the caller built (``build_ledger``) and keeps a handle on, to finish forgets with it: the
+    service's own is no one else's to reach; it is closed here if the open fails.
     """
     tell = notify or log.warning
     paths = ensure_data_dir(settings.data_dir)
     _load_drivers(settings)
-    with connecting() if settings.database_url else nullcontext():
-        ledger = build_ledger(settings, paths)
+    if ledger is None:
+        with connecting() if settings.database_url else nullcontext():
+            ledger = build_ledger(settings, paths)
     try:
         with connecting() if settings.chroma_url and not ledger_only else nullcontext():
             index, set_aside = (_ledger_index(ledger, settings.user) if ledger_only

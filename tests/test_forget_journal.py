@@ -62,7 +62,7 @@ def test_a_ledger_that_never_forgot_has_no_record_and_no_table(tmp_path: Path) -
 def test_contexts_are_rewritten_in_place_keeping_the_memory_and_no_byte_of_the_old_one(tmp_path: Path) -> None:
     memory = memory_service(tmp_path)
     [chess] = memory.observe(CHESS, session="s", turn=2, when=5.0, extra={"context": f"Got it: {SECRET}."}).stored
-    assert forget.scrub_contexts(memory.ledger, "me", forget.Forgotten([SECRET])) == 1
+    assert forget.scrub_contexts(memory, forget.Forgotten([SECRET])) == 1
     [kept] = memory.list()
     assert (kept.id, kept.created_at, kept.extra) == (chess.id, 5.0, {"context": f"Got it: {FORGOTTEN}."})
     assert memory.search("chess with my brother", 1)[0].record.id == chess.id

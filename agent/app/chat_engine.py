@@ -25,8 +25,9 @@ from agent.app.memory_worker import (
     MemoryWorker,
     WriteOutcome,
 )
+from agent.app.queries import PendingForgets
 from agent.conversation import DEFAULT, Conversation, Fold, Leaving
-from agent.domain import ForgetRecord, Message, Turn, TurnStatus
+from agent.domain import Message, Turn, TurnStatus
 from agent.errors import (
     AgentError,
     ChatError,
@@ -34,9 +35,9 @@ from agent.errors import (
     SessionError,
     SystemRoleRefused,
 )
-from agent.forget import Forgotten, Places, finish, scrub_session
+from agent.forget import Finish, Forgotten, Places, scrub_session
 from agent.memory.canonical import canonical
-from agent.memory.service import MemoryService, Recall
+from agent.memory.service import Recall
 from agent.ports import ChatChunk, ChatModel, RetryNotice
 from agent.server import Placement, ServerProfile, request_limit
 from agent.sessions import Session, SessionStore
@@ -425,19 +426,13 @@ class ChatEngine:
         assert self.memory is not None
         machine = "" if self.places is None else self.places.machine
 
-        def new(service: MemoryService) -> list[ForgetRecord]:
-            return [record for record in service.ledger.pending_forgets(machine) if record.user == service.user]
-
-        def finish_here(places: Places, record: ForgetRecord) -> Callable[[MemoryService], object]:
-            return lambda service: finish(record, service.ledger, places, self.session.name)
-
-        for record in self.memory.call(new):
+        for record in self.memory.call(PendingForgets(machine)):
             if record.key in self._followed:
                 continue  # tried once by this chat: the next start tries again (a turn waits for no retry)
             self._followed.add(record.key)
             self.scrub(Forgotten(record.texts), set(record.ids))
             if self.places is not None:
-                self.memory.call(finish_here(self.places, record))
+                self.memory.call(Finish(record, self.places, self.session.name))
 
     def switch(self, session: Session, saving: bool = True) -> None:
         """Go on in ``session`` (``/new``, ``/sessions NAME``): the window is rebuilt from its turns, and what this

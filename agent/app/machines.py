@@ -25,17 +25,17 @@ def pending_texts(ledger: Ledger, user: str) -> list[str]:
 
 def forgotten_texts(service: MemoryService) -> list[str]:
     """The forgotten texts of this user's forgets that some machine has not finished yet."""
-    return pending_texts(service.ledger, service.user)
+    return [text for record in service.pending_forgets() for text in record.texts]
 
 
 def machines(service: MemoryService) -> list[Machine]:
-    return service.ledger.machines(service.user)
+    return service.machines()
 
 
 def pending(service: MemoryService) -> list[ForgetRecord]:
-    return pending_forgets(service.ledger, service.user)
+    return service.pending_forgets()
 
 
 def retire(service: MemoryService, machine: Machine) -> None:
     """No forget of this user waits for ``machine`` any more."""
-    service.ledger.retire_machine(service.user, machine.id)
+    service.retire_machine(machine.id)

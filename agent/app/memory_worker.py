@@ -255,7 +255,7 @@ class MemoryWorker:
             try:
                 self._pool.submit(self._adopt, service)
             except RuntimeError:  # the chat ended meanwhile: nothing will use the store
-                service.ledger.close()
+                service.close()
             return
 
     def _adopt(self, service: MemoryService) -> None:
@@ -450,7 +450,7 @@ class MemoryWorker:
 
     def _store_id(self, service: MemoryService) -> str:
         if service not in self._store_ids:
-            self._store_ids[service] = service.ledger.store_id()
+            self._store_ids[service] = service.store_id()
         return self._store_ids[service]
 
     def _note_forgets(self, service: MemoryService) -> None:
@@ -458,7 +458,7 @@ class MemoryWorker:
         said after them, and is the user's own again (``agent.spool``)."""
         if self.spool is not None:
             try:
-                self.spool.note(self._store_id(service), service.ledger.forget_mark())
+                self.spool.note(self._store_id(service), service.forget_mark())
             except (AgentError, OSError) as exc:  # without it, turns kept from now on are judged as knowing none
                 log.debug("the forgets known were not noted: %s", exc)
 
@@ -475,7 +475,7 @@ class MemoryWorker:
         if self.spool is None or not self.spool.has_waiting():
             return None
         try:
-            hold_back(service.ledger, service.user, self.machine, self.spool)
+            hold_back(service.pending_forgets(self.machine), self.spool)
             store = self._store_id(service)
         except AgentError as exc:  # this turn's own write waits behind them, and meets the same error
             return exc
@@ -506,8 +506,8 @@ class MemoryWorker:
         ledger's count says nothing of this one's, so 0) names its words: checked before anything is written, and
         after, for a forget that committed while it was written (then what it wrote of those words is forgotten
         again, as that forget would have forgotten it)."""
-        forgotten = service.ledger.forgotten_since
-        if forgotten(service.user, [entry.text], known):
+        forgotten = service.forgotten_since
+        if forgotten([entry.text], known):
             return WriteOutcome(entry.turn, replayed=True, note=FORGOTTEN_SINCE)
         if entry.explicit:
             report = service.remember(entry.text, session=entry.session, turn=entry.turn, when=entry.when)
@@ -515,7 +515,7 @@ class MemoryWorker:
             report = service.observe(entry.text, session=entry.session, turn=entry.turn, when=entry.when,
                                      extra={CONTEXT: entry.context} if entry.context else None,
                                      extract=entry.finished)
-        named = set(forgotten(service.user, [t for r in report.stored for t in (r.text, r.source)], known))
+        named = set(forgotten([t for r in report.stored for t in (r.text, r.source)], known))
         again = [r for r in report.stored if {r.text, r.source} & named]
         if again:
             drop_vectors(service, begin(service, again))

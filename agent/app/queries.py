@@ -8,11 +8,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from agent.domain import MemoryRecord, ScoredMemory
+from agent.domain import ForgetRecord, MemoryRecord, ScoredMemory
 
 if TYPE_CHECKING:
     from agent.memory.profile import Entry
-    from agent.memory.service import MemoryService
+    from agent.memory.service import MemoryService, TurnWrites
 
 SEARCH_K = 10  # how many matches /memories QUERY and /forget QUERY show
 
@@ -56,7 +56,17 @@ class Fetch:
     ids: Sequence[str]
 
     def __call__(self, service: MemoryService) -> dict[str, MemoryRecord]:
-        return service.ledger.get(service.user, list(self.ids))
+        return service.records(self.ids)
+
+
+@dataclass(frozen=True)
+class PendingForgets:
+    """The user's forgets that ``machine`` has not finished in its own files (``""``: a chat without places)."""
+
+    machine: str
+
+    def __call__(self, service: MemoryService) -> list[ForgetRecord]:
+        return service.pending_forgets(self.machine)
 
 
 @dataclass(frozen=True)
@@ -67,3 +77,38 @@ class Restore:
 
     def __call__(self, service: MemoryService) -> MemoryRecord | None:
         return service.restore(self.id)
+
+
+@dataclass(frozen=True)
+class WritesOfTurn:
+    """What the write of turn ``turn`` of ``session``, whose words were ``line``, did to memory (``/undo``);
+    ``scrubbed``: a forget has taken words out of the line since."""
+
+    session: str
+    turn: int
+    line: str
+    scrubbed: bool
+
+    def __call__(self, service: MemoryService) -> TurnWrites:
+        return service.turn_writes(self.session, self.turn, self.line, self.scrubbed)
+
+
+@dataclass(frozen=True)
+class PutBack:
+    """Take the quotes of ``writes`` out of the memories they joined and put back the links it changed; returns
+    the memories that changed."""
+
+    writes: TurnWrites
+
+    def __call__(self, service: MemoryService) -> list[MemoryRecord]:
+        return service.put_back(self.writes)
+
+
+@dataclass(frozen=True)
+class DropChanges:
+    """Drop from the store the changes ``writes`` kept: the turn they record is undone."""
+
+    writes: TurnWrites
+
+    def __call__(self, service: MemoryService) -> None:
+        service.drop_changes(self.writes)

@@ -138,10 +138,13 @@ class State:
     def service(self, embedder: str | None = None, check: bool = True, ledger_only: bool = False) -> MemoryService:
         """The memory of this run's user; ``ledger_only`` for a command that reads the ledger only (list, profile,
         export), which then works while the Chroma server is down or frozen (``open_memory``)."""
-        from agent.wiring import open_memory
+        from agent.wiring import build_ledger, ensure_data_dir, open_memory
 
-        service = open_memory(self.settings(), embedder=_embedder(embedder), check=check, ledger_only=ledger_only)
-        self.data_dir(service.ledger)  # the ledger just opened: a locked one is waited for once, not twice
+        settings = self.settings()
+        ledger = build_ledger(settings, ensure_data_dir(settings.data_dir))
+        service = open_memory(settings, embedder=_embedder(embedder), check=check, ledger_only=ledger_only,
+                              ledger=ledger)
+        self.data_dir(ledger)  # the ledger just opened: a locked one is waited for once, not twice
         return service
 
     def places(self, user: str) -> Places:

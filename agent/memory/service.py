@@ -13,13 +13,15 @@ import logging
 import re
 import time
 from collections import OrderedDict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 
 from agent.domain import (
     Change,
+    ForgetRecord,
     Links,
+    Machine,
     MemoryKind,
     MemoryRecord,
     Quote,
@@ -237,6 +239,8 @@ class MemoryService:
         clock: Callable[[], float] = time.time,
         counter: TokenCounter = count_tokens,
     ) -> None:
+        # The store's own: every other module reads and writes it through the methods below
+        # (tests/unit/test_service_boundary.py); only what built it (the composition root, tests) holds it too.
         self.ledger = ledger
         self.index = index
         self.embedder = embedder
@@ -834,6 +838,55 @@ class MemoryService:
         stored = self.write([rewrite.new])[0]
         self.ledger.set_links(self.user, rewrite.links)
         return self.ledger.get(self.user, [stored.id]).get(stored.id, stored)
+
+    def records(self, ids: Sequence[str]) -> dict[str, MemoryRecord]:
+        """The memories of ``ids`` that are still there (one may have been forgotten meanwhile), by id."""
+        return self.ledger.get(self.user, list(ids))
+
+    def set_contexts(self, contexts: Mapping[str, str]) -> None:
+        """Rewrite the keyword context of these memories in place (a forget scrubs the words it names)."""
+        self.ledger.set_contexts(self.user, contexts)
+
+    def drop_changes_naming(self, ids: Sequence[str]) -> None:
+        """Drop the changes ``/undo`` keeps that name a memory of ``ids``."""
+        drop_changes_naming(self.ledger, self.user, ids)
+
+    def close(self) -> None:
+        """Close the store: a service the chat opened and no longer uses, or a command's at its end."""
+        self.ledger.close()
+
+    def store_id(self) -> str:
+        """Which store this is (``MemoryStore.store_id``): a spooled turn's forget mark counts in this one only."""
+        return self.ledger.store_id()
+
+    def record_forget(self, ids: Sequence[str], texts: Sequence[str]) -> tuple[int, int]:
+        """Delete ``ids`` and record the forget, in one transaction (``ForgetJournal.record_forget``)."""
+        return self.ledger.record_forget(self.user, ids, texts)
+
+    def pending_forgets(self, machine: str | None = None) -> list[ForgetRecord]:
+        """This user's forgets that ``machine`` has not finished in its own files (None: that some machine has
+        not)."""
+        return [record for record in self.ledger.pending_forgets(machine) if record.user == self.user]
+
+    def acknowledge_forget(self, key: int, machine: str) -> None:
+        """``machine`` has finished the forget ``key`` in its own files."""
+        self.ledger.acknowledge_forget(key, machine)
+
+    def forget_mark(self) -> int:
+        """How far the store's forgets go now (``ForgetJournal.forget_mark``)."""
+        return self.ledger.forget_mark()
+
+    def forgotten_since(self, texts: Sequence[str], mark: int) -> list[str]:
+        """Those of ``texts`` that a forget of this user recorded after ``mark`` names."""
+        return self.ledger.forgotten_since(self.user, texts, mark)
+
+    def machines(self) -> list[Machine]:
+        """The machines that share this store for this user."""
+        return self.ledger.machines(self.user)
+
+    def retire_machine(self, machine: str) -> bool:
+        """No forget of this user waits for ``machine`` any more; whether it was registered."""
+        return self.ledger.retire_machine(self.user, machine)
 
     def flush_seen(self) -> None:
         """Write the ``last_seen`` of recalled memories. Recall only notes them: a durable write costs up to 9 ms

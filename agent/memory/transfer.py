@@ -286,7 +286,7 @@ def _refusal(record: MemoryRecord) -> str | None:
 
 
 def _new_among(service: MemoryService, ids: Sequence[str]) -> int:
-    return len(ids) - len(service.ledger.get(service.user, list(ids))) if ids else 0
+    return len(ids) - len(service.records(ids)) if ids else 0
 
 
 def _check_room(service: MemoryService, plan: _Plan, name: str, partial: bool = False) -> None:
@@ -325,7 +325,7 @@ def _as_kept(record: MemoryRecord, plan: _Plan) -> MemoryRecord:
 def _write(service: MemoryService, batch: Sequence[MemoryRecord], report: ImportReport) -> None:
     if not batch:
         return
-    known = service.ledger.get(service.user, [r.id for r in batch])
+    known = service.records([r.id for r in batch])
     report.evicted += service.write_evicting(batch)[1]
     report.refreshed += len(known)
     report.new += len(batch) - len(known)

@@ -14,6 +14,7 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from functools import partial
 from pathlib import Path
 
 from rich.table import Table
@@ -264,7 +265,7 @@ class Commands(ChatControls, SessionCommands):
         ``agent memories forget`` takes them: ``05177021`` is an id unless the listing has that many rows), and
         whether they are named for sure (listing numbers and whole shown ids) rather than by a short prefix; None,
         with one line saying which token named none or several, when any does."""
-        picks = pick_all(tokens, lambda: memory.call(queries.ids), self._listing)
+        picks = pick_all(tokens, partial(memory.call, queries.ids), self._listing)
         ids = [p.id for p in picks if p.id is not None]
         if len(ids) < len(picks):
             self.out.warn(self._unknown(picks[-1].token, picks[-1].matches))

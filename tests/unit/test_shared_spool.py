@@ -12,7 +12,7 @@ from typing import Any
 from agent.adapters.ledger import SqliteLedger
 from agent.domain import Message
 from agent.errors import MemoryUnavailable
-from agent.forget import Places, finish
+from agent.forget import OfUser, Places, finish
 from agent.memory.service import MemoryService
 from agent.ports import ChatChunk
 from agent.sessions import SessionStore
@@ -156,7 +156,7 @@ def test_a_forget_takes_its_words_out_of_the_waiting_turns(tmp_path: Path) -> No
     ledger = SqliteLedger(tmp_path / "ledger.sqlite3")
     key, _ = ledger.record_forget("me", [], ["My cat is called Miso"])
     record = next(r for r in ledger.pending_forgets() if r.key == key)
-    outcome = finish(record, ledger, Places(SessionStore(tmp_path / "sessions", "me"), spool=spool))
+    outcome = finish(record, OfUser(ledger, "me"), Places(SessionStore(tmp_path / "sessions", "me"), spool=spool))
     assert "the turns waiting for the memory store" in outcome.places
     left = [entry for _, entry in spool.waiting()]
     assert [entry.text for entry in left] == ["I play the cello", "I like tea"]

@@ -1,0 +1,35 @@
+"""The front ends, the app and the chat use the memory service through its named methods, and send named tasks to
+the memory thread: none reads the service's ledger (its forget journal, machine registry and records are methods
+of the service), and no lambda goes to ``MemoryWorker.call`` or to the selectors, where a reader would have to
+work out what it does on which thread."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+PACKAGE = Path(__file__).resolve().parents[2] / "agent"
+
+
+def _trees() -> list[tuple[str, ast.AST]]:
+    return [(str(path.relative_to(PACKAGE.parent)), ast.parse(path.read_text()))
+            for path in sorted(PACKAGE.rglob("*.py"))]
+
+
+def _own(node: ast.Attribute) -> bool:
+    """``self.ledger`` is an object's own (the service's, an adapter's); ``paths.ledger`` is the ledger's file."""
+    return isinstance(node.value, ast.Name) and (node.value.id == "self" or node.value.id.endswith("paths"))
+
+
+def test_no_module_reads_the_ledger_of_a_service() -> None:
+    reached = [f"{name}:{node.lineno} {ast.unparse(node)}" for name, tree in _trees() for node in ast.walk(tree)
+               if isinstance(node, ast.Attribute) and node.attr == "ledger" and not _own(node)]
+    assert reached == []
+
+
+def test_no_lambda_is_sent_to_the_memory_thread() -> None:
+    sent = [f"{name}:{node.lineno} {ast.unparse(node)}" for name, tree in _trees() for node in ast.walk(tree)
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute | ast.Name)
+            and (node.func.attr if isinstance(node.func, ast.Attribute) else node.func.id) in {"call", "pick_all"}
+            and any(isinstance(arg, ast.Lambda) for arg in node.args)]
+    assert sent == []
