@@ -5,8 +5,8 @@ every run that reads one says so.
 
 Every setting is declared once, as a field of ``Settings`` with its environment variable, default, help text and,
 for a number, its bounds (``SPECS`` is read from those fields); the same table drives ``.env.example``, ``agent
-config`` (which shows where each value came from) and the parsing and checking here. The memory settings take
-their defaults from the memory service's own (``MemoryPolicy``). The API key is a setting like any other but is
+config`` (which shows where each value came from) and the parsing and checking here. The memory settings' numbers
+are in ``agent.defaults``, which the memory's policy starts from too. The API key is a setting like any other but is
 never shown: ``describe`` masks it.
 """
 
@@ -26,9 +26,8 @@ from urllib.parse import SplitResult, urlsplit
 
 import platformdirs
 
-from agent import settings_files
+from agent import defaults, settings_files
 from agent.errors import UsageError
-from agent.memory.policy import MemoryPolicy
 from agent.settings_files import SettingsFile
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
@@ -324,7 +323,6 @@ def setting(
 
 
 _SPEC = "spec"
-_POLICY = MemoryPolicy()  # the memory service's own defaults, which the memory settings take as theirs
 
 
 @dataclass(frozen=True)
@@ -354,24 +352,24 @@ class Settings:
     local_model_dir: Path | None = setting(
         "AGENT_LOCAL_MODEL_DIR", _optional_path, None,
         "Directory holding model.onnx and tokenizer.json to use instead of the packaged MiniLM.")
-    memory_k: int = setting("AGENT_MEMORY_K", _int, _POLICY.k, "How many memories at most are injected per turn.",
-                            bounds=Bounds(1, 100))
+    memory_k: int = setting("AGENT_MEMORY_K", _int, defaults.MEMORY_K,
+                            "How many memories at most are injected per turn.", bounds=Bounds(1, 100))
     memory_threshold: float | None = setting(
-        "AGENT_MEMORY_THRESHOLD", _optional_float, _POLICY.threshold,
+        "AGENT_MEMORY_THRESHOLD", _optional_float, None,
         "Minimum cosine similarity for a memory to be injected (empty: the embedder's calibrated default).",
         bounds=SIMILARITY)
-    memory_tokens: int = setting("AGENT_MEMORY_TOKENS", _int, _POLICY.budget_tokens,
+    memory_tokens: int = setting("AGENT_MEMORY_TOKENS", _int, defaults.MEMORY_TOKENS,
                                  "Token budget of the memory block.", bounds=Bounds(50, 100_000))
-    memory_capacity: int = setting("AGENT_MEMORY_CAPACITY", _int, _POLICY.capacity,
+    memory_capacity: int = setting("AGENT_MEMORY_CAPACITY", _int, defaults.MEMORY_CAPACITY,
                                    "Memories kept per user; the least recently seen are evicted past it.",
                                    bounds=Bounds(1, 10_000_000))
     memory_writes_per_session: int = setting(
-        "AGENT_MEMORY_WRITES_PER_SESSION", _int, _POLICY.writes_per_session,
+        "AGENT_MEMORY_WRITES_PER_SESSION", _int, defaults.WRITES_PER_SESSION,
         "Cap on memory writes in one session (a guard against gradual poisoning).", bounds=Bounds(1, 100_000))
     llm_extract: bool = setting("AGENT_LLM_EXTRACT", _bool, False,
                                 "Also ask the chat model to extract up to two standalone facts per turn.")
     grounding_threshold: float | None = setting(
-        "AGENT_GROUNDING_THRESHOLD", _optional_float, _POLICY.grounding_threshold,
+        "AGENT_GROUNDING_THRESHOLD", _optional_float, None,
         "Minimum cosine similarity of an extracted fact to its source turn (empty: the embedder's default).",
         bounds=SIMILARITY)
     context_tokens: int = setting("AGENT_CONTEXT_TOKENS", _int, 6_000,

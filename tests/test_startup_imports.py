@@ -1,6 +1,6 @@
 """``agent --version`` and ``agent config`` answer without loading numpy, onnxruntime or chromadb: their import
 took seconds on a loaded machine, and neither command needs a vector. The settings take the memory's defaults from
-``agent.memory.policy``, which imports nothing but the standard library.
+``agent.defaults``, which imports nothing.
 
 A process of its own per command, since what is imported is the process's state.
 """

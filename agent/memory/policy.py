@@ -1,10 +1,11 @@
-"""The memory's tunable numbers and their defaults, in a module that imports nothing but the standard library: the
-settings (``agent.config``) take their defaults from here, and ``agent --version`` or ``agent config`` must not load
-numpy or chromadb to print them."""
+"""The memory's tunable numbers and their defaults, pure data: those that are also settings come from
+``agent.defaults``, which the settings (``agent.config``) read too."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+
+from agent import defaults
 
 
 @dataclass(frozen=True)
@@ -31,11 +32,11 @@ class FusionWeights:
 class MemoryPolicy:
     """The tunable numbers of the memory service; ``None`` thresholds take the embedder's calibrated default."""
 
-    k: int = 5
+    k: int = defaults.MEMORY_K
     threshold: float | None = None
-    budget_tokens: int = 800
-    capacity: int = 10_000
-    writes_per_session: int = 50
+    budget_tokens: int = defaults.MEMORY_TOKENS
+    capacity: int = defaults.MEMORY_CAPACITY
+    writes_per_session: int = defaults.WRITES_PER_SESSION
     grounding_threshold: float | None = None
     weights: FusionWeights = field(default_factory=FusionWeights)
     # False stores every observed turn: the benchmark measures what the gate costs against this.
