@@ -19,14 +19,15 @@ from pathlib import Path
 if __package__ in (None, ""):  # run as a script: make ``bench`` importable from the project root
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from agent import wiring
 from agent.adapters.ledger import SqliteLedger
+from agent.app.data_dir import DataPaths
 from agent.app.maintenance import finish_forgets
 from agent.config import load_settings
 from agent.conversation import Turn
 from agent.domain import MemoryRecord, content_hash, memory_id
 from agent.forget import Forgotten, scrub_sessions
 from agent.sessions import Session, SessionStore
-from agent.wiring import DataPaths
 from bench import machine
 
 SECRET = "I hide my spare key under the CANARY-Zq81x flowerpot"
@@ -55,7 +56,7 @@ def idle_check_ms(root: Path, memories: int, runs: int = 5) -> list[float]:
     times = []
     for _ in range(runs):
         start = time.perf_counter()
-        finish_forgets(load_settings(environ={"AGENT_DATA_DIR": str(root)}), DataPaths(root), print)
+        finish_forgets(wiring, load_settings(environ={"AGENT_DATA_DIR": str(root)}), DataPaths(root), print)
         times.append((time.perf_counter() - start) * 1000)
     return times
 

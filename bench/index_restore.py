@@ -25,9 +25,10 @@ if __package__ in (None, ""):  # run as a script: make ``bench`` importable from
 from agent.adapters.chroma_index import forget_clients
 from agent.adapters.ledger import SqliteLedger
 from agent.adapters.local_embedder import DIMENSION, MODEL_NAME
+from agent.app.data_dir import ensure_data_dir
 from agent.config import load_settings
 from agent.domain import MemoryRecord, content_hash, memory_id
-from agent.wiring import ensure_data_dir, open_memory
+from agent.wiring import open_memory
 from bench import machine
 
 USER = "default"

@@ -40,11 +40,11 @@ from agent.adapters.chroma_index import ChromaIndex, forget_clients, open_client
 from agent.adapters.ledger import SqliteLedger
 from agent.adapters.local_embedder import LocalEmbedder
 from agent.adapters.mirrored_index import MirroredIndex
+from agent.app.data_dir import DataPaths, ensure_data_dir
 from agent.domain import MemoryRecord, content_hash, memory_id
 from agent.memory.policy import MemoryPolicy
 from agent.memory.service import MemoryService
 from agent.ports import Embedder, Ledger
-from agent.wiring import DataPaths, ensure_data_dir
 from bench import machine, memory_truth, next_prompt
 from bench.agent_process import resident_mb, startup_s
 from bench.locomo import percentile

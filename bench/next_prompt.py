@@ -30,6 +30,7 @@ from rich.console import Console
 
 from agent.adapters.chroma_index import forget_clients
 from agent.app.chat_options import ChatOptions
+from agent.app.data_dir import ensure_data_dir
 from agent.app.memory_worker import WriteOutcome
 from agent.config import Settings
 from agent.domain import Message
@@ -38,7 +39,7 @@ from agent.ports import ChatChunk
 from agent.sessions import SessionStore
 from agent.ui.output import Mode, Output
 from agent.ui.repl import Repl, ReplEvents, open_session
-from agent.wiring import build_chat, ensure_data_dir
+from agent.wiring import build_chat
 from bench.locomo import percentile
 
 TURNS = 50

@@ -44,9 +44,10 @@ import numpy as np
 from agent.adapters.chroma_index import forget_clients
 from agent.adapters.ledger import SqliteLedger
 from agent.adapters.local_embedder import LocalEmbedder
+from agent.app.data_dir import ensure_data_dir
 from agent.config import load_settings
 from agent.memory.service import MemoryService, space_of
-from agent.wiring import ensure_data_dir, open_memory
+from agent.wiring import open_memory
 from bench import machine, mem0_side
 from bench.latency import probes, records, sentences
 from bench.locomo import percentile

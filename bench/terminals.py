@@ -36,9 +36,10 @@ from agent.adapters.index_holder import HeldIndex
 from agent.adapters.ledger import SqliteLedger
 from agent.adapters.ledger_vectors import LedgerVectors
 from agent.adapters.local_embedder import DIMENSION, MODEL_NAME
+from agent.app.data_dir import DataPaths
 from agent.config import load_settings
 from agent.domain import MemoryRecord, content_hash, memory_id
-from agent.wiring import DataPaths, open_memory
+from agent.wiring import open_memory
 from bench import machine
 from bench.index_restore import USER, seed
 

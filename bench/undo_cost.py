@@ -24,8 +24,8 @@ if __package__ in (None, ""):  # run as a script: make ``bench`` importable from
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from agent.adapters.local_embedder import LocalEmbedder
+from agent.app.data_dir import ensure_data_dir
 from agent.domain import CHANGES_KEPT, Change
-from agent.wiring import ensure_data_dir
 from bench import machine
 from bench.latency import open_service, records, sentences
 

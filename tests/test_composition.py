@@ -1,7 +1,7 @@
 """No module imports itself back, and the command line reaches every command it documents. The rest of the
 package's shape (layers, who builds adapters, leaves) is held by import-linter's contracts in pyproject.toml, which
-`make test` checks with `lint-imports`; their cycle contract is between sibling packages, and two edges between
-packages are exempt there, so the cycles between modules are checked here on the same import graph."""
+`make test` checks with `lint-imports`; their cycle contract is between sibling packages, so the cycles between
+modules are checked here on the same import graph."""
 
 from __future__ import annotations
 

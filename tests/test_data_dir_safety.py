@@ -16,8 +16,8 @@ from typing import Any
 
 import pytest
 
+from agent.app.data_dir import MARKER, ensure_data_dir
 from agent.errors import ConfigError, UsageError
-from agent.wiring import MARKER, ensure_data_dir
 from tests.cli_harness import invoke
 from tests.e2e_helpers import agent_env
 from tests.fake_openai import FakeOpenAI, Reply

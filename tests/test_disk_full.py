@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 
+from agent import wiring
 from agent.adapters import chroma_files
 from agent.adapters.chroma_files import VERSION_FILE
 from agent.adapters.chroma_index import forget_clients
@@ -122,7 +123,7 @@ def test_at_most_one_damaged_index_is_kept_and_it_goes_once_the_index_is_whole(t
         assert "moved aside to" in notices[0] and "run `agent memories rebuild`" in notices[1], notices
         assert len(list(data.glob("chroma.corrupt-*"))) == 1, f"round {round_no}: one set-aside index at most"
 
-    assert rebuild_index(load_settings(), ShaEmbedder()) == (RECONCILE_LIMIT + 6, None)
+    assert rebuild_index(wiring, load_settings(), ShaEmbedder()) == (RECONCILE_LIMIT + 6, None)
     assert list(data.glob("chroma.corrupt-*")) == [], "the index is whole again: its damaged copy goes"
     assert (data / "ledger.sqlite3.corrupt-20260101-000000").exists(), "a ledger set aside is never removed"
 

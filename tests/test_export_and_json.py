@@ -18,12 +18,13 @@ from pathlib import Path
 
 import pytest
 
+from agent.app.data_dir import ensure_data_dir
 from agent.config import load_settings
 from agent.domain import MemoryRecord, StatedFact, Turn, content_hash, memory_id
 from agent.memory.canonical import canonical
 from agent.sessions import Session, SessionStore
 from agent.ui.render import escape_terminal
-from agent.wiring import ensure_data_dir, open_memory
+from agent.wiring import open_memory
 from tests.cli_harness import invoke
 from tests.warm_agent import WarmAgent, WarmProcess
 

@@ -112,7 +112,7 @@ def test_rebuild_re_embeds_20000_memories_into_a_new_index(
 ) -> None:
     monkeypatch.setenv("AGENT_MEMORY_CAPACITY", str(N))
     stored = lost_index_of(big_store, tmp_path / "data")
-    count, moved = rebuild_index(load_settings(), ShaEmbedder())
+    count, moved = rebuild_index(wiring, load_settings(), ShaEmbedder())
     assert (count, moved) == (N, None)
     forget_clients()
     assert_found(stored)

@@ -27,7 +27,7 @@ import pytest
 
 from agent import __version__
 from agent.adapters.ledger import SqliteLedger
-from agent.wiring import MARKER
+from agent.app.data_dir import MARKER
 from tests.fake_openai import FakeOpenAI, Reply
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
+from agent.app.data_dir import DataPaths, user_directory
 from agent.errors import SessionError
 from agent.sessions import Session, SessionStore
-from agent.wiring import DataPaths, user_directory
 from tests.cli_harness import invoke
 from tests.e2e_helpers import agent_env
 from tests.fake_openai import FakeOpenAI, Reply

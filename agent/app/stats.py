@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from agent.app.data_dir import ensure_data_dir
 from agent.config import Settings, without_password
-from agent.wiring import ensure_data_dir
 
 if TYPE_CHECKING:
     from agent.memory.service import MemoryService

@@ -164,10 +164,11 @@ def memories_reindex(
 @shared
 def memories_rebuild(embedder: EmbedderOpt = None, *, state: State) -> None:
     """Rebuild the vector index from the ledger (after Chroma's files were lost or damaged)."""
+    from agent import wiring
     from agent.app.maintenance import rebuild_index
 
     state.data_dir()
-    count, moved = rebuild_index(state.settings(), _embedder(embedder))
+    count, moved = rebuild_index(wiring, state.settings(), _embedder(embedder))
     if moved is not None:
         typer.echo(f"moved the damaged index aside to {moved}")
     typer.echo(f"rebuilt the index: {plural(count, 'memory', 'memories')}")

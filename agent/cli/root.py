@@ -33,11 +33,11 @@ from agent.ui.render import (
 if TYPE_CHECKING:
     from typer import _click as click  # the click typer vendors: its commands and contexts are these
 
+    from agent.app.data_dir import DataPaths
     from agent.attachments import OneMessage
     from agent.forget import Places
     from agent.memory.service import MemoryService
     from agent.ports import Ledger
-    from agent.wiring import DataPaths
 
 
 _FORCED = "agent.prompt"  # ``agent [OPTIONS] -- TEXT``: TEXT is a prompt, whatever its first word
@@ -123,12 +123,13 @@ class State:
         """The data directory of every `agent memories` and `agent sessions` command. Opening it finishes first a
         forget that a kill or Ctrl-C cut short (``agent.forget``), with the command's ``ledger`` if it has one open,
         and says so."""
+        from agent import wiring
+        from agent.app.data_dir import ensure_data_dir
         from agent.app.maintenance import finish_forgets
-        from agent.wiring import ensure_data_dir
 
         settings = self.settings()
         paths = ensure_data_dir(settings.data_dir).for_user(settings.user)
-        finish_forgets(settings, paths, _warn, ledger)
+        finish_forgets(wiring, settings, paths, _warn, ledger)
         return paths
 
     def session_store(self) -> SessionStore:
@@ -138,7 +139,8 @@ class State:
     def service(self, embedder: str | None = None, check: bool = True, ledger_only: bool = False) -> MemoryService:
         """The memory of this run's user; ``ledger_only`` for a command that reads the ledger only (list, profile,
         export), which then works while the Chroma server is down or frozen (``open_memory``)."""
-        from agent.wiring import build_ledger, ensure_data_dir, open_memory
+        from agent.app.data_dir import ensure_data_dir
+        from agent.wiring import build_ledger, open_memory
 
         settings = self.settings()
         ledger = build_ledger(settings, ensure_data_dir(settings.data_dir))
@@ -149,7 +151,7 @@ class State:
 
     def places(self, user: str) -> Places:
         """Where a forget of ``user``'s scrubs on this machine: their session files and input history."""
-        from agent.wiring import ensure_data_dir, machine_of, places_of
+        from agent.app.data_dir import ensure_data_dir, machine_of, places_of
 
         settings = self.settings()
         paths = ensure_data_dir(settings.data_dir).for_user(user)

@@ -6,12 +6,14 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING
 
+from agent import wiring
 from agent.app.chat_options import ChatOptions
+from agent.app.data_dir import ensure_data_dir
 from agent.app.maintenance import finish_forgets
 from agent.config import Settings
 from agent.errors import UsageError
 from agent.sessions import Session, SessionHold, new_name
-from agent.wiring import build_chat, check_endpoint, ensure_data_dir
+from agent.wiring import build_chat, check_endpoint
 
 if TYPE_CHECKING:
     from agent.attachments import OneMessage
@@ -37,7 +39,8 @@ def run_chat(settings: Settings, options: ChatOptions, message: OneMessage | Non
     check_endpoint(settings)
     paths = ensure_data_dir(settings.data_dir).for_user(settings.user)
     out = Output(Mode.detect(options.plain, once=message is not None))
-    finish_forgets(settings, paths, out.notice)  # before this chat holds its own session, so that one is scrubbed too
+    # Before this chat holds its own session, so that one is scrubbed too.
+    finish_forgets(wiring, settings, paths, out.notice)
     store = paths.session_store()
     saving = named or not (options.no_session or options.lines or message is not None)
     with SessionHold(store) as hold:

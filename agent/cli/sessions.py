@@ -69,10 +69,11 @@ def sessions_search(
 ) -> None:
     """The turns of your sessions (--user) whose line or reply holds every word of TEXT, newest first. A forgotten
     text is never shown, also one still waiting to leave a session another chat holds."""
+    from agent.app.data_dir import ensure_data_dir
     from agent.app.machines import pending_texts
     from agent.forget import Forgotten
     from agent.sessions import search
-    from agent.wiring import build_ledger, ensure_data_dir, existing_ledger
+    from agent.wiring import build_ledger, existing_ledger
 
     query = " ".join(text)
     settings = state.settings()

@@ -9,9 +9,10 @@ from typing import Any
 
 import pytest
 
+from agent.app.data_dir import DataPaths
 from agent.config import load_settings, without_password
 from agent.errors import ConfigError, UsageError
-from agent.wiring import DataPaths, build_ledger
+from agent.wiring import build_ledger
 from tests.cli_harness import invoke
 
 SECRET = "s3cr3t-pw"
