@@ -28,7 +28,7 @@ from typing import Literal
 from agent import locking
 from agent.config import Settings
 from agent.domain import Message
-from agent.errors import AgentError, StoreLocked
+from agent.errors import AgentError, Remedy, StoreLocked
 from agent.server import ServerInfo, ServerProfile, request_limit, server_profile, template_has_system_role
 
 Status = Literal["ok", "warn", "fail"]
@@ -263,6 +263,6 @@ def store_checks(settings: Settings) -> Iterator[Check]:
             yield Check(area, "index matches ledger", "ok", f"{ledger} memories of {settings.user}")
         else:
             yield Check(area, "index matches ledger", "warn", f"{ledger} memories in the ledger, {indexed} in the "
-                        "index", "the next chat re-indexes them (or run `agent memories rebuild`)")
+                        "index", f"the next chat re-indexes them (or {Remedy.REBUILD})")
     finally:
         service.close()
