@@ -258,7 +258,7 @@ def store_checks(settings: Settings) -> Iterator[Check]:
             service.check_space()
         except AgentError as exc:
             yield Check(area, "embedder", "fail", str(exc))
-        ledger, indexed = service.count(), service.index.count()
+        ledger, indexed = service.count(), service.indexed()
         if ledger == indexed:
             yield Check(area, "index matches ledger", "ok", f"{ledger} memories of {settings.user}")
         else:

@@ -439,10 +439,7 @@ def drop_vectors(service: MemoryService, begun: Begun) -> AgentError | None:
     """Take the forgotten memories' vectors out of the index; the error when the index cannot be used now (the
     next open drops the vectors whose memory is gone, so the record need not wait for it)."""
     try:
-        if begun.everything:
-            service.index.reset()
-        else:
-            service.index.delete(begun.record.ids)
+        service.drop_vectors(begun.record.ids, begun.everything)
     except MemoryUnavailable as exc:
         return exc
     return None

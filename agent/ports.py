@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
 from agent.domain import (
     Change,
@@ -53,6 +53,14 @@ class IndexHit:
 
     id: str
     similarity: float
+
+
+@runtime_checkable
+class WarmsUp(Protocol):
+    """An embedder or index that can load now what its first use would wait for (a model, a shared store's
+    vectors): the memory thread calls it while the user types."""
+
+    def warm_up(self) -> None: ...
 
 
 class VectorIndex(Protocol):

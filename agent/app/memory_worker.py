@@ -14,7 +14,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol, TypeVar, runtime_checkable
+from typing import TypeVar
 
 from agent.domain import CONTEXT
 from agent.errors import (
@@ -31,6 +31,7 @@ from agent.forget import begin, drop_vectors, hold_back
 from agent.memory.canonical import canonical
 from agent.memory.policy import MemoryPolicy
 from agent.memory.service import MemoryService, Recall, WriteReport, keeps, refuse
+from agent.ports import WarmsUp
 from agent.spool import Spool, Spooled
 
 log = logging.getLogger(__name__)
@@ -65,14 +66,6 @@ def passing(error: AgentError) -> bool:
     lock held too long): a turn is then worth keeping for later. Damage, a full disk and a store of another
     embedder are not cured by waiting."""
     return isinstance(error, MemoryUnavailable) and not isinstance(error, StoreCorrupt | DiskFull | EmbedderMismatch)
-
-
-@runtime_checkable
-class WarmsUp(Protocol):
-    """An embedder or index that can load now what its first use would wait for (a model, a shared store's
-    vectors): the memory thread calls it while the user types."""
-
-    def warm_up(self) -> None: ...
 
 
 @dataclass(frozen=True)
@@ -559,8 +552,7 @@ def _done(outcome: WriteOutcome) -> Future[WriteOutcome]:
 def _warm_index(service: MemoryService) -> None:
     """Read a shared store's vectors now (``LedgerVectors``, ``HeldIndex``), not at the first search; a failure
     here is left for that search to report, as it would be without the warm-up."""
-    if isinstance(service.index, WarmsUp):
-        try:
-            service.index.warm_up()
-        except AgentError as exc:
-            log.debug("index not warmed up: %s", exc)
+    try:
+        service.warm_up_index()
+    except AgentError as exc:
+        log.debug("index not warmed up: %s", exc)

@@ -27,7 +27,7 @@ def stats(service: MemoryService, settings: Settings) -> dict[str, Any]:
         "user": service.user,
         "memories": len(records),
         "kinds": kinds,
-        "indexed": service.index.count(),
+        "indexed": service.indexed(),
         "embedder": service.embedder.name,
         "embedding_model": service.embedder.model,
         "dimension": service.embedder.dimension,

@@ -41,7 +41,7 @@ from agent.memory.extraction import Extraction, ground
 from agent.memory.policy import MemoryPolicy
 from agent.memory.refusal import refusal, stored_form
 from agent.memory.retriever import Retriever, dot
-from agent.ports import Embedder, Ledger, MemoryStore, VectorIndex
+from agent.ports import Embedder, Ledger, MemoryStore, VectorIndex, WarmsUp
 from agent.tokens import TokenCounter, count_tokens
 
 log = logging.getLogger(__name__)
@@ -907,6 +907,15 @@ class MemoryService:
         """The memories no later one replaced: the ones ``/memories`` lists, which the toolbar counts."""
         return self.ledger.count(self.user, current=True)
 
+    def indexed(self) -> int:
+        """The vectors in the index, which ``count`` should equal: the doctor and ``stats`` show the two."""
+        return self.index.count()
+
+    def warm_up_index(self) -> None:
+        """Read a shared store's vectors now, where the index can (``WarmsUp``), not at the first search."""
+        if isinstance(self.index, WarmsUp):
+            self.index.warm_up()
+
     # -- forget, reindex, rebuild -----------------------------------------------------------------------
 
     def forget(self, ids: Sequence[str]) -> int:
@@ -920,6 +929,14 @@ class MemoryService:
         deleted = self.ledger.delete(self.user, ids)
         self.index.delete(ids)
         return deleted
+
+    def drop_vectors(self, ids: Sequence[str], everything: bool = False) -> None:
+        """Take forgotten memories' vectors out of the index (``everything``: all of the user's), after
+        ``agent.forget`` took them out of the ledger."""
+        if everything:
+            self.index.reset()
+        else:
+            self.index.delete(ids)
 
     def rebuild(self, batch: int = 256, group: int = 2048) -> int:
         """Re-create the vector index from the ledger with this service's embedder; returns the count.

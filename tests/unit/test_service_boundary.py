@@ -1,7 +1,8 @@
 """The front ends, the app and the chat use the memory service through its named methods, and send named tasks to
 the memory thread: none reads the service's ledger (its forget journal, machine registry and records are methods
-of the service), and no lambda goes to ``MemoryWorker.call`` or to the selectors, where a reader would have to
-work out what it does on which thread."""
+of the service) or its vector index (its count, warm-up and a forget's vectors are methods too), and no lambda
+goes to ``MemoryWorker.call`` or to the selectors, where a reader would have to work out what it does on which
+thread."""
 
 from __future__ import annotations
 
@@ -24,6 +25,21 @@ def _own(node: ast.Attribute) -> bool:
 def test_no_module_reads_the_ledger_of_a_service() -> None:
     reached = [f"{name}:{node.lineno} {ast.unparse(node)}" for name, tree in _trees() for node in ast.walk(tree)
                if isinstance(node, ast.Attribute) and node.attr == "ledger" and not _own(node)]
+    assert reached == []
+
+
+# ``item.index`` there is an OpenAI embedding's place in its batch, a field of the library's reply, not an index.
+_NOT_AN_INDEX = {("agent/adapters/openai_embedder.py", "item.index")}
+
+
+def test_no_module_reads_the_index_of_a_service() -> None:
+    """Any ``x.index`` but the object's own and ``list.index(...)``: a call's function is a method, not the index."""
+    reached = []
+    for name, tree in _trees():
+        methods = {id(node.func) for node in ast.walk(tree) if isinstance(node, ast.Call)}
+        reached += [f"{name}:{node.lineno} {ast.unparse(node)}" for node in ast.walk(tree)
+                    if isinstance(node, ast.Attribute) and node.attr == "index" and id(node) not in methods
+                    and not _own(node) and (name, ast.unparse(node)) not in _NOT_AN_INDEX]
     assert reached == []
 
 
