@@ -38,13 +38,30 @@ from pathlib import Path
 
 
 class Remedy(enum.Enum):
-    """A fix the user runs, as a message says it (``f"...: {Remedy.REBUILD}."``). The value is how the front ends
-    phrase it, in this one place: a command renamed changes one line here, and no adapter spells a command."""
+    """A command the user runs (to fix a fault, or to do what a message points to), as a message says it:
+    ``f"...: {Remedy.REBUILD}."`` reads "run `agent memories rebuild`", and ``Remedy.EVICT_TO.command(count=9)``
+    the command alone, with the facts it takes. The value is how the front ends spell it, in this one place: a
+    command renamed changes one line here, and no layer below them spells a command. A remedy that takes facts is
+    phrased with ``run`` or ``command``, which fill them in; ``str`` of it fails for want of them."""
 
-    REBUILD = "run `agent memories rebuild`"
+    REBUILD = "agent memories rebuild"
+    REINDEX = "agent memories reindex --embedder {embedder}"
+    EVICT = "agent memories evict"
+    EVICT_TO = "agent memories evict --to {count}"
+    ADD = "agent memories add"
+    EXPORT = "agent memories export"
+    IMPORT = "agent memories import"
+
+    def command(self, **facts: object) -> str:
+        """The command in backticks, as a message quotes it, with ``facts`` in its placeholders."""
+        return f"`{self.value.format(**facts)}`"
+
+    def run(self, **facts: object) -> str:
+        """The fix as a message ends with it: run, then the command."""
+        return f"run {self.command(**facts)}"
 
     def __str__(self) -> str:
-        return self.value
+        return self.run()
 
 
 class AgentError(Exception):

@@ -32,7 +32,7 @@ from agent.domain import (
     content_hash,
     memory_id,
 )
-from agent.errors import EmbedderMismatch, EmbeddingError, MemoryRefused, MemoryUnavailable, OverCapacity
+from agent.errors import EmbedderMismatch, EmbeddingError, MemoryRefused, MemoryUnavailable, OverCapacity, Remedy
 from agent.memory import attributes, consolidation, dates, gate, preferences, profile, relink, timeline, truth
 from agent.memory.calibration import default_grounding, default_threshold
 from agent.memory.canonical import canonical
@@ -307,7 +307,7 @@ class MemoryService:
         if recorded is not None and recorded != wanted:
             raise EmbedderMismatch(
                 f"This memory store was built with {recorded.describe()} and {wanted.describe()} was "
-                f"requested: run `agent memories reindex --embedder {wanted.embedder}` to re-embed every memory, "
+                f"requested: {Remedy.REINDEX.run(embedder=wanted.embedder)} to re-embed every memory, "
                 f"or use --embedder {recorded.embedder}."
             )
 
@@ -435,7 +435,7 @@ class MemoryService:
         if all(r.id in known for r in records):
             return ""
         return (f"the store holds {count:,} memories, {over:,} over its capacity of {capacity:,}, and a new memory "
-                f"never evicts more than a handful: run `agent memories evict --to {capacity}` to see the {over:,} "
+                f"never evicts more than a handful: {Remedy.EVICT_TO.run(count=capacity)} to see the {over:,} "
                 f"least recently seen that would go (then add --yes), or raise AGENT_MEMORY_CAPACITY to {count} "
                 "or more")
 
@@ -631,8 +631,8 @@ class MemoryService:
         if excess <= 0:
             return []
         if excess > added + EVICTION_SLACK:
-            log.info("The store is %d memories over its capacity of %d: nothing evicted (`agent memories evict`).",
-                     excess, self.policy.capacity)
+            log.info("The store is %d memories over its capacity of %d: nothing evicted (%s).",
+                     excess, self.policy.capacity, Remedy.EVICT.command())
             return []
         evicted = self.least_recently_seen(excess)
         self.forget([r.id for r in evicted])

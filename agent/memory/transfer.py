@@ -30,7 +30,7 @@ from datetime import datetime
 from typing import Any, BinaryIO, get_args
 
 from agent.domain import EARLIEST, LATEST, MemoryKind, MemoryRecord, Quote, StatedFact, content_hash, memory_id
-from agent.errors import AgentError, OverCapacity, UsageError
+from agent.errors import AgentError, OverCapacity, Remedy, UsageError
 from agent.memory.canonical import canonical
 from agent.memory.refusal import MAX_CHARS, canonical_record, record_refusal
 from agent.memory.service import EVICTION_SLACK, MemoryService
@@ -275,8 +275,8 @@ def _parsed(line: str, number: int, user: str, name: str) -> tuple[MemoryRecord,
 
 
 def _not_a_memory(name: str, number: int, what: str) -> UsageError:
-    return UsageError(f"{name} line {number} is not a memory ({what}); nothing was imported. `agent memories export` "
-                      "writes the format import reads (one JSON object a line).")
+    return UsageError(f"{name} line {number} is not a memory ({what}); nothing was imported. "
+                      f"{Remedy.EXPORT.command()} writes the format import reads (one JSON object a line).")
 
 
 def _refusal(record: MemoryRecord) -> str | None:
@@ -298,7 +298,7 @@ def _check_room(service: MemoryService, plan: _Plan, name: str, partial: bool = 
         return
     room = max(capacity + EVICTION_SLACK - count, 0)
     evict = capacity + EVICTION_SLACK - plan.new
-    how = (f"make room first with `agent memories evict --to {evict}` (then add --yes) or raise" if evict >= 0
+    how = (f"make room first with {Remedy.EVICT_TO.command(count=evict)} (then add --yes) or raise" if evict >= 0
            else "raise")
     raise OverCapacity(
         f"{name} holds {'at least ' if partial else ''}{plan.new:,} {'memory' if plan.new == 1 else 'memories'} this "
@@ -340,15 +340,15 @@ def markdown(records: Sequence[MemoryRecord], user: str, now: float) -> str:
     replaced = sum(1 for record in records if record.superseded_by)
     if replaced:
         count += f" ({replaced} replaced by a later one, marked so)"
-    lines = [f"# Memories of {user}", "", f"{count}, exported {stamp}. `agent memories export` (JSON Lines) is the "
-             "format `agent memories import` reads.", ""]
+    lines = [f"# Memories of {user}", "", f"{count}, exported {stamp}. {Remedy.EXPORT.command()} (JSON Lines) is the "
+             f"format {Remedy.IMPORT.command()} reads.", ""]
     day = ""
     for record in sorted(records, key=lambda r: r.created_at):
         when = datetime.fromtimestamp(record.created_at).astimezone()
         if when.strftime("%Y-%m-%d") != day:
             day = when.strftime("%Y-%m-%d")
             lines += [f"## {when.strftime('%A %d %B %Y')}", ""]
-        origin = "added with `agent memories add`" if record.session == "cli" else (
+        origin = f"added with {Remedy.ADD.command()}" if record.session == "cli" else (
             f"session {record.session}, turn {record.turn}")
         lines.append(f"- {_flat(record.text)}  ")
         lines.append(f"  *{record.kind}, {when.strftime('%H:%M')}, {origin}, id {record.id[:8]}*")

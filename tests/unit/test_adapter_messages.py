@@ -1,22 +1,34 @@
-"""An adapter's message names the fix as a ``Remedy`` and never spells a command of the front ends: the command line
-is free to rename its commands, and the adapters (which know the domain and the ports only) say nothing stale."""
+"""A message below the front ends (the adapters', the memory's, the app's) names a command as a ``Remedy`` and
+never spells it: the command line is free to rename its commands, and the layers that know the domain and the
+ports say nothing stale. Docstrings and comments may name a command: they are prose for a reader of the code."""
 
 from __future__ import annotations
 
+import ast
 import re
 from pathlib import Path
 
 from agent.errors import Remedy
 
-ADAPTERS = Path(__file__).resolve().parents[2] / "agent" / "adapters"
-_COMMAND = re.compile(r"(?<!`)`agent [a-z]")  # a command in a message; a docstring's ``agent ...`` is prose
+AGENT = Path(__file__).resolve().parents[2] / "agent"
+LAYERS = ("adapters", "memory", "app")
+_COMMAND = re.compile(r"`agent [a-z]|\bagent (memories|sessions|config|doctor|trust|mcp)\b")
 
 
-def test_no_adapter_message_spells_a_command() -> None:
-    spelled = [f"{path.name}:{number}" for path in sorted(ADAPTERS.glob("*.py"))
-               for number, line in enumerate(path.read_text().splitlines(), 1) if _COMMAND.search(line)]
-    assert spelled == []
+def _spelled(path: Path) -> list[str]:
+    tree = ast.parse(path.read_text())
+    prose = {id(node.value) for node in ast.walk(tree) if isinstance(node, ast.Expr)}  # a docstring
+    return [f"{path.relative_to(AGENT.parent)}:{node.lineno}" for node in ast.walk(tree)
+            if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in prose
+            and _COMMAND.search(node.value)]
+
+
+def test_no_message_below_the_front_ends_spells_a_command() -> None:
+    paths = [path for layer in LAYERS for path in sorted((AGENT / layer).rglob("*.py"))]
+    assert [where for path in paths for where in _spelled(path)] == []
 
 
 def test_a_remedy_reads_as_the_command_that_carries_it_out() -> None:
     assert f"cannot recall them: {Remedy.REBUILD}." == "cannot recall them: run `agent memories rebuild`."
+    assert Remedy.REINDEX.run(embedder="local") == "run `agent memories reindex --embedder local`"
+    assert Remedy.EVICT_TO.command(count=40) == "`agent memories evict --to 40`"
