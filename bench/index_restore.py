@@ -60,8 +60,8 @@ def timed_open(root: Path, size: int) -> tuple[float, int, list[str]]:
     start = time.perf_counter()
     service = open_memory(settings, notify=notices.append)
     elapsed = time.perf_counter() - start
-    indexed = service.index.count()
-    service.ledger.close()  # type: ignore[attr-defined]
+    indexed = service.indexed()
+    service.close()
     forget_clients()
     return elapsed, indexed, notices
 

@@ -129,11 +129,13 @@ def dir_bytes(root: Path) -> int:
     return sum(p.stat().st_size for p in root.rglob("*") if p.is_file())
 
 
-def open_service(paths: DataPaths, embedder: Embedder, capacity: int) -> tuple[MemoryService, SqliteLedger]:
-    """The store as ``open_memory`` wires it (the index mirrored into the ledger), with a timed embedder."""
+def open_service(paths: DataPaths, embedder: Embedder, capacity: int
+                 ) -> tuple[MemoryService, SqliteLedger, MirroredIndex]:
+    """The store as ``open_memory`` wires it (the index mirrored into the ledger), with a timed embedder; its
+    ledger and index too, which the service keeps to itself."""
     ledger = SqliteLedger(paths.ledger)
     index = MirroredIndex(ChromaIndex(open_client(paths.chroma, None), USER, str(paths.chroma)), ledger, USER)
-    return MemoryService(ledger, index, embedder, USER, MemoryPolicy(capacity=capacity)), ledger
+    return MemoryService(ledger, index, embedder, USER, MemoryPolicy(capacity=capacity)), ledger, index
 
 
 def timed_writes(service: MemoryService, texts: Sequence[str], start: int) -> float:
@@ -171,7 +173,7 @@ def measure_sizes(sizes: Sequence[int], log: Any, model_dir: Path | None = None)
     local = LocalEmbedder(model_dir)
     local.warm_up()
     embedder = TimedEmbedder(local)
-    service, ledger = open_service(paths, embedder, max(sizes))
+    service, ledger, index = open_service(paths, embedder, max(sizes))
     texts = sentences(max(sizes))
     asked = probes(PROBES)
     try:
@@ -185,7 +187,7 @@ def measure_sizes(sizes: Sequence[int], log: Any, model_dir: Path | None = None)
             # The truth checks of the write path (bench/memory_truth.py), 1% of the store stating profile facts.
             seeded = len(ledger.profiled(USER))
             service.write(memory_truth.profile_records(seeded, size // 100 - seeded))
-            truth = memory_truth.time_truth_checks(service, embedder, TRUTH_LINES)
+            truth = memory_truth.time_truth_checks(service, (ledger, index), embedder, TRUTH_LINES)
             out[str(size)] = {
                 "truth_profile_supersede_ms_p50": truth["profile_supersede_ms_p50"],
                 "truth_profile_supersede_ms_p95": truth["profile_supersede_ms_p95"],
@@ -206,7 +208,7 @@ def measure_sizes(sizes: Sequence[int], log: Any, model_dir: Path | None = None)
             ledger.close()
             forget_clients()
             out[str(size)].update(resident_mb(paths.root, USER, AGENT_LINES, model_dir))
-            service, ledger = open_service(paths, embedder, max(sizes))
+            service, ledger, _ = open_service(paths, embedder, max(sizes))
             log(f"{size}: {json.dumps(out[str(size)])}")
     finally:
         ledger.close()
@@ -254,7 +256,7 @@ def measure_backends(
     texts, asked = sentences(max(sizes) + ADDS * len(sizes)), probes(PROBES)
     root = Path(tempfile.mkdtemp(prefix="latency-servers-"))
     builds = {
-        "embedded": lambda: open_service(ensure_data_dir(root / "data"), embedder, len(texts)),
+        "embedded": lambda: open_service(ensure_data_dir(root / "data"), embedder, len(texts))[:2],
         "servers": lambda: on_servers(database_url, chroma_url, embedder, len(texts)),
         "database": lambda: on_database(database_url, root / "database-data", embedder, len(texts)),
     }

@@ -55,7 +55,7 @@ from agent.memory.extraction import Extraction
 from agent.memory.policy import MemoryPolicy
 from agent.memory.retriever import dot
 from agent.memory.service import Extractor, MemoryService
-from agent.ports import Embedder
+from agent.ports import Embedder, MemoryStore, VectorIndex
 from bench import machine
 
 DEFAULT_DATA = Path(__file__).with_name("memory_truth_dev.json")
@@ -96,6 +96,7 @@ class Store:
     extractor: Extractor | None = None
     counts: Counts = field(default_factory=Counts)
     ledger: SqliteLedger = field(init=False)
+    indexes: dict[str, ChromaIndex] = field(init=False, default_factory=dict)  # each user's, as ``service`` built it
 
     def __post_init__(self) -> None:
         self.root.mkdir(parents=True, exist_ok=True)
@@ -103,7 +104,8 @@ class Store:
 
     def service(self, user: str, start: str = START) -> tuple[MemoryService, Clock]:
         clock = Clock(datetime.fromisoformat(start).timestamp() - HOUR)
-        index = ChromaIndex(open_client(self.root / "chroma", None), user, str(self.root / "chroma"))
+        index = self.indexes[user] = ChromaIndex(open_client(self.root / "chroma", None), user,
+                                                 str(self.root / "chroma"))
         extractor = self.extractor
         if extractor is not None:
             def counted(text: str, listed: Sequence[str], ask: Extractor = extractor) -> Extraction:
@@ -329,14 +331,17 @@ def profile_records(start: int, count: int) -> list[MemoryRecord]:
     return out
 
 
-def time_truth_checks(service: MemoryService, embedder: Embedder, lines: Sequence[str]) -> dict[str, Any]:
+def time_truth_checks(service: MemoryService, stores: tuple[MemoryStore, VectorIndex], embedder: Embedder,
+                      lines: Sequence[str]) -> dict[str, Any]:
     """Per-turn cost of the truth checks, ``lines`` one turn each: reading the turn's facts (the attribute of each
     sentence by meaning included, its vectors computed before), loading the profile memories and deciding
     (``profile_supersede``), and the nearest-neighbour query a restatement or a correction
-    needs (``neighbours``; the turn's vector is computed anyway, for the index)."""
+    needs (``neighbours``; the turn's vector is computed anyway, for the index). ``stores`` are the ledger and the
+    index ``service`` was built over, which the service keeps to itself."""
     from agent.memory import attributes, profile, truth
 
     classifier = attributes.for_embedder(embedder)
+    ledger, index = stores
     vectors: dict[str, list[float]] = {}
 
     def known(texts: Sequence[str]) -> list[list[float]]:
@@ -351,18 +356,18 @@ def time_truth_checks(service: MemoryService, embedder: Embedder, lines: Sequenc
         profile.read(line, meaning)  # the sentences' vectors, which the write computes anyway, are not timed
         started = time.perf_counter()
         statement = profile.read(line, meaning)
-        profiled = service.ledger.profiled(service.user)
+        profiled = ledger.profiled(service.user)
         truth.decide(line, statement, profiled, [])
         middle = time.perf_counter()
-        hits = service.index.query(vector, 4)
-        service.ledger.get(service.user, [h.id for h in hits])
+        hits = index.query(vector, 4)
+        ledger.get(service.user, [h.id for h in hits])
         checks.append(middle - started)
         queries.append(time.perf_counter() - middle)
 
     def ms(values: list[float], q: float) -> float:
         return round(1000 * sorted(values)[min(int(q * len(values)), len(values) - 1)], 2)
 
-    return {"memories": service.count(), "profile_memories": len(service.ledger.profiled(service.user)),
+    return {"memories": service.count(), "profile_memories": len(ledger.profiled(service.user)),
             "turns": len(lines), "profile_supersede_ms_p50": ms(checks, 0.5),
             "profile_supersede_ms_p95": ms(checks, 0.95), "neighbours_ms_p50": ms(queries, 0.5),
             "neighbours_ms_p95": ms(queries, 0.95)}
@@ -376,11 +381,12 @@ def run_cost(size: int, embedder: Embedder, root: Path, data: dict[str, Any]) ->
     """The truth checks on a store of ``size`` memories, 1% of them stating profile facts."""
     from bench.latency import USER, records, sentences
 
-    service, _ = Store(root, embedder).service(USER)  # the user the synthetic records are written for
+    store = Store(root, embedder)
+    service, _ = store.service(USER)  # the user the synthetic records are written for
     rows = records(sentences(size - size // 100), 0) + profile_records(size, size // 100)
     for start in range(0, len(rows), 512):
         service.write(rows[start : start + 512])
-    return time_truth_checks(service, embedder, turn_lines(data))
+    return time_truth_checks(service, (store.ledger, store.indexes[USER]), embedder, turn_lines(data))
 
 
 def percent(value: float | None) -> str:

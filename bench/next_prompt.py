@@ -119,7 +119,7 @@ def measure(
                 idle.append(_turn(repl, model, line))
             back = [_turn(repl, model, line) for line in lines(facts[TURNS:], questions[TURNS:], BACK_TO_BACK)]
             worker.close()  # lets the last writes finish
-            service.ledger.close()
+            service.close()
         finally:
             forget_clients()
             shutil.rmtree(root, ignore_errors=True)

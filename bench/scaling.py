@@ -93,12 +93,12 @@ def open(data: Path, size: int, embedder: LocalEmbedder) -> tuple[MemoryService,
                               "user": USER})
     started = time.perf_counter()
     service = open_memory(settings, embedder)
-    service.index.warm_up()  # type: ignore[attr-defined]  # as a chat does while it opens: the first catch-up
+    service.warm_up_index()  # as a chat does while it opens: the first catch-up
     return service, time.perf_counter() - started
 
 
 def close(service: MemoryService) -> None:
-    service.ledger.close()
+    service.close()
     forget_clients()
 
 

@@ -42,6 +42,7 @@ from agent.domain import MemoryRecord, content_hash, memory_id
 from agent.wiring import open_memory
 from bench import machine
 from bench.index_restore import USER, seed
+from tests.helpers_store import vectors_of
 
 
 class SpaceOnly:
@@ -90,7 +91,7 @@ def measure(root: Path, size: int, turns: int, rng: random.Random) -> dict[str, 
     probe = unit(rng)
 
     holder = open_memory(settings, SpaceOnly())  # opens, reconciles: the index now holds the whole ledger
-    held = holder.index
+    held = vectors_of(holder)  # the holder's index itself, timed below the service
     assert isinstance(held, HeldIndex)
     held.query(probe, 5)
     figures["A holder: search, nothing new"] = median_ms(turns, lambda n: None, lambda: held.query(probe, 5))
@@ -106,7 +107,7 @@ def measure(root: Path, size: int, turns: int, rng: random.Random) -> dict[str, 
         turns, lambda n: write_one(other, f"r{n}", rng), lambda: reader.query(probe, 5))
     figures["A non-holder: write 1 (ledger only)"] = median_ms(
         turns, lambda n: None, lambda: write_one(other, f"w{time.perf_counter_ns()}", rng))
-    holder.ledger.close()
+    holder.close()
     forget_clients()
 
     def open_use_close(use: Callable[[ChromaIndex], Any]) -> None:

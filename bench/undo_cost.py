@@ -38,7 +38,7 @@ def ms(samples: list[float]) -> dict[str, float]:
 def measure(memories: int, turns: int) -> dict[str, Any]:
     with tempfile.TemporaryDirectory() as tmp:
         paths = ensure_data_dir(Path(tmp) / "data")
-        service, ledger = open_service(paths, LocalEmbedder(), capacity=memories * 2)
+        service, ledger, _ = open_service(paths, LocalEmbedder(), capacity=memories * 2)
         texts = sentences(memories + 2 * turns)
         for start in range(0, memories, 256):
             service.write(records(texts[start : min(start + 256, memories)], start))

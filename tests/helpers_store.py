@@ -31,7 +31,7 @@ from agent.config import load_settings
 from agent.domain import MemoryRecord, content_hash, memory_id
 from agent.errors import AgentError
 from agent.memory.service import MemoryService
-from agent.ports import Embedder, Notify
+from agent.ports import Embedder, Ledger, Notify, VectorIndex
 from tests.warm_agent import WarmProcess, shared
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
@@ -66,14 +66,30 @@ def open_fake_memory(notify: Notify | None = None) -> MemoryService:
     return open_memory_with(ShaEmbedder(), notify)
 
 
+def stores_of(memory: MemoryService) -> tuple[Ledger, VectorIndex]:
+    """The ledger and the vector index a service keeps private, for a test that looks below the service (what a
+    crash or a forget left in each, a keyword index, another user's journal) or builds another service over them
+    (another policy, extractor or embedder). The one place a test reads them: the app never does."""
+    return memory._ledger, memory._index
+
+
 def ledger_of(memory: MemoryService) -> SqliteLedger:
-    assert isinstance(memory.ledger, SqliteLedger)
-    return memory.ledger
+    """The service's ledger, a SQLite one (``stores_of``)."""
+    ledger = stores_of(memory)[0]
+    assert isinstance(ledger, SqliteLedger)
+    return ledger
+
+
+def vectors_of(memory: MemoryService) -> VectorIndex:
+    """The service's vector index as the service holds it (``stores_of``)."""
+    return stores_of(memory)[1]
 
 
 def index_of(memory: MemoryService) -> ChromaIndex:
-    assert isinstance(memory.index, MirroredIndex)
-    return memory.index.chroma
+    """The Chroma index inside the service's mirrored one (``stores_of``)."""
+    index = vectors_of(memory)
+    assert isinstance(index, MirroredIndex)
+    return index.chroma
 
 
 def add_all(memory: MemoryService, texts: Sequence[str]) -> dict[str, str]:

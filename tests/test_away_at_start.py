@@ -60,7 +60,7 @@ class Opener:
         try:
             return {record.text for record in service.list()}
         finally:
-            service.ledger.close()  # type: ignore[attr-defined]
+            service.close()
 
 
 def wait_for(done: Callable[[], bool]) -> None:
@@ -147,7 +147,7 @@ def test_remember_while_the_store_is_away_is_kept_and_remembered_as_given(tmp_pa
     try:
         [record] = stored.list()
     finally:
-        stored.ledger.close()  # type: ignore[attr-defined]
+        stored.close()
     assert (record.text, record.kind) == ("my locker number is 4417 at the gym", "explicit")
     assert not spool.has_waiting()
 

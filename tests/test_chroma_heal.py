@@ -34,7 +34,9 @@ from tests.helpers_store import (
     index_of,
     open_fake_memory,
     returns_within,
+    stores_of,
     text_for,
+    vectors_of,
 )
 from tests.ports import refused_port
 from tests.repl_harness import build_chat, run_lines
@@ -55,7 +57,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 
 def found_by_meaning(memory: MemoryService, text: str) -> bool:
     """Whether a search by ``text``'s vector answers its memory first (the index, not the keyword search)."""
-    hits = memory.index.query(ShaEmbedder().embed([text])[0], 1)
+    hits = vectors_of(memory).query(ShaEmbedder().embed([text])[0], 1)
     return bool(hits) and hits[0].id in {r.id for r in memory.list() if r.text == text}
 
 
@@ -91,7 +93,7 @@ def test_a_server_stopped_and_continued_mid_chat_heals_and_indexes_what_was_said
             returns_within(60, lambda: memory.add(during))
             returns_within(60, lambda: memory.add(before))  # said again: already remembered, no failure
             assert {r.text for r in memory.list()} == {before, during}
-            assert memory.ledger.stored_vectors(memory.user, [r.id for r in memory.list() if r.text == during])
+            assert stores_of(memory)[0].stored_vectors(memory.user, [r.id for r in memory.list() if r.text == during])
         finally:
             running.process.send_signal(signal.SIGCONT)
         monkeypatch.setattr(chroma_index, "SERVER_TIMEOUT", 60.0)
@@ -122,13 +124,13 @@ def test_a_memory_whose_vector_never_reached_the_server_is_found_by_a_chat_open_
             written = [r.id for r in laptop.list() if r.text == late]
             index_of(laptop).delete(written)  # the laptop's write stopped after the ledger: no vector on the server
             assert index_of(desk).vectors(written) == {}
-            assert laptop.ledger.stored_vectors(laptop.user, written)
+            assert stores_of(laptop)[0].stored_vectors(laptop.user, written)
         finally:
-            laptop.ledger.close()
+            laptop.close()
         assert found_by_meaning(desk, late)  # the desk's next search, without a restart
         assert set(index_of(desk).vectors(written)) == set(written)
     finally:
-        desk.ledger.close()
+        desk.close()
 
 
 def test_a_reconcile_beside_another_machines_write_in_flight_says_nothing_and_an_old_gap_is_told(
@@ -144,16 +146,16 @@ def test_a_reconcile_beside_another_machines_write_in_flight_says_nothing_and_an
                                content_hash=content_hash(old), source=old)])
     ids = {r.text: r.id for r in memory.list()}
     index_of(memory).delete([ids[fresh]])  # in the ledger, not in the index yet: a write on its way
-    memory.ledger.close()
+    memory.close()
     notices: list[str] = []
     reopened = open_fake_memory(notices.append)
-    reopened.ledger.close()
+    reopened.close()
     assert notices == []
     assert set(index_of(reopened).vectors([ids[fresh]])) == {ids[fresh]}  # restored all the same
 
     index_of(reopened).delete([ids[old]])  # written an hour ago and still not in the index: the index lost it
     again = open_fake_memory(notices.append)
-    again.ledger.close()
+    again.close()
     assert notices == ["The memory index lacked 1 of 2 memories; they were restored from the ledger."]
     assert set(index_of(again).vectors([ids[old]])) == {ids[old]}
 
@@ -238,7 +240,7 @@ def test_a_chat_whose_server_is_stopped_and_continued_remembers_meanwhile_and_re
         def cont() -> None:  # after the second turn's recall, which the stopped server failed
             running.process.send_signal(signal.SIGCONT)
             monkeypatch.setattr(chroma_index, "SERVER_TIMEOUT", 60.0)
-            eventually(lambda: memory.index.count() >= 0, "the continued server answers")
+            eventually(lambda: memory.indexed() >= 0, "the continued server answers")
 
         chat = Switching({1: stop, 2: cont}, *["Noted."] * 3)
         try:

@@ -41,7 +41,7 @@ def test_reindex_is_a_command(local_embedder: LocalEmbedder) -> None:
     """`agent memories reindex`, which the README and the refusal of an embedder switch name, runs."""
     service = open_memory(load_settings(), local_embedder)
     service.remember("I keep bees on the roof")
-    service.ledger.close()
+    service.close()
     forget_clients()
     result = invoke("memories", "reindex", "--embedder", "local")
     assert (result.returncode, result.stderr) == (0, "")

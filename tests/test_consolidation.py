@@ -13,6 +13,7 @@ from agent.extract import model_extractor, parse_answer
 from agent.memory.consolidation import Proposal, accepted
 from agent.memory.service import MemoryService
 from tests.chat_fakes import ScriptedChat
+from tests.helpers_store import stores_of
 from tests.repl_harness import memory_service
 
 CLIMBING = "I go climbing every Saturday at the gym near the station"
@@ -26,7 +27,7 @@ def _record(text: str, facts: tuple[StatedFact, ...] = ()) -> MemoryRecord:
 
 def extracting(root: Path, chat: ScriptedChat) -> MemoryService:
     base = memory_service(root)
-    return MemoryService(base.ledger, base.index, base.embedder, "me",
+    return MemoryService(*stores_of(base), base.embedder, "me",
                          extractor=model_extractor(chat, "m", lambda exc: None))
 
 

@@ -74,7 +74,7 @@ def test_a_chat_on_a_full_disk_answers_without_memory_and_names_the_disk(
 
     seeded = open_memory_with(local_embedder)
     add_all(seeded, TEXTS)
-    seeded.ledger.close()  # now, not whenever a garbage collection frees it: its WAL files go with it
+    seeded.close()  # now, not whenever a garbage collection frees it: its WAL files go with it
     forget_clients()
     data = tmp_path / "data"
     before = listing(data)
@@ -102,7 +102,7 @@ def test_the_ledgers_disk_full_error_names_the_disk_not_a_rollback(tmp_path: Pat
     assert line.startswith(f"The memory ledger {tmp_path / 'data' / 'ledger.sqlite3'} could not be written: the "
                            f"disk holding {tmp_path / 'data'} is full (database or disk is full; ")
     assert "Nothing was saved" in line
-    assert memory.count() == 1 and memory.index.count() == 1
+    assert memory.count() == 1 and memory.indexed() == 1
 
 
 def test_at_most_one_damaged_index_is_kept_and_it_goes_once_the_index_is_whole(tmp_path: Path) -> None:

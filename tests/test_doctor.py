@@ -19,6 +19,7 @@ from agent.domain import Message
 from agent.server import ServerInfo, server_profile
 from agent.wiring import open_memory
 from tests.fake_openai import FakeOpenAI, Reply
+from tests.helpers_store import vectors_of
 
 NO_SYSTEM_TEMPLATE = "{% for m in messages %}<start_of_turn>{{ m.content }}<end_of_turn>{% endfor %}"
 
@@ -102,7 +103,7 @@ def test_an_index_that_lost_a_memory_of_the_ledger_is_a_warning(
     monkeypatch.setenv("AGENT_EMBEDDER", "local")
     service = open_memory(load_settings())
     record = service.add("I can't eat peanuts")
-    service.index.delete([record.id])
+    vectors_of(service).delete([record.id])
     code, lines = doctor(monkeypatch, llama_like.url)
     assert "warn  store: index matches ledger: 1 memories in the ledger, 0 in the index" in lines
     assert "      fix: the next chat re-indexes them (or run `agent memories rebuild`)" in lines

@@ -47,7 +47,7 @@ def seeded(env: dict[str, str], monkeypatch: pytest.MonkeyPatch) -> None:
     texts = [f"I keep note {n}q about the topic {n}z" for n in range(STORED)]
     memory.write([MemoryRecord(memory_id("default", t), t, "explicit", "default", "cli", 0, now + n, now + n,
                                content_hash(t), t) for n, t in enumerate(texts)])
-    memory.ledger.close()
+    memory.close()
     forget_clients()
 
 

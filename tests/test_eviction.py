@@ -21,7 +21,7 @@ from agent.memory.policy import MemoryPolicy
 from agent.memory.service import EVICTION_SLACK, MemoryService
 from tests.chat_fakes import ScriptedChat
 from tests.cli_harness import invoke
-from tests.helpers_store import add_all, ledger_of, open_fake_memory, open_memory_with, text_for
+from tests.helpers_store import add_all, ledger_of, open_fake_memory, open_memory_with, stores_of, text_for
 from tests.repl_harness import build_chat, memory_service, run_lines
 
 
@@ -42,7 +42,7 @@ def test_one_new_memory_at_capacity_evicts_the_least_recently_seen_and_says_whic
     report = memory.remember("I keep bees on my roof in Lisbon")
     assert [r.text for r in report.stored] == ["I keep bees on my roof in Lisbon"]
     assert report.evicted == (first,)
-    assert memory.count() == memory.index.count() == 5
+    assert memory.count() == memory.indexed() == 5
 
 
 def test_a_store_a_handful_over_is_brought_back_by_the_next_write(
@@ -51,7 +51,7 @@ def test_a_store_a_handful_over_is_brought_back_by_the_next_write(
     memory = store_of(5 + EVICTION_SLACK, 5, monkeypatch)
     report = memory.remember("I keep bees on my roof in Lisbon")
     assert len(report.evicted) == 1 + EVICTION_SLACK
-    assert memory.count() == memory.index.count() == 5
+    assert memory.count() == memory.indexed() == 5
 
 
 def test_a_store_far_over_its_capacity_refuses_new_memories_and_evicts_nothing(
@@ -72,14 +72,14 @@ def test_a_store_far_over_its_capacity_refuses_new_memories_and_evicts_nothing(
     again = memory.remember(text_for("old", 3))
     assert again.evicted == () and [r.text for r in again.stored] == [text_for("old", 3)], "a restatement refreshes"
     assert sorted(ledger_of(memory).ids(memory.user)) == before
-    assert memory.index.count() == 20
+    assert memory.indexed() == 20
 
 
 def test_a_write_that_is_not_a_new_memory_never_evicts_in_bulk(tmp_path: Path) -> None:
     """``write`` (the scrub's rewrite, a benchmark) on a store far over: the store is left as it is."""
     memory = memory_service(tmp_path / "mem")
     add_all(memory, [text_for("old", i) for i in range(12)])
-    small = MemoryService(memory.ledger, memory.index, memory.embedder, memory.user, MemoryPolicy(capacity=4))
+    small = MemoryService(*stores_of(memory), memory.embedder, memory.user, MemoryPolicy(capacity=4))
     add_all(small, [text_for("new", 0)])
     assert small.count() == 13
 
@@ -88,7 +88,7 @@ def test_the_chat_says_which_memory_a_write_evicted(tmp_path: Path) -> None:
     def full_store() -> MemoryService:
         memory = memory_service(tmp_path / "mem")
         add_all(memory, [text_for("old", 0)])
-        return MemoryService(memory.ledger, memory.index, memory.embedder, memory.user, MemoryPolicy(capacity=1))
+        return MemoryService(*stores_of(memory), memory.embedder, memory.user, MemoryPolicy(capacity=1))
 
     done = run_lines(build_chat(tmp_path, ScriptedChat("Lovely."), memory=full_store),
                      "I keep bees on my roof in Lisbon")

@@ -26,6 +26,7 @@ from agent.sessions import Session, SessionStore
 from agent.ui.render import escape_terminal
 from agent.wiring import open_memory
 from tests.cli_harness import invoke
+from tests.helpers_store import ledger_of
 from tests.warm_agent import WarmAgent, WarmProcess
 
 # Bidi override and isolate, the line and paragraph separators, a C1 control (NEL), DEL, a left-to-right mark.
@@ -40,7 +41,7 @@ def stored_by_hand(tmp_path: Path) -> MemoryRecord:
                           1_700_000_000.0, content_hash(text), f"source{ODD}", {"context": f"ctx{ODD}"},
                           (StatedFact("name", f"Ana{ODD}"),))
     memory = open_memory(load_settings())
-    memory.ledger.put([record])
+    ledger_of(memory).put([record])
     return record
 
 

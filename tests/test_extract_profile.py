@@ -20,6 +20,7 @@ from agent.prompts import prompt
 from agent.ui.truth_view import truth_fields
 from tests.chat_fakes import ScriptedChat, say
 from tests.fake_openai import FakeOpenAI, Reply
+from tests.helpers_store import stores_of
 from tests.repl_harness import build_chat, memory_service, run_lines
 
 LEEDS = "Boston is behind us, the new flat is in Leeds."
@@ -69,7 +70,7 @@ def test_a_grounded_proposal_is_kept_as_the_extractors_and_a_value_read_already_
 
 def extracting(root: Path, chat: ScriptedChat) -> MemoryService:
     base = memory_service(root)
-    return MemoryService(base.ledger, base.index, base.embedder, "me",
+    return MemoryService(*stores_of(base), base.embedder, "me",
                          extractor=model_extractor(chat, "m", lambda exc: None))
 
 
@@ -90,7 +91,7 @@ def test_a_grounded_proposal_supersedes_through_the_profile_path(tmp_path: Path)
     assert fields["profile"] == [{"kind": "profile", "key": "home", "value": "Leeds", "superseded_by": None,
                                   "origin": EXTRACTOR}]
     assert from_portable(portable(leeds), "me").facts == leeds.facts  # an export keeps where the value came from
-    assert memory.ledger.get("me", [leeds.id])[leeds.id].facts == leeds.facts  # and so does the ledger
+    assert memory.records([leeds.id])[leeds.id].facts == leeds.facts  # and so does the ledger
 
 
 def test_an_ungrounded_proposal_changes_nothing_and_says_why(tmp_path: Path) -> None:
@@ -125,7 +126,7 @@ def test_through_the_openai_adapter_a_proposal_split_across_stream_pieces_is_app
     with FakeOpenAI([Reply("NONE"), answer]) as fake:
         chat = OpenAIChat(OpenAI(api_key="sk-test", base_url=fake.url, timeout=30), max_retries=0)
         base = memory_service(tmp_path)
-        memory = MemoryService(base.ledger, base.index, base.embedder, "me",
+        memory = MemoryService(*stores_of(base), base.embedder, "me",
                                extractor=model_extractor(chat, "m", lambda exc: None))
         memory.observe("I live in Boston.", session="s1", turn=1)
         report = memory.observe(LEEDS, session="s2", turn=1)

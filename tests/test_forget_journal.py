@@ -19,6 +19,7 @@ from agent.conversation import Turn
 from agent.forget import FORGOTTEN, Places
 from agent.sessions import Session, SessionStore
 from tests.chat_fakes import ScriptedChat
+from tests.helpers_store import ledger_of
 from tests.repl_harness import build_chat, memory_service, run_lines
 
 SECRET = "I hide my spare key under the CANARY-Zq81x flowerpot"
@@ -41,7 +42,7 @@ def places(root: Path) -> Places:
 def test_the_record_is_written_with_the_delete_and_leaves_no_byte_when_dropped(tmp_path: Path) -> None:
     memory = memory_service(tmp_path)
     secret, chess = memory.add(SECRET), memory.add(CHESS)
-    ledger = memory.ledger
+    ledger = ledger_of(memory)
     key, deleted = ledger.record_forget("me", [secret.id, "0" * 32], [SECRET])
     assert deleted == 1 and [r.id for r in memory.list()] == [chess.id]
     [pending] = ledger.pending_forgets()
@@ -66,7 +67,7 @@ def test_contexts_are_rewritten_in_place_keeping_the_memory_and_no_byte_of_the_o
     [kept] = memory.list()
     assert (kept.id, kept.created_at, kept.extra) == (chess.id, 5.0, {"context": f"Got it: {FORGOTTEN}."})
     assert memory.search("chess with my brother", 1)[0].record.id == chess.id
-    assert memory.ledger.keyword_search("me", "flowerpot", 5) == []
+    assert ledger_of(memory).keyword_search("me", "flowerpot", 5) == []
     assert leaks(tmp_path) == []
 
 
@@ -76,7 +77,7 @@ def test_a_forget_stopped_after_its_first_step_is_finished_by_the_next_start_and
     secret = memory.add(SECRET)
     begun = forget.begin(memory, [secret])  # then the process is killed: nothing scrubbed, the record stays
     assert begun.count == 1 and memory.list() == []
-    memory.ledger.close()
+    memory.close()
 
     ledger = SqliteLedger(tmp_path / "mem" / "ledger.sqlite3")  # the next start
     assert forget.finish_cut_short(ledger, lambda user: where) == (
@@ -98,13 +99,13 @@ def test_a_session_held_by_another_process_keeps_the_record_until_it_can_be_scru
                               stdout=subprocess.PIPE, text=True)
     try:
         assert holder.stdout is not None and holder.stdout.readline() == "locked\n"
-        assert forget.finish_cut_short(memory.ledger, lambda user: where) == (
+        assert forget.finish_cut_short(ledger_of(memory), lambda user: where) == (
             "A forget that was cut short (1 memory) is not finished: its words stay in 1 session open in another "
             "agent process (monday); the next start of agent tries again.")
-        assert len(memory.ledger.pending_forgets()) == 1
+        assert len(memory.pending_forgets()) == 1
     finally:
         holder.communicate("", timeout=120)
-    assert forget.finish_cut_short(memory.ledger, lambda user: where) == (
+    assert forget.finish_cut_short(ledger_of(memory), lambda user: where) == (
         "Finished a forget that was cut short (1 memory): their words were removed from session monday.")
     assert leaks(tmp_path) == []
 
@@ -134,13 +135,13 @@ def test_ctrl_c_during_a_forget_in_the_chat_waits_for_it_to_finish(tmp_path: Pat
     where = places(tmp_path)
     memory = memory_service(tmp_path / "mem")
     memory.add(SECRET)
-    record_forget = memory.ledger.record_forget
+    record_forget = ledger_of(memory).record_forget
 
     def interrupted(*args: Any) -> tuple[int, int]:
         os.kill(os.getpid(), signal.SIGINT)  # Ctrl-C while the memory thread writes the record
         return record_forget(*args)
 
-    monkeypatch.setattr(memory.ledger, "record_forget", interrupted)
+    monkeypatch.setattr(ledger_of(memory), "record_forget", interrupted)
     done = run_lines(build_chat(tmp_path, ScriptedChat(), memory=lambda: memory, session="friday",
                                 history=where.history), "/memories", "/forget 1")
 
@@ -148,7 +149,7 @@ def test_ctrl_c_during_a_forget_in_the_chat_waits_for_it_to_finish(tmp_path: Pat
         "Forgot 1 memory.",
         "The forgotten words were also removed from session monday, the input history.",
         "(Ctrl-C waited for the forget to finish.)"]
-    assert memory.ledger.pending_forgets() == [] and leaks(tmp_path) == []
+    assert memory.pending_forgets() == [] and leaks(tmp_path) == []
 
 
 def test_a_symlinked_history_is_not_followed_and_leaves_no_forget_pending(tmp_path: Path) -> None:
@@ -163,11 +164,11 @@ def test_a_symlinked_history_is_not_followed_and_leaves_no_forget_pending(tmp_pa
     memory = memory_service(tmp_path / "mem")
     forget.begin(memory, [memory.add(SECRET)])
 
-    told = forget.finish_cut_short(memory.ledger, lambda user: where)
+    told = forget.finish_cut_short(ledger_of(memory), lambda user: where)
 
     assert told is not None and told.startswith("Finished a forget that was cut short (1 memory): "), told
     assert (f"; not scrubbed, as a symlink out of the data directory is never followed (nor written through by "
             f"agent): {where.history} (to {target}, which still holds them: remove them there).") in told
-    assert memory.ledger.pending_forgets() == [], "no forget is left pending for the next start"
+    assert memory.pending_forgets() == [], "no forget is left pending for the next start"
     assert where.history.is_symlink() and SECRET in target.read_text(), "the link and its target are left as they are"
-    assert forget.finish_cut_short(memory.ledger, lambda user: where) is None
+    assert forget.finish_cut_short(ledger_of(memory), lambda user: where) is None

@@ -27,7 +27,7 @@ from agent.app.maintenance import rebuild_index
 from agent.config import load_settings
 from agent.domain import MemoryRecord, VectorSpace, content_hash, memory_id
 from tests.cli_harness import invoke
-from tests.helpers_store import ShaEmbedder, index_of, ledger_of, open_fake_memory, text_for
+from tests.helpers_store import ShaEmbedder, index_of, ledger_of, open_fake_memory, text_for, vectors_of
 
 # One worker of a parallel run builds the module's 20,000 memories, not each (pyproject.toml: loadgroup).
 pytestmark = pytest.mark.xdist_group("index_batches")
@@ -77,10 +77,10 @@ def lost_index_of(big_store: tuple[Path, dict[str, str]], data: Path) -> dict[st
 
 def assert_found(stored: dict[str, str], sample: int = 20) -> None:
     memory = open_fake_memory()
-    assert memory.count() == memory.index.count() == len(stored)
+    assert memory.count() == memory.indexed() == len(stored)
     embedder = ShaEmbedder()
     for mid, text in list(stored.items())[:: len(stored) // sample]:
-        assert memory.index.query(embedder.embed([text])[0], 1)[0].id == mid
+        assert vectors_of(memory).query(embedder.embed([text])[0], 1)[0].id == mid
 
 
 def test_reconcile_restores_a_lost_index_of_20000_memories_from_the_ledger(
@@ -100,7 +100,7 @@ def test_reconcile_restores_a_lost_index_of_20000_memories_from_the_ledger(
     notices: list[str] = []
     memory = open_fake_memory(notices.append)
 
-    assert memory.index.count() == N
+    assert memory.indexed() == N
     assert notices == [f"The memory index lacked {N} of {N} memories; they were restored from the ledger."]
     assert embedded == [], "restored from the ledger's copies, nothing embedded"
     forget_clients()
@@ -150,12 +150,12 @@ def test_every_call_that_takes_ids_is_cut_to_the_clients_batch_size(tmp_path: Pa
     ids = [memory_id(USER, t) for t in texts]
     embedder = ShaEmbedder()
 
-    memory.index.upsert(ids, embedder.embed(texts))
+    vectors_of(memory).upsert(ids, embedder.embed(texts))
     assert index.ids() == set(ids)
     assert set(index.vectors(ids)) == set(ids)
-    memory.index.delete(ids[:30])
-    assert index.ids() == set(ids[30:]) and memory.index.count() == 10
-    memory.index.reset()
+    vectors_of(memory).delete(ids[:30])
+    assert index.ids() == set(ids[30:]) and memory.indexed() == 10
+    vectors_of(memory).reset()
 
     assert sizes and max(size for _, size in sizes) <= 7
     assert {name for name, _ in sizes} >= {"upsert", "get", "delete"}

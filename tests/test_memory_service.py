@@ -18,6 +18,7 @@ from agent.memory.service import MemoryService
 from agent.ports import Embedder, VectorIndex
 from agent.tokens import count_tokens
 from tests.fakes import InMemoryIndex, WordHashEmbedder
+from tests.helpers_store import ledger_of
 
 PEANUTS = "I can't eat peanuts, they make my throat swell"
 POLLEN = "Allergy season in Boston is brutal in April"
@@ -107,7 +108,7 @@ def test_storing_the_same_turns_twice_keeps_the_count(tmp_path: Path, make_index
         for n, text in enumerate(turns):
             memory.observe(text, session="s", turn=n + round_ * 10)
     assert memory.count() == len(turns)
-    assert memory.index.count() == len(turns)
+    assert memory.indexed() == len(turns)
     embedded = [t for call in embedder.calls for t in call]
     stored = [r.text for r in memory.list()]  # "next month" is stored as the month it meant
     assert sorted(embedded) == sorted(stored), "a statement stored before is not embedded again"
@@ -132,7 +133,7 @@ def test_capacity_evicts_least_recently_seen(tmp_path: Path, make_index: IndexFa
     memory.add(PEANUTS)  # seen again: now the freshest
     memory.add(BERLIN)
     assert sorted(r.source for r in memory.list()) == sorted([PEANUTS, COFFEE, BERLIN])
-    assert memory.index.count() == 3
+    assert memory.indexed() == 3
 
 
 def test_block_of_a_large_store_stays_within_budget(tmp_path: Path) -> None:
@@ -164,7 +165,7 @@ def test_the_embedder_recorded_by_the_store_is_enforced(tmp_path: Path) -> None:
     memory.add(PEANUTS)
     other = WordHashEmbedder()
     other.model = "word-hash-v2"  # type: ignore[misc]
-    switched = MemoryService(memory.ledger, index, other, "alice")
+    switched = MemoryService(ledger_of(memory), index, other, "alice")
     with pytest.raises(EmbedderMismatch) as caught:
         switched.add(COFFEE)
     assert "agent memories reindex --embedder fake" in str(caught.value)

@@ -14,6 +14,7 @@ from agent.memory.service import MemoryService, WriteReport
 from agent.ui import repl as repl_module
 from agent.ui.prompt import PipeReader
 from tests.chat_fakes import ScriptedChat
+from tests.helpers_store import stores_of
 from tests.repl_harness import Chat, build_chat, memory_service
 
 CHESS = "I play chess with my brother every week"
@@ -64,7 +65,7 @@ class HeldService(MemoryService):
 def test_a_late_receipt_names_its_turn(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(repl_module, "RECEIPT_WAIT", 0.0)
     plain = memory_service(tmp_path / "mem")
-    memory = HeldService(plain.ledger, plain.index, plain.embedder, plain.user)
+    memory = HeldService(*stores_of(plain), plain.embedder, plain.user)
     go = threading.Event()
     monkeypatch.setattr(HeldService, "go", go)
     chat = build_chat(tmp_path, ScriptedChat("Fun."), memory=lambda: memory, interactive=True)

@@ -34,7 +34,7 @@ def seeded(tmp_path: Path, local_embedder: LocalEmbedder) -> Path:
     memory = open_memory_with(local_embedder)
     memory.add(PEANUTS)
     forget_clients()
-    memory.ledger.close()
+    memory.close()
     return tmp_path / "data"
 
 

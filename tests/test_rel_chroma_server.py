@@ -28,6 +28,7 @@ from tests.helpers_store import (
     returns_within,
     spawn,
     text_for,
+    vectors_of,
 )
 
 # One worker of a parallel run starts the module's Chroma server, not each (pyproject.toml: loadgroup).
@@ -44,9 +45,9 @@ def assert_recalls(memory: MemoryService, texts: list[str]) -> None:
     embedder = ShaEmbedder()
     by_text = {r.text: r.id for r in memory.list()}
     assert sorted(by_text) == sorted(texts)
-    assert memory.index.count() == len(texts)
+    assert memory.indexed() == len(texts)
     for text in texts:
-        assert memory.index.query(embedder.embed([text])[0], 1)[0].id == by_text[text]
+        assert vectors_of(memory).query(embedder.embed([text])[0], 1)[0].id == by_text[text]
 
 
 @pytest.mark.slow
@@ -72,11 +73,11 @@ def test_a_users_memories_are_invisible_to_another_user(server: str, monkeypatch
     bob = open_fake_memory()
     bob.add(text_for("bob", 0))
     assert [r.text for r in bob.list()] == [text_for("bob", 0)]
-    assert bob.index.count() == 1
-    hits = bob.index.query(ShaEmbedder().embed([text_for("alice", 0)])[0], 10)
+    assert bob.indexed() == 1
+    hits = vectors_of(bob).query(ShaEmbedder().embed([text_for("alice", 0)])[0], 10)
     assert [h.id for h in hits] == [bob.list()[0].id], "bob's index cannot even return alice's ids"
     assert [m.record.text for m in bob.search(text_for("alice", 0), 10)] == [text_for("bob", 0)]
-    assert len(alice.list()) == alice.index.count() == 3
+    assert len(alice.list()) == alice.indexed() == 3
 
 
 def test_the_user_flag_keeps_memories_apart_through_the_cli(

@@ -24,7 +24,7 @@ from agent.adapters.chroma_index import forget_clients
 from agent.adapters.local_embedder import LocalEmbedder
 from agent.errors import DiskFull, MemoryUnavailable, StoreCorrupt
 from tests.cli_harness import invoke
-from tests.helpers_store import ShaEmbedder, add_all, index_of, open_fake_memory, open_memory_with, text_for
+from tests.helpers_store import ShaEmbedder, add_all, index_of, open_fake_memory, open_memory_with, text_for, vectors_of
 
 N = 12
 TEXTS = ["I grow tomatoes on my balcony", "My sister lives in Lisbon", "I am allergic to penicillin"]
@@ -64,7 +64,7 @@ def seed(n: int = N) -> dict[str, str]:
     memory = open_fake_memory()
     stored = add_all(memory, [text_for("seed", i) for i in range(n)])
     forget_clients()
-    memory.ledger.close()
+    memory.close()
     return stored
 
 
@@ -74,10 +74,10 @@ def snapshot(root: Path) -> dict[str, bytes]:
 
 def assert_recalls(stored: dict[str, str]) -> None:
     memory = open_fake_memory()
-    assert memory.count() == memory.index.count() == len(stored)
+    assert memory.count() == memory.indexed() == len(stored)
     embedder = ShaEmbedder()
     for mid, text in stored.items():
-        assert memory.index.query(embedder.embed([text])[0], 1)[0].id == mid
+        assert vectors_of(memory).query(embedder.embed([text])[0], 1)[0].id == mid
 
 
 @pytest.mark.parametrize("damage", list(DAMAGE), ids=list(DAMAGE))
@@ -171,7 +171,7 @@ def test_rebuild_re_embeds_every_memory_of_a_damaged_index_from_the_ledger(
     assert rebuilt.returncode == 0, rebuilt.stderr
     assert "moved aside to" in rebuilt.stderr and "rebuilt the index: 3 memories" in rebuilt.stdout
     memory = open_memory_with(local_embedder)
-    assert memory.count() == memory.index.count() == 3
+    assert memory.count() == memory.indexed() == 3
     found = memory.search("who lives in Portugal?", 3)
     assert {m.record.id for m in found} == ids
     assert found[0].record.text == "My sister lives in Lisbon"

@@ -19,7 +19,7 @@ import pytest
 from agent.adapters.chroma_index import forget_clients
 from agent.errors import MemoryUnavailable
 from agent.memory.service import MemoryService
-from tests.helpers_store import Forker, ShaEmbedder, index_of, ledger_of, open_fake_memory, spawn, text_for
+from tests.helpers_store import Forker, ShaEmbedder, index_of, ledger_of, open_fake_memory, spawn, text_for, vectors_of
 
 ROUNDS = 12
 
@@ -29,9 +29,9 @@ def assert_all_found(memory: MemoryService, acked: dict[str, str]) -> None:
     embedder = ShaEmbedder()
     stored = set(ledger_of(memory).ids(memory.user))
     assert set(acked) <= stored
-    assert memory.index.count() == len(stored), "the index holds exactly the ledger's memories"
+    assert memory.indexed() == len(stored), "the index holds exactly the ledger's memories"
     for mid, text in acked.items():
-        [top] = memory.index.query(embedder.embed([text])[0], 1)
+        [top] = vectors_of(memory).query(embedder.embed([text])[0], 1)
         assert top.id == mid
 
 
@@ -126,8 +126,8 @@ def test_an_index_write_refused_by_the_os_is_reported_and_a_retry_indexes_once(t
         memory.add(text_for("new", 0))
 
     retried = memory.add(text_for("new", 0))
-    assert memory.count() == 2 and memory.index.count() == 2
-    assert [h.id for h in memory.index.query(ShaEmbedder().embed([text_for("new", 0)])[0], 1)] == [retried.id]
+    assert memory.count() == 2 and memory.indexed() == 2
+    assert [h.id for h in vectors_of(memory).query(ShaEmbedder().embed([text_for("new", 0)])[0], 1)] == [retried.id]
     assert kept.id in ledger_of(memory).ids(memory.user)
 
 
@@ -137,7 +137,7 @@ def test_a_ledger_that_refuses_writes_is_reported_and_nothing_is_half_written(tm
     ledger_of(memory)._db.execute("PRAGMA query_only = ON")  # refuses writes as a read-only file does
     with pytest.raises(MemoryUnavailable, match="could not be written"):
         memory.add(text_for("new", 0))
-    assert memory.count() == 1 and memory.index.count() == 1, "the vector was not written without its text"
+    assert memory.count() == 1 and memory.indexed() == 1, "the vector was not written without its text"
     ledger_of(memory)._db.execute("PRAGMA query_only = OFF")
     memory.add(text_for("new", 0))
-    assert memory.count() == 2 and memory.index.count() == 2
+    assert memory.count() == 2 and memory.indexed() == 2

@@ -26,6 +26,7 @@ from agent.memory.policy import MemoryPolicy
 from agent.memory.service import MemoryService
 from agent.ports import ChatChunk
 from agent.ui.stream import MarkdownStream
+from tests.helpers_store import ledger_of, stores_of
 from tests.repl_harness import build_chat, memory_service, run_lines
 
 _FENCE = re.compile(r"[<‹⟨〈]\s*(memory[\W_]*notes|conversation[\W_]*summary)\s*[>›⟩〉]"
@@ -113,8 +114,8 @@ def test_stored_poison_stays_inside_the_fence_it_cannot_close(tmp_path: Path) ->
 
     def memory() -> MemoryService:
         seeded = memory_service(tmp_path / "mem")
-        service = MemoryService(seeded.ledger, seeded.index, seeded.embedder, "me", MemoryPolicy(k=10, threshold=-1.0))
-        service.ledger.put([service._record(text, "explicit", session="old", turn=n, when=float(n), source=text)
+        service = MemoryService(*stores_of(seeded), seeded.embedder, "me", MemoryPolicy(k=10, threshold=-1.0))
+        ledger_of(service).put([service._record(text, "explicit", session="old", turn=n, when=float(n), source=text)
                             for n, text in enumerate(FENCE_BREAKERS)])
         service.rebuild()
         return service

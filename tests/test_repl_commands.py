@@ -9,6 +9,7 @@ import pytest
 from agent.memory.context import FENCE_TAG
 from agent.ui.commands import COMMANDS, resolve
 from tests.chat_fakes import ScriptedChat
+from tests.helpers_store import ledger_of
 from tests.repl_harness import Chat, build_chat, memory_service, run_lines
 
 PEANUTS = "I can't eat peanuts, they make my throat swell"
@@ -82,7 +83,7 @@ def test_memory_text_is_escaped_in_listings(tmp_path: Path) -> None:
     before holds them all the same, put straight into its ledger here, and its listing shows them escaped."""
     seeded = memory_service(tmp_path / "mem")
     text = "I like \x1b[2Jred \x1b]8;;file:/evil\x07links"
-    seeded.ledger.put([seeded._record(text, "explicit", session="monday", turn=1, when=1.0, source=text)])
+    ledger_of(seeded).put([seeded._record(text, "explicit", session="monday", turn=1, when=1.0, source=text)])
     seeded.rebuild()
     done = run_lines(build_chat(tmp_path, ScriptedChat(), memory=lambda: seeded), "/memories")
     assert "\x1b" not in done.out and "\\x1b[2J" in done.out

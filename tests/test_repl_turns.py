@@ -15,6 +15,7 @@ from agent.ports import ChatChunk
 from agent.prompts import prompt
 from tests.chat_fakes import ScriptedChat, say
 from tests.fakes import WordHashEmbedder
+from tests.helpers_store import stores_of
 from tests.repl_harness import build_chat, memory_service, run_lines
 
 PEANUTS = "I can't eat peanuts, they make my throat swell"
@@ -249,7 +250,7 @@ def test_stage_two_extraction_asks_the_model_after_the_reply_and_stores_grounded
 
     def with_extraction() -> MemoryService:
         service = memory_service(tmp_path / "mem")
-        return MemoryService(service.ledger, service.index, service.embedder, "me", extractor=extractor)
+        return MemoryService(*stores_of(service), service.embedder, "me", extractor=extractor)
 
     done = run_lines(build_chat(tmp_path, chat, memory=with_extraction), PEANUTS)
     assert chat.requests[1][0].content.startswith("You extract lasting facts")

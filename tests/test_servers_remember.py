@@ -12,6 +12,7 @@ from agent.errors import ChatRetryable, ContextOverflow
 from agent.extract import model_extractor
 from agent.memory.service import MemoryService
 from tests.chat_fakes import Scripted, ScriptedChat, say
+from tests.helpers_store import stores_of
 from tests.repl_harness import build_chat, memory_service, run_lines
 
 PEANUTS = "I can't eat peanuts, they make my throat swell"
@@ -20,7 +21,7 @@ FACT = "- The user can't eat peanuts; peanuts make the user's throat swell."
 
 def extracting(tmp_path: Path, chat: ScriptedChat) -> MemoryService:
     service = memory_service(tmp_path / "mem")
-    return MemoryService(service.ledger, service.index, service.embedder, "me",
+    return MemoryService(*stores_of(service), service.embedder, "me",
                          extractor=model_extractor(chat, "test-model", lambda exc: None))
 
 

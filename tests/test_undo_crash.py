@@ -87,14 +87,15 @@ def test_an_undo_killed_at_any_write_is_finished_by_the_next_undo(tmp_path: Path
         root = tmp_path / str(at)
         (root / "mem").mkdir(parents=True)
         path, index, embedder = root / "mem" / "ledger.sqlite3", InMemoryIndex(), WordHashEmbedder()
-        healthy = MemoryService(SqliteLedger(path), index, embedder, "me")
+        ledger = SqliteLedger(path)
+        healthy = MemoryService(ledger, index, embedder, "me")
         say(root, healthy, *lines[:-1])
-        before = state(healthy.ledger)
+        before = state(ledger)
         say(root, healthy, lines[-1])
         dying = Dying(SqliteLedger(path), at)
         cut = say(root, MemoryService(dying, index, embedder, "me"), "/undo")  # type: ignore[arg-type]
         if not dying.died:
-            assert state(healthy.ledger) == before, cut.log
+            assert state(ledger) == before, cut.log
             assert at > 2, "the undo writes in steps, and it was cut short at each"
             break
         assert DEAD in cut.log
@@ -102,13 +103,14 @@ def test_an_undo_killed_at_any_write_is_finished_by_the_next_undo(tmp_path: Path
         held = {e.key for e in healthy.profile()[0]}
         assert held >= {e.key for e in _profile(before)}, (at, cut.log)
 
-        finish_cut_short(healthy.ledger, places(root))
+        finish_cut_short(ledger, places(root))
         again = say(root, healthy, "/undo")
         assert again.code == 0 and f"Undid turn {len(lines)}" in again.log, (at, cut.log, again.log)
-        assert state(healthy.ledger) == before, (at, cut.log, again.log)
+        assert state(ledger) == before, (at, cut.log, again.log)
         assert [t.user for t in again.session.turns] == list(lines[:-1])
-        assert healthy.ledger.changes("me") == [] or all(c.turn < len(lines) for c in healthy.ledger.changes("me"))
-        healthy.ledger.close()
+        changes = ledger.changes("me")
+        assert changes == [] or all(c.turn < len(lines) for c in changes)
+        healthy.close()
         dying.ledger.close()
         assert leaks(root) == [], (at, cut.log)
     else:
@@ -127,9 +129,10 @@ def test_a_turn_whose_write_was_killed_at_any_step_is_undone_to_what_was_there_b
         root = tmp_path / str(at)
         (root / "mem").mkdir(parents=True)
         path, index, embedder = root / "mem" / "ledger.sqlite3", InMemoryIndex(), WordHashEmbedder()
-        healthy = MemoryService(SqliteLedger(path), index, embedder, "me")
+        ledger = SqliteLedger(path)
+        healthy = MemoryService(ledger, index, embedder, "me")
         say(root, healthy, "I live in Boston")
-        before = state(healthy.ledger)
+        before = state(ledger)
         dying = Dying(SqliteLedger(path), at)
         say(root, MemoryService(dying, index, embedder, "me"), "I moved to Berlin Zanzibar")  # type: ignore[arg-type]
         if not dying.died:
@@ -137,8 +140,8 @@ def test_a_turn_whose_write_was_killed_at_any_step_is_undone_to_what_was_there_b
             break
         assert {e.key for e in healthy.profile()[0]} == {"home"}, at
         again = say(root, healthy, "/undo")
-        assert state(healthy.ledger) == before, (at, again.log)
-        healthy.ledger.close()
+        assert state(ledger) == before, (at, again.log)
+        healthy.close()
         dying.ledger.close()
         assert leaks(root / "mem") == [], at
     else:

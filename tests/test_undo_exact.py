@@ -18,6 +18,7 @@ from agent.memory.service import MemoryService
 from agent.sessions import Session, SessionStore
 from agent.spool import Spool
 from tests.chat_fakes import ScriptedChat
+from tests.helpers_store import ledger_of, vectors_of
 from tests.repl_harness import build_chat, memory_service, run_lines
 from tests.unit.test_shared_spool import Outage, Switching, service
 from tests.unit.test_spool_recall import outage_in
@@ -59,7 +60,7 @@ def test_undo_of_a_move_makes_the_old_home_current_again_in_the_profile_and_the_
     assert "lives in: Boston" in system(chat) and "Berlin" not in system(chat)
     current, history = memory.profile()
     assert [(e.key, e.value) for e in current] == [("home", "Boston")] and history == []
-    memory.ledger.close()
+    memory.close()
     assert leaks(tmp_path, berlin.encode(), b"berlin") == [], "no forgotten id in a link or a change, no word of it"
 
 
@@ -117,10 +118,10 @@ def test_undo_of_a_restatement_takes_its_words_out_of_the_memory_and_every_file(
             "peanuts.\n") in done.log
     peanuts = next(r for r in memory.list() if "peanuts" in r.text)
     assert peanuts.restated == (), "no quote left"
-    assert memory.ledger.keyword_search("me", "zanzibar", 5) == [], "nor in the keyword index"
+    assert ledger_of(memory).keyword_search("me", "zanzibar", 5) == [], "nor in the keyword index"
     assert "ZANZIBAR" not in json.dumps([transfer.portable(r) for r in memory.list()])
     assert [r.text for r in memory.list()] == ["I'm allergic to peanuts", "I like tea"], "the /remember stays"
-    memory.ledger.close()
+    memory.close()
     assert leaks(tmp_path, b"zanzibar") == []
 
 
@@ -163,7 +164,7 @@ def test_each_undo_gives_back_the_store_exactly_as_it_was_before_that_turn(tmp_p
     for expected in reversed(states):
         done = run_lines(build_chat(tmp_path, chat, memory=lambda: memory), "/undo")
         assert state(memory) == expected, done.log
-    assert memory.ledger.changes("me") == [], "every change taken back went"
+    assert ledger_of(memory).changes("me") == [], "every change taken back went"
 
 
 def switch(outage: Outage, down: bool) -> Callable[[], None]:
@@ -204,7 +205,7 @@ def test_links_are_left_as_they_are_when_another_terminal_changed_them_since(tmp
     memory = memory_service(tmp_path / "mem")
     chat = ScriptedChat("Noted.", "Noted.", "Noted.")
     run_lines(build_chat(tmp_path, chat, memory=lambda: memory), BOSTON, "I moved to Berlin", BOSTON)
-    other = MemoryService(SqliteLedger(tmp_path / "mem" / "ledger.sqlite3"), memory.index, memory.embedder, "me")
+    other = MemoryService(SqliteLedger(tmp_path / "mem" / "ledger.sqlite3"), vectors_of(memory), memory.embedder, "me")
     other.remember("I moved to Munich", session="elsewhere")  # another terminal, after the third turn revived Boston
     done = run_lines(build_chat(tmp_path, chat, memory=lambda: memory), "/undo")
 
@@ -217,10 +218,10 @@ def test_links_are_left_as_they_are_when_another_terminal_changed_them_since(tmp
 def test_a_change_is_recorded_before_the_write_and_names_what_the_turn_created(tmp_path: Path) -> None:
     memory = memory_service(tmp_path / "mem")
     report = memory.observe(BOSTON, session="s", turn=1)
-    [change] = memory.ledger.changes("me")
+    [change] = ledger_of(memory).changes("me")
     assert (change.session, change.turn, change.created, change.touched) == ("s", 1, (report.stored[0].id,), ())
     memory.observe(BOSTON, session="s", turn=2)  # the same words: nothing created or changed
-    assert len(memory.ledger.changes("me")) == 1
+    assert len(ledger_of(memory).changes("me")) == 1
 
 
 def test_forget_drops_every_change_that_names_the_memory(tmp_path: Path) -> None:
@@ -228,9 +229,9 @@ def test_forget_drops_every_change_that_names_the_memory(tmp_path: Path) -> None
     run_lines(build_chat(tmp_path, ScriptedChat("Noted.", "Noted.", "Noted."), memory=lambda: memory),
               BOSTON, "I moved to Berlin", BOSTON)
     berlin = next(r for r in memory.list() if "Berlin" in r.text)
-    assert any(berlin.id in c.names() for c in memory.ledger.changes("me"))
+    assert any(berlin.id in c.names() for c in ledger_of(memory).changes("me"))
     forget(inline(memory), [berlin], Places(SessionStore(tmp_path / "sessions", "default")))
-    assert not any(berlin.id in c.names() for c in memory.ledger.changes("me"))
+    assert not any(berlin.id in c.names() for c in ledger_of(memory).changes("me"))
 
 
 def test_undo_of_a_turn_written_before_changes_were_kept_finds_its_memory_and_quote_by_provenance(
@@ -242,7 +243,8 @@ def test_undo_of_a_turn_written_before_changes_were_kept_finds_its_memory_and_qu
     memory.observe("I'm allergic to peanuts", session="old", turn=1)
     memory.observe("I play chess with my brother", session="old", turn=2)
     memory.observe("I'm allergic to peanuts, my doctor says", session="old", turn=3)  # a restatement of turn 1
-    memory.ledger.drop_changes("me", [c.key for c in memory.ledger.changes("me")])  # as an older version left it
+    ledger = ledger_of(memory)
+    ledger.drop_changes("me", [c.key for c in ledger.changes("me")])  # as an older version left it
     SessionStore(tmp_path / "sessions", "default").save(Session("old", 1.0, 2.0, [
         Turn("I'm allergic to peanuts", "Noted."), Turn("I play chess with my brother", "Noted."),
         Turn("I'm allergic to peanuts, my doctor says", "Noted.")]))

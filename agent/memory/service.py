@@ -241,8 +241,8 @@ class MemoryService:
     ) -> None:
         # The store's own: every other module reads and writes it through the methods below
         # (tests/unit/test_service_boundary.py); only what built it (the composition root, tests) holds it too.
-        self.ledger = ledger
-        self.index = index
+        self._ledger = ledger
+        self._index = index
         self.embedder = embedder
         self.user = user
         self.policy = policy or MemoryPolicy()
@@ -302,7 +302,7 @@ class MemoryService:
 
     def check_space(self) -> None:
         """Refuse to mix vector spaces: the index must be empty or built by this embedder."""
-        recorded = self.index.space()
+        recorded = self._index.space()
         wanted = space_of(self.embedder)
         if recorded is not None and recorded != wanted:
             raise EmbedderMismatch(
@@ -339,12 +339,12 @@ class MemoryService:
             return WriteReport(decision, skipped_reason=refused if refused in gate.WITHHELD else "")
         stamp = self._clock() if when is None else when
         cap = self.policy.writes_per_session
-        if self.ledger.count(self.user, session, since=stamp - CAP_WINDOW) >= cap:
+        if self._ledger.count(self.user, session, since=stamp - CAP_WINDOW) >= cap:
             reason = (f"the cap of {cap} new memories from one session in 24 hours is reached; it frees up as they "
                       f"age, and {still}")
             log.debug("gate: skip (%s)", reason)
             return WriteReport(decision, skipped_reason=reason)
-        if not preferred.facts and not self.ledger.get(self.user, [memory_id(self.user, dates.resolve(decision.text,
+        if not preferred.facts and not self._ledger.get(self.user, [memory_id(self.user, dates.resolve(decision.text,
                                                                                                    stamp))]):
             # Words kept and new: their preferences are read (a single sentence with the vector its memory is stored
             # with), and a turn of one-off orders alone is not kept ("I'd like this one in bullets").
@@ -378,7 +378,7 @@ class MemoryService:
         if full:
             log.debug("gate: skip (%s)", full)
             return WriteReport(decision, skipped_reason=full)
-        known = self.ledger.get(self.user, [r.id for r in records])
+        known = self._ledger.get(self.user, [r.id for r in records])
         settled = self._decide(records[0], statement, consolidated)
         merged = settled.outcome.restates is not None  # the turn's words join another memory: no new one
         created = tuple(dict.fromkeys(r.id for n, r in enumerate(records)
@@ -408,7 +408,7 @@ class MemoryService:
         full = self.room([record])
         if full:
             raise OverCapacity(f"Not remembered: {full}.")
-        known = self.ledger.get(self.user, [record.id])
+        known = self._ledger.get(self.user, [record.id])
         self._vectors.clear()
         statement = _with(self.statement(text), self.preferences(record.text))
         settled = self._decide(record, statement)
@@ -427,11 +427,11 @@ class MemoryService:
 
         Only new memories need room (a restatement refreshes one). A store more than ``EVICTION_SLACK`` over its
         capacity would lose everything above it to this one write: that is the user's decision, not a write's."""
-        capacity, count = self.policy.capacity, self.ledger.count(self.user)
+        capacity, count = self.policy.capacity, self._ledger.count(self.user)
         over = count - capacity
         if over <= EVICTION_SLACK:
             return ""
-        known = self.ledger.get(self.user, [r.id for r in records])
+        known = self._ledger.get(self.user, [r.id for r in records])
         if all(r.id in known for r in records):
             return ""
         return (f"the store holds {count:,} memories, {over:,} over its capacity of {capacity:,}, and a new memory "
@@ -449,11 +449,11 @@ class MemoryService:
         if not self.policy.truth:
             return _Decision(record, truth.Outcome())
         self.check_space()
-        known = self.ledger.get(self.user, [record.id]).get(record.id)
+        known = self._ledger.get(self.user, [record.id]).get(record.id)
         if known is not None and known.current and _holds(known, record.facts):
             # the same words again: that memory, refreshed (unless the extractor found a value in them it lacks)
             return _Decision(record, truth.Outcome(reason="said before in the same words"))
-        profiled = [r for r in self.ledger.profiled(self.user) if r.id != record.id]
+        profiled = [r for r in self._ledger.profiled(self.user) if r.id != record.id]
         # Words said before and since replaced: nothing to compare them with, nothing to embed again.
         vector, neighbours = self._neighbours(record) if known is None else (None, [])
         outcome = truth.decide(record.text, statement, profiled, neighbours)
@@ -479,15 +479,15 @@ class MemoryService:
         transaction."""
         record, outcome = settled.record, settled.outcome
         if outcome.restates is not None:
-            self.ledger.restate(self.user, outcome.restates,
+            self._ledger.restate(self.user, outcome.restates,
                                 Quote(record.source, record.session, record.turn, record.created_at), change)
-            return self.ledger.get(self.user, [outcome.restates])[outcome.restates], []
+            return self._ledger.get(self.user, [outcome.restates])[outcome.restates], []
         vector = settled.vector
         written, evicted = self._write([record], {record.id: vector} if vector is not None else None, change)
         if not settled.links:
             return written[0], evicted
-        self.ledger.set_links(self.user, settled.links)
-        return self.ledger.get(self.user, [record.id]).get(record.id, written[0]), evicted
+        self._ledger.set_links(self.user, settled.links)
+        return self._ledger.get(self.user, [record.id]).get(record.id, written[0]), evicted
 
     def _neighbours(self, record: MemoryRecord) -> tuple[list[float] | None, list[tuple[MemoryRecord, float]]]:
         """The vector of ``record`` and its nearest current memories, best first. An embedder or an index that fails
@@ -505,13 +505,13 @@ class MemoryService:
         if body:
             self._keep_bodies({record.id: body[0]})
         try:
-            if self.index.space() is None:
+            if self._index.space() is None:
                 return vector, []
-            hits = [hit for hit in self.index.query(vector, NEIGHBOURS) if hit.id != record.id]
+            hits = [hit for hit in self._index.query(vector, NEIGHBOURS) if hit.id != record.id]
         except MemoryUnavailable as exc:
             log.debug("truth: no neighbours (%s)", exc)
             return vector, []
-        found = self.ledger.get(self.user, [hit.id for hit in hits])
+        found = self._ledger.get(self.user, [hit.id for hit in hits])
         near = [(found[h.id], h.similarity) for h in hits if h.id in found and found[h.id].current]
         if body:
             # A dated transcript line ("(8 May 2023) Ada: ..."): the stamp and the speaker make the lines of one day
@@ -605,20 +605,20 @@ class MemoryService:
         self.check_space()
         self.flush_seen()
         unique = list({r.id: r for r in records}.values())
-        known = self.ledger.get(self.user, [r.id for r in unique])
-        self.ledger.put(unique, change)
+        known = self._ledger.get(self.user, [r.id for r in unique])
+        self._ledger.put(unique, change)
         # A record whose index write failed before (disk full, a kill) is in the ledger but not the index: a retry
         # embeds it again instead of taking it for stored.
-        indexed = self.index.vectors([r.id for r in unique if r.id in known]) if known else {}
+        indexed = self._index.vectors([r.id for r in unique if r.id in known]) if known else {}
         fresh = [r for r in unique if r.id not in indexed]
         if fresh:
             given = vectors or {}
             missing = [r for r in fresh if r.id not in given]
             embedded = self.embedder.embed([r.text for r in missing]) if missing else []
             computed = dict(zip([r.id for r in missing], embedded, strict=True))
-            if self.index.space() is None:
-                self.index.claim(space_of(self.embedder))
-            self.index.upsert([r.id for r in fresh], [given.get(r.id) or computed[r.id] for r in fresh])
+            if self._index.space() is None:
+                self._index.claim(space_of(self.embedder))
+            self._index.upsert([r.id for r in fresh], [given.get(r.id) or computed[r.id] for r in fresh])
         evicted = self._evict(added=len(unique) - len(known))
         stored = [replace(known[r.id], last_seen=max(known[r.id].last_seen, r.last_seen)) if r.id in known else r
                   for r in unique]
@@ -627,7 +627,7 @@ class MemoryService:
     def _evict(self, added: int) -> list[MemoryRecord]:
         """Forget the least recently seen memories past the capacity, if this write put them there: no more than
         it ``added`` plus ``EVICTION_SLACK``. A store further over is left as it is (``room`` explains why)."""
-        excess = self.ledger.count(self.user) - self.policy.capacity
+        excess = self._ledger.count(self.user) - self.policy.capacity
         if excess <= 0:
             return []
         if excess > added + EVICTION_SLACK:
@@ -642,8 +642,8 @@ class MemoryService:
 
     def least_recently_seen(self, n: int) -> list[MemoryRecord]:
         """The ``n`` memories an eviction takes first: least recently seen, then oldest written."""
-        ids = self.ledger.oldest(self.user, n) if n > 0 else []
-        found = self.ledger.get(self.user, ids)
+        ids = self._ledger.oldest(self.user, n) if n > 0 else []
+        found = self._ledger.get(self.user, ids)
         return [found[mid] for mid in ids if mid in found]
 
     # -- read path --------------------------------------------------------------------------------------
@@ -660,7 +660,7 @@ class MemoryService:
 
     def profile(self) -> tuple[list[profile.Entry], list[profile.Entry]]:
         """The current profile and the history of its replaced values."""
-        return profile.view(self.ledger.profiled(self.user))
+        return profile.view(self._ledger.profiled(self.user))
 
     def recall(self, probe: str) -> Recall:
         """The block for one user turn: the profile, whatever the words, then the top k memories above the
@@ -711,7 +711,7 @@ class MemoryService:
         """Up to ``n`` current memories seen last, not in ``skip``, with their similarity to ``probe``."""
         if n <= 0:
             return []
-        records = [r for r in self.ledger.recent(self.user, n + len(skip)) if r.id not in skip][:n]
+        records = [r for r in self._ledger.recent(self.user, n + len(skip)) if r.id not in skip][:n]
         stored = self.retriever.vectors([r.id for r in records])
         probe_vector = self.embedder.embed([probe])[0]
         return [ScoredMemory(r, dot(probe_vector, stored[r.id]), 0.0) for r in records if r.id in stored]
@@ -720,19 +720,19 @@ class MemoryService:
         """Make a superseded memory current again; the memory that replaced it is superseded by it in turn (an
         undo), in the same transaction. Returns the restored memory, or None when there is no such memory or it is
         current."""
-        record = self.ledger.get(self.user, [memory]).get(memory)
+        record = self._ledger.get(self.user, [memory]).get(memory)
         if record is None or record.current:
             return None
         now = self._clock()
-        replacer = self.ledger.get(self.user, [record.superseded_by]).get(record.superseded_by)
+        replacer = self._ledger.get(self.user, [record.superseded_by]).get(record.superseded_by)
         links = {record.id: Links("", 0.0, tuple(replace(f, superseded_by="") for f in record.facts))}
         if replacer is not None and replacer.current:
             keys = {f.key for f in record.facts if profile.single_valued(f.key)}
             links[replacer.id] = Links(record.id, now, tuple(
                 replace(f, superseded_by=record.id) if f.key in keys and not f.superseded_by else f
                 for f in replacer.facts))
-        self.ledger.set_links(self.user, links)
-        return self.ledger.get(self.user, [record.id])[record.id]
+        self._ledger.set_links(self.user, links)
+        return self._ledger.get(self.user, [record.id])[record.id]
 
     # -- taking a turn back, and rewriting a memory ---------------------------------------------------------
 
@@ -745,7 +745,7 @@ class MemoryService:
         changes are found by session and turn alone."""
         words = judge(self.policy, line)[1]
         said = content_hash(words)
-        kept = [c for c in self.ledger.changes(self.user) if c.session == session]
+        kept = [c for c in self._ledger.changes(self.user) if c.session == session]
         changes = tuple(c for c in kept if c.turn == turn and (scrubbed or c.said == said))
         if not changes and not scrubbed and not any(c.turn < turn for c in kept):
             # No change of this session is kept from before this turn: the turn may predate them, and its memories
@@ -758,7 +758,7 @@ class MemoryService:
         if not changes:
             return TurnWrites()
         ids = list(dict.fromkeys(memory for change in changes for memory in change.created))
-        found = self.ledger.get(self.user, ids)
+        found = self._ledger.get(self.user, ids)
         touched = [t for change in changes for t in change.touched]
         return TurnWrites(tuple(found[memory] for memory in ids if memory in found),
                           tuple((t.memory, t.quote) for t in touched if t.quote is not None),
@@ -771,21 +771,21 @@ class MemoryService:
         every link stays as it is, and only the quotes go. Returns the memories whose links were put back, as they
         are now."""
         for memory, quote in writes.quotes:
-            self.ledger.unstate(self.user, memory, quote)
+            self._ledger.unstate(self.user, memory, quote)
         if not writes.changed:
             return []
-        now = self.ledger.get(self.user, [t.memory for t in writes.changed])
+        now = self._ledger.get(self.user, [t.memory for t in writes.changed])
         states = {t.memory: Links.of(now[t.memory]) for t in writes.changed if t.memory in now}
         if any(states.get(t.memory) not in (t.before, t.after) for t in writes.changed):
             log.info("undo: links changed since the turn, left as they are")
             return []
         back = {t.memory: t.before for t in writes.changed if t.before is not None and states[t.memory] == t.after}
-        self.ledger.set_links(self.user, back)
-        return list(self.ledger.get(self.user, list(back)).values())
+        self._ledger.set_links(self.user, back)
+        return list(self._ledger.get(self.user, list(back)).values())
 
     def drop_changes(self, writes: TurnWrites) -> None:
         """The turn is taken back: the changes that recorded its write go."""
-        self.ledger.drop_changes(self.user, [change.key for change in writes.changes])
+        self._ledger.drop_changes(self.user, [change.key for change in writes.changes])
 
     def release(self, records: Sequence[MemoryRecord], everything: bool = False) -> list[MemoryRecord]:
         """Before ``records`` are forgotten (``agent.forget`` calls this in the same step): what they had replaced
@@ -795,15 +795,15 @@ class MemoryService:
         now; none when ``everything`` goes."""
         if everything:
             return []
-        gone = self.ledger.get(self.user, [r.id for r in records])
+        gone = self._ledger.get(self.user, [r.id for r in records])
         pointing = {r.id: r for r in [
-            *self.ledger.replaced_by(self.user, list(gone)),
-            *(r for r in self.ledger.profiled(self.user) if any(f.superseded_by in gone for f in r.facts)),
+            *self._ledger.replaced_by(self.user, list(gone)),
+            *(r for r in self._ledger.profiled(self.user) if any(f.superseded_by in gone for f in r.facts)),
         ] if r.id not in gone}
         links = relink.inherited(pointing.values(), gone)
-        self.ledger.set_links(self.user, links)
+        self._ledger.set_links(self.user, links)
         back = [m for m, link in links.items() if relink.back_again(pointing[m], link)]
-        return list(self.ledger.get(self.user, back).values())
+        return list(self._ledger.get(self.user, back).values())
 
     def rewrite(self, old: MemoryRecord, text: str, when: float | None = None) -> Rewrite:
         """What the memory ``old`` becomes when the user rewrites it as ``text`` (``/edit``, ``agent memories
@@ -822,8 +822,8 @@ class MemoryService:
         if not self.policy.truth:
             return Rewrite(old, replace(new, superseded_by=old.superseded_by, superseded_at=old.superseded_at))
         mine = {old.id, new.id}
-        profiled = [r for r in self.ledger.profiled(self.user) if r.id not in mine]
-        pointing = {r.id: r for r in [*self.ledger.replaced_by(self.user, [old.id]),
+        profiled = [r for r in self._ledger.profiled(self.user) if r.id not in mine]
+        pointing = {r.id: r for r in [*self._ledger.replaced_by(self.user, [old.id]),
                                       *(r for r in profiled if any(f.superseded_by == old.id for f in r.facts))]
                     if r.id not in mine}
         new, links = relink.rederived(old, new, statement, profiled, list(pointing.values()), self.statement)
@@ -836,57 +836,57 @@ class MemoryService:
         transaction: first the new memory, so nothing ever points at a memory that is not there. The old memory is
         the caller's to forget (``agent.edit``)."""
         stored = self.write([rewrite.new])[0]
-        self.ledger.set_links(self.user, rewrite.links)
-        return self.ledger.get(self.user, [stored.id]).get(stored.id, stored)
+        self._ledger.set_links(self.user, rewrite.links)
+        return self._ledger.get(self.user, [stored.id]).get(stored.id, stored)
 
     def records(self, ids: Sequence[str]) -> dict[str, MemoryRecord]:
         """The memories of ``ids`` that are still there (one may have been forgotten meanwhile), by id."""
-        return self.ledger.get(self.user, list(ids))
+        return self._ledger.get(self.user, list(ids))
 
     def set_contexts(self, contexts: Mapping[str, str]) -> None:
         """Rewrite the keyword context of these memories in place (a forget scrubs the words it names)."""
-        self.ledger.set_contexts(self.user, contexts)
+        self._ledger.set_contexts(self.user, contexts)
 
     def drop_changes_naming(self, ids: Sequence[str]) -> None:
         """Drop the changes ``/undo`` keeps that name a memory of ``ids``."""
-        drop_changes_naming(self.ledger, self.user, ids)
+        drop_changes_naming(self._ledger, self.user, ids)
 
     def close(self) -> None:
         """Close the store: a service the chat opened and no longer uses, or a command's at its end."""
-        self.ledger.close()
+        self._ledger.close()
 
     def store_id(self) -> str:
         """Which store this is (``MemoryStore.store_id``): a spooled turn's forget mark counts in this one only."""
-        return self.ledger.store_id()
+        return self._ledger.store_id()
 
     def record_forget(self, ids: Sequence[str], texts: Sequence[str]) -> tuple[int, int]:
         """Delete ``ids`` and record the forget, in one transaction (``ForgetJournal.record_forget``)."""
-        return self.ledger.record_forget(self.user, ids, texts)
+        return self._ledger.record_forget(self.user, ids, texts)
 
     def pending_forgets(self, machine: str | None = None) -> list[ForgetRecord]:
         """This user's forgets that ``machine`` has not finished in its own files (None: that some machine has
         not)."""
-        return [record for record in self.ledger.pending_forgets(machine) if record.user == self.user]
+        return [record for record in self._ledger.pending_forgets(machine) if record.user == self.user]
 
     def acknowledge_forget(self, key: int, machine: str) -> None:
         """``machine`` has finished the forget ``key`` in its own files."""
-        self.ledger.acknowledge_forget(key, machine)
+        self._ledger.acknowledge_forget(key, machine)
 
     def forget_mark(self) -> int:
         """How far the store's forgets go now (``ForgetJournal.forget_mark``)."""
-        return self.ledger.forget_mark()
+        return self._ledger.forget_mark()
 
     def forgotten_since(self, texts: Sequence[str], mark: int) -> list[str]:
         """Those of ``texts`` that a forget of this user recorded after ``mark`` names."""
-        return self.ledger.forgotten_since(self.user, texts, mark)
+        return self._ledger.forgotten_since(self.user, texts, mark)
 
     def machines(self) -> list[Machine]:
         """The machines that share this store for this user."""
-        return self.ledger.machines(self.user)
+        return self._ledger.machines(self.user)
 
     def retire_machine(self, machine: str) -> bool:
         """No forget of this user waits for ``machine`` any more; whether it was registered."""
-        return self.ledger.retire_machine(self.user, machine)
+        return self._ledger.retire_machine(self.user, machine)
 
     def flush_seen(self) -> None:
         """Write the ``last_seen`` of recalled memories. Recall only notes them: a durable write costs up to 9 ms
@@ -895,26 +895,26 @@ class MemoryService:
         if self._seen:
             seen, self._seen = self._seen, {}
             for when in sorted(set(seen.values())):
-                self.ledger.touch(self.user, [mid for mid, t in seen.items() if t == when], when)
+                self._ledger.touch(self.user, [mid for mid, t in seen.items() if t == when], when)
 
     def list(self) -> list[MemoryRecord]:
-        return self.ledger.all(self.user)
+        return self._ledger.all(self.user)
 
     def count(self) -> int:
-        return self.ledger.count(self.user)
+        return self._ledger.count(self.user)
 
     def current_count(self) -> int:
         """The memories no later one replaced: the ones ``/memories`` lists, which the toolbar counts."""
-        return self.ledger.count(self.user, current=True)
+        return self._ledger.count(self.user, current=True)
 
     def indexed(self) -> int:
         """The vectors in the index, which ``count`` should equal: the doctor and ``stats`` show the two."""
-        return self.index.count()
+        return self._index.count()
 
     def warm_up_index(self) -> None:
         """Read a shared store's vectors now, where the index can (``WarmsUp``), not at the first search."""
-        if isinstance(self.index, WarmsUp):
-            self.index.warm_up()
+        if isinstance(self._index, WarmsUp):
+            self._index.warm_up()
 
     # -- forget, reindex, rebuild -----------------------------------------------------------------------
 
@@ -925,18 +925,18 @@ class MemoryService:
         open drops (``reconcile``), never memories whose vectors were already overwritten with noise."""
         if not ids:
             return 0
-        drop_changes_naming(self.ledger, self.user, ids)
-        deleted = self.ledger.delete(self.user, ids)
-        self.index.delete(ids)
+        drop_changes_naming(self._ledger, self.user, ids)
+        deleted = self._ledger.delete(self.user, ids)
+        self._index.delete(ids)
         return deleted
 
     def drop_vectors(self, ids: Sequence[str], everything: bool = False) -> None:
         """Take forgotten memories' vectors out of the index (``everything``: all of the user's), after
         ``agent.forget`` took them out of the ledger."""
         if everything:
-            self.index.reset()
+            self._index.reset()
         else:
-            self.index.delete(ids)
+            self._index.delete(ids)
 
     def rebuild(self, batch: int = 256, group: int = 2048) -> int:
         """Re-create the vector index from the ledger with this service's embedder; returns the count.
@@ -945,11 +945,11 @@ class MemoryService:
         has a cost of its own, so a record took 0.7 ms in writes of 256 and 0.3 ms in writes of 4,096 (chromadb
         1.5.9, 64-dimension vectors, an index of 11,000); 2,048 keeps the vectors waiting in memory under 25 MB."""
         records = self.list()
-        self.index.reset()
-        self.index.claim(space_of(self.embedder))
+        self._index.reset()
+        self._index.claim(space_of(self.embedder))
         for start in range(0, len(records), group):
             chunk = records[start : start + group]
             vectors = [v for at in range(0, len(chunk), batch)
                        for v in self.embedder.embed([r.text for r in chunk[at : at + batch]])]
-            self.index.upsert([r.id for r in chunk], vectors)
+            self._index.upsert([r.id for r in chunk], vectors)
         return len(records)

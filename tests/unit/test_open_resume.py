@@ -19,7 +19,7 @@ from tests.helpers_store import ShaEmbedder, add_all, index_of, ledger_of, open_
 
 def closed(memory: MemoryService) -> Path:
     path = ledger_of(memory).path
-    memory.ledger.close()
+    memory.close()
     forget_clients()
     return path
 
@@ -35,7 +35,7 @@ def test_an_open_catches_up_with_what_another_process_wrote_and_evicted_since_wi
 ) -> None:
     memory = open_fake_memory()
     ids = list(add_all(memory, [text_for("kept", n) for n in range(30)]))
-    memory.index.warm_up()  # type: ignore[attr-defined]
+    memory.warm_up_index()
     path = closed(memory)
     other = SqliteLedger(path)  # a process without the index: it writes the ledger and its copies only
     news = text_for("news", 1)
@@ -50,7 +50,7 @@ def test_an_open_catches_up_with_what_another_process_wrote_and_evicted_since_wi
         no_whole_read(patch)
         notices: list[str] = []
         memory = open_fake_memory(notices.append)
-        memory.index.warm_up()  # type: ignore[attr-defined]
+        memory.warm_up_index()
         held = index_of(memory)
         assert memory.search(news, k=1)[0].record.text == news
         assert ids[0] not in held.vectors([ids[0]])
@@ -63,7 +63,7 @@ def test_an_open_after_a_forget_or_with_counts_that_disagree_compares_every_id(
 ) -> None:
     memory = open_fake_memory()
     ids = list(add_all(memory, [text_for("kept", n) for n in range(10)]))
-    memory.index.warm_up()  # type: ignore[attr-defined]
+    memory.warm_up_index()
     path = closed(memory)
     other = SqliteLedger(path)
     other.record_forget(memory.user, [ids[1]], [text_for("kept", 1)])
@@ -73,7 +73,7 @@ def test_an_open_after_a_forget_or_with_counts_that_disagree_compares_every_id(
     monkeypatch.setattr(ChromaIndex, "ids", lambda self: read.append(1) or real_ids(self))
     memory = open_fake_memory()
     assert read == [1] and index_of(memory).count() == 9
-    memory.index.warm_up()  # type: ignore[attr-defined]
+    memory.warm_up_index()
     assert read == [1], "the first catch-up takes what the open read"
     path = closed(memory)
     other = SqliteLedger(path)  # half an eviction: the memory left the ledger, its vector stays in the index
@@ -93,7 +93,7 @@ def test_an_open_after_a_kill_puts_back_from_the_ledger_what_this_process_wrote_
     ledger's copies, without comparing every id."""
     memory = open_fake_memory()
     add_all(memory, [text_for("kept", n) for n in range(10)])
-    memory.index.warm_up()  # type: ignore[attr-defined]
+    memory.warm_up_index()
     written = []
     for n in range(5):
         written.append(memory.add(text_for("new", n)).id)
@@ -103,7 +103,7 @@ def test_an_open_after_a_kill_puts_back_from_the_ledger_what_this_process_wrote_
     with monkeypatch.context() as patch:
         no_whole_read(patch)
         memory = open_fake_memory()
-        memory.index.warm_up()  # type: ignore[attr-defined]
+        memory.warm_up_index()
         held = index_of(memory)
         assert set(held.vectors(written)) == set(written)
         assert held.count() == 15
