@@ -51,6 +51,9 @@ class Remedy(enum.Enum):
     ADD = "agent memories add"
     EXPORT = "agent memories export"
     IMPORT = "agent memories import"
+    RETIRE = "agent memories machines --retire"
+    RESUME = "agent -s {name}"
+    SESSION_RM = "agent sessions rm {name}"
 
     def command(self, **facts: object) -> str:
         """The command in backticks, as a message quotes it, with ``facts`` in its placeholders."""

@@ -17,7 +17,7 @@ import secrets
 import socket
 from pathlib import Path
 
-from agent.errors import ConfigError
+from agent.errors import ConfigError, Remedy
 from agent.files import read_regular, write_private
 
 MACHINE_FILE = "machine-id"
@@ -56,7 +56,7 @@ def _read(path: Path) -> str:
                           "directory registers as a new machine.") from exc
     if not _ID.fullmatch(text):
         raise ConfigError(f"The machine id {path} is damaged: delete it, and this data directory registers as a new "
-                          "machine (`agent memories machines --retire` the old one).")
+                          f"machine ({Remedy.RETIRE.command()} the old one).")
     return text
 
 

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any, TypeVar, get_args
 
 from agent.domain import Turn, TurnStatus, fold_with_spans, normalise_text
-from agent.errors import SessionBusy, SessionCorrupt, SessionError
+from agent.errors import Remedy, SessionBusy, SessionCorrupt, SessionError
 from agent.files import move_aside, own_directory, read_regular, symlinked, write_private
 
 log = logging.getLogger(__name__)
@@ -251,7 +251,7 @@ class SessionStore:
                 path.unlink()
         except SessionBusy as exc:
             raise SessionBusy(f"The session {name!r} is open in another agent process: leave that chat (Ctrl-D or "
-                              f"/exit), then run `agent sessions rm {name}` again.") from exc
+                              f"/exit), then {Remedy.SESSION_RM.run(name=name)} again.") from exc
         except OSError as exc:
             raise SessionError(f"The session file {path} cannot be removed ({exc.strerror}).") from exc
         (self.directory / f".{name}.lock").unlink(missing_ok=True)
@@ -392,8 +392,8 @@ def _why(exc: OSError, path: Path) -> str:
 
 def _damaged(path: Path, name: str, reason: str) -> SessionCorrupt:
     return SessionCorrupt(
-        f"The session file {path} is damaged ({reason}); it was left as it is: `agent -s {name}` moves it aside "
-        f"and starts the session afresh, `agent sessions rm {name}` deletes it.",
+        f"The session file {path} is damaged ({reason}); it was left as it is: {Remedy.RESUME.command(name=name)} "
+        f"moves it aside and starts the session afresh, {Remedy.SESSION_RM.command(name=name)} deletes it.",
         path,
         reason,
     )

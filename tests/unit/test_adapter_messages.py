@@ -1,6 +1,7 @@
-"""A message below the front ends (the adapters', the memory's, the app's) names a command as a ``Remedy`` and
-never spells it: the command line is free to rename its commands, and the layers that know the domain and the
-ports say nothing stale. Docstrings and comments may name a command: they are prose for a reader of the code."""
+"""A message below the front ends (the adapters', the memory's, the app's, a machine's and a session's) names a
+command as a ``Remedy`` and never spells it: the command line is free to rename its commands, and the layers that
+know the domain and the ports say nothing stale. Docstrings and comments may name a command: they are prose for a
+reader of the code."""
 
 from __future__ import annotations
 
@@ -12,7 +13,8 @@ from agent.errors import Remedy
 
 AGENT = Path(__file__).resolve().parents[2] / "agent"
 LAYERS = ("adapters", "memory", "app")
-_COMMAND = re.compile(r"`agent [a-z]|\bagent (memories|sessions|config|doctor|trust|mcp)\b")
+MODULES = ("machine.py", "sessions.py")
+_COMMAND = re.compile(r"`agent [a-z-]|\bagent (memories|sessions|config|doctor|trust|mcp)\b")
 
 
 def _spelled(path: Path) -> list[str]:
@@ -24,7 +26,8 @@ def _spelled(path: Path) -> list[str]:
 
 
 def test_no_message_below_the_front_ends_spells_a_command() -> None:
-    paths = [path for layer in LAYERS for path in sorted((AGENT / layer).rglob("*.py"))]
+    paths = [*(path for layer in LAYERS for path in sorted((AGENT / layer).rglob("*.py"))),
+             *(AGENT / module for module in MODULES)]
     assert [where for path in paths for where in _spelled(path)] == []
 
 
