@@ -12,6 +12,8 @@ from bench import locomo
 from bench.locomo_recall import main, run
 from tests.fakes import WordHashEmbedder
 
+pytestmark = pytest.mark.usefixtures("model_cache")
+
 SAMPLE = {
     "sample_id": "synthetic-1",
     "conversation": {

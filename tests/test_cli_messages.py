@@ -25,6 +25,8 @@ from tests.e2e_helpers import Terminal, agent_env
 from tests.fake_openai import FakeOpenAI, held_reply
 from tests.repl_harness import build_chat, run_lines
 
+pytestmark = pytest.mark.usefixtures("model_cache")
+
 
 def texts() -> list[str]:
     return [m["text"] for m in json.loads(invoke("memories", "list", "--json").stdout)]

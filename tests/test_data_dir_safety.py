@@ -22,6 +22,8 @@ from tests.cli_harness import invoke
 from tests.e2e_helpers import agent_env
 from tests.fake_openai import FakeOpenAI, Reply
 
+pytestmark = pytest.mark.usefixtures("model_cache")
+
 
 def modes(root: Path) -> dict[str, int]:
     """The mode of ``root`` and of everything under it, by path relative to it (symlinks not followed)."""

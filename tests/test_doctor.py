@@ -20,6 +20,8 @@ from agent.server import ServerInfo, server_profile
 from agent.wiring import open_memory
 from tests.fake_openai import FakeOpenAI, Reply
 
+pytestmark = pytest.mark.usefixtures("model_cache")
+
 NO_SYSTEM_TEMPLATE = "{% for m in messages %}<start_of_turn>{{ m.content }}<end_of_turn>{% endfor %}"
 
 

@@ -24,6 +24,8 @@ from tests.e2e_helpers import agent
 from tests.fake_openai import FakeOpenAI, Reply
 from tests.warm_agent import ROOT
 
+pytestmark = pytest.mark.usefixtures("model_cache")
+
 KEY = "sk-test-CANARY-4242"
 TULIPS = "I planted tulips by the fence in March"
 

@@ -18,6 +18,8 @@ from tests.cli_harness import invoke
 from tests.e2e_helpers import Terminal, agent, agent_env, session_file
 from tests.fake_openai import FakeOpenAI, Reply, held_reply
 
+pytestmark = pytest.mark.usefixtures("model_cache")
+
 PEANUTS = "I can't eat peanuts, they make my throat swell"
 BERLIN = "I am moving to Berlin next month"
 SNACKS = "Any snack ideas?"

@@ -14,6 +14,8 @@ from tests.cli_harness import invoke
 from tests.e2e_helpers import Terminal, agent_env, screen_text, session_file
 from tests.fake_openai import FakeOpenAI, Reply
 
+pytestmark = pytest.mark.usefixtures("model_cache")
+
 PEANUTS = "I can't eat peanuts, they make my throat swell"
 SISTER = "My sister Ottilie lives in Lisbon with her two cats"
 NEEDLES = (b"ottilie",)

@@ -19,6 +19,8 @@ from tests.e2e_helpers import Terminal, agent_env
 from tests.fake_openai import FakeOpenAI, Reply
 from tests.repl_harness import build_chat, memory_service, run_lines
 
+pytestmark = pytest.mark.usefixtures("model_cache")
+
 OLD = "My sister Ottilie lives in Lisbon with her two cats"
 NEW = "My sister Ana lives in Porto with her two dogs"
 EDITOR = f"{sys.executable} {Path(__file__).with_name('fake_editor.py')}"

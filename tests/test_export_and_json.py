@@ -28,6 +28,8 @@ from agent.wiring import open_memory
 from tests.cli_harness import invoke
 from tests.warm_agent import WarmAgent, WarmProcess
 
+pytestmark = pytest.mark.usefixtures("model_cache")
+
 # Bidi override and isolate, the line and paragraph separators, a C1 control (NEL), DEL, a left-to-right mark.
 ODD = "\u202e\u2066\u2028\u2029\x85\x7f\u200e"
 SISTER = "My sister Ana lives in Lisbon"

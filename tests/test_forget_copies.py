@@ -8,10 +8,13 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
 from agent.adapters.chroma_index import forget_clients
 from agent.cli import app
+
+pytestmark = pytest.mark.usefixtures("model_cache")
 
 SECRET = "I hide my spare key under the CANARY-Zq81x flowerpot"
 OTHERS = ("I keep bees on my roof in Lisbon", "My sister is called Agnes")

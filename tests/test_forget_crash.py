@@ -35,6 +35,8 @@ from tests.fake_openai import FakeOpenAI
 from tests.full_pipe import FullPipe, wait_blocked
 from tests.warm_agent import WarmAgent
 
+pytestmark = pytest.mark.usefixtures("model_cache")
+
 SECRET = "I hide my spare key under the CANARY-Zq81x flowerpot"
 CHESS = "I play chess with my brother every week"
 NEEDLES = (b"canary", b"zq81x", b"flowerpot")

@@ -19,6 +19,8 @@ from agent.forget import FORGOTTEN, Forgotten
 from agent.sessions import Session, SessionStore
 from tests.e2e_helpers import agent
 
+pytestmark = pytest.mark.usefixtures("model_cache")
+
 SAID = "My flat is in the Hauptstraße 12 above Café Müller"
 FORMS = {
     "nfd": "My flat is in the Hauptstraße 12 above Cafe\u0301 Mu\u0308ller",

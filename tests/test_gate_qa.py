@@ -24,6 +24,8 @@ from tests.e2e_helpers import agent_env
 from tests.fake_openai import FakeOpenAI, Reply
 from tests.repl_harness import memory_service
 
+pytestmark = pytest.mark.usefixtures("model_cache")
+
 INSTRUCTION = "an instruction for the assistant, not a fact about the user"
 
 # The trial's three, and more of the class: the assistant as subject, no subject at all with a standing order,

@@ -29,6 +29,8 @@ from tests.e2e_helpers import agent, agent_env
 from tests.fake_openai import FakeOpenAI, Reply
 from tests.warm_agent import ROOT
 
+pytestmark = pytest.mark.usefixtures("model_cache")
+
 GOOD = {"text": "I keep bees on the roof", "kind": "explicit", "created_at": 1_700_000_000.0}
 
 

@@ -17,6 +17,8 @@ from agent.adapters import local_model
 from agent.adapters.local_embedder import LocalEmbedder, default_model_files
 from agent.adapters.local_model import CONVERSION, convert, fold_weight_casts, prepared_model
 
+pytestmark = pytest.mark.usefixtures("model_cache")
+
 SENTENCES = [
     "I can't eat peanuts, they make me very sick.",
     "What snack should I bring to the hiking trip?",

@@ -20,6 +20,8 @@ from tests.cli_harness import invoke
 from tests.e2e_helpers import agent
 from tests.fake_openai import FakeOpenAI, Reply
 
+pytestmark = pytest.mark.usefixtures("model_cache")
+
 PEANUTS = "I can't eat peanuts, they make my throat swell"
 BOSTON = "I live in Boston, in a small flat near the river."
 BERLIN = "Big news: I moved to Berlin last month!"

@@ -20,6 +20,8 @@ from agent.wiring import open_memory
 from tests.cli_harness import invoke
 from tests.helpers_store import run_agent
 
+pytestmark = pytest.mark.usefixtures("model_cache")
+
 # Each test that looks for leaked bytes has words of its own: the store's files are written by this process, which
 # has run other tests with other canaries.
 CANARY = "CANARY-7f3a9 my locker number is 5821"

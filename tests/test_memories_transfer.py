@@ -18,6 +18,8 @@ from agent.wiring import open_memory
 from tests.cli_harness import invoke
 from tests.e2e_helpers import agent
 
+pytestmark = pytest.mark.usefixtures("model_cache")
+
 PEANUTS = "I can't eat peanuts, they make my throat swell"
 SISTER = "My sister Ana lives in Lisbon with her two cats"
 COFFEE = "My favourite coffee is a flat white"

@@ -16,6 +16,8 @@ from tests.cli_harness import invoke
 from tests.e2e_helpers import Terminal, agent_env
 from tests.fake_openai import FakeOpenAI, Reply
 
+pytestmark = pytest.mark.usefixtures("model_cache")
+
 TEXT = "I can't eat peanuts, they make my throat swell and I carry an epipen"
 WHEN = datetime(2023, 11, 14, 9, 30).timestamp()
 

@@ -23,6 +23,8 @@ from tests.e2e_helpers import agent, agent_env
 from tests.fake_openai import FakeOpenAI, Reply, held_reply
 from tests.piped_chat import PipedAgent
 
+pytestmark = pytest.mark.usefixtures("model_cache")
+
 PEANUTS = "I can't eat peanuts, they make my throat swell"
 # A document that would be a disclosure if the user had said it: it is someone's notes, piped in.
 NOTES = "Meeting notes\n\nAna said: I live in Lisbon and I am allergic to shellfish.\n"

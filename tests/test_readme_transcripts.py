@@ -23,6 +23,8 @@ from bench.readme_transcripts import (
     transcript,
 )
 
+pytestmark = pytest.mark.usefixtures("model_cache")
+
 # The doctor's transcript runs where the llama.cpp tests' server runs, so one worker of a parallel run starts it.
 NAMES = [pytest.param(name, marks=[pytest.mark.xdist_group("servers_llama")] if name in ON_A_MODEL_SERVER else [])
          for name in sorted(cases())]

@@ -38,6 +38,8 @@ from tests.helpers_store import (
 from tests.piped_chat import PipedAgent
 from tests.warm_agent import WarmProcess
 
+pytestmark = pytest.mark.usefixtures("model_cache")
+
 
 @contextmanager
 def holder(*args: str) -> Iterator[WarmProcess]:

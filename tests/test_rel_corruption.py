@@ -26,6 +26,8 @@ from agent.errors import DiskFull, MemoryUnavailable, StoreCorrupt
 from tests.cli_harness import invoke
 from tests.helpers_store import ShaEmbedder, add_all, index_of, open_fake_memory, open_memory_with, text_for
 
+pytestmark = pytest.mark.usefixtures("model_cache")
+
 N = 12
 TEXTS = ["I grow tomatoes on my balcony", "My sister lives in Lisbon", "I am allergic to penicillin"]
 Damage = Callable[[Path], None]

@@ -17,6 +17,8 @@ from tests.cli_harness import invoke
 from tests.e2e_helpers import agent_env, session_file
 from tests.fake_openai import FakeOpenAI, Reply
 
+pytestmark = pytest.mark.usefixtures("model_cache")
+
 KEY = "sk-test-CANARY123-5f0c9e2a7b1d4c3e"
 ECHO = {"message": f"Incorrect API key provided: {KEY}", "type": "invalid_request_error", "code": "invalid_api_key"}
 # Statements the write gate keeps: a turn that ended badly must still not become a memory.

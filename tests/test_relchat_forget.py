@@ -25,6 +25,8 @@ from tests.e2e_helpers import Terminal, agent, agent_env, screen_text
 from tests.fake_openai import FakeOpenAI, Reply
 from tests.repl_harness import build_chat, memory_service, run_lines
 
+pytestmark = pytest.mark.usefixtures("model_cache")
+
 SECRET = "I hide my spare key under the CANARY-Zq81x flowerpot"
 CHESS = "I play chess with my brother every week"
 NEEDLES = (b"canary", b"zq81x", b"flowerpot")

@@ -18,6 +18,8 @@ from tests.cli_harness import invoke
 from tests.e2e_helpers import Terminal, agent_env, session_file
 from tests.fake_openai import FakeOpenAI, Reply
 
+pytestmark = pytest.mark.usefixtures("model_cache")
+
 BIG = ("lorem ipsum dolor sit amet " * 40_000)[:1_000_000]
 NUL = "I like \x00 green tea a lot"
 ESCAPES = "I love \x1b[2J\x1b]0;owned\x07red\x1b[0m apples\x9b2J"  # clear, window title, C1 CSI

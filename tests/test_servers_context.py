@@ -22,6 +22,8 @@ from tests.e2e_helpers import agent_env
 from tests.fake_openai import FakeOpenAI, Reply
 from tests.repl_harness import build_chat, run_lines
 
+pytestmark = pytest.mark.usefixtures("model_cache")
+
 HELLO = [Message("user", "hello")]
 ESSAY = " ".join(f"word{n}" for n in range(1500))
 

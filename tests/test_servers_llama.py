@@ -28,7 +28,7 @@ from tests.cli_harness import invoke
 from tests.llama_server import LlamaServer, Recorded, RecordingProxy, smollm2_model, unavailable
 
 # One worker of a parallel run starts the two llama servers, not each (pyproject.toml: loadgroup).
-pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("servers_llama")]
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("servers_llama"), pytest.mark.usefixtures("model_cache")]
 
 PEANUTS = "I can't eat peanuts, they make my throat swell"
 MAX_TOKENS = 24

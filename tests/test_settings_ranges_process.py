@@ -17,7 +17,7 @@ from tests.cli_harness import invoke
 from tests.e2e_helpers import agent_env
 from tests.fake_openai import FakeOpenAI, Reply
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("model_cache")]
 
 BEES = "I keep bees on my roof in Lisbon"
 

@@ -5,10 +5,14 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from agent.adapters.chroma_index import forget_clients
 from agent.config import load_settings
 from agent.wiring import open_memory
 from tests.cli_harness import invoke as agent
+
+pytestmark = pytest.mark.usefixtures("model_cache")
 
 
 def seed(*lines: str) -> None:

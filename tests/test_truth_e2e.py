@@ -15,6 +15,8 @@ from tests.cli_harness import invoke
 from tests.e2e_helpers import agent_env
 from tests.fake_openai import FakeOpenAI, Reply
 
+pytestmark = pytest.mark.usefixtures("model_cache")
+
 
 @pytest.fixture
 def fake() -> Iterator[FakeOpenAI]:

@@ -18,7 +18,7 @@ from tests.piped_chat import PipedChat
 from tests.test_rel_shared import listed
 from tests.test_rel_terminals import env_for
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("model_cache")]
 
 SHELLFISH = "I'm allergic to shellfish"
 NOT_SHELLFISH = "I'm not allergic to shellfish anymore"

@@ -22,9 +22,10 @@ def _refuse(what: str) -> object:
 
 
 @pytest.fixture(scope="session")
-def model_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """An empty cache in place of the warmed model of ``tests/conftest.py``: the unit tier never loads the model."""
-    return tmp_path_factory.mktemp("cache")
+def model_cache() -> Path:
+    """In place of the warmed model of ``tests/conftest.py``: a unit test that asks for the model fails before it
+    is converted."""
+    pytest.fail("a unit test asked for the embedding model: it belongs in tests/, not tests/unit/", pytrace=False)
 
 
 @pytest.fixture(autouse=True)
