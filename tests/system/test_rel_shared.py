@@ -27,7 +27,7 @@ from tests.fake_openai import FakeOpenAI, Reply
 from tests.helpers_store import chroma_server
 from tests.pg_server import Cluster
 from tests.piped_chat import PipedChat, run
-from tests.test_rel_terminals import env_for, fact, prompt_for, question
+from tests.system.test_rel_terminals import env_for, fact, prompt_for, question
 
 # One worker of a parallel run starts the module's Chroma server, not each (pyproject.toml: loadgroup).
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("rel_shared")]

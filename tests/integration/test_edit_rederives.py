@@ -7,7 +7,6 @@ editor."""
 from __future__ import annotations
 
 import json
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -18,13 +17,14 @@ from agent.adapters.local_embedder import LocalEmbedder
 from agent.config import load_settings
 from agent.memory.service import MemoryService
 from agent.wiring import open_memory
+from tests import fake_editor
 from tests.chat_fakes import ScriptedChat
 from tests.cli_harness import invoke
 from tests.e2e_helpers import agent_env
 from tests.fake_openai import FakeOpenAI, Reply
 from tests.repl_harness import build_chat, memory_service, run_lines
 
-EDITOR = f"{sys.executable} {Path(__file__).with_name('fake_editor.py')}"
+EDITOR = fake_editor.COMMAND
 BOSTON = "I live in Boston"
 BERLIN = "I moved to Berlin"
 

@@ -25,9 +25,9 @@ from agent.domain import ForgetRecord
 from tests.fake_openai import FakeOpenAI, Reply
 from tests.pg_server import Cluster
 from tests.piped_chat import PipedChat
-from tests.test_ledger_contract import USER
-from tests.test_pg_ledger import database_files, holding
-from tests.test_rel_shared import SISTER, Machine, agent, machines
+from tests.system.test_ledger_contract import USER
+from tests.system.test_pg_ledger import database_files, holding
+from tests.system.test_rel_shared import SISTER, Machine, agent, machines
 
 pytestmark = pytest.mark.slow
 psycopg = pytest.importorskip("psycopg")

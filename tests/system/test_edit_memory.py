@@ -4,7 +4,6 @@ keeps its provenance, is embedded again, and its old text leaves every file as a
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 
 import pytest
@@ -13,6 +12,7 @@ from agent.adapters.chroma_index import forget_clients
 from agent.adapters.local_embedder import LocalEmbedder
 from agent.config import load_settings
 from agent.wiring import open_memory
+from tests import fake_editor
 from tests.chat_fakes import ScriptedChat
 from tests.cli_harness import invoke
 from tests.e2e_helpers import Terminal, agent_env
@@ -23,7 +23,7 @@ pytestmark = pytest.mark.usefixtures("model_cache")
 
 OLD = "My sister Ottilie lives in Lisbon with her two cats"
 NEW = "My sister Ana lives in Porto with her two dogs"
-EDITOR = f"{sys.executable} {Path(__file__).with_name('fake_editor.py')}"
+EDITOR = fake_editor.COMMAND
 
 
 def leaks(root: Path, needle: bytes = b"ottilie") -> list[str]:

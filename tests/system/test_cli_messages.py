@@ -150,7 +150,8 @@ def test_a_new_session_that_cannot_be_saved_does_not_claim_a_previous_version(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Before, a read-only data directory with --no-memory said "the previous version is intact" of a session that
-    had none. (``tests/test_chat_command_messages.py`` runs the real read-only mount where the machine allows it.)"""
+    had none. (``tests/system/test_chat_command_messages.py`` runs the real read-only mount where the machine allows
+    it.)"""
     store = SessionStore(tmp_path / "sessions", "default")
     store.save(Session("old", 1.0, 2.0, []))
 

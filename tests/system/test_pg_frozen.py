@@ -23,7 +23,7 @@ from agent.spool import Spool
 from tests.fakes import WordHashEmbedder
 from tests.pg_server import Cluster
 from tests.repl_harness import build_chat, run_lines
-from tests.test_ledger_contract import USER, record
+from tests.system.test_ledger_contract import USER, record
 from tests.unit.test_shared_spool import Switching
 
 pytestmark = pytest.mark.slow

@@ -29,10 +29,10 @@ from agent import __version__
 from agent.adapters.ledger import SqliteLedger
 from agent.app.data_dir import MARKER
 from tests.fake_openai import FakeOpenAI, Reply
+from tests.warm_agent import ROOT
 
 pytestmark = pytest.mark.usefixtures("model_cache")
 
-ROOT = Path(__file__).resolve().parent.parent
 PEANUTS = "I can't eat peanuts, they make my throat swell"
 
 

@@ -14,8 +14,8 @@ from agent.adapters import postgres_ledger
 from agent.adapters.postgres_ledger import PostgresLedger
 from tests.helpers_store import ShaEmbedder
 from tests.pg_server import Cluster
-from tests.test_ledger_contract import SPACE, USER, record
-from tests.test_pg_ledger import database_files, holding
+from tests.system.test_ledger_contract import SPACE, USER, record
+from tests.system.test_pg_ledger import database_files, holding
 
 pytestmark = pytest.mark.slow
 psycopg = pytest.importorskip("psycopg")

@@ -21,7 +21,7 @@ from agent.domain import Change, Links, Quote, StatedFact, Touched
 from agent.errors import MemoryUnavailable, StoreLocked
 from tests.helpers_store import ShaEmbedder
 from tests.pg_server import Cluster
-from tests.test_ledger_contract import SPACE, USER, record
+from tests.system.test_ledger_contract import SPACE, USER, record
 
 pytestmark = pytest.mark.slow
 psycopg = pytest.importorskip("psycopg")

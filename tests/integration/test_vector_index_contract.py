@@ -23,7 +23,7 @@ from agent.domain import memory_id
 from agent.ports import VectorIndex
 from tests.fakes import InMemoryIndex
 from tests.helpers_store import ShaEmbedder
-from tests.test_ledger_contract import USER, record
+from tests.system.test_ledger_contract import USER, record
 
 SPACE = (ShaEmbedder.name, ShaEmbedder.model, ShaEmbedder.dimension)
 TEXTS = [f"note {n}" for n in range(8)]

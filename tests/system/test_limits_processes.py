@@ -20,7 +20,7 @@ from agent.adapters.local_embedder import LocalEmbedder
 from agent.memory.service import space_of
 from agent.sessions import Session, SessionStore
 from tests.helpers_store import add_all, open_memory_with, text_for
-from tests.test_index_batches import seed_ledger
+from tests.integration.test_index_batches import seed_ledger
 from tests.warm_agent import WarmAgent
 
 LISBON = "I keep bees on my roof in Lisbon"

@@ -19,7 +19,7 @@ import pytest
 from agent.memory import disclosure, patterns, typos
 from agent.memory.gate import decide
 
-BENCH = Path(__file__).resolve().parent.parent / "bench"
+BENCH = Path(__file__).resolve().parents[2] / "bench"
 LINES = [str(json.loads(raw)["text"]) for path in sorted(BENCH.glob("gate_*.jsonl"))
          for raw in path.read_text(encoding="utf-8").splitlines() if raw.strip()]
 SHORT = [line for line in LINES if "\n" not in line and len(line) <= 300]
