@@ -19,9 +19,10 @@ from agent.adapters.local_embedder import LocalEmbedder
 from agent.errors import OverCapacity
 from agent.memory.policy import MemoryPolicy
 from agent.memory.service import EVICTION_SLACK, MemoryService
+from tests.builders import add_all
 from tests.chat_fakes import ScriptedChat
 from tests.cli_harness import invoke
-from tests.helpers_store import add_all, ledger_of, open_fake_memory, open_memory_with, text_for
+from tests.helpers_store import ledger_of, open_fake_memory, open_memory_with, text_for
 from tests.repl_harness import build_chat, memory_service, run_lines
 
 

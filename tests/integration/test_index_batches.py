@@ -11,7 +11,6 @@ is what a store whose ``chroma/`` directory is lost looks like, and costs second
 from __future__ import annotations
 
 import shutil
-import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -21,11 +20,11 @@ import pytest
 
 from agent import wiring
 from agent.adapters.chroma_index import forget_clients
-from agent.adapters.ledger import SqliteLedger
 from agent.adapters.local_embedder import LocalEmbedder
 from agent.app.maintenance import rebuild_index
 from agent.config import load_settings
-from agent.domain import MemoryRecord, VectorSpace, content_hash, memory_id
+from agent.domain import memory_id
+from tests.builders import seed_data_dir
 from tests.cli_harness import invoke
 from tests.helpers_store import ShaEmbedder, index_of, ledger_of, open_fake_memory, text_for
 
@@ -36,30 +35,10 @@ N = 20_000
 USER = "default"
 
 
-def seed_ledger(data: Path, texts: Sequence[str], vectors: Sequence[Sequence[float]],
-                space: VectorSpace) -> dict[str, str]:
-    """A ledger holding ``texts`` with their vectors, and no index: as after ``chroma/`` was lost. id -> text."""
-    data.mkdir(mode=0o700, parents=True, exist_ok=True)
-    now = time.time()
-    records = [
-        MemoryRecord(id=memory_id(USER, text), text=text, kind="explicit", user=USER, session="seed", turn=0,
-                     created_at=now, last_seen=now, content_hash=content_hash(text), source=text)
-        for text in texts
-    ]
-    ledger = SqliteLedger(data / "ledger.sqlite3")
-    try:
-        ledger.put(records)
-        ledger.claim_vectors(USER, space)
-        ledger.put_vectors(USER, [r.id for r in records], vectors)
-    finally:
-        ledger.close()
-    return {r.id: r.text for r in records}
-
-
 def sha_store(data: Path, n: int = N) -> dict[str, str]:
     texts = [text_for("big", i) for i in range(n)]
     embedder = ShaEmbedder()
-    return seed_ledger(data, texts, embedder.embed(texts), (embedder.name, embedder.model, embedder.dimension))
+    return seed_data_dir(data, USER, texts, embedder.embed(texts), (embedder.name, embedder.model, embedder.dimension))
 
 
 @pytest.fixture(scope="module")
@@ -177,7 +156,7 @@ def test_the_agent_on_a_store_whose_index_was_deleted_recalls_and_says_so_in_one
     vectors = local_embedder.embed(meant) + _far_apart(len(filler), local_embedder.dimension)
     space = (local_embedder.name, local_embedder.model, local_embedder.dimension)
     data = tmp_path / "data"
-    seed_ledger(data, meant + filler, vectors, space)
+    seed_data_dir(data, USER, meant + filler, vectors, space)
     assert not (data / "chroma").exists()
 
     env = {"AGENT_EMBEDDER": "local"}

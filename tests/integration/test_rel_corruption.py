@@ -23,8 +23,9 @@ from agent.adapters.chroma_files import VERSION_FILE, installed_chromadb
 from agent.adapters.chroma_index import forget_clients
 from agent.adapters.local_embedder import LocalEmbedder
 from agent.errors import DiskFull, MemoryUnavailable, StoreCorrupt
+from tests.builders import add_all
 from tests.cli_harness import invoke
-from tests.helpers_store import ShaEmbedder, add_all, index_of, open_fake_memory, open_memory_with, text_for
+from tests.helpers_store import ShaEmbedder, index_of, open_fake_memory, open_memory_with, text_for
 
 pytestmark = pytest.mark.usefixtures("model_cache")
 

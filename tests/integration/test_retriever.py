@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 from agent.adapters.ledger import SqliteLedger
-from agent.domain import MemoryRecord, content_hash, memory_id
 from agent.memory.policy import FusionWeights
 from agent.memory.retriever import Retriever, dot, fuse
+from tests.builders import record
 from tests.fakes import InMemoryIndex, WordHashEmbedder
 
 USER = "u"
@@ -43,8 +43,7 @@ def retriever_parts(tmp_path: Path) -> tuple[SqliteLedger, InMemoryIndex, WordHa
     ]
     now = time.time()
     records = [
-        MemoryRecord(memory_id(USER, t), t, "turn", USER, "s", i, now, now, content_hash(t), t)
-        for i, t in enumerate(texts)
+        record(t, USER, turn=i, at=now) for i, t in enumerate(texts)
     ]
     ledger.put(records)
     index.upsert([r.id for r in records], embedder.embed(texts))
@@ -90,8 +89,7 @@ def test_dense_only_and_keyword_only_retrievers(
 
 def _put(ledger: SqliteLedger, user: str, texts: list[str]) -> None:
     now = time.time()
-    ledger.put([MemoryRecord(memory_id(user, t), t, "turn", user, "s", i, now, now, content_hash(t), t)
-                for i, t in enumerate(texts)])
+    ledger.put([record(t, user, turn=i, at=now) for i, t in enumerate(texts)])
 
 
 def test_keyword_search_finds_a_users_rows_when_other_users_crowd_the_index(tmp_path: Path) -> None:

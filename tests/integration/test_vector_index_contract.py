@@ -21,9 +21,9 @@ from agent.adapters.ledger_vectors import LedgerVectors
 from agent.adapters.mirrored_index import MirroredIndex
 from agent.domain import memory_id
 from agent.ports import VectorIndex
+from tests.builders import USER, record
 from tests.fakes import InMemoryIndex
 from tests.helpers_store import ShaEmbedder
-from tests.system.test_ledger_contract import USER, record
 
 SPACE = (ShaEmbedder.name, ShaEmbedder.model, ShaEmbedder.dimension)
 TEXTS = [f"note {n}" for n in range(8)]

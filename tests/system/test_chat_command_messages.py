@@ -26,12 +26,13 @@ from agent.memory import gate
 from agent.memory.policy import MemoryPolicy
 from agent.memory.service import CAP_WINDOW, MemoryService
 from agent.ui.prompt import PipeReader
+from tests.builders import add_all
 from tests.chat_fakes import ScriptedChat
 from tests.cli_harness import invoke
 from tests.e2e_helpers import agent_env
 from tests.fake_openai import FakeOpenAI, Reply
 from tests.fakes import InMemoryIndex, WordHashEmbedder
-from tests.helpers_store import add_all, open_memory_with
+from tests.helpers_store import open_memory_with
 from tests.repl_harness import build_chat, memory_service, run_lines
 
 DIARY = "I keep note number {} in my garden diary"

@@ -22,10 +22,11 @@ from agent.adapters.chroma_index import ChromaIndex, open_client
 from agent.adapters.index_holder import HeldIndex
 from agent.adapters.ledger import SqliteLedger
 from agent.adapters.mirrored_index import IN_FLIGHT
-from agent.domain import MemoryRecord, content_hash, memory_id
+from agent.domain import memory_id
 from agent.errors import MemoryUnavailable
 from agent.memory.service import MemoryService
 from agent.spool import Spool
+from tests.builders import record
 from tests.cli_harness import invoke
 from tests.fake_openai import FakeOpenAI, Reply
 from tests.helpers_store import (
@@ -139,9 +140,7 @@ def test_a_reconcile_beside_another_machines_write_in_flight_says_nothing_and_an
     fresh, old = text_for("fresh", 0), text_for("old", 0)
     memory.add(fresh)
     long_ago = time.time() - IN_FLIGHT - 3600
-    memory.write([MemoryRecord(id=memory_id(memory.user, old), text=old, kind="explicit", user=memory.user,
-                               session="test", turn=0, created_at=long_ago, last_seen=long_ago,
-                               content_hash=content_hash(old), source=old)])
+    memory.write([record(old, memory.user, kind="explicit", session="test", turn=0, at=long_ago)])
     ids = {r.text: r.id for r in memory.list()}
     index_of(memory).delete([ids[fresh]])  # in the ledger, not in the index yet: a write on its way
     memory.ledger.close()
@@ -209,8 +208,7 @@ def test_a_catch_up_does_not_put_back_a_vector_another_machine_is_forgetting(tmp
     victim = memory_id("me", text)
     ledger = SqliteLedger(tmp_path / "ledger.sqlite3")
     now = time.time()
-    ledger.put([MemoryRecord(id=victim, text=text, kind="explicit", user="me", session="test", turn=0,
-                             created_at=now, last_seen=now, content_hash=content_hash(text), source=text)])
+    ledger.put([record(text, "me", kind="explicit", session="test", turn=0, at=now)])
     ledger.put_vectors("me", [victim], ShaEmbedder().embed([text]))
     chroma = ChromaIndex(open_client(None, server), "me", server, namespace=ledger.store_id(), remote=True)
     try:

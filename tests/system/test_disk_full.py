@@ -27,8 +27,9 @@ from agent.adapters.mirrored_index import RECONCILE_LIMIT
 from agent.app.maintenance import rebuild_index
 from agent.config import load_settings
 from agent.errors import DiskFull
+from tests.builders import add_all
 from tests.cli_harness import invoke
-from tests.helpers_store import ShaEmbedder, add_all, ledger_of, open_fake_memory, open_memory_with, text_for
+from tests.helpers_store import ShaEmbedder, ledger_of, open_fake_memory, open_memory_with, text_for
 from tests.warm_agent import WarmAgent
 
 TEXTS = ["My sister lives in Lisbon", "I grow tomatoes on my balcony", "I am allergic to penicillin"]

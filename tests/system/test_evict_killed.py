@@ -21,7 +21,7 @@ from agent import wiring
 from agent.adapters.chroma_index import ChromaIndex, forget_clients, open_client
 from agent.adapters.ledger import SqliteLedger
 from agent.config import load_settings
-from agent.domain import MemoryRecord, content_hash, memory_id
+from tests.builders import record
 from tests.fake_openai import FakeOpenAI, Reply
 from tests.helpers_store import child_env, spawn
 from tests.piped_chat import run
@@ -45,8 +45,8 @@ def seeded(env: dict[str, str], monkeypatch: pytest.MonkeyPatch) -> None:
     memory = wiring.open_memory(load_settings())
     now = time.time()
     texts = [f"I keep note {n}q about the topic {n}z" for n in range(STORED)]
-    memory.write([MemoryRecord(memory_id("default", t), t, "explicit", "default", "cli", 0, now + n, now + n,
-                               content_hash(t), t) for n, t in enumerate(texts)])
+    memory.write([record(t, "default", kind="explicit", session="cli", turn=0, at=now + n)
+                  for n, t in enumerate(texts)])
     memory.ledger.close()
     forget_clients()
 

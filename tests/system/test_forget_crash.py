@@ -27,8 +27,9 @@ import pytest
 
 from agent.adapters.ledger import SqliteLedger
 from agent.conversation import Turn
-from agent.domain import MemoryRecord, content_hash, memory_id
+from agent.domain import MemoryRecord, memory_id
 from agent.sessions import Session, SessionStore
+from tests import builders
 from tests.cli_harness import invoke
 from tests.e2e_helpers import agent_env, wait_for_text
 from tests.fake_openai import FakeOpenAI
@@ -50,8 +51,8 @@ def leaks(root: Path) -> list[str]:
 
 
 def record(text: str, context: str = "") -> MemoryRecord:
-    return MemoryRecord(memory_id("default", text), text, "explicit", "default", "cli", 0, 1.0, 1.0,
-                        content_hash(text), text, {"context": context} if context else {})
+    return builders.record(text, "default", kind="explicit", session="cli", turn=0, at=1.0,
+                           extra={"context": context} if context else {})
 
 
 def seed(data: Path) -> str:

@@ -14,9 +14,10 @@ import pytest
 
 from agent.adapters.ledger import SqliteLedger
 from agent.conversation import Turn
-from agent.domain import MemoryRecord, content_hash, fold_with_spans, memory_id, normalise_text
+from agent.domain import fold_with_spans, memory_id, normalise_text
 from agent.forget import FORGOTTEN, Forgotten
 from agent.sessions import Session, SessionStore
+from tests.builders import record
 from tests.e2e_helpers import agent
 
 pytestmark = pytest.mark.usefixtures("model_cache")
@@ -75,8 +76,7 @@ def test_agent_memories_forget_takes_every_form_out_of_every_session(tmp_path: P
     (data / "history").write_text("".join(f"\n# 2026-01-02 10:00:0{n}.000000\n+{entry}\n"
                                           for n, entry in enumerate(entries)))
     ledger = SqliteLedger(data / "ledger.sqlite3")
-    ledger.put([MemoryRecord(memory_id("default", SAID), SAID, "explicit", "default", "cli", 0, 1.0, 1.0,
-                             content_hash(SAID), SAID)])
+    ledger.put([record(SAID, "default", kind="explicit", session="cli", turn=0, at=1.0)])
     ledger.close()
 
     done = agent(dict(os.environ), "memories", "forget", memory_id("default", SAID)[:8])

@@ -22,8 +22,9 @@ import pytest
 from agent.adapters.local_embedder import LocalEmbedder
 from agent.adapters.sql_codec import row_to_record
 from agent.config import load_settings
-from agent.domain import LATEST, MemoryRecord, Quote, content_hash, memory_id
+from agent.domain import LATEST, Quote
 from agent.wiring import open_memory
+from tests.builders import record
 from tests.cli_harness import invoke
 from tests.e2e_helpers import agent, agent_env
 from tests.fake_openai import FakeOpenAI, Reply
@@ -84,8 +85,8 @@ def stored_by_hand(records: list[tuple[str, float, float]], embedder: LocalEmbed
     """Memories whose dates no reader could format, as an older version's import or a hand edit left them."""
     memory = open_memory(load_settings(), embedder)
     memory.write([
-        MemoryRecord(memory_id("default", text), text, "explicit", "default", "old", 2**40, created, seen,
-                     content_hash(text), text, restated=(Quote(text, "old", 1, math.inf),))
+        record(text, "default", kind="explicit", session="old", turn=2**40, at=created, last_seen=seen,
+               restated=(Quote(text, "old", 1, math.inf),))
         for text, created, seen in records])
 
 
@@ -138,8 +139,7 @@ def seed(count: int, embedder: LocalEmbedder) -> list[str]:
     memory = open_memory(load_settings(), embedder)
     now = time.time()
     texts = [f"I keep a note about the garden bed number {n}" for n in range(count)]
-    memory.write([MemoryRecord(memory_id("default", t), t, "explicit", "default", "s", 0, now, now, content_hash(t),
-                               t) for t in texts])
+    memory.write([record(t, "default", kind="explicit", turn=0, at=now) for t in texts])
     return texts
 
 

@@ -19,19 +19,12 @@ from agent.adapters.chroma_index import ChromaIndex, open_client
 from agent.adapters.index_holder import HeldIndex
 from agent.adapters.ledger import SqliteLedger
 from agent.adapters.ledger_vectors import LedgerVectors
-from agent.domain import Change, Links, MemoryRecord, Quote, StatedFact, Touched, content_hash, memory_id
+from agent.domain import Change, Links, Quote, StatedFact, Touched, memory_id
+from tests.builders import OTHER, USER, record
 from tests.helpers_store import ShaEmbedder
 
-USER, OTHER = "alice", "bob"
 SPACE = (ShaEmbedder.name, ShaEmbedder.model, ShaEmbedder.dimension)
 Opener = Callable[[], Any]
-
-
-def record(text: str, user: str = USER, **more: Any) -> MemoryRecord:
-    now = more.pop("at", time.time())
-    return MemoryRecord(id=memory_id(user, text), text=text, kind=more.pop("kind", "turn"), user=user,
-                        session=more.pop("session", "s"), turn=1, created_at=now, last_seen=now,
-                        content_hash=content_hash(text), source=text, **more)
 
 
 @pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.slow)])

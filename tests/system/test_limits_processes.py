@@ -19,8 +19,8 @@ from agent.adapters.chroma_index import forget_clients
 from agent.adapters.local_embedder import LocalEmbedder
 from agent.memory.service import space_of
 from agent.sessions import Session, SessionStore
-from tests.helpers_store import add_all, open_memory_with, text_for
-from tests.integration.test_index_batches import seed_ledger
+from tests.builders import add_all, seed_data_dir
+from tests.helpers_store import open_memory_with, text_for
 from tests.warm_agent import WarmAgent
 
 LISBON = "I keep bees on my roof in Lisbon"
@@ -51,7 +51,7 @@ def test_a_lost_index_above_the_largest_batch_is_restored_at_the_next_start(
     count = 6_000  # above chromadb's largest batch of 5,461: one upsert of them all is refused
     vectors = np.random.default_rng(7).standard_normal((count, local_embedder.dimension)).astype(np.float32)
     vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
-    seed_ledger(tmp_path / "data", [text_for("big", n) for n in range(count)], vectors.tolist(),
+    seed_data_dir(tmp_path / "data", "default", [text_for("big", n) for n in range(count)], vectors.tolist(),
                 space_of(local_embedder))
     stats = warm_agent.run(dict(os.environ), "memories", "stats", "--json")
     assert stats.returncode == 0, stats.stderr

@@ -12,9 +12,10 @@ import pytest
 
 from agent.adapters import postgres_ledger
 from agent.adapters.postgres_ledger import PostgresLedger
+from tests.builders import USER, record
 from tests.helpers_store import ShaEmbedder
 from tests.pg_server import Cluster
-from tests.system.test_ledger_contract import SPACE, USER, record
+from tests.system.test_ledger_contract import SPACE
 from tests.system.test_pg_ledger import database_files, holding
 
 pytestmark = pytest.mark.slow

@@ -20,10 +20,10 @@ from agent.adapters.postgres_ledger import PostgresLedger
 from agent.errors import MemoryUnavailable
 from agent.memory.service import MemoryService
 from agent.spool import Spool
+from tests.builders import USER, record
 from tests.fakes import WordHashEmbedder
 from tests.pg_server import Cluster
 from tests.repl_harness import build_chat, run_lines
-from tests.system.test_ledger_contract import USER, record
 from tests.unit.test_shared_spool import Switching
 
 pytestmark = pytest.mark.slow

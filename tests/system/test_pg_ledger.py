@@ -19,9 +19,10 @@ from agent.adapters import postgres_ledger
 from agent.adapters.postgres_ledger import SCHEMA_VERSION, PostgresLedger
 from agent.domain import Change, Links, Quote, StatedFact, Touched
 from agent.errors import MemoryUnavailable, StoreLocked
+from tests.builders import USER, record
 from tests.helpers_store import ShaEmbedder
 from tests.pg_server import Cluster
-from tests.system.test_ledger_contract import SPACE, USER, record
+from tests.system.test_ledger_contract import SPACE
 
 pytestmark = pytest.mark.slow
 psycopg = pytest.importorskip("psycopg")

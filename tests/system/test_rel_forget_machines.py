@@ -22,10 +22,10 @@ import pytest
 
 from agent.adapters.postgres_ledger import PostgresLedger
 from agent.domain import ForgetRecord
+from tests.builders import USER
 from tests.fake_openai import FakeOpenAI, Reply
 from tests.pg_server import Cluster
 from tests.piped_chat import PipedChat
-from tests.system.test_ledger_contract import USER
 from tests.system.test_pg_ledger import database_files, holding
 from tests.system.test_rel_shared import SISTER, Machine, agent, machines
 

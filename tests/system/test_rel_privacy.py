@@ -26,9 +26,9 @@ from agent.adapters.local_embedder import LocalEmbedder
 from agent.config import load_settings
 from agent.errors import EmbeddingError
 from agent.wiring import open_memory
+from tests.builders import add_all
 from tests.helpers_store import (
     ShaEmbedder,
-    add_all,
     ledger_of,
     open_fake_memory,
     open_memory_with,
