@@ -48,12 +48,6 @@ pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("chroma_heal")]
 HEAL_WAIT = 120.0  # a bound only a server that never answers again reaches
 
 
-@pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    with chroma_server(tmp_path_factory.mktemp("heal-chroma") / "store") as running:
-        yield running.url
-
-
 def found_by_meaning(memory: MemoryService, text: str) -> bool:
     """Whether a search by ``text``'s vector answers its memory first (the index, not the keyword search)."""
     hits = memory.index.query(ShaEmbedder().embed([text])[0], 1)
@@ -111,12 +105,12 @@ def on_machine(monkeypatch: pytest.MonkeyPatch, root: Path, database_url: str, c
 
 
 def test_a_memory_whose_vector_never_reached_the_server_is_found_by_a_chat_open_on_another_machine(
-    tmp_path: Path, pg_url: str, server: str, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, pg_url: str, chroma_url: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    desk = on_machine(monkeypatch, tmp_path / "desk", pg_url, server)
+    desk = on_machine(monkeypatch, tmp_path / "desk", pg_url, chroma_url)
     try:
         assert desk.search(text_for("early", 0)) == []  # open and searched: its index has read the server's ids
-        laptop = on_machine(monkeypatch, tmp_path / "laptop", pg_url, server)
+        laptop = on_machine(monkeypatch, tmp_path / "laptop", pg_url, chroma_url)
         try:
             late = text_for("late", 0)
             laptop.add(late)
@@ -133,9 +127,9 @@ def test_a_memory_whose_vector_never_reached_the_server_is_found_by_a_chat_open_
 
 
 def test_a_reconcile_beside_another_machines_write_in_flight_says_nothing_and_an_old_gap_is_told(
-    tmp_path: Path, server: str, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, chroma_url: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv("AGENT_CHROMA_URL", server)
+    monkeypatch.setenv("AGENT_CHROMA_URL", chroma_url)
     memory = open_fake_memory()
     fresh, old = text_for("fresh", 0), text_for("old", 0)
     memory.add(fresh)
@@ -203,14 +197,14 @@ class ForgetDuringRead:
         return found
 
 
-def test_a_catch_up_does_not_put_back_a_vector_another_machine_is_forgetting(tmp_path: Path, server: str) -> None:
+def test_a_catch_up_does_not_put_back_a_vector_another_machine_is_forgetting(tmp_path: Path, chroma_url: str) -> None:
     text = text_for("forgotten", 0)
     victim = memory_id("me", text)
     ledger = SqliteLedger(tmp_path / "ledger.sqlite3")
     now = time.time()
     ledger.put([record(text, "me", kind="explicit", session="test", turn=0, at=now)])
     ledger.put_vectors("me", [victim], ShaEmbedder().embed([text]))
-    chroma = ChromaIndex(open_client(None, server), "me", server, namespace=ledger.store_id(), remote=True)
+    chroma = ChromaIndex(open_client(None, chroma_url), "me", chroma_url, namespace=ledger.store_id(), remote=True)
     try:
         HeldIndex(chroma, ForgetDuringRead(ledger, victim), "me").catch_up()  # type: ignore[arg-type]
         assert ledger.ids("me") == []

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import signal
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -34,12 +33,6 @@ from tests.helpers_store import (
 pytestmark = pytest.mark.xdist_group("rel_chroma_server")
 
 
-@pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    with chroma_server(tmp_path_factory.mktemp("chroma-server") / "store") as running:
-        yield running.url
-
-
 def assert_recalls(memory: MemoryService, texts: list[str]) -> None:
     embedder = ShaEmbedder()
     by_text = {r.text: r.id for r in memory.list()}
@@ -51,9 +44,9 @@ def assert_recalls(memory: MemoryService, texts: list[str]) -> None:
 
 @pytest.mark.slow
 def test_two_agents_writing_at_once_through_the_server_lose_nothing(
-    server: str, monkeypatch: pytest.MonkeyPatch
+    chroma_url: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv("AGENT_CHROMA_URL", server)
+    monkeypatch.setenv("AGENT_CHROMA_URL", chroma_url)
     writers = [spawn("add", tag, "25") for tag in ("left", "right")]
     outputs = [writer.communicate(timeout=120) for writer in writers]
     for writer, (out, err) in zip(writers, outputs, strict=True):
@@ -62,8 +55,8 @@ def test_two_agents_writing_at_once_through_the_server_lose_nothing(
     assert_recalls(open_fake_memory(), [text_for(tag, n) for tag in ("left", "right") for n in range(25)])
 
 
-def test_a_users_memories_are_invisible_to_another_user(server: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("AGENT_CHROMA_URL", server)
+def test_a_users_memories_are_invisible_to_another_user(chroma_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("AGENT_CHROMA_URL", chroma_url)
     monkeypatch.setenv("AGENT_USER", "alice")
     alice = open_fake_memory()
     for n in range(3):
@@ -80,9 +73,9 @@ def test_a_users_memories_are_invisible_to_another_user(server: str, monkeypatch
 
 
 def test_the_user_flag_keeps_memories_apart_through_the_cli(
-    server: str, monkeypatch: pytest.MonkeyPatch, local_embedder: LocalEmbedder
+    chroma_url: str, monkeypatch: pytest.MonkeyPatch, local_embedder: LocalEmbedder
 ) -> None:
-    monkeypatch.setenv("AGENT_CHROMA_URL", server)
+    monkeypatch.setenv("AGENT_CHROMA_URL", chroma_url)
     monkeypatch.setenv("AGENT_USER", "carol")
     open_memory_with(local_embedder).add("My locker number is 4417")
     theirs = invoke("--user", "dave", "memories", "search", "what is my locker number?", "--all", "--json")
@@ -93,9 +86,9 @@ def test_the_user_flag_keeps_memories_apart_through_the_cli(
 
 
 def test_two_data_directories_on_one_server_keep_their_own_vectors(
-    server: str, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+    chroma_url: str, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    monkeypatch.setenv("AGENT_CHROMA_URL", server)
+    monkeypatch.setenv("AGENT_CHROMA_URL", chroma_url)
     first = open_fake_memory()
     first.add(text_for("first", 0))
     monkeypatch.setenv("AGENT_DATA_DIR", str(tmp_path / "other-machine"))

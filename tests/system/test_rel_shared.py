@@ -24,7 +24,6 @@ from agent.adapters.postgres_ledger import PostgresLedger
 from agent.config import load_settings
 from tests.cli_harness import invoke
 from tests.fake_openai import FakeOpenAI, Reply
-from tests.helpers_store import chroma_server
 from tests.pg_server import Cluster
 from tests.piped_chat import PipedChat, run
 from tests.system.test_rel_terminals import env_for, fact, prompt_for, question
@@ -35,12 +34,6 @@ pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("rel_shared")]
 SISTER = "My sister Ada lives in Porto and teaches the cello"
 ASK_SISTER = "Tell me about Ada and the cello"
 FACTS = 25
-
-
-@pytest.fixture(scope="module")
-def chroma(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    with chroma_server(tmp_path_factory.mktemp("shared-chroma") / "store") as running:
-        yield running.url
 
 
 @pytest.fixture
@@ -71,9 +64,9 @@ def machines(root: Path, database_url: str, chroma_url: str) -> tuple[Machine, M
 
 
 @pytest.fixture
-def pair(tmp_path: Path, pg_url: str, chroma: str) -> tuple[Machine, Machine]:
+def pair(tmp_path: Path, pg_url: str, chroma_url: str) -> tuple[Machine, Machine]:
     """Two machines on a fresh database of the shared cluster and the module's Chroma server."""
-    return machines(tmp_path, pg_url, chroma)
+    return machines(tmp_path, pg_url, chroma_url)
 
 
 def agent(env: dict[str, str], *args: str, stdin: str = "") -> subprocess.CompletedProcess[str]:
@@ -248,9 +241,9 @@ def test_a_user_sees_none_of_another_users_memories_through_any_command(
 
 
 def test_the_database_going_away_mid_chat_is_one_line_and_its_return_heals(
-    tmp_path: Path, own_cluster: Cluster, chroma: str, fake: FakeOpenAI
+    tmp_path: Path, own_cluster: Cluster, chroma_url: str, fake: FakeOpenAI
 ) -> None:
-    laptop, _ = machines(tmp_path, own_cluster.new_database(), chroma)
+    laptop, _ = machines(tmp_path, own_cluster.new_database(), chroma_url)
     chat = chatting(laptop.env(fake), "lap")
     try:
         chat.say(SISTER)
