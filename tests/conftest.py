@@ -58,7 +58,7 @@ def model_cache(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPat
     """One cache for the run, every pytest-xdist worker's, kept across runs in pytest's cache directory under the
     packaged model's digest and the onnxruntime version: the int8 conversion (6 s alone, 20 s on a busy machine) is
     paid once per model and onnxruntime, not at every run, by the first worker while the others wait on a lock.
-    The unit tier (``tests/unit/conftest.py``) replaces it with an empty directory: it never loads the model."""
+    Only the tests that ask for it wait for it (``model_only_when_asked``); the unit tier never does."""
     cache = _kept_cache(request.config) or _run_dir(tmp_path_factory) / "cache"
     cache.mkdir(parents=True, exist_ok=True)
     with (cache / "cache.lock").open("w") as lock:
@@ -86,13 +86,12 @@ def _run_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(autouse=True)
-def isolated_user_state(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, model_cache: Path) -> Iterator[Path]:
+def isolated_user_state(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     """Point all user state at ``tmp_path``: HOME, cwd (for .env), the data dir; drop machine API settings.
-    Only the cache of derived files (``XDG_CACHE_HOME``) is shared by the run."""
+    The cache of derived files (``XDG_CACHE_HOME``) is ``model_only_when_asked``'s."""
     home = tmp_path / "home"
     home.mkdir()
     monkeypatch.setenv("HOME", str(home))
-    monkeypatch.setenv("XDG_CACHE_HOME", str(model_cache))
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("AGENT_DATA_DIR", str(tmp_path / "data"))
     for name in (*_MACHINE_SETTINGS, *_RUNNER_TERMINAL, "XDG_CONFIG_HOME", "XDG_DATA_HOME"):  # XDG_*: the user
@@ -101,6 +100,36 @@ def isolated_user_state(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, model_c
         if name.startswith("AGENT_") and name != "AGENT_DATA_DIR":
             monkeypatch.delenv(name, raising=False)
     yield tmp_path
+
+
+@pytest.fixture(autouse=True)
+def model_only_when_asked(request: pytest.FixtureRequest, tmp_path: Path,
+                          monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """The run's warmed model cache as ``XDG_CACHE_HOME`` for a test that asks for ``model_cache`` (itself, through
+    ``local_embedder``, or by ``pytestmark = pytest.mark.usefixtures("model_cache")`` for the ``agent`` processes it
+    starts), so only those wait for the conversion. Any other test gets an empty cache of its own and fails if it
+    loads the model: in this process at the call, in a process it started when the test ends (that process made
+    the cache's ``agent`` directory, converting the model for 6-20 s)."""
+    if "model_cache" in request.fixturenames:
+        monkeypatch.setenv("XDG_CACHE_HOME", str(request.getfixturevalue("model_cache")))
+        yield
+        return
+    cache = tmp_path / "unasked-cache"
+    monkeypatch.setenv("XDG_CACHE_HOME", str(cache))
+    loaded: list[bool] = []
+
+    def refused(embedder: LocalEmbedder) -> None:
+        loaded.append(True)
+        raise AssertionError(_UNASKED)
+
+    monkeypatch.setattr(LocalEmbedder, "_load", refused)
+    yield
+    if loaded or (cache / "agent").exists():
+        pytest.fail(_UNASKED, pytrace=False)
+
+
+_UNASKED = ("this test loaded the embedding model without asking for it: name the model_cache or local_embedder "
+            "fixture, or mark its module pytestmark = pytest.mark.usefixtures(\"model_cache\")")
 
 
 @pytest.fixture(scope="session")
@@ -133,3 +162,4 @@ def scripts_used_up() -> Iterator[None]:
     yield
     if left := ScriptedChat.unused():
         pytest.fail(f"scripted replies left unused: {left}")
+

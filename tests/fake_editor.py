@@ -8,6 +8,9 @@ import os
 import sys
 from pathlib import Path
 
+#: The ``$EDITOR`` that runs this file.
+COMMAND = f"{sys.executable} {Path(__file__)}"
+
 
 def main() -> int:
     path = Path(sys.argv[1])

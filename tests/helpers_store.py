@@ -28,7 +28,6 @@ from agent.adapters.chroma_index import ChromaIndex
 from agent.adapters.ledger import SqliteLedger
 from agent.adapters.mirrored_index import MirroredIndex
 from agent.config import load_settings
-from agent.domain import MemoryRecord, content_hash, memory_id
 from agent.errors import AgentError
 from agent.memory.service import MemoryService
 from agent.ports import Embedder, Ledger, Notify, VectorIndex
@@ -90,18 +89,6 @@ def index_of(memory: MemoryService) -> ChromaIndex:
     index = vectors_of(memory)
     assert isinstance(index, MirroredIndex)
     return index.chroma
-
-
-def add_all(memory: MemoryService, texts: Sequence[str]) -> dict[str, str]:
-    """Store ``texts`` as explicit memories in one write (one transaction, one embedding batch); returns id -> text.
-    Tests that need a store, not a sequence of writes, seed it this way."""
-    now = time.time()
-    records = [
-        MemoryRecord(id=memory_id(memory.user, text), text=text, kind="explicit", user=memory.user, session="test",
-                     turn=0, created_at=now, last_seen=now, content_hash=content_hash(text), source=text)
-        for text in texts
-    ]
-    return {r.id: r.text for r in memory.write(records)}
 
 
 def text_for(tag: str, n: int) -> str:

@@ -28,8 +28,8 @@ tables in it (the first start) and to own them (``VACUUM FULL``).
 
 Forget on the server: the rows are deleted and then the tables are rewritten with ``VACUUM FULL`` (outside a
 transaction), because PostgreSQL's delete only marks a row dead, and after a plain ``VACUUM`` the text was still
-found in the database's files (``tests/test_pg_ledger.py`` reads them after the rewrite). A rewrite copies the table
-and locks it meanwhile, so memories and vectors are split into PARTITIONS tables by a hash of the user: a forget
+found in the database's files (``tests/system/test_pg_ledger.py`` reads them after the rewrite). A rewrite copies the
+table and locks it meanwhile, so memories and vectors are split into PARTITIONS tables by a hash of the user: a forget
 rewrites the user's own partition, and blocks only the users who share it, for that moment. An eviction (a write
 past the capacity) is not a forget and rewrites nothing (``delete``): its rows' bytes stay in the partition's free
 space until later writes reuse it or the user's next forget rewrites it. The changes kept for ``/undo``

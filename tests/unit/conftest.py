@@ -1,6 +1,6 @@
 """The unit tier: tests of code alone, in this process. A test here that connects a socket, starts a process or
 loads the embedding model fails, so the tier stays quick (``make test-fast``) and a test that needs more moves to
-``tests/`` rather than slowing every quick run (see ``tests/README.md``)."""
+``tests/integration/`` or ``tests/system/`` rather than slowing every quick run (see ``tests/README.md``)."""
 
 from __future__ import annotations
 
@@ -16,15 +16,17 @@ from agent.adapters.local_embedder import LocalEmbedder
 
 def _refuse(what: str) -> object:
     def refused(*args: object, **kwargs: object) -> None:
-        raise AssertionError(f"a unit test {what}: it belongs in tests/, not tests/unit/")
+        raise AssertionError(f"a unit test {what}: it belongs in tests/integration/, not tests/unit/")
 
     return refused
 
 
 @pytest.fixture(scope="session")
-def model_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """An empty cache in place of the warmed model of ``tests/conftest.py``: the unit tier never loads the model."""
-    return tmp_path_factory.mktemp("cache")
+def model_cache() -> Path:
+    """In place of the warmed model of ``tests/conftest.py``: a unit test that asks for the model fails before it
+    is converted."""
+    pytest.fail("a unit test asked for the embedding model: it belongs in tests/integration/, not tests/unit/",
+                pytrace=False)
 
 
 @pytest.fixture(autouse=True)

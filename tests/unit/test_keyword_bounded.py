@@ -5,22 +5,14 @@ otherwise every word ranks among the newest ``COMMON_WORD`` rows any of them mat
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 import pytest
 
 from agent.adapters import ledger as sqlite_ledger
 from agent.adapters.ledger import SqliteLedger
-from agent.domain import MemoryRecord, content_hash, memory_id
-
-USER = "alice"
-
-
-def record(text: str, user: str = USER) -> MemoryRecord:
-    now = time.time()
-    return MemoryRecord(id=memory_id(user, text), text=text, kind="turn", user=user, session="s", turn=1,
-                        created_at=now, last_seen=now, content_hash=content_hash(text), source=text)
+from agent.domain import memory_id
+from tests.builders import USER, record
 
 
 @pytest.fixture

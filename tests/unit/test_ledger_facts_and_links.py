@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import sqlite3
-import time
 from contextlib import closing
 from pathlib import Path
 
@@ -13,9 +12,8 @@ import pytest
 
 from agent.adapters import ledger as ledger_module
 from agent.adapters.ledger import SCHEMA_VERSION, SqliteLedger
-from agent.domain import MemoryRecord, Quote, StatedFact, content_hash, memory_id
-
-USER = "u"
+from agent.domain import Quote, StatedFact, content_hash, memory_id
+from tests.builders import USER, record
 
 # The format 2 schema as agent wrote it (agent/adapters/ledger.py before format 3).
 V2_SCHEMA = """
@@ -48,12 +46,6 @@ INSERT INTO memories_fts (memories_fts, rank) VALUES ('rank', 'bm25(2.0, 1.0)');
 """
 LATER = 4_000_000_000.0
 TEXTS = ["I live in Boston", "I walk the dog every morning", "My sister plays the violin"]
-
-
-def record(text: str, **more: object) -> MemoryRecord:
-    now = time.time()
-    base = MemoryRecord(memory_id(USER, text), text, "turn", USER, "s", 1, now, now, content_hash(text), text)
-    return base.__class__(**{**base.__dict__, **more})
 
 
 def write_v2(path: Path) -> None:

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import sqlite3
-import time
 from contextlib import closing
 from pathlib import Path
 
@@ -13,7 +12,8 @@ import pytest
 
 from agent.adapters import ledger as ledger_module
 from agent.adapters.ledger import SCHEMA_VERSION, SqliteLedger, rank_config
-from agent.domain import MemoryRecord, content_hash, memory_id
+from agent.domain import MemoryRecord, memory_id
+from tests import builders
 
 USER = "u"
 
@@ -69,11 +69,10 @@ CANARY_TEXT = ("My locker code is Zq81xlocker", "Speaker: what is your Qv55womba
 
 
 def record(text: str, context: str = "", user: str = USER, turn: int = 0) -> MemoryRecord:
-    now = time.time()
     extra: dict[str, object] = {"dia_id": f"D1:{turn}"}
     if context:
         extra["context"] = context
-    return MemoryRecord(memory_id(user, text), text, "turn", user, "s", turn, now, now, content_hash(text), text, extra)
+    return builders.record(text, user, turn=turn, extra=extra)
 
 
 def write_v1(path: Path, records: list[MemoryRecord]) -> None:

@@ -5,7 +5,6 @@ way (``data_version``)."""
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 import pytest
@@ -14,7 +13,7 @@ from agent.adapters.chroma_index import ChromaIndex, forget_clients, open_client
 from agent.adapters.index_holder import HeldIndex
 from agent.adapters.ledger import SqliteLedger
 from agent.adapters.ledger_vectors import LedgerVectors
-from agent.domain import MemoryRecord, content_hash, memory_id
+from tests.builders import seed_ledger
 from tests.helpers_store import ShaEmbedder
 
 USER = "default"
@@ -23,13 +22,7 @@ SPACE = (ShaEmbedder.name, ShaEmbedder.model, ShaEmbedder.dimension)
 
 def write(ledger: SqliteLedger, *texts: str) -> list[str]:
     """Memories and their vector copies, as a process without the index writes them."""
-    now = time.time()
-    records = [MemoryRecord(id=memory_id(USER, t), text=t, kind="explicit", user=USER, session="t", turn=0,
-                            created_at=now, last_seen=now, content_hash=content_hash(t), source=t) for t in texts]
-    ledger.put(records)
-    ledger.claim_vectors(USER, SPACE)
-    ledger.put_vectors(USER, [r.id for r in records], ShaEmbedder().embed(texts))
-    return [r.id for r in records]
+    return [r.id for r in seed_ledger(ledger, USER, texts, ShaEmbedder().embed(texts), SPACE, session="t")]
 
 
 def probe(text: str) -> list[float]:

@@ -12,9 +12,10 @@ import pytest
 
 from agent.adapters.chroma_index import ChromaIndex, forget_clients
 from agent.adapters.ledger import SqliteLedger
-from agent.domain import MemoryRecord, content_hash, memory_id
+from agent.domain import memory_id
 from agent.memory.service import MemoryService
-from tests.helpers_store import ShaEmbedder, add_all, index_of, ledger_of, open_fake_memory, text_for
+from tests.builders import add_all, record
+from tests.helpers_store import ShaEmbedder, index_of, ledger_of, open_fake_memory, text_for
 
 
 def closed(memory: MemoryService) -> Path:
@@ -40,9 +41,7 @@ def test_an_open_catches_up_with_what_another_process_wrote_and_evicted_since_wi
     other = SqliteLedger(path)  # a process without the index: it writes the ledger and its copies only
     news = text_for("news", 1)
     now = time.time()
-    other.put([MemoryRecord(id=memory_id(memory.user, news), text=news, kind="explicit", user=memory.user,
-                            session="other", turn=0, created_at=now, last_seen=now, content_hash=content_hash(news),
-                            source=news)])
+    other.put([record(news, memory.user, kind="explicit", session="other", turn=0, at=now)])
     other.put_vectors(memory.user, [memory_id(memory.user, news)], ShaEmbedder().embed([news]))
     other.delete(memory.user, [ids[0]])  # an eviction there
     other.close()

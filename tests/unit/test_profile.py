@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import pytest
 
-from agent.domain import MemoryRecord, StatedFact, content_hash, memory_id
+from agent.domain import MemoryRecord, StatedFact
 from agent.memory.context import PROFILE_TAG, build_block, defang
 from agent.memory.profile import read, view
+from tests.builders import record
 
 
 @pytest.mark.parametrize(
@@ -89,9 +90,8 @@ def test_a_retraction_names_what_no_longer_holds_and_says_so_in_the_profile(
 
 
 def memory(text: str, at: float, facts: list[tuple[str, str]], superseded_by: str = "") -> MemoryRecord:
-    return MemoryRecord(memory_id("u", text), text, "turn", "u", "s", 1, at, at, content_hash(text), text,
-                        facts=tuple(StatedFact(k, v, superseded_by) for k, v in facts), superseded_by=superseded_by,
-                        superseded_at=at + 1 if superseded_by else 0.0)
+    return record(text, "u", at=at, facts=tuple(StatedFact(k, v, superseded_by) for k, v in facts),
+                  superseded_by=superseded_by, superseded_at=at + 1 if superseded_by else 0.0)
 
 
 def test_the_view_keeps_one_value_per_key_every_value_of_a_set_and_the_history() -> None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pytest
 
-from agent.domain import MemoryRecord, Quote, StatedFact, content_hash, memory_id
+from agent.domain import MemoryRecord, Quote, StatedFact, memory_id
 from agent.errors import MemoryRefused
 from agent.memory import credentials
 from agent.memory.gate import decide
@@ -27,6 +27,7 @@ from agent.memory.refusal import (
     without_links,
 )
 from agent.memory.service import judge
+from tests import builders
 
 ZW, NBSP = "\u200b", "\u00a0"
 
@@ -319,8 +320,7 @@ def test_the_words_judged_and_stored_are_canonical() -> None:
 
 def record(**fields: object) -> MemoryRecord:
     text = str(fields.pop("text", "I keep bees"))
-    base = MemoryRecord(memory_id("me", text), text, "explicit", "me", "import", 0, 1.0, 1.0, content_hash(text), text)
-    return MemoryRecord(**{**base.__dict__, **fields})  # type: ignore[arg-type]
+    return builders.record(text, "me", kind="explicit", session="import", turn=0, at=1.0, **fields)
 
 
 @pytest.mark.parametrize(
