@@ -330,7 +330,8 @@ def scrub_contexts(store: UserStore, forgotten: Forgotten) -> int:
     return len(contexts)
 
 
-_ID = re.compile(rb"[0-9a-f]{32}")
+_HEX_RUN = re.compile(rb"[0-9a-f]{32,}")
+_ID_LENGTH = 32
 _CHUNK = 1 << 20
 
 
@@ -354,19 +355,25 @@ def _with_log(ledger: Path) -> list[Path]:
 
 def _holds(path: Path, ids: set[bytes]) -> bool:
     """Whether a file, or any file under a directory, holds one of ``ids`` in its raw bytes (read in chunks: a
-    copy of the index can be hundreds of megabytes)."""
+    copy of the index can be hundreds of megabytes). An id can sit right after or before other hex digits (in a
+    row of Chroma's SQLite write log, which holds the ids its HNSW save has not taken yet), so every 32-digit window
+    of a longer run of them counts."""
     files = [path] if path.is_file() else [f for f in path.rglob("*") if f.is_file() and not f.is_symlink()]
     for file in files:
         try:
             with file.open("rb") as handle:
                 tail = b""
                 while chunk := handle.read(_CHUNK):
-                    if ids.intersection(_ID.findall(tail + chunk)):
+                    if any(_windows(run.group(), ids) for run in _HEX_RUN.finditer(tail + chunk)):
                         return True
-                    tail = chunk[-31:]
+                    tail = chunk[-(_ID_LENGTH - 1):]
         except OSError:
             return True
     return False
+
+
+def _windows(run: bytes, ids: set[bytes]) -> bool:
+    return any(run[start : start + _ID_LENGTH] in ids for start in range(len(run) - _ID_LENGTH + 1))
 
 
 # -- one forget, from its record to the last file ------------------------------------------------------------

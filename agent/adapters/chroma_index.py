@@ -3,8 +3,11 @@
 Why one collection per user: a ``where`` filter on user costs 35 ms per query at 20,000 memories against
 1.6 ms for a collection of its own. Why no documents: the text lives in the ledger, the source of truth, so a
 damaged or lost Chroma directory loses nothing that ``agent memories rebuild`` cannot restore, and no memory text
-is ever written into Chroma's files. The collection is created with a small HNSW ``sync_threshold`` and
-``batch_size`` so a deleted vector leaves Chroma's live rows at once instead of after ~1,000 more writes.
+is ever written into Chroma's files. The HNSW index is saved every ``SAVE_EVERY`` changes (its ``sync_threshold``),
+not at every second write as before (that save, the whole id map and an fsync of each file, was two thirds of one
+write's cost at 10,000 memories): what a save has not taken yet is in Chroma's write log, which it replays at the
+next open. A delete does not wait for it: ``delete`` ends with as many changes as the threshold, deletes of ids
+that are not there, so Chroma saves the index then and a forgotten vector leaves its files before ``delete`` returns.
 
 Opening the embedded store is guarded, because chromadb 1.5.9 fails in ways that must not reach the user raw
 (all measured on this machine; the checks of its files live in ``chroma_files``):
@@ -71,7 +74,8 @@ from agent.ports import IndexHit
 log = logging.getLogger(__name__)
 T = TypeVar("T")
 
-HNSW_CONFIG = {"hnsw": {"space": "cosine", "sync_threshold": 2, "batch_size": 2}}
+SAVE_EVERY = 64  # changes between two saves of the HNSW index; see the module docstring and ``_flush``
+HNSW_CONFIG = {"hnsw": {"space": "cosine", "sync_threshold": SAVE_EVERY, "batch_size": 2}}
 COMPACT_MARK = "agent-compact"
 LEDGER_MARK = "agent-ledger-mark"  # how far a collection is in step with the ledger, per collection
 FLUSH_ID = "agent-flush"
@@ -90,6 +94,8 @@ _random = random.Random()
 
 _clients: dict[Path, Any] = {}
 _clients_mutex = threading.Lock()
+# The collections of each embedded store written since their HNSW index was last saved: saved when it closes.
+_unsaved: dict[Path, set[str]] = {}
 
 
 def _chromadb() -> Any:
@@ -245,15 +251,33 @@ def open_client(chroma_dir: Path | None, url: str | None) -> Any:
     return _open_embedded(chroma_dir)
 
 
-def close_client(chroma_dir: Path) -> None:
+def close_client(chroma_dir: Path, save: bool = True) -> None:
     """Close this process's embedded store on ``chroma_dir``, if open, and drop it from Chroma's cache, so a later
-    open of the same path starts from the files on disk; the directory's lock is kept (see ``forget_clients``)."""
+    open of the same path starts from the files on disk; the directory's lock is kept (see ``forget_clients``).
+    Collections written since their last save are saved first, unless ``save`` is False (a damaged store, set
+    aside as it is)."""
     key = chroma_dir.absolute()
     with _clients_mutex:
         client = _clients.pop(key, None)
-        if client is not None:
+        unsaved = _unsaved.pop(key, set())
+        if client is not None and save:
+            for name in sorted(unsaved):
+                _save_on_close(client, name, key)
             _close_quietly(client, key)
         _discard_system(str(key))
+
+
+def _save_on_close(client: Any, name: str, key: Path) -> None:
+    """Save a collection's HNSW index as its store closes, so a store at rest is what it was when every second
+    write saved it: the index files hold every vector and Chroma's write log is empty (no replay at the next open,
+    and the checks of ``chroma_files`` see every element). A store that fails here is left as it is: its write
+    log holds what the save would have written, and the next open replays it."""
+    try:
+        _save_now(client.get_collection(name, embedding_function=None))
+    except BaseException as exc:
+        if not isinstance(exc, Exception) and not _is_panic(exc):
+            raise
+        log.debug("saving the index %s of %s as it closes: %s", name, key, exc)
 
 
 def _close_quietly(client: Any, key: Path) -> None:
@@ -320,6 +344,24 @@ def _held_open(path: Path, wait: float = CLOSE_WAIT) -> bool:
         if not held or time.monotonic() >= deadline:
             return held
         time.sleep(_POLL)
+
+
+def _save_now(collection: Any, batch: int = FALLBACK_BATCH) -> None:
+    """Make Chroma save the collection's HNSW index now: delete as many ids that are not there as its
+    ``sync_threshold``, and at least ``SAVE_EVERY`` (a segment loaded after ``_save_less_often`` has that, though
+    the handle may still read the old value), ``batch`` at a time. Each is one change in Chroma's write log, and
+    the HNSW segment saves itself once that many changes came in since its last save (chromadb 1.5.9's local
+    segment counts every record it applies, deletes of unknown ids too), so it saves in this call wherever its
+    count stood, and Chroma then drops its write log up to that save. Deletes of absent ids add no element to the
+    index (the placeholder upserted and deleted before left one more deleted element at each forget)."""
+    pads = [f"{FLUSH_ID}-{n}" for n in range(max(SAVE_EVERY, _sync_threshold(collection)))]
+    for start in range(0, len(pads), batch):
+        collection.delete(ids=pads[start : start + batch])
+
+
+def _sync_threshold(collection: Any) -> int:
+    hnsw = (collection.configuration or {}).get("hnsw") or {}
+    return int(hnsw.get("sync_threshold") or SAVE_EVERY)
 
 
 class _Timeout(Exception):
@@ -479,7 +521,17 @@ class ChromaIndex:
                     "open its collection",
                     lambda: self._client.get_collection(self._name, embedding_function=None),
                 )
+            self._save_less_often(self._collection)
         return self._collection
+
+    def _save_less_often(self, collection: Any) -> None:
+        """Raise the ``sync_threshold`` of a collection an older agent made (2: the index saved every second write)
+        to ``SAVE_EVERY``. Only a setting changes, no stored vector; Chroma applies it from the next load of the
+        segment, and ``_flush`` puts a delete on disk at once whichever of the two the loaded segment has."""
+        if _sync_threshold(collection) < SAVE_EVERY:
+            self._call("change how often it saves", lambda: collection.modify(
+                configuration={"hnsw": {"sync_threshold": SAVE_EVERY}}))
+
 
     def space(self) -> VectorSpace | None:
         collection = self._get()
@@ -503,6 +555,7 @@ class ChromaIndex:
         for start, chunk in self._batches(ids):
             embeddings = [list(v) for v in vectors[start : start + len(chunk)]]
             self._call("save vectors", partial(collection.upsert, ids=chunk, embeddings=embeddings))
+        self._unsaved()
         self._clear_slack()
 
     def query(self, vector: Sequence[float], k: int) -> list[IndexHit]:
@@ -547,12 +600,23 @@ class ChromaIndex:
         if collection is None or not ids:
             return
         self._mark_for_compaction()
-        dimension = self._scramble(collection, ids)
+        held = self._scramble(collection, ids)
         for _, chunk in self._batches(ids):
             self._call("delete vectors", partial(collection.delete, ids=chunk))
-        if dimension is not None:
-            self._flush(collection, dimension)
+        if held:
+            self._flush(collection)
         self._clear_slack()
+
+    def _unsaved(self) -> None:
+        """Note that this collection has writes its HNSW index has not saved, to save it when the store closes."""
+        if not self._remote:
+            with _clients_mutex:
+                _unsaved.setdefault(Path(self._location).absolute(), set()).add(self._name)
+
+    def _saved(self) -> None:
+        if not self._remote:
+            with _clients_mutex:
+                _unsaved.get(Path(self._location).absolute(), set()).discard(self._name)
 
     def _clear_slack(self) -> None:
         """Zero the heap bytes hnswlib wrote past the segment's elements when a write created it
@@ -561,34 +625,34 @@ class ChromaIndex:
         if not self._remote:
             chroma_files.clear_slack(Path(self._location))
 
-    def _flush(self, collection: Any, dimension: int) -> None:
-        """Write and delete a placeholder, so the HNSW segment persists the delete now. Until it does, its id map
-        (``index_metadata.pickle``) and Chroma's write log keep the deleted ids, and an id derives from the memory's
-        text: it would confirm a guessed sentence. (Measured: after this, and the vacuum at exit, no file of the
-        store holds a deleted id.)"""
-        noise = [_noise(dimension)]
-        self._call("flush deletions", lambda: collection.upsert(ids=[FLUSH_ID], embeddings=noise))
-        self._call("flush deletions", lambda: collection.delete(ids=[FLUSH_ID]))
+    def _flush(self, collection: Any) -> None:
+        """Save the HNSW index now, with the delete and the noise written over it (``_save_now``): until that save,
+        its id map (``index_metadata.pickle``) and Chroma's write log keep the deleted ids, and an id derives from
+        the memory's text: it would confirm a guessed sentence. Measured: after this, and the vacuum at exit, no file
+        of the store holds a deleted id or its vector."""
+        batch = self.batch_size()
+        self._call("flush deletions", lambda: _save_now(collection, batch))
+        self._saved()
 
     def _mark_for_compaction(self) -> None:
         """Before anything is deleted, so a kill in the middle still leaves the file to compact at the next open."""
         if self._compact_mark is not None:
             self._compact_mark.touch()
 
-    def _scramble(self, collection: Any, ids: Sequence[str]) -> int | None:
+    def _scramble(self, collection: Any, ids: Sequence[str]) -> bool:
         """Overwrite vectors with noise before they are deleted: hnswlib only marks a deleted vector, and its bytes
         would stay in ``data_level0.bin``, where an embedding-inversion attack could read a forgotten memory back.
-        (Measured: after scrambling, no byte of the forgotten vector is left in any file of the store.) Returns the
-        vectors' dimension, or None when the index held none of ``ids``."""
-        dimension = None
+        (Measured: after scrambling, no byte of the forgotten vector is left in any file of the store.) Returns
+        whether the index held any of ``ids``."""
+        found = False
         for _, chunk in self._batches(ids):
             held = self.vectors(chunk)
             if held:
-                dimension = len(next(iter(held.values())))
+                found = True
                 self._call("overwrite vectors", partial(
                     collection.upsert, ids=list(held), embeddings=[_noise(len(vector)) for vector in held.values()]
                 ))
-        return dimension
+        return found
 
     def count(self) -> int:
         collection = self._get()

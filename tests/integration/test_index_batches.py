@@ -106,6 +106,8 @@ class _Recording:
 
     def __getattr__(self, name: str) -> Any:
         method = getattr(self._collection, name)
+        if not callable(method):  # ``configuration``, ``metadata``
+            return method
 
         def call(*args: Any, **kwargs: Any) -> Any:
             if kwargs.get("ids") is not None:
