@@ -532,7 +532,6 @@ class ChromaIndex:
             self._call("change how often it saves", lambda: collection.modify(
                 configuration={"hnsw": {"sync_threshold": SAVE_EVERY}}))
 
-
     def space(self) -> VectorSpace | None:
         collection = self._get()
         if collection is None:
