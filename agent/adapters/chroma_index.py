@@ -95,8 +95,6 @@ _random = random.Random()
 
 _clients: dict[Path, Any] = {}
 _clients_mutex = threading.Lock()
-# The collections of each embedded store written since their HNSW index was last saved: saved when it closes.
-_unsaved: dict[Path, set[str]] = {}
 
 
 def _chromadb() -> Any:
@@ -252,33 +250,17 @@ def open_client(chroma_dir: Path | None, url: str | None) -> Any:
     return _open_embedded(chroma_dir)
 
 
-def close_client(chroma_dir: Path, save: bool = True) -> None:
+def close_client(chroma_dir: Path) -> None:
     """Close this process's embedded store on ``chroma_dir``, if open, and drop it from Chroma's cache, so a later
     open of the same path starts from the files on disk; the directory's lock is kept (see ``forget_clients``).
-    Collections written since their last save are saved first, unless ``save`` is False (a damaged store, set
-    aside as it is)."""
+    Nothing is saved: what the HNSW index has not saved yet is in Chroma's write log, which the next open replays
+    (a save here would cost each ``agent memories add`` process one, where the old setting cost every second)."""
     key = chroma_dir.absolute()
     with _clients_mutex:
         client = _clients.pop(key, None)
-        unsaved = _unsaved.pop(key, set())
-        if client is not None and save:
-            for name in sorted(unsaved):
-                _save_on_close(client, name, key)
+        if client is not None:
             _close_quietly(client, key)
         _discard_system(str(key))
-
-
-def _save_on_close(client: Any, name: str, key: Path) -> None:
-    """Save a collection's HNSW index as its store closes, so a store at rest is what it was when every second
-    write saved it: the index files hold every vector and Chroma's write log is empty (no replay at the next open,
-    and the checks of ``chroma_files`` see every element). A store that fails here is left as it is: its write
-    log holds what the save would have written, and the next open replays it."""
-    try:
-        _save_now(client.get_collection(name, embedding_function=None))
-    except BaseException as exc:
-        if not isinstance(exc, Exception) and not _is_panic(exc):
-            raise
-        log.debug("saving the index %s of %s as it closes: %s", name, key, exc)
 
 
 def _close_quietly(client: Any, key: Path) -> None:
@@ -347,7 +329,7 @@ def _held_open(path: Path, wait: float = CLOSE_WAIT) -> bool:
         time.sleep(_POLL)
 
 
-def _save_now(collection: Any, batch: int = FALLBACK_BATCH) -> None:
+def _save_now(collection: Any, batch: int) -> None:
     """Make Chroma save the collection's HNSW index now: delete as many ids that are not there as its
     ``sync_threshold``, and at least ``SAVE_EVERY`` (a segment loaded after ``_save_less_often`` has that, though
     the handle may still read the old value), ``batch`` at a time. Each is one change in Chroma's write log, and
@@ -555,7 +537,6 @@ class ChromaIndex:
         for start, chunk in self._batches(ids):
             embeddings = [list(v) for v in vectors[start : start + len(chunk)]]
             self._call("save vectors", partial(collection.upsert, ids=chunk, embeddings=embeddings))
-        self._unsaved()
         self._clear_slack()
 
     def query(self, vector: Sequence[float], k: int) -> list[IndexHit]:
@@ -607,17 +588,6 @@ class ChromaIndex:
             self._flush(collection)
         self._clear_slack()
 
-    def _unsaved(self) -> None:
-        """Note that this collection has writes its HNSW index has not saved, to save it when the store closes."""
-        if not self._remote:
-            with _clients_mutex:
-                _unsaved.setdefault(Path(self._location).absolute(), set()).add(self._name)
-
-    def _saved(self) -> None:
-        if not self._remote:
-            with _clients_mutex:
-                _unsaved.get(Path(self._location).absolute(), set()).discard(self._name)
-
     def _clear_slack(self) -> None:
         """Zero the heap bytes hnswlib wrote past the segment's elements when a write created it
         (``chroma_files.clear_slack``), right after the call, so no text of this process is left in the files
@@ -632,7 +602,6 @@ class ChromaIndex:
         of the store holds a deleted id or its vector."""
         batch = self.batch_size()
         self._call("flush deletions", lambda: _save_now(collection, batch))
-        self._saved()
 
     def _mark_for_compaction(self) -> None:
         """Before anything is deleted, so a kill in the middle still leaves the file to compact at the next open."""

@@ -46,7 +46,7 @@ def set_aside_index(chroma_dir: Path) -> Path:
     last once the index is whole again. A damaged ledger moved aside is never removed: it holds text."""
     locking.acquire(chroma_dir, LOCK_WAIT)
     try:
-        close_client(chroma_dir, save=False)  # as it is: a save could write into the damage
+        close_client(chroma_dir)
         drop_set_aside_indexes(chroma_dir)
         return move_aside(chroma_dir)
     finally:

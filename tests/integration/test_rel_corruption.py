@@ -29,7 +29,7 @@ from tests.helpers_store import ShaEmbedder, index_of, open_fake_memory, open_me
 
 pytestmark = pytest.mark.usefixtures("model_cache")
 
-N = 12
+N = 64  # one write of SAVE_EVERY: the HNSW files hold them all (a smaller one waits in Chroma's write log)
 TEXTS = ["I grow tomatoes on my balcony", "My sister lives in Lisbon", "I am allergic to penicillin"]
 Damage = Callable[[Path], None]
 
