@@ -8,7 +8,7 @@ transcript cannot drift from what the agent prints.
 
 A case that needs more is staged as the tests stage it: the memory index held by another process through the
 agent's own lock (``agent.locking``, as an open chat holds it), the ledger held by a program in ``BEGIN EXCLUSIVE``
-(as a ``sqlite3`` shell left in a transaction), a damaged index as ``tests/integration/test_rel_corruption.py``
+(as a ``sqlite3`` shell left in a transaction), a damaged index as ``tests/integration/test_corrupt_store.py``
 damages it, a full disk as ``tests/system/test_disk_full.py`` makes one (``RLIMIT_FSIZE``), a forget killed where it
 says the memory is forgotten as ``tests/system/test_forget_crash.py`` kills it (``tests.full_pipe``), two machines on
 a real PostgreSQL (``tests/pg_server.py``) and the doctor against llama.cpp's server with Gemma 3 270M
@@ -147,7 +147,7 @@ def capped(size: int) -> None:
 
 @contextlib.contextmanager
 def index_damaged(data: Path) -> Iterator[None]:
-    """The header of the index's ``chroma.sqlite3`` overwritten, as ``tests/integration/test_rel_corruption.py``
+    """The header of the index's ``chroma.sqlite3`` overwritten, as ``tests/integration/test_corrupt_store.py``
     damages it."""
     with (data / "chroma" / "chroma.sqlite3").open("r+b") as index:
         index.write(b"this is no longer an SQLite database header".ljust(100, b"!"))

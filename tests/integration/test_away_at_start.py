@@ -3,7 +3,7 @@ refusing, frozen): memory is *away*, not off. One line says so; what the gate ke
 machine (``agent.spool``); the store is opened again in the background, never on a reply's way; once it answers,
 one line says so, the waiting turns are remembered in order, and later turns recall them. A store that answers and
 refuses (a configuration error) is still one line and memory off for the run. In-process, with an opener that fails
-as an unreachable server does; the same through a real PostgreSQL server is in tests/system/test_rel_away.py."""
+as an unreachable server does; the same through a real PostgreSQL server is in tests/system/test_pg_down_at_start.py."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""`agent memories list --history`, `profile` and `restore` as a user runs them: real processes on a temp data
-directory, memories seeded in-process with the real local model."""
+"""`agent memories list --history`, `profile` and `restore` as a user runs them, the ``agent`` command run in
+this process (``tests.cli_harness``) on a temp data directory, memories seeded with the real local model."""
 
 from __future__ import annotations
 

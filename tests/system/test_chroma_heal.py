@@ -41,7 +41,7 @@ from tests.helpers_store import (
 )
 from tests.ports import refused_port
 from tests.repl_harness import build_chat, run_lines
-from tests.system.test_rel_terminals import env_for
+from tests.system.test_many_terminals import env_for
 from tests.unit.test_shared_spool import Switching
 
 # One worker of a parallel run starts the module's Chroma server, not each (pyproject.toml: loadgroup).

@@ -25,7 +25,7 @@ from tests.builders import record
 from tests.fake_openai import FakeOpenAI, Reply
 from tests.helpers_store import child_env, spawn
 from tests.piped_chat import run
-from tests.system.test_rel_terminals import env_for
+from tests.system.test_many_terminals import env_for
 
 pytestmark = pytest.mark.slow
 

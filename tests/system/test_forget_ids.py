@@ -15,7 +15,7 @@ import pytest
 from agent.forget import Forgotten, scrub_history
 from tests.fake_openai import FakeOpenAI, Reply
 from tests.piped_chat import run
-from tests.system.test_rel_terminals import env_for
+from tests.system.test_many_terminals import env_for
 
 pytestmark = pytest.mark.slow
 

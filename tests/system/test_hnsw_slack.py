@@ -144,7 +144,7 @@ def test_a_symlinked_segment_file_is_not_followed(tmp_path: Path, caplog: pytest
 def test_the_first_read_after_an_open_zeroes_what_loading_the_segment_wrote(tmp_path: Path) -> None:
     """Loading a segment writes its files again, the room past its elements from this process's heap: a store
     reopened and only read (a chat's first recall, the open's own count) left 11 KB of it, once with an API key in
-    it (``test_rel_privacy.py``), until the next write or close."""
+    it (``test_file_privacy.py``), until the next write or close."""
     store = tmp_path / "chroma"
     index = ChromaIndex(open_client(store, None), "default", str(store))
     index.upsert(["a"], [[0.1] * 8])

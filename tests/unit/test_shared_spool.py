@@ -1,7 +1,8 @@
 """A memory store that goes away mid-chat (issue 11 §2: a shared deployment's database server): the chat goes on,
 says so once, never claims a turn was remembered that was not, keeps what the gate wanted on this machine
 (``agent.spool``) and writes it, in the order it was said, once the store answers again. In-process, with a ledger
-that can be switched off; the same through real PostgreSQL and Chroma servers is in tests/system/test_rel_shared.py."""
+that can be switched off; the same through real PostgreSQL and Chroma servers is in
+tests/system/test_shared_deployment.py."""
 
 from __future__ import annotations
 

@@ -31,7 +31,7 @@ from tests.helpers_store import (
 )
 
 # One worker of a parallel run starts the module's Chroma server, not each (pyproject.toml: loadgroup).
-pytestmark = pytest.mark.xdist_group("rel_chroma_server")
+pytestmark = pytest.mark.xdist_group("chroma_server_sharing")
 
 
 def assert_recalls(memory: MemoryService, texts: list[str]) -> None:

@@ -1,8 +1,7 @@
 """Checklist cases 17-23 and 28 against the fake OpenAI server: every fault of the API ends in one clear line, the
 turn is kept in the session (marked for what it is), nothing is mined for memory from a reply that did not finish,
 and the API key appears in no output, log, traceback or file. The chats run ``agent`` in this process
-(``tests.cli_harness``), except the one with the SDK's debug log, which the SDK sets up when it is first imported:
-that one is a real process."""
+(``tests.cli_harness``), the one with the SDK's debug log too."""
 
 from __future__ import annotations
 

@@ -24,7 +24,7 @@ from agent.errors import SpoolFull
 from agent.spool import MAX_BYTES, MAX_WAITING, Spool, Spooled
 from tests.fake_openai import FakeOpenAI, Reply
 from tests.piped_chat import PipedChat, run
-from tests.system.test_rel_terminals import env_for
+from tests.system.test_many_terminals import env_for
 
 pytestmark = pytest.mark.slow
 

@@ -27,7 +27,7 @@ from tests.fake_openai import FakeOpenAI, Reply
 from tests.pg_server import Cluster
 from tests.piped_chat import PipedChat
 from tests.system.test_pg_ledger import database_files, holding
-from tests.system.test_rel_shared import SISTER, Machine, agent, machines
+from tests.system.test_shared_deployment import SISTER, Machine, agent, machines
 
 pytestmark = pytest.mark.slow
 psycopg = pytest.importorskip("psycopg")

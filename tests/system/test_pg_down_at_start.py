@@ -13,8 +13,8 @@ import pytest
 from tests.fake_openai import FakeOpenAI, Reply
 from tests.pg_server import Cluster
 from tests.piped_chat import PipedChat
-from tests.system.test_rel_shared import listed
-from tests.system.test_rel_terminals import env_for
+from tests.system.test_many_terminals import env_for
+from tests.system.test_shared_deployment import listed
 
 pytestmark = pytest.mark.slow
 

@@ -26,10 +26,10 @@ from tests.cli_harness import invoke
 from tests.fake_openai import FakeOpenAI, Reply
 from tests.pg_server import Cluster
 from tests.piped_chat import PipedChat, run
-from tests.system.test_rel_terminals import env_for, fact, prompt_for, question
+from tests.system.test_many_terminals import env_for, fact, prompt_for, question
 
 # One worker of a parallel run starts the module's Chroma server, not each (pyproject.toml: loadgroup).
-pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("rel_shared")]
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("shared_deployment")]
 
 SISTER = "My sister Ada lives in Porto and teaches the cello"
 ASK_SISTER = "Tell me about Ada and the cello"
