@@ -29,6 +29,33 @@ def agent_env(fake: FakeOpenAI, **extra: str) -> dict[str, str]:
     return {**os.environ, "OPENAI_BASE_URL": fake.url, "AGENT_EMBEDDER": "local", **extra}
 
 
+def env_for(fake: FakeOpenAI) -> dict[str, str]:
+    """The fake's bag-of-words embeddings rate a question of two words under the default threshold: every match
+    counts here, and the memory asked after is the top hit by its unique words. Wide output: no table row wraps."""
+    return {**os.environ, "OPENAI_BASE_URL": fake.url, "OPENAI_API_KEY": "sk-test", "AGENT_EMBEDDER": "openai",
+            "AGENT_MEMORY_THRESHOLD": "0", "COLUMNS": "400"}
+
+
+def fact(writer: str, n: int) -> str:
+    """A disclosure whose words belong to (writer, n) alone, so a search of its own words finds exactly it."""
+    return f"My friend {writer}f{n}k lives in the town of {writer}t{n}q"
+
+
+def question(text: str) -> str:
+    """A turn the gate does not keep, asking after the two words that are ``text``'s alone."""
+    own = [word for word in text.split() if any(c.isdigit() for c in word)]
+    return f"Tell me about {' and '.join(own)}"
+
+
+def prompt_for(fake: FakeOpenAI, line: str) -> str:
+    """The system prompt of the chat request whose user turn was ``line``."""
+    for request in fake.chat_requests:
+        users = [m["content"] for m in request.body["messages"] if m["role"] == "user"]
+        if users and users[-1] == line:
+            return "\n".join(m["content"] for m in request.body["messages"] if m["role"] == "system")
+    raise AssertionError(f"no chat request for {line!r}")
+
+
 def agent(env: Mapping[str, str], *args: str, stdin: str | bytes = "") -> subprocess.CompletedProcess[str]:
     """Run ``agent ARGS`` as a process of its own (forked from the warm helper) with ``stdin`` piped in (bytes go in
     as they are) and its output captured as text."""

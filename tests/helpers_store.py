@@ -55,6 +55,10 @@ class ShaEmbedder:
         return out
 
 
+# The vector space a ledger records for ``ShaEmbedder``: (name, model, dimension).
+SHA_SPACE = (ShaEmbedder.name, ShaEmbedder.model, ShaEmbedder.dimension)
+
+
 def open_memory_with(embedder: Embedder, notify: Notify | None = None) -> MemoryService:
     """``open_memory`` as the agent calls it, with ``embedder`` in place of the one the settings would build."""
     assert os.environ.get("AGENT_DATA_DIR"), "tests keep their data in a temp dir, never in agent_memory_db/"

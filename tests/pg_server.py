@@ -218,3 +218,37 @@ def own_cluster() -> Iterator[Cluster]:
             yield cluster
         finally:
             remove_cluster(cluster)
+
+
+def database_files(cluster: Cluster, url: str) -> list[Path]:
+    """Every file of this database's tables, indexes and TOAST tables (``base/<oid>``), after a CHECKPOINT wrote
+    every changed page to them."""
+    import psycopg  # the servers extra, as in Cluster
+
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute("CHECKPOINT")
+        row = conn.execute("SELECT oid FROM pg_database WHERE datname = current_database()").fetchone()
+    return [path for path in (cluster.data / "base" / str(row[0])).iterdir() if path.is_file()]
+
+
+def holding(files: list[Path], needle: bytes) -> list[str]:
+    """The names of ``files`` whose bytes hold ``needle``. The server goes on while they are read: it unlinks a
+    relation's old file after a checkpoint, and a backend writes its catalog cache to ``pg_internal.init.PID`` and
+    renames it into place. A file gone since the listing holds nothing any more; where one went, the directory is
+    listed again and what appeared since is read too."""
+    found: list[str] = []
+    read: set[Path] = set()
+    directories = sorted({path.parent for path in files})
+    while unread := [path for path in files if path not in read]:
+        vanished = False
+        for path in unread:
+            read.add(path)
+            try:
+                data = path.read_bytes()
+            except FileNotFoundError:
+                vanished = True
+                continue
+            if needle in data:
+                found.append(path.name)
+        files = [path for d in directories for path in d.iterdir() if path.is_file()] if vanished else []
+    return found

@@ -1,4 +1,4 @@
-"""The LoCoMo ablation harness on the tiny synthetic file of tests/integration/test_bench_locomo.py: each variant
+"""The LoCoMo ablation harness on the tiny synthetic file of ``tests.locomo_sample``: each variant
 runs through the agent's write and read paths and leaves the product as it found it (word-hash embedder, real ledger and
 Chroma). The ``oldgate`` variants read the gate from git history and are not run here."""
 
@@ -14,7 +14,7 @@ from agent.memory import dates, gate, retriever
 from bench import locomo, locomo_ablation
 from bench.locomo_ablation import CachedEmbedder, answers, variants
 from tests.fakes import WordHashEmbedder
-from tests.integration.test_bench_locomo import SAMPLE
+from tests.locomo_sample import SAMPLE
 
 
 @pytest.fixture

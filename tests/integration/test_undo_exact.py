@@ -19,9 +19,8 @@ from agent.sessions import Session, SessionStore
 from agent.spool import Spool
 from tests.chat_fakes import ScriptedChat
 from tests.helpers_store import ledger_of, vectors_of
+from tests.outage import Outage, Switching, outage_in, service
 from tests.repl_harness import build_chat, memory_service, run_lines
-from tests.unit.test_shared_spool import Outage, Switching, service
-from tests.unit.test_spool_recall import outage_in
 
 BOSTON = "I live in Boston"
 BERLIN = "I moved to Berlin last month"

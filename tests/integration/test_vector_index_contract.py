@@ -25,9 +25,8 @@ from agent.domain import memory_id
 from agent.ports import VectorIndex
 from tests.builders import USER, record
 from tests.fakes import InMemoryIndex
-from tests.helpers_store import ShaEmbedder
+from tests.helpers_store import SHA_SPACE, ShaEmbedder
 
-SPACE = (ShaEmbedder.name, ShaEmbedder.model, ShaEmbedder.dimension)
 TEXTS = [f"note {n}" for n in range(8)]
 IDS = [memory_id(USER, text) for text in TEXTS]
 VECTORS = ShaEmbedder().embed(TEXTS)
@@ -47,7 +46,7 @@ MAKERS: dict[str, Callable[[Path, SqliteLedger], VectorIndex]] = {
 
 
 def filled(index: VectorIndex) -> VectorIndex:
-    index.claim(SPACE)
+    index.claim(SHA_SPACE)
     index.upsert(IDS, VECTORS)
     return index
 
@@ -72,8 +71,8 @@ class TestVectorIndex:
         assert (index.space(), index.count(), index.query(VECTORS[0], 5)) == (None, 0, [])
 
     def test_the_claimed_space_is_the_one_it_reports(self, index: VectorIndex) -> None:
-        index.claim(SPACE)
-        assert index.space() == SPACE
+        index.claim(SHA_SPACE)
+        assert index.space() == SHA_SPACE
 
     def test_a_query_returns_at_most_k_hits_best_first_and_never_more_than_it_holds(self, index: VectorIndex) -> None:
         filled(index)

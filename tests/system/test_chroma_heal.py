@@ -28,6 +28,7 @@ from agent.memory.service import MemoryService
 from agent.spool import Spool
 from tests.builders import record
 from tests.cli_harness import invoke
+from tests.e2e_helpers import env_for
 from tests.fake_openai import FakeOpenAI, Reply
 from tests.helpers_store import (
     ShaEmbedder,
@@ -39,10 +40,9 @@ from tests.helpers_store import (
     text_for,
     vectors_of,
 )
+from tests.outage import Switching
 from tests.ports import refused_port
 from tests.repl_harness import build_chat, run_lines
-from tests.system.test_many_terminals import env_for
-from tests.unit.test_shared_spool import Switching
 
 # One worker of a parallel run starts the module's Chroma server, not each (pyproject.toml: loadgroup).
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("chroma_heal")]

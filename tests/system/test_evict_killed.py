@@ -22,10 +22,10 @@ from agent.adapters.chroma_index import ChromaIndex, forget_clients, open_client
 from agent.adapters.ledger import SqliteLedger
 from agent.config import load_settings
 from tests.builders import record
+from tests.e2e_helpers import env_for
 from tests.fake_openai import FakeOpenAI, Reply
 from tests.helpers_store import child_env, spawn
 from tests.piped_chat import run
-from tests.system.test_many_terminals import env_for
 
 pytestmark = pytest.mark.slow
 

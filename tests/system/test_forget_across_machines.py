@@ -11,7 +11,6 @@ from the files themselves, raw bytes, and from the database's files after a CHEC
 
 from __future__ import annotations
 
-import json
 import subprocess
 import threading
 import time
@@ -21,19 +20,16 @@ from pathlib import Path
 import pytest
 
 from agent.adapters.postgres_ledger import PostgresLedger
-from agent.domain import ForgetRecord
 from tests.builders import USER
 from tests.fake_openai import FakeOpenAI, Reply
-from tests.pg_server import Cluster
+from tests.machines import ALONE, SISTER, Machine, agent, forget_on, machine_id, machines, pending
+from tests.pg_server import Cluster, database_files, holding
 from tests.piped_chat import PipedChat
-from tests.system.test_pg_ledger import database_files, holding
-from tests.system.test_shared_deployment import SISTER, Machine, agent, machines
 
 pytestmark = pytest.mark.slow
 psycopg = pytest.importorskip("psycopg")
 
 WORDS = b"Ada lives in Porto"  # what must leave every file
-ALONE = {"AGENT_CHROMA_URL": ""}
 
 
 @pytest.fixture
@@ -56,25 +52,6 @@ def holders(machine: Machine) -> list[str]:
     """The files of the machine's data directory whose raw bytes hold the words."""
     data = machine.root / "data"
     return sorted(str(p.relative_to(data)) for p in data.rglob("*") if p.is_file() and WORDS in p.read_bytes())
-
-
-def machine_id(machine: Machine) -> str:
-    return (machine.root / "data" / "machine-id").read_text().strip()
-
-
-def pending(url: str) -> list[ForgetRecord]:
-    ledger = PostgresLedger(url)
-    try:
-        return ledger.pending_forgets()
-    finally:
-        ledger.close()
-
-
-def forget_on(machine: Machine, fake: FakeOpenAI) -> None:
-    env = machine.env(fake, **ALONE)
-    [memory] = [json.loads(line)["id"] for line in agent(env, "memories", "export").stdout.splitlines()]
-    gone = agent(env, "memories", "forget", memory)
-    assert gone.returncode == 0, gone.stderr
 
 
 def test_a_scan_of_the_database_files_reads_past_a_file_the_server_removed_or_moved(tmp_path: Path) -> None:

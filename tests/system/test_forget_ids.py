@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 
 from agent.forget import Forgotten, scrub_history
+from tests.e2e_helpers import env_for
 from tests.fake_openai import FakeOpenAI, Reply
 from tests.piped_chat import run
-from tests.system.test_many_terminals import env_for
 
 pytestmark = pytest.mark.slow
 

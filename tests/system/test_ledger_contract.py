@@ -21,9 +21,8 @@ from agent.adapters.ledger import SqliteLedger
 from agent.adapters.ledger_vectors import LedgerVectors
 from agent.domain import Change, Links, Quote, StatedFact, Touched, memory_id
 from tests.builders import OTHER, USER, record
-from tests.helpers_store import ShaEmbedder
+from tests.helpers_store import SHA_SPACE, ShaEmbedder
 
-SPACE = (ShaEmbedder.name, ShaEmbedder.model, ShaEmbedder.dimension)
 Opener = Callable[[], Any]
 
 
@@ -103,7 +102,7 @@ def test_the_count_follows_every_write_of_this_connection_and_of_another(open_le
         (lambda: mine.put([a, c]), 3),  # a again: one new
         (lambda: mine.put([record("delta", user=OTHER)]), 3),
         (lambda: mine.touch(USER, [a.id], time.time() + 5), 3),
-        (lambda: mine.claim_vectors(USER, SPACE), 3),
+        (lambda: mine.claim_vectors(USER, SHA_SPACE), 3),
         (lambda: mine.put_vectors(USER, [a.id], [[0.1] * ShaEmbedder.dimension]), 3),
         (lambda: other.put([record("epsilon note")]), 4),
         (lambda: mine.put([record("zeta note")]), 5),
@@ -274,7 +273,7 @@ def test_delete_and_a_recorded_forget_take_the_memory_and_its_vector(open_ledger
     ledger = open_ledger()
     a, b, c = record("alpha note"), record("beta note"), record("gamma note")
     ledger.put([a, b, c])
-    ledger.claim_vectors(USER, SPACE)
+    ledger.claim_vectors(USER, SHA_SPACE)
     ledger.put_vectors(USER, [a.id, b.id, c.id], ShaEmbedder().embed(["alpha", "beta", "gamma"]))
     assert ledger.delete(USER, [a.id, "missing"]) == 1
     key, deleted = ledger.record_forget(USER, [b.id], ["beta note"])
@@ -332,8 +331,8 @@ def test_a_forgotten_memorys_id_leaves_every_memory_it_superseded_and_their_fact
 def test_vector_copies_keep_their_space_order_and_row_numbers(open_ledger: Opener) -> None:
     ledger = open_ledger()
     assert ledger.vector_space(USER) is None
-    ledger.claim_vectors(USER, SPACE)
-    assert ledger.vector_space(USER) == SPACE
+    ledger.claim_vectors(USER, SHA_SPACE)
+    assert ledger.vector_space(USER) == SHA_SPACE
     vectors = ShaEmbedder().embed(["one", "two", "three"])
     ledger.put_vectors(USER, ["1", "2", "3"], vectors)
     stored = ledger.stored_vectors(USER, ["1", "3", "9"])
@@ -345,11 +344,11 @@ def test_vector_copies_keep_their_space_order_and_row_numbers(open_ledger: Opene
     assert [mid for mid, _ in ledger.latest_vectors(USER, 2)] == ["1", "3"]
     rows = ledger.vector_rows(USER, after)
     assert sorted(mid for _, mid, _ in rows) == ["1", "2", "3"]
-    ledger.claim_vectors(USER, SPACE)  # the same space: nothing dropped
+    ledger.claim_vectors(USER, SHA_SPACE)  # the same space: nothing dropped
     assert sorted(ledger.vector_ids(USER)) == ["1", "2", "3"]
     ledger.claim_vectors(USER, ("other", "model", 3))
     assert ledger.vector_ids(USER) == [] and ledger.vector_space(USER) == ("other", "model", 3)
-    ledger.claim_vectors(USER, SPACE)
+    ledger.claim_vectors(USER, SHA_SPACE)
     ledger.put_vectors(USER, ["1"], [vectors[0]])
     ledger.drop_vectors(USER)
     assert ledger.vector_ids(USER) == []
@@ -362,7 +361,7 @@ def test_the_ledger_vector_index_finds_what_another_connection_wrote_and_drops_w
     index = LedgerVectors(mine, USER)
     texts = [f"note {n}" for n in range(12)]
     other.put([record(t) for t in texts])
-    other.claim_vectors(USER, SPACE)
+    other.claim_vectors(USER, SHA_SPACE)
     other.put_vectors(USER, [memory_id(USER, t) for t in texts], ShaEmbedder().embed(texts))
     probe = ShaEmbedder().embed(["note 7"])[0]
     assert index.query(probe, 1)[0].id == memory_id(USER, "note 7")
@@ -393,7 +392,7 @@ def test_another_users_memories_are_invisible_through_every_read(open_ledger: Op
     ledger = open_ledger()
     memory = record("My secret pin is under the mat", user=OTHER, facts=(StatedFact("pin", "mat", ""),))
     ledger.put([memory])
-    ledger.claim_vectors(OTHER, SPACE)
+    ledger.claim_vectors(OTHER, SHA_SPACE)
     ledger.put_vectors(OTHER, [memory.id], ShaEmbedder().embed([memory.text]))
     rowids = ledger.vector_rowids(OTHER)
     assert ledger.get(USER, [memory.id]) == {}
@@ -417,7 +416,7 @@ def test_another_users_memories_are_invisible_through_every_read(open_ledger: Op
     ledger.drop_vectors(USER)
     ledger.claim_vectors(USER, ("other", "model", 3))
     assert ledger.get(OTHER, [memory.id]) == {memory.id: memory}
-    assert ledger.vector_ids(OTHER) == [memory.id] and ledger.vector_space(OTHER) == SPACE
+    assert ledger.vector_ids(OTHER) == [memory.id] and ledger.vector_space(OTHER) == SHA_SPACE
 
 
 def test_the_index_holder_catches_up_with_what_another_connection_wrote_and_forgot(
@@ -425,11 +424,11 @@ def test_the_index_holder_catches_up_with_what_another_connection_wrote_and_forg
 ) -> None:
     mine, other = open_ledger(), open_ledger()
     chroma = ChromaIndex(open_client(tmp_path / "chroma", None), USER, str(tmp_path / "chroma"))
-    chroma.claim(SPACE)
+    chroma.claim(SHA_SPACE)
     held = HeldIndex(chroma, mine, USER)
     texts = ["note a", "note b"]
     other.put([record(t) for t in texts])
-    other.claim_vectors(USER, SPACE)
+    other.claim_vectors(USER, SHA_SPACE)
     other.put_vectors(USER, [memory_id(USER, t) for t in texts], ShaEmbedder().embed(texts))
     a, b = (memory_id(USER, t) for t in texts)
     assert held.query(ShaEmbedder().embed(["note b"])[0], 1)[0].id == b
@@ -443,7 +442,7 @@ def test_vector_changes_name_what_was_written_since_a_mark_and_every_id_when_the
     open_ledger: Opener,
 ) -> None:
     mine, other = open_ledger(), open_ledger()
-    other.claim_vectors(USER, SPACE)
+    other.claim_vectors(USER, SHA_SPACE)
     first = mine.vector_changes(USER, None)
     assert first.whole and first.ids == []
     other.put_vectors(USER, ["1", "2", "3"], ShaEmbedder().embed(["one", "two", "three"]))
@@ -473,7 +472,7 @@ def test_the_vector_log_keeps_no_forgotten_id_and_a_mark_it_no_longer_reaches_re
 
     path = tmp_path / "ledger.sqlite3"
     ledger = SqliteLedger(path)
-    ledger.claim_vectors(USER, SPACE)
+    ledger.claim_vectors(USER, SHA_SPACE)
     ledger.put([record("my secret")])
     secret = memory_id(USER, "my secret")
     ledger.put_vectors(USER, [secret, "b"], ShaEmbedder().embed(["my secret", "b"]))
@@ -495,9 +494,9 @@ def test_the_turn_after_a_write_catches_up_with_what_was_written_not_with_every_
 ) -> None:
     mine, other = open_ledger(), open_ledger()
     chroma = ChromaIndex(open_client(tmp_path / "chroma", None), USER, str(tmp_path / "chroma"))
-    chroma.claim(SPACE)
+    chroma.claim(SHA_SPACE)
     held = HeldIndex(chroma, mine, USER)
-    mine.claim_vectors(USER, SPACE)
+    mine.claim_vectors(USER, SHA_SPACE)
     texts = [f"note {n}" for n in range(20)]
     held.upsert([memory_id(USER, t) for t in texts], ShaEmbedder().embed(texts))
     held.warm_up()

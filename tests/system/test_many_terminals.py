@@ -18,7 +18,6 @@ writer says nothing was written, and writes it again) may appear anywhere.
 from __future__ import annotations
 
 import json
-import os
 import random
 import re
 import signal
@@ -35,6 +34,7 @@ from agent import locking, wiring
 from agent.adapters.chroma_index import forget_clients
 from agent.adapters.ledger import SqliteLedger
 from agent.config import load_settings
+from tests.e2e_helpers import env_for, fact, prompt_for, question
 from tests.fake_openai import FakeOpenAI, Reply, hashed_embedding
 from tests.piped_chat import PipedAgent
 from tests.warm_agent import WarmAgent
@@ -61,26 +61,8 @@ def fake() -> Iterator[FakeOpenAI]:
         yield server
 
 
-def env_for(fake: FakeOpenAI) -> dict[str, str]:
-    """The fake's bag-of-words embeddings rate a question of two words under the default threshold: every match
-    counts here, and the memory asked after is the top hit by its unique words. Wide output: no table row wraps."""
-    return {**os.environ, "OPENAI_BASE_URL": fake.url, "OPENAI_API_KEY": "sk-test", "AGENT_EMBEDDER": "openai",
-            "AGENT_MEMORY_THRESHOLD": "0", "COLUMNS": "400"}
-
-
-def fact(writer: str, n: int) -> str:
-    """A disclosure whose words belong to (writer, n) alone, so a search of its own words finds exactly it."""
-    return f"My friend {writer}f{n}k lives in the town of {writer}t{n}q"
-
-
 # Said in a chat, where the gate decides: a statement about the user (a friend's home alone is hearsay, not kept).
 SAID = "I live in the town of saidt0q with my friend saidf0k"
-
-
-def question(text: str) -> str:
-    """A turn the gate does not keep, asking after the two words that are ``text``'s alone."""
-    own = [word for word in text.split() if any(c.isdigit() for c in word)]
-    return f"Tell me about {' and '.join(own)}"
 
 
 class Chat:
@@ -181,15 +163,6 @@ class AddLoop(threading.Thread):
         with self._lock:
             if self._current is not None:
                 self._current.send(signal.SIGKILL)
-
-
-def prompt_for(fake: FakeOpenAI, line: str) -> str:
-    """The system prompt of the chat request whose user turn was ``line``."""
-    for request in fake.chat_requests:
-        users = [m["content"] for m in request.body["messages"] if m["role"] == "user"]
-        if users and users[-1] == line:
-            return "\n".join(m["content"] for m in request.body["messages"] if m["role"] == "system")
-    raise AssertionError(f"no chat request for {line!r}")
 
 
 def listed_all(out: list[str]) -> set[str]:

@@ -13,10 +13,8 @@ import pytest
 from agent.adapters import postgres_ledger
 from agent.adapters.postgres_ledger import PostgresLedger
 from tests.builders import USER, record
-from tests.helpers_store import ShaEmbedder
-from tests.pg_server import Cluster
-from tests.system.test_ledger_contract import SPACE
-from tests.system.test_pg_ledger import database_files, holding
+from tests.helpers_store import SHA_SPACE, ShaEmbedder
+from tests.pg_server import Cluster, database_files, holding
 
 pytestmark = pytest.mark.slow
 psycopg = pytest.importorskip("psycopg")
@@ -54,7 +52,7 @@ def test_a_common_word_weighs_in_but_the_rare_word_decides(ledger: PostgresLedge
 def test_the_vector_copies_follow_rewrites_deletions_and_a_row_committed_after_a_higher_numbered_one(
     ledger: PostgresLedger, pg_url: str
 ) -> None:
-    ledger.claim_vectors(USER, SPACE)
+    ledger.claim_vectors(USER, SHA_SPACE)
     first, late, early = (record(text) for text in ("first", "committed late", "committed early"))
     ledger.put_vectors(USER, [first.id], ShaEmbedder().embed([first.text]))
     assert ledger.vector_ids(USER) == [first.id]

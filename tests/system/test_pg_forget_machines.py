@@ -13,8 +13,7 @@ import pytest
 from agent.adapters import postgres_ledger
 from agent.adapters.postgres_ledger import PostgresLedger
 from tests.builders import OTHER, USER, record
-from tests.pg_server import Cluster
-from tests.system.test_pg_ledger import database_files, holding
+from tests.pg_server import Cluster, database_files, holding
 
 pytestmark = pytest.mark.slow
 psycopg = pytest.importorskip("psycopg")

@@ -22,9 +22,9 @@ from agent.memory.service import MemoryService
 from agent.spool import Spool
 from tests.builders import USER, record
 from tests.fakes import WordHashEmbedder
+from tests.outage import Switching
 from tests.pg_server import Cluster
 from tests.repl_harness import build_chat, run_lines
-from tests.unit.test_shared_spool import Switching
 
 pytestmark = pytest.mark.slow
 pytest.importorskip("psycopg")

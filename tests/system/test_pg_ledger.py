@@ -10,7 +10,6 @@ import re
 import threading
 import time
 from collections.abc import Callable, Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -20,9 +19,8 @@ from agent.adapters.postgres_ledger import SCHEMA_VERSION, PostgresLedger
 from agent.domain import Change, Links, Quote, StatedFact, Touched
 from agent.errors import MemoryUnavailable, StoreLocked
 from tests.builders import USER, record
-from tests.helpers_store import ShaEmbedder
-from tests.pg_server import Cluster
-from tests.system.test_ledger_contract import SPACE
+from tests.helpers_store import SHA_SPACE, ShaEmbedder
+from tests.pg_server import Cluster, database_files, holding
 
 pytestmark = pytest.mark.slow
 psycopg = pytest.importorskip("psycopg")
@@ -173,7 +171,7 @@ def exercise_every_method(ledger: PostgresLedger) -> set[str]:
         "keyword_search": lambda: ledger.keyword_search(USER, "Boston living", 3),
         "set_contexts": lambda: ledger.set_contexts(USER, {memory.id: "a new context"}),
         "vector_space": lambda: ledger.vector_space(USER),
-        "claim_vectors": lambda: ledger.claim_vectors(USER, SPACE),
+        "claim_vectors": lambda: ledger.claim_vectors(USER, SHA_SPACE),
         "put_vectors": lambda: ledger.put_vectors(USER, ids, vectors),
         "vector_rowids": lambda: ledger.vector_rowids(USER),
         "vector_rows": lambda: ledger.vector_rows(USER, ledger.vector_rowids(USER)),
@@ -236,38 +234,6 @@ def test_every_statement_on_a_users_rows_names_the_user(ledger: PostgresLedger, 
 TOKEN = b"zqxjvkbw"  # a word no stemmer changes and no other row holds
 
 
-def database_files(cluster: Cluster, url: str) -> list[Path]:
-    """Every file of this database's tables, indexes and TOAST tables (``base/<oid>``), after a CHECKPOINT wrote
-    every changed page to them."""
-    with psycopg.connect(url, autocommit=True) as conn:
-        conn.execute("CHECKPOINT")
-        row = conn.execute("SELECT oid FROM pg_database WHERE datname = current_database()").fetchone()
-    return [path for path in (cluster.data / "base" / str(row[0])).iterdir() if path.is_file()]
-
-
-def holding(files: list[Path], needle: bytes) -> list[str]:
-    """The names of ``files`` whose bytes hold ``needle``. The server goes on while they are read: it unlinks a
-    relation's old file after a checkpoint, and a backend writes its catalog cache to ``pg_internal.init.PID`` and
-    renames it into place. A file gone since the listing holds nothing any more; where one went, the directory is
-    listed again and what appeared since is read too."""
-    found: list[str] = []
-    read: set[Path] = set()
-    directories = sorted({path.parent for path in files})
-    while unread := [path for path in files if path not in read]:
-        vanished = False
-        for path in unread:
-            read.add(path)
-            try:
-                data = path.read_bytes()
-            except FileNotFoundError:
-                vanished = True
-                continue
-            if needle in data:
-                found.append(path.name)
-        files = [path for d in directories for path in d.iterdir() if path.is_file()] if vanished else []
-    return found
-
-
 def test_a_forget_leaves_no_byte_of_the_text_in_the_database_files(pg_cluster: Cluster) -> None:
     url = pg_cluster.new_database()
     ledger = PostgresLedger(url)
@@ -276,7 +242,7 @@ def test_a_forget_leaves_no_byte_of_the_text_in_the_database_files(pg_cluster: C
     long = record(f"{TOKEN.decode()}y " + " ".join(f"w{n:05d}" for n in range(900)))  # over 2 kB: TOAST
     others = [record(f"an ordinary memory {n}") for n in range(40)]
     ledger.put([secret, context, long, *others])
-    ledger.claim_vectors(USER, SPACE)
+    ledger.claim_vectors(USER, SHA_SPACE)
     ledger.put_vectors(USER, [secret.id], ShaEmbedder().embed([secret.text]))
     ledger.touch(USER, [secret.id, context.id], time.time() + 5)  # dead row versions that hold the text too
     ledger.restate(USER, secret.id, Quote(f"again, {TOKEN.decode()}z", "s", 3, time.time()))
@@ -356,7 +322,7 @@ def test_agents_writing_at_once_lose_nothing(pg_url: str) -> None:
             for i in range(25):
                 memory = record(f"agent {n} fact {i}")
                 ledger.put([memory])
-                ledger.claim_vectors(USER, SPACE)
+                ledger.claim_vectors(USER, SHA_SPACE)
                 ledger.put_vectors(USER, [memory.id], ShaEmbedder().embed([memory.text]))
                 ledger.touch(USER, [memory.id], time.time())
                 ledger.restate(USER, shared.id, Quote(f"from {n} {i}", "s", i, 1.0))

@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pytest
 
+from tests.e2e_helpers import env_for
 from tests.fake_openai import FakeOpenAI, Reply
+from tests.machines import listed
 from tests.pg_server import Cluster
 from tests.piped_chat import PipedChat
-from tests.system.test_many_terminals import env_for
-from tests.system.test_shared_deployment import listed
 
 pytestmark = pytest.mark.slow
 psycopg = pytest.importorskip("psycopg")

@@ -11,9 +11,7 @@ the fake received. Every wait is for a state (a line printed, a row written) wit
 from __future__ import annotations
 
 import json
-import subprocess
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -22,16 +20,15 @@ from agent import wiring
 from agent.adapters.chroma_index import ChromaIndex, open_client
 from agent.adapters.postgres_ledger import PostgresLedger
 from agent.config import load_settings
-from tests.cli_harness import invoke
+from tests.e2e_helpers import fact, prompt_for, question
 from tests.fake_openai import FakeOpenAI, Reply
+from tests.machines import SISTER, Machine, agent, listed, machines
 from tests.pg_server import Cluster
 from tests.piped_chat import PipedChat, run
-from tests.system.test_many_terminals import env_for, fact, prompt_for, question
 
 # One worker of a parallel run starts the module's Chroma server, not each (pyproject.toml: loadgroup).
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("shared_deployment")]
 
-SISTER = "My sister Ada lives in Porto and teaches the cello"
 ASK_SISTER = "Tell me about Ada and the cello"
 FACTS = 25
 
@@ -42,43 +39,10 @@ def fake() -> Iterator[FakeOpenAI]:
         yield server
 
 
-@dataclass(frozen=True)
-class Machine:
-    """One machine of the deployment: its own HOME and data directory, the shared servers' URLs."""
-
-    root: Path
-    database_url: str
-    chroma_url: str
-
-    def env(self, fake: FakeOpenAI, **extra: str) -> dict[str, str]:
-        return {**env_for(fake), "HOME": str(self.root / "home"), "AGENT_DATA_DIR": str(self.root / "data"),
-                "AGENT_DATABASE_URL": self.database_url, "AGENT_CHROMA_URL": self.chroma_url, **extra}
-
-
-def machines(root: Path, database_url: str, chroma_url: str) -> tuple[Machine, Machine]:
-    made = []
-    for name in ("laptop", "desktop"):
-        (root / name / "home").mkdir(parents=True)
-        made.append(Machine(root / name, database_url, chroma_url))
-    return made[0], made[1]
-
-
 @pytest.fixture
 def pair(tmp_path: Path, pg_url: str, chroma_url: str) -> tuple[Machine, Machine]:
     """Two machines on a fresh database of the shared cluster and the module's Chroma server."""
     return machines(tmp_path, pg_url, chroma_url)
-
-
-def agent(env: dict[str, str], *args: str, stdin: str = "") -> subprocess.CompletedProcess[str]:
-    """``agent ARGS`` on a machine, in this process (``tests.cli_harness``): a command's behaviour is under test
-    here, not its process, which the chats kept open beside it have."""
-    return invoke("--lines", *args, stdin=stdin, env=env)
-
-
-def listed(env: dict[str, str], user: str = "default") -> list[str]:
-    done = agent(env, "memories", "--user", user, "export")
-    assert done.returncode == 0, done.stderr
-    return sorted(json.loads(line)["text"] for line in done.stdout.splitlines() if line.strip())
 
 
 def indexed(database_url: str, chroma_url: str, user: str = "default") -> set[str]:

@@ -22,9 +22,9 @@ import pytest
 
 from agent.errors import SpoolFull
 from agent.spool import MAX_BYTES, MAX_WAITING, Spool, Spooled
+from tests.e2e_helpers import env_for
 from tests.fake_openai import FakeOpenAI, Reply
 from tests.piped_chat import PipedChat, run
-from tests.system.test_many_terminals import env_for
 
 pytestmark = pytest.mark.slow
 

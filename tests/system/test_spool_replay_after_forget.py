@@ -19,10 +19,9 @@ import pytest
 
 from agent.app.memory_worker import FORGOTTEN_SINCE
 from tests.fake_openai import FakeOpenAI, Reply
+from tests.machines import ALONE, SISTER, Machine, agent, forget_on, listed, machine_id, machines, pending
 from tests.pg_server import Cluster
 from tests.piped_chat import PipedChat
-from tests.system.test_forget_across_machines import ALONE, forget_on, machine_id, pending
-from tests.system.test_shared_deployment import SISTER, Machine, agent, listed, machines
 
 pytestmark = pytest.mark.slow
 pytest.importorskip("psycopg")

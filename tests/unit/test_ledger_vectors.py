@@ -14,15 +14,14 @@ from agent.adapters.index_holder import HeldIndex
 from agent.adapters.ledger import SqliteLedger
 from agent.adapters.ledger_vectors import LedgerVectors
 from tests.builders import seed_ledger
-from tests.helpers_store import ShaEmbedder
+from tests.helpers_store import SHA_SPACE, ShaEmbedder
 
 USER = "default"
-SPACE = (ShaEmbedder.name, ShaEmbedder.model, ShaEmbedder.dimension)
 
 
 def write(ledger: SqliteLedger, *texts: str) -> list[str]:
     """Memories and their vector copies, as a process without the index writes them."""
-    return [r.id for r in seed_ledger(ledger, USER, texts, ShaEmbedder().embed(texts), SPACE, session="t")]
+    return [r.id for r in seed_ledger(ledger, USER, texts, ShaEmbedder().embed(texts), SHA_SPACE, session="t")]
 
 
 def probe(text: str) -> list[float]:
@@ -86,7 +85,7 @@ def test_the_holder_puts_in_what_others_wrote_and_drops_what_they_forgot(
     mine, other = two
     [a] = write(mine, "note a")
     chroma = ChromaIndex(open_client(tmp_path / "chroma", None), USER, str(tmp_path / "chroma"))
-    chroma.claim(SPACE)
+    chroma.claim(SHA_SPACE)
     held = HeldIndex(chroma, mine, USER)
     held.upsert([a], [probe("note a")])
     [b] = write(other, "note b")

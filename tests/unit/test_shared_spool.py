@@ -6,61 +6,16 @@ tests/system/test_shared_deployment.py."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
 from agent.adapters.ledger import SqliteLedger
-from agent.domain import Message
-from agent.errors import MemoryUnavailable
 from agent.forget import OfUser, Places, finish
-from agent.memory.service import MemoryService
-from agent.ports import ChatChunk
 from agent.sessions import SessionStore
 from agent.spool import Spool, Spooled
 from tests.chat_fakes import ScriptedChat
-from tests.fakes import InMemoryIndex, WordHashEmbedder
+from tests.outage import AWAY, Outage, Switching, outage_in, service
 from tests.repl_harness import build_chat, run_lines
-
-AWAY = "The PostgreSQL server at db.example cannot be reached (connection refused)."
-
-
-class Outage:
-    """A ledger that fails every call with ``MemoryUnavailable``, as the PostgreSQL ledger does when its server is
-    gone, while ``down`` is set."""
-
-    def __init__(self, ledger: SqliteLedger) -> None:
-        self.ledger = ledger
-        self.down = False
-
-    def __getattr__(self, name: str) -> Any:
-        attr = getattr(self.ledger, name)
-        if not callable(attr):
-            return attr
-
-        def call(*args: Any, **kwargs: Any) -> Any:
-            if self.down:
-                raise MemoryUnavailable(AWAY)
-            return attr(*args, **kwargs)
-
-        return call
-
-
-class Switching(ScriptedChat):
-    """``ScriptedChat`` that runs ``at[n]`` when the request of turn ``n`` (from 1) is sent: after that turn's
-    recall, before its write."""
-
-    def __init__(self, at: dict[int, Callable[[], None]], *replies: str) -> None:
-        super().__init__(*replies)
-        self._at = at
-
-    def stream(self, messages: Sequence[Message], model: str) -> Iterator[ChatChunk]:
-        self._at.get(len(self.requests) + 1, lambda: None)()
-        return super().stream(messages, model)
-
-
-def service(outage: Outage) -> MemoryService:
-    return MemoryService(outage, InMemoryIndex(), WordHashEmbedder(), "me")  # type: ignore[arg-type]
 
 
 def texts(outage: Outage) -> set[str]:
@@ -70,9 +25,7 @@ def texts(outage: Outage) -> set[str]:
 def test_a_store_away_mid_chat_is_said_once_keeps_the_turns_and_writes_them_in_order_when_back(
     tmp_path: Path,
 ) -> None:
-    root = tmp_path / "mem"
-    root.mkdir()
-    outage = Outage(SqliteLedger(root / "ledger.sqlite3"))
+    outage = outage_in(tmp_path)
     memory = service(outage)
     spool = Spool(tmp_path / "spool")
 
@@ -109,9 +62,7 @@ def test_a_store_away_mid_chat_is_said_once_keeps_the_turns_and_writes_them_in_o
 
 
 def test_turns_left_waiting_when_a_chat_ends_are_written_by_the_next_one(tmp_path: Path) -> None:
-    root = tmp_path / "mem"
-    root.mkdir()
-    outage = Outage(SqliteLedger(root / "ledger.sqlite3"))
+    outage = outage_in(tmp_path)
     spool = Spool(tmp_path / "spool")
     memory = service(outage)
 
@@ -132,9 +83,7 @@ def test_turns_left_waiting_when_a_chat_ends_are_written_by_the_next_one(tmp_pat
 
 
 def test_what_the_gate_does_not_keep_is_not_spooled_and_read_only_spools_nothing(tmp_path: Path) -> None:
-    root = tmp_path / "mem"
-    root.mkdir()
-    outage = Outage(SqliteLedger(root / "ledger.sqlite3"))
+    outage = outage_in(tmp_path)
     spool = Spool(tmp_path / "spool")
 
     def down() -> None:

@@ -1,15 +1,14 @@
 """The turn on which memory answers again recalls what was said while it was away (issue 11 §2): the turns waiting
 in the spool are written before that turn's recall, not after it. In-process, with a ledger that can be switched
-off (``tests.unit.test_shared_spool.Outage``)."""
+off (``tests.outage.Outage``)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from agent.adapters.ledger import SqliteLedger
 from agent.spool import Spool, Spooled
+from tests.outage import AWAY, Outage, Switching, outage_in, service
 from tests.repl_harness import build_chat, run_lines
-from tests.unit.test_shared_spool import AWAY, Outage, Switching, service
 
 
 class Healing(Spool):
@@ -23,12 +22,6 @@ class Healing(Spool):
     def add(self, entry: Spooled) -> None:
         super().add(entry)
         self._outage.down = False
-
-
-def outage_in(tmp_path: Path) -> Outage:
-    root = tmp_path / "mem"
-    root.mkdir()
-    return Outage(SqliteLedger(root / "ledger.sqlite3"))
 
 
 def test_the_turn_memory_answers_again_recalls_what_was_said_while_it_was_away(tmp_path: Path) -> None:
@@ -47,7 +40,6 @@ def test_the_turn_memory_answers_again_recalls_what_was_said_while_it_was_away(t
     assert "(turn 2, kept while memory was away) remembered: I live in Boston" in done.log
     assert "Boston" in chat.requests[-1][0].content, "recalled on the turn memory answered again"
     assert not spool.has_waiting()
-
 
 
 def test_why_after_a_recall_that_failed_says_memory_did_not_answer(tmp_path: Path) -> None:
