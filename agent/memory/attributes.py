@@ -45,6 +45,14 @@ NEAREST = 3
 # What reaches every request in the profile's safety lines, however it was said (attributes and profile keys).
 SAFETY = frozenset({"allergy", "intolerance", "condition", "medication", "pregnancy", "disability", "diet",
                     "avoids"})
+# Attributes no rule reads a value of: a sport, a gym, a bank, how the user works. Their value is the user's own
+# words (``agent.memory.values``); several may hold at once, and a change said in words retires the ones before.
+OPEN = frozenset({"sport", "gym", "team", "instrument", "hobby", "drink", "work pattern", "education", "bank",
+                  "provider", "religion", "software", "appearance", "child's school", "doctor", "streaming",
+                  "home type"})
+# Attributes with several values at once (two sports; a bike to the station, then a train) whose values a change
+# said in words retires ("switched to swimming", "cycling to the office now").
+CHANGING = OPEN | {"commute"}
 
 # A function from sentences to the attribute each speaks to (None: unknown), as ``agent.memory.profile`` takes it.
 Meaning = Callable[[Sequence[str]], list["Reading | None"]]

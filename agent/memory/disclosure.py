@@ -151,7 +151,7 @@ def _personal_mention(words: list[str]) -> bool:
 
 
 _MENTIONS_FIRST_PERSON = "a first-person statement"
-_SAFETY_FACT = "a safety-relevant fact (allergy, intolerance, condition or diet)"
+SAFETY_FACT = "a safety-relevant fact (allergy, intolerance, condition or diet)"
 
 
 def _statement_discloses(words: list[str], about_someone: bool, technical: bool) -> str | None:
@@ -175,7 +175,7 @@ def _statement_discloses(words: list[str], about_someone: bool, technical: bool)
         rest = words[len(other.group(0).split()) :]
         if other.group("says"):  # what the doctor says of a safety matter is the user's ("... with warfarin")
             why = _statement_discloses(rest, about_someone or bool(other.group("family")), technical) if rest else None
-            return why or (_SAFETY_FACT if patterns.SAFETY(text) else None)
+            return why or (SAFETY_FACT if patterns.SAFETY(text) else None)
         if not FIRST_PERSON.intersection(rest):
             return None
     if technical and patterns.TASK_FRAME(text) and not _personal_mention(words):
@@ -187,7 +187,7 @@ def _statement_discloses(words: list[str], about_someone: bool, technical: bool)
     if words[0] in DEMONSTRATIVE and not patterns.STRONG_FIRST_PERSON(text) and not patterns.SPEAKER_VERB(text):
         return None
     if patterns.SAFETY(text):
-        return _SAFETY_FACT
+        return SAFETY_FACT
     if patterns.TECH(text) and not patterns.IDENTITY(text) and not _personal_mention(words):
         return None
     if any(w in FIRST_PERSON for w in words):

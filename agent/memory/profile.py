@@ -21,14 +21,13 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-from agent.domain import MemoryRecord, StatedFact
+from agent.domain import AS_SAID, MemoryRecord, StatedFact
 from agent.memory import preferences, things, values
-from agent.memory.attributes import SAFETY, Meaning, Reading
+from agent.memory.attributes import CHANGING, OPEN, SAFETY, Meaning, Reading
 
 # Keys whose values co-exist: a second allergy is one more allergy, not a correction of the first.
 # Single-valued keys also include "best friend", a manager or doctor by role, and each "favourite <thing>".
-SET_KEYS = frozenset({"allergy", "intolerance", "avoids", "condition", "medication", "disability", "child", "pet",
-                      "language"})
+SET_KEYS = values.SEVERAL
 # How each key reads in the prompt, in the order lines are given the profile's budget: safety first.
 LABELS: dict[str, str] = {
     "allergy": "allergies",
@@ -76,12 +75,25 @@ class Statement:
 
 
 def single_valued(key: str) -> bool:
-    return key not in SET_KEYS and not preferences.multi_valued(key)
+    return key not in SET_KEYS and key not in CHANGING and not preferences.multi_valued(key)
+
+
+def said_only(fact: StatedFact) -> bool:
+    """A value no rule read, kept as the user said it, of an attribute that is not a safety one: it replaces no
+    other value by differing from it (every sentence differs), only by saying a change (``agent.memory.values``)."""
+    return fact.origin == AS_SAID and fact.key not in SAFETY
 
 
 def is_thing(key: str) -> bool:
-    """A key of ``agent.memory.things`` ("phone", "car"), not one of the profile's own."""
+    """A key of ``agent.memory.things`` ("phone", "car", "bank"), not one of the profile's own."""
     return key not in _KEYS and not key.startswith(FAVOURITE) and not preferences.is_preference(key)
+
+
+def one_at_a_time(fact: StatedFact) -> bool:
+    """Whether a value replaces the other values of its key by differing from them: a single-valued key's, or a
+    thing's named by a rule ("my bank is Monzo"): an open attribute holds several values kept as said, but a bank
+    named replaces the bank named before. A value kept as said replaces none so."""
+    return not said_only(fact) and (single_valued(fact.key) or fact.key in OPEN)
 
 
 def label(key: str) -> str:
@@ -367,7 +379,7 @@ _SECOND = {"job": "second job", "employer": "second employer"}
 _SOMEONE_ELSE = re.compile(r"^\W*(?:(?:my|our|his|her|their)\s+(?P<who>\w+(?:\s+\w+)?)|he|she|they|he's|she's)\b",
                            re.IGNORECASE)
 # Attributes whose sentences name another person on purpose: the user's partner, children, family, pets.
-_ABOUT_OTHERS = frozenset({"partner", "child", "family", "pet"})
+_ABOUT_OTHERS = frozenset({"partner", "child", "family", "pet", "child's school"})
 # The attributes a reading may give, and the keys of the profile's own patterns that already answer each.
 _ANSWERS: dict[str, frozenset[str]] = {
     "job": frozenset({"job", "employer"}), "employer": frozenset({"job", "employer"}),
@@ -376,8 +388,13 @@ _ANSWERS: dict[str, frozenset[str]] = {
 
 
 def _someone_else(sentence: str, reading: Reading) -> bool:
+    return reading.attribute not in _ABOUT_OTHERS and _of_someone_else(sentence)
+
+
+def _of_someone_else(sentence: str) -> bool:
+    """A sentence about another person: "my dad has epilepsy", "she's a nurse"."""
     match = _SOMEONE_ELSE.match(sentence)
-    if match is None or reading.attribute in _ABOUT_OTHERS:
+    if match is None:
         return False
     who = match.group("who")
     return who is None or any(word in things.PEOPLE for word in who.casefold().split())
@@ -394,13 +411,17 @@ def _by_meaning(sentence: str, part: str, reading: Reading | None, found: list[S
         return [], []
     # A set's values and retirements are read clause by clause in the whole sentence: "Pip died :( we got two
     # budgies, Kiwi and Mango"; a single value in the part that says it.
-    whole = reading.attribute in SET_KEYS or reading.attribute in SAFETY  # a safety value keeps all its words
-    facts, retired = values.read(reading.attribute, sentence if whole else part)
-    if not facts and part != sentence:  # "took my wife's surname when we married, it's Lindqvist now"
-        facts = values.read(reading.attribute, sentence)[0]
+    # A safety value and a value kept as said keep all the sentence's words.
+    # A device's or a vehicle's kind may be in another clause ("got a framework laptop, running ubuntu").
+    whole = (reading.attribute in SET_KEYS or reading.attribute in SAFETY or reading.attribute in OPEN
+             or reading.attribute in {"device", "vehicle"})
+    # "took my wife's surname when we married, it's Lindqvist now": the part first, then the whole sentence.
+    facts, retired = values.read(reading.attribute, sentence, "" if whole else part)
     answered = _ANSWERS.get(reading.attribute, frozenset({reading.attribute}))
-    safety = reading.attribute in SAFETY and not any(f.key in SAFETY for f in found)
-    if any(f.key in answered for f in found) or (found and not safety):
+    # What no pattern reads (a safety value, an open attribute: "my son Leo is at Oakfield primary") is added to
+    # what the patterns found in the same sentence.
+    beside = (reading.attribute in SAFETY and not any(f.key in SAFETY for f in found)) or reading.attribute in OPEN
+    if any(f.key in answered for f in found) or (found and not beside):
         facts = []
     return facts, retired
 
@@ -436,13 +457,15 @@ def read(text: str, meaning: Meaning | None = None) -> Statement:
     retracts: list[StatedFact] = []
     no_longer: list[StatedFact] = []
     sentences = [s for s in _SENTENCE.split(text.strip()) if s and not s.rstrip().endswith("?")]
-    for sentence, (part, reading) in zip(sentences, _readings(sentences, meaning), strict=True):
-        retracted, stated = _retractions(sentence)
+    said = [sentence if _retractions(sentence)[0] else _present(sentence) for sentence in sentences]
+    readings = iter(_readings([s for s in said if s], meaning))
+    for whole, sentence in zip(sentences, said, strict=True):
+        retracted, stated = _retractions(whole)
         retracts += retracted
         no_longer += stated
-        if not retracted and (_PLAN.search(sentence) or _PAST.search(sentence)):
-            # "I'm moving to Lisbon next month; I'm allergic to cats": only the clause with the plan waits.
+        if not sentence:
             continue
+        part, reading = next(readings)
         found = _sentence_facts(sentence)
         if not retracted:
             added, retired = _by_meaning(sentence, part, reading, found)
@@ -454,6 +477,26 @@ def read(text: str, meaning: Meaning | None = None) -> Statement:
     # What no longer holds is a value too ("diet: no longer vegan"), unless the turn gives the key a new one.
     facts += [f for f in no_longer if not any(g.key == f.key and single_valued(f.key) for g in facts)]
     return Statement(tuple(dict.fromkeys(facts)), tuple(dict.fromkeys(retracts)))
+
+
+def with_safety(text: str, statement: Statement) -> Statement:
+    """``statement`` with the user's words as a safety value, when the gate kept ``text`` as a safety fact
+    ("epilepsy, mostly controlled with lamotrigine") and neither a pattern nor the meaning read one: a safety
+    fact reaches every request however it was said."""
+    if any(f.key in SAFETY for f in statement.facts) or _of_someone_else(text):
+        return statement
+    said = values.as_said(text.strip(), values.OPEN_WORDS_MAX)
+    return Statement((*statement.facts, StatedFact("condition", said, origin=AS_SAID)),
+                     statement.retracts) if said else statement
+
+
+def _present(sentence: str) -> str:
+    """``sentence`` without its clauses of a plan or the past: "allergic to penicillin, found out as a kid" states
+    the allergy, "I'm moving to Lisbon next month" states nothing yet (empty)."""
+    clauses = [c for c in _CLAUSE.split(sentence) if c]
+    if not any(_PLAN.search(c) or _PAST.search(c) for c in clauses):
+        return sentence
+    return ", ".join(c for c in clauses if not (_PLAN.search(c) or _PAST.search(c)))
 
 
 # -- the profile as the store holds it ------------------------------------------------------------------------
@@ -500,7 +543,7 @@ def view(records: Sequence[MemoryRecord]) -> tuple[list[Entry], list[Entry]]:
                 continue
             held = current.setdefault(fact.key, [])
             held[:] = [e for e in held if not same_value(e.value, fact.value)]
-            if single_valued(fact.key):
+            if one_at_a_time(fact):
                 history += [replace(e, replaced_by=record.id, replaced_at=record.created_at) for e in held]
                 held.clear()
             held.append(entry)

@@ -37,6 +37,7 @@ from agent.memory import attributes, consolidation, dates, gate, preferences, pr
 from agent.memory.calibration import default_grounding, default_threshold
 from agent.memory.canonical import canonical
 from agent.memory.context import MemoryBlock, build_block
+from agent.memory.disclosure import SAFETY_FACT
 from agent.memory.extraction import Extraction, ground
 from agent.memory.policy import MemoryPolicy
 from agent.memory.refusal import refusal, stored_form
@@ -154,8 +155,11 @@ def _holds(record: MemoryRecord, facts: Sequence[StatedFact]) -> bool:
 
 
 def _with(statement: profile.Statement, preferred: preferences.Reading) -> profile.Statement:
-    """``statement`` with the standing preferences read beside it."""
-    return profile.Statement((*statement.facts, *preferred.facts), statement.retracts) if preferred.facts else statement
+    """``statement`` with the standing preferences read beside it. A sentence the attributes read as a fact about
+    the user kept as said ("my hair is super long, down to my waist") is that fact, not a wish about the replies."""
+    said = {f.value for f in statement.facts if profile.said_only(f)}
+    kept = tuple(f for f in preferred.facts if f.value not in said)
+    return profile.Statement((*statement.facts, *kept), statement.retracts) if kept else statement
 
 
 def _iso(when: float) -> str:
@@ -186,6 +190,8 @@ def judge(policy: MemoryPolicy, text: str, meaning: attributes.Meaning | None = 
     if decision.keep and policy.gate and words and refusal(words) is not None:
         decision, words = gate.GateDecision(False, refusal(words) or ""), ""
     statement = profile.read(words, meaning) if policy.truth and words else profile.Statement()
+    if policy.truth and decision.keep and decision.reason == SAFETY_FACT:
+        statement = profile.with_safety(words, statement)
     statement = profile.Statement(tuple(f for f in statement.facts if refusal(f"{f.key}: {f.value}") is None),
                                   statement.retracts)
     if not decision.keep and statement and refused is None and decision.reason not in gate.WITHHELD:

@@ -16,6 +16,8 @@ from __future__ import annotations
 import re
 
 from agent.domain import AS_SAID, StatedFact
+from agent.memory.attributes import CHANGING
+from agent.memory.things import ADDITIVE
 
 _CAPS = re.compile(r"(?<![\w'’])[A-Z][\w'’.-]*(?:[ -](?:[A-Z][\w'’.-]*|(?:am|an|de|del|da|do|la|le|upon|on)"
                    r"(?= [A-Z])))*")
@@ -24,7 +26,8 @@ _NOT_NAMES = frozenset(
     """i i'm i've i'd i'll it it's its my we we're we've our the a an just now so also home here these this that
     these days still since yes no oh well ok okay btw hi hey new our me you they he she his her their there then
     monday tuesday wednesday thursday friday saturday sunday january february march april may june july august
-    september october november december spring summer autumn fall winter christmas easter mum mom dad""".split()
+    september october november december spring summer autumn fall winter christmas easter mum mom dad
+    correction sorry actually update lately honestly fyi tbh sadly finally""".split()
 )
 _END = (r"(?=\s*(?:[.,!?;:()]|$|\s+(?:and|but|since|for|because|so|now|these days|though|in|with|last|this|next|"
         r"from|after|before|which|who|where|when|until|again|at|on|as of|nowadays|lately)\b))")
@@ -61,7 +64,8 @@ _COMMUTE = (
 )
 _DIETS = re.compile(r"\b(?P<v>vegan|vegetarian|pescatarian|pescetarian|keto|paleo|flexitarian|halal|kosher|"
                     r"plant-based|gluten-free|low-fodmap|low-carb|low-salt|dairy-free)\b", re.I)
-_PARTNER_STATUS = re.compile(r"\b(?P<v>single|divorced|widowed|separated)\b", re.I)
+_PARTNER_STATUS = re.compile(r"\b(?P<v>single|divorced|widowed|separated|married|engaged|in a relationship|dating)\b",
+                             re.I)
 _ANIMALS = re.compile(r"\b(?P<v>dog|cat|puppy|kitten|parrot|rabbit|bunny|hamster|bird|horse|turtle|tortoise|snake|"
                       r"lizard|guinea pig|ferret|goldfish|fish|terrier|retriever|labrador|poodle|spaniel|collie|"
                       r"beagle|greyhound|whippet|corgi|pug|dachshund|husky|budgie|budgerigar|canary|cockatiel|gecko|"
@@ -71,6 +75,9 @@ _SYSTEMS = re.compile(r"\b(?P<v>windows(?: \d+)?|linux|ubuntu|fedora|debian|arch
                       r"android|ios)\b", re.I)
 _DEVICES = re.compile(r"\b(?P<v>phone|laptop|computer|pc|desktop|tablet|ipad|watch|e-reader|kindle|console)\b",
                       re.I)
+# Machines named by their make alone: "a macbook pro", "the thinkpad", "my iphone".
+_KINDS = (("laptop", re.compile(r"\b(?:macbook|thinkpad|chromebook|notebook|ultrabook|surface laptop|xps)\b", re.I)),
+          ("phone", re.compile(r"\b(?:iphone|pixel|galaxy|smartphone|mobile)\b", re.I)))
 _VEHICLES = re.compile(r"\b(?P<v>motorbike|motorcycle|van|scooter|bike|bicycle|e-bike|campervan|camper van)\b",
                        re.I)
 # The clause that retires a value of a set: the pet that died, the language given up.
@@ -86,6 +93,40 @@ _WISH = re.compile(r"\b(?:dream|ideal|next|future|perfect|wish|want|would love|s
 # Where a life began is the hometown, whatever the sentence's nearness to the home's examples.
 _ORIGIN = re.compile(r"\b(?:grew up|born|raised|originally|hometown|home town)\b", re.I)
 SAFETY_WORDS_MAX = 12
+# A value kept as said of an open attribute: the whole sentence when it is short.
+OPEN_WORDS_MAX = 24
+# Words that say a habit, a thing or a choice of the user's was given up or swapped for another: "switched to
+# verizon", "gave up the box, tennis now", "kicked the energy drinks", "traded the truck in". A description ("my
+# laptop is really slow these days") or an addition ("I also started piano") says no change.
+STATED_CHANGE = re.compile(
+    r"\b(?:switch(?:ed|ing) (?:to|over|from)|gave up|giving up|quit|quitting|moved (?:to|over|on|her|him|them|"
+    r"everything)|traded|trading in|upgraded|downgraded|cancell?ed|kicked|no more|instead|converted (?:to|me)|"
+    r"replaced|any ?more|no longer|not any ?more|got rid of|sold|ditched|stopped|promoted|graduated|retired|"
+    r"finished|broke up|divorced)\b",
+    re.IGNORECASE,
+)
+
+
+# A value of an open attribute said as the one that holds now ("tennis is my thing now", "joined Equinox", "back
+# to tea these days"): it retires the values said before, where a plain statement ("I play tennis") adds one.
+_NOW = re.compile(r"\b(?:(?<!right )now|these days|nowadays|since|joined|finally|caved|converted|back to|became|"
+                  r"went|new|closed|left|changed|(?:my|our) (?:old|last|previous)|the (?:old|previous)|"
+                  r"moved \w+(?: \w+){0,2} to)\b",
+                  re.IGNORECASE)
+
+
+def states_a_change(sentence: str) -> bool:
+    """A statement that something of the user's changed, not one that adds ("also")."""
+    return bool(STATED_CHANGE.search(sentence)) and not ADDITIVE.search(sentence)
+
+
+def _replaces_held(attribute: str, sentence: str) -> bool:
+    """A change said of ``attribute``: in words of change for any, or as the value that holds now for an open one
+    (where "now" names a new habit; of a phone "a mess right now" is a state, not a new phone)."""
+    if ADDITIVE.search(sentence):
+        return False
+    return bool(STATED_CHANGE.search(sentence)) or (attribute in CHANGING and bool(_NOW.search(sentence)))
+
 _SAFETY_KEYS = frozenset({"allergy", "intolerance", "condition", "medication", "pregnancy", "disability", "avoids"})
 
 
@@ -122,10 +163,10 @@ def _cleaned(value: str) -> str | None:
     return value if value and len(value) <= 60 else None
 
 
-def _safety(sentence: str) -> str | None:
-    """The user's words, as said, for a safety value no rule reads: short enough for the profile's line."""
+def as_said(sentence: str, most: int = SAFETY_WORDS_MAX) -> str | None:
+    """The user's words, as said, for a value no rule reads: short enough for the profile's line."""
     words = sentence.strip(" .!").split()
-    return " ".join(words) if 0 < len(words) <= SAFETY_WORDS_MAX else None
+    return " ".join(words) if 0 < len(words) <= most else None
 
 
 def _age(sentence: str) -> str | None:
@@ -191,8 +232,7 @@ def _thing(attribute: str, sentence: str) -> StatedFact | None:
     ("laptop system"), so a new system does not replace the make of the machine."""
     if _WISH.search(sentence):
         return None
-    kind = (_DEVICES if attribute == "device" else _VEHICLES).search(sentence)
-    thing = kind.group("v").casefold() if kind else ("phone" if attribute == "device" else "car")
+    thing = _thing_key(attribute, sentence)
     system = _SYSTEMS.search(sentence) if attribute == "device" else None
     if system:
         return StatedFact(f"{thing} system", system.group("v"))
@@ -200,9 +240,61 @@ def _thing(attribute: str, sentence: str) -> StatedFact | None:
     return StatedFact(thing, value) if value else None
 
 
-def read(attribute: str, sentence: str) -> tuple[list[StatedFact], list[StatedFact]]:
+def read(attribute: str, sentence: str, part: str = "") -> tuple[list[StatedFact], list[StatedFact]]:
     """The facts ``sentence`` states about ``attribute`` and the values it retires (a set's value that died, was
-    given away or given up); nothing when no value can be read."""
+    given away or given up). Where no rule reads a value ("IT gave me a macbook pro m3", "the fish died, we got a
+    kitten", "quit that place, joined Equinox"), the user's words are the value, as said, so the attribute still
+    reaches every request; a change said in them retires what the attribute held before (``_said_value``). A
+    single value is looked for in the ``part`` of the sentence that speaks to the attribute first."""
+    facts, retired = _by_rule(attribute, part) if part else ([], [])
+    if not facts:  # "so we finally moved, Ljubljana is home now": the place is in another clause
+        facts, retired = _by_rule(attribute, sentence)
+    if not facts and attribute in _WORK:  # a job and its employer are said together, and near in meaning
+        facts, retired = _by_rule(_WORK[attribute], sentence)
+    if facts and attribute in CHANGING and not retired and _replaces_held(attribute, sentence):
+        retired = [StatedFact(attribute, "")]  # "cycling to the office now": the train before is gone
+    if facts or retired or _WISH.search(sentence) or attribute not in _SAID:
+        return facts, retired
+    return _said_value(attribute, sentence, retired)
+
+
+_WORK = {"job": "employer", "employer": "job"}
+# Attributes whose value is kept as said where no rule reads one: those no rule reads at all, those of several
+# values, and the things, whose makes people type in lower case ("a ford f150"). A home, a job, a name without a
+# place, a role, a name read is none ("home sweet home").
+# Attributes of several values at once, about several people or things: a change in one says nothing of another.
+SEVERAL = frozenset({"pet", "language", "child", "family", "allergy", "intolerance", "avoids", "condition",
+                      "medication", "disability"})
+
+
+_SAID = CHANGING | SEVERAL | {"device", "vehicle"}
+
+
+def _said_value(attribute: str, sentence: str, retired: list[StatedFact]) -> tuple[list[StatedFact],
+                                                                                  list[StatedFact]]:
+    """The sentence as the value of ``attribute``, when short enough for the profile's line; a change said in it
+    retires the values held before, of an attribute with one value or an open one (a sport, a gym)."""
+    said = as_said(sentence, OPEN_WORDS_MAX)
+    if said is None:
+        return [], retired
+    key = _thing_key(attribute, sentence) if attribute in {"device", "vehicle"} else attribute
+    if not retired and attribute not in SEVERAL and _replaces_held(attribute, sentence):
+        retired = [StatedFact(key, "")]
+    return [StatedFact(key, said, origin=AS_SAID)], retired
+
+
+def _thing_key(attribute: str, sentence: str) -> str:
+    """The kind of thing a device's or a vehicle's sentence is about ("laptop", "bike"), by its word or its make."""
+    kind = (_DEVICES if attribute == "device" else _VEHICLES).search(sentence)
+    if kind:
+        return kind.group("v").casefold()
+    if attribute == "device":
+        return next((name for name, make in _KINDS if make.search(sentence)), "phone")
+    return "car"
+
+
+def _by_rule(attribute: str, sentence: str) -> tuple[list[StatedFact], list[StatedFact]]:
+    """The value the attribute's rule reads: a place, an organisation, a role, a name, a number, a way to commute."""
     facts: list[StatedFact] = []
     retired: list[StatedFact] = []
     if attribute in {"pet", "language", "child"}:
@@ -242,10 +334,10 @@ def read(attribute: str, sentence: str) -> tuple[list[StatedFact], list[StatedFa
         if diet:
             value = diet.group("v").casefold()
         else:
-            attribute, value = "avoids", _safety(sentence)
+            attribute, value = "avoids", as_said(sentence)
     elif attribute in _SAFETY_KEYS:
-        value = _safety(sentence)
+        value = as_said(sentence)
     if value:
-        as_said = value == _safety(sentence) and attribute in _SAFETY_KEYS
-        facts.append(StatedFact(attribute, value, origin=AS_SAID if as_said else ""))
+        said = value == as_said(sentence) and attribute in _SAFETY_KEYS
+        facts.append(StatedFact(attribute, value, origin=AS_SAID if said else ""))
     return facts, retired

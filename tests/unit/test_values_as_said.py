@@ -1,0 +1,51 @@
+"""Values read once an attribute is known (agent/memory/values.py), where no rule reads one: the user's words are the
+value; a change said in them retires what the attribute held; a home, a job or a name without a place, a role or
+a name stays unread; and a device is known by its make."""
+
+from __future__ import annotations
+
+from agent.domain import AS_SAID, StatedFact
+from agent.memory import values
+
+
+def test_an_open_attribute_keeps_the_sentence_and_a_change_retires_the_value_before() -> None:
+    facts, retired = values.read("gym", "quit the old place, joined Fitbox instead")
+    assert facts == [StatedFact("gym", "quit the old place, joined Fitbox instead", origin=AS_SAID)]
+    assert retired == [StatedFact("gym", "")]
+
+
+def test_a_plain_statement_adds_and_an_addition_never_retires() -> None:
+    assert values.read("sport", "I row on the river")[1] == []
+    assert values.read("sport", "also climbing now")[1] == []
+
+
+def test_now_names_a_new_habit_but_not_a_things_state() -> None:
+    assert values.read("drink", "oat flat white every morning now")[1] == [StatedFact("drink", "")]
+    facts, retired = values.read("device", "my phone is a bit of a mess right now")
+    assert facts[0].key == "phone" and retired == []
+
+
+def test_a_commute_said_as_the_one_now_retires_the_one_before() -> None:
+    facts, retired = values.read("commute", "on the tram these days")
+    assert facts == [StatedFact("commute", "by metro")] and retired == [StatedFact("commute", "")]
+    assert values.read("commute", "then a bus for the last bit")[1] == []
+
+
+def test_a_home_job_or_name_without_a_value_is_not_read() -> None:
+    assert values.read("home", "home sweet home") == ([], [])
+    assert values.read("name", "names are hard") == ([], [])
+
+
+def test_a_job_read_by_the_employers_rule_and_the_other_way_round() -> None:
+    assert values.read("employer", "these days I'm a hospital porter")[0] == [StatedFact("job", "hospital porter")]
+    assert values.read("job", "started at Helix Labs on monday")[0] == [StatedFact("employer", "Helix Labs")]
+
+
+def test_a_machine_is_known_by_its_make() -> None:
+    assert values.read("device", "work gave me a thinkpad t14")[0][0].key == "laptop"
+    assert values.read("device", "on an iphone 13 still")[0][0].key == "phone"
+
+
+def test_a_partner_status_is_a_value() -> None:
+    assert values.read("partner", "in a relationship now, six months") == (
+        [StatedFact("partner", "in a relationship")], [])
