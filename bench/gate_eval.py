@@ -10,6 +10,11 @@ on; ``gate_heldout.jsonl``, written separately in another style by the engineer 
 have been seen, so it is no longer an unseen figure); and ``gate_heldout_b.jsonl``, written by someone who had never
 seen the gate, scored once and never tuned on: its figures are the honest estimate of how the gate does on lines
 nobody has seen (bench/RESULTS.md, section 5). The decision time per line is printed too.
+
+``--product`` scores what the product keeps instead of the gate alone: each line is observed by a
+``MemoryService`` with the real local embedder on a temp store (a user of its own per line), so a line the gate
+drops but whose meaning states a profile fact, and a one-off order the preferences read, count as the chat counts
+them.
 """
 
 from __future__ import annotations
@@ -17,8 +22,10 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import tempfile
 import time
 from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -77,8 +84,29 @@ def _timed(text: str) -> tuple[GateDecision, float]:
     return decision, best * 1e6
 
 
-def score(name: str, lines: list[Line]) -> Score:
-    timed = [_timed(line.text) for line in lines]
+def _observed(root: Path) -> Callable[[str], tuple[GateDecision, float]]:
+    """The product's decision on a line: what ``MemoryService.observe`` keeps of it, and its time in microseconds."""
+    from agent.adapters.local_embedder import LocalEmbedder
+    from bench.memory_truth import Store
+
+    store = Store(root, LocalEmbedder())
+    seen = 0
+
+    def observe(text: str) -> tuple[GateDecision, float]:
+        nonlocal seen
+        seen += 1
+        service, _ = store.service(f"line{seen}")
+        start = time.perf_counter()
+        report = service.observe(text, session="s", turn=1)
+        took = (time.perf_counter() - start) * 1e6
+        kept = report.decision.keep and bool(report.stored or report.restated)
+        return GateDecision(kept, report.skipped_reason or report.decision.reason, text=report.decision.text), took
+
+    return observe
+
+
+def score(name: str, lines: list[Line], judge: Callable[[str], tuple[GateDecision, float]] = _timed) -> Score:
+    timed = [judge(line.text) for line in lines]
     decisions = [decision for decision, _ in timed]
     times = sorted(us for _, us in timed)
     per_category: dict[str, dict[str, int]] = defaultdict(lambda: {"lines": 0, "errors": 0})
@@ -114,8 +142,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--data", type=Path, nargs="+", default=list(FILES))
     parser.add_argument("--errors", action="store_true", help="print every line the gate gets wrong")
     parser.add_argument("--json", action="store_true")
+    parser.add_argument("--product", action="store_true", help="score what MemoryService.observe keeps")
     args = parser.parse_args(argv)
-    scores = [score(path.name, load(path)) for path in args.data]
+    with tempfile.TemporaryDirectory() as root:
+        judge = _observed(Path(root)) if args.product else _timed
+        scores = [score(path.name, load(path), judge) for path in args.data]
     if args.json:
         payload: dict[str, Any] = {"machine": machine.describe(), "files": [vars(s) for s in scores]}
         print(json.dumps(payload, indent=2))
