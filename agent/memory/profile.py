@@ -426,7 +426,7 @@ def _by_meaning(sentence: str, part: str, reading: Reading | None, found: list[S
     return facts, retired
 
 
-_PARTS = re.compile(r"\s*(?:[,;:!()]|\s[—–-]\s|\.\s)\s*")
+_PARTS = re.compile(r"\s*(?:[,;:!()]|\s[—–-]\s|\.\s|\s+and\s+)\s*")
 
 
 def _parts(sentence: str) -> list[str]:

@@ -99,7 +99,7 @@ OPEN_WORDS_MAX = 24
 # verizon", "gave up the box, tennis now", "kicked the energy drinks", "traded the truck in". A description ("my
 # laptop is really slow these days") or an addition ("I also started piano") says no change.
 STATED_CHANGE = re.compile(
-    r"\b(?:switch(?:ed|ing) (?:to|over|from)|gave up|giving up|quit|quitting|moved (?:to|over|on|her|him|them|"
+    r"\b(?:switch(?:ed|ing) (?:to|over|from)|swapped|gave up|giving up|quit|quitting|moved (?:to|over|on|her|him|them|"
     r"everything)|traded|trading in|upgraded|downgraded|cancell?ed|kicked|no more|instead|converted (?:to|me)|"
     r"replaced|any ?more|no longer|not any ?more|got rid of|sold|ditched|stopped|promoted|graduated|retired|"
     r"finished|broke up|divorced)\b",
@@ -227,17 +227,16 @@ def _model(sentence: str) -> str | None:
     return max(found, key=len) if found else None
 
 
-def _thing(attribute: str, sentence: str) -> StatedFact | None:
-    """A device's or a vehicle's value, keyed by the thing ("car", "laptop"); a system ("Fedora") is a key of its own
-    ("laptop system"), so a new system does not replace the make of the machine."""
+def _thing(attribute: str, sentence: str) -> list[StatedFact]:
+    """A device's or a vehicle's values, keyed by the thing ("car", "laptop"): its make or model, and a system
+    ("Fedora") under a key of its own ("laptop system"), so a new system does not replace the make of the machine."""
     if _WISH.search(sentence):
-        return None
+        return []
     thing = _thing_key(attribute, sentence)
     system = _SYSTEMS.search(sentence) if attribute == "device" else None
-    if system:
-        return StatedFact(f"{thing} system", system.group("v"))
     value = _model(sentence)
-    return StatedFact(thing, value) if value else None
+    return ([StatedFact(thing, value)] if value else []) + (
+        [StatedFact(f"{thing} system", system.group("v"))] if system else [])
 
 
 def read(attribute: str, sentence: str, part: str = "") -> tuple[list[StatedFact], list[StatedFact]]:
@@ -279,7 +278,8 @@ def _said_value(attribute: str, sentence: str, retired: list[StatedFact]) -> tup
         return [], retired
     key = _thing_key(attribute, sentence) if attribute in {"device", "vehicle"} else attribute
     if not retired and attribute not in SEVERAL and _replaces_held(attribute, sentence):
-        retired = [StatedFact(key, "")]
+        # A machine's system goes with the machine ("IT swapped my machine, now on a macbook pro").
+        retired = [StatedFact(key, "")] + ([StatedFact(f"{key} system", "")] if attribute == "device" else [])
     return [StatedFact(key, said, origin=AS_SAID)], retired
 
 
@@ -319,8 +319,10 @@ def _by_rule(attribute: str, sentence: str) -> tuple[list[StatedFact], list[Stat
         role = _ROLE.search(sentence)
         value = _cleaned(re.sub(r"^(?:an?|the)\s+", "", role.group("v"), flags=re.I)) if role else None
     elif attribute in {"device", "vehicle"}:
-        thing = _thing(attribute, sentence)
-        return ([thing] if thing else []), []
+        things = _thing(attribute, sentence)
+        # A change said in words ("switched to a Pixel 8") retires what the thing held, a value kept as said too.
+        gone = {f.key.removesuffix(" system") for f in things} if STATED_CHANGE.search(sentence) else set()
+        return things, [StatedFact(key, "") for key in sorted(gone)]
     elif attribute in {"name", "partner", "manager"}:
         names = _names(sentence)
         status = _PARTNER_STATUS.search(sentence) if attribute == "partner" else None

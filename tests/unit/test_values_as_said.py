@@ -49,3 +49,12 @@ def test_a_machine_is_known_by_its_make() -> None:
 def test_a_partner_status_is_a_value() -> None:
     assert values.read("partner", "in a relationship now, six months") == (
         [StatedFact("partner", "in a relationship")], [])
+
+
+def test_a_machine_switched_names_its_model_and_system_and_retires_the_one_before() -> None:
+    facts, retired = values.read("device", "switched to a Pixel 8 finally, android is weird but ok")
+    assert facts == [StatedFact("phone", "Pixel 8"), StatedFact("phone system", "android")]
+    assert retired == [StatedFact("phone", "")]
+    facts, retired = values.read("device", "IT swapped my machine, now on a macbook pro m3 for work")
+    assert facts[0].key == "laptop" and facts[0].origin == AS_SAID
+    assert retired == [StatedFact("laptop", ""), StatedFact("laptop system", "")]
