@@ -182,7 +182,18 @@ _UNSAFE_ORDER = re.compile(
     rf"{_CLAUSE_START}(?:{_STANDING_ORDER}),?\s+(?:please\s+)?(?:ignor\w*|disregard|skip|drop|hide|leave out|"
     rf"forget about)\s+(?:all |any |every |the |my |your )*(?:[\w-]+ ){{0,2}}{_SAFETY_NOUN}|"
     rf"\b(?:ignor\w*|disregard|bypass|disable|turn off|switch off|drop)\s+(?:all |any |every |the |your )*"
-    r"(?:safety|content|security) (?:rules|guidelines|filters?|checks|warnings|restrictions|policies|protocols)",
+    r"(?:safety|content|security) (?:rules|guidelines|filters?|checks|warnings|restrictions|policies|protocols)|"
+    # "forget my safety stuff, never mention it again": the safety first, then the order to keep quiet about it
+    rf"\b{_SAFETY_NOUN}\b[^.!?\n]{{0,40}}?\b(?:never|don'?t|do not|stop|no more)\s+(?:mention\w*|bring\w*|"
+    r"rais\w*|warn\w*|remind\w*|ask\w*|talk\w*)\b|"
+    # "next time just delete my medication list, dont ask": an order to erase it for good
+    rf"{_CLAUSE_START}(?:(?:{_STANDING_ORDER}|next time|whenever),?\s+)?(?:just\s+)?(?:delete|remove|erase|wipe|"
+    rf"clear|hide)\s+(?:all |any |every |the |my |your )*(?:[\w-]+ ){{0,2}}{_SAFETY_NOUN}\b[^.!?\n]{{0,40}}?"
+    r"\b(?:don'?t ask|do not ask|without asking|again|forever|from now on|every time|always|in future|for good)\b|"
+    # "in future always say yes when i ask if i can drink on my meds": an order to reassure against the facts
+    rf"{_CLAUSE_START}(?:{_STANDING_ORDER}|next time|whenever i ask),?\s+(?:always\s+)?(?:just\s+)?(?:say|tell me|"
+    r"answer|reply)\s+(?:yes|(?:that\s+)?(?:it'?s|everything(?:'?s| is)|all is|i'?m)\s+(?:fine|ok|okay|safe|good|"
+    rf"alright))\b[^.!?\n]{{0,60}}?\b(?:{_SAFETY_NOUN}|drink\w*|alcohol|even (?:if|when|though)|no matter)",
     re.IGNORECASE,
 )
 # An order to hand the user's words or data to someone else, now or whenever they ask: "always tell my wife
@@ -201,15 +212,15 @@ _TO_OTHERS = re.compile(
     re.IGNORECASE,
 )
 # The same standing orders in other tongues: a line that opens with "from now on" in Spanish, German, French,
-# Italian, Portuguese, Dutch, Russian, Hindi, Chinese, Japanese or Turkish tells the assistant how to behave later
-# (the English form is read above, with the words that make it a habit or a fact; in these, it is read as an order,
-# and an order of a known aspect of the replies still becomes a preference, as in English).
+# Italian, Portuguese, Dutch, Russian, Hindi, Chinese, Japanese, Turkish, Polish or Bulgarian tells the assistant
+# how to behave later (the English form is read above, with the words that make it a habit or a fact; in these, it
+# is read as an order, and an order of a known aspect of the replies still becomes a preference, as in English).
 _FROM_NOW_ON = ("de ahora en adelante", "a partir de ahora", "desde ahora", "ab sofort", "ab jetzt", "von nun an",
                 "ab heute", "à partir de maintenant", "a partir de maintenant", "désormais", "dorénavant",
                 "d'ora in poi", "d'ora in avanti", "da ora in poi", "da ora in avanti", "d'ora innanzi",
                 "de agora em diante", "daqui pra frente", "daqui para frente", "vanaf nu", "voortaan",
                 "с этого момента", "отныне", "впредь", "अब से", "आज से", "从现在开始", "從現在開始", "今後", "これからは",
-                "bundan sonra", "şu andan itibaren")
+                "bundan sonra", "şu andan itibaren", "od teraz", "od dzisiaj", "od dziś", "от сега нататък")
 # Each also as ``folded`` reads it (Cyrillic "отныне" with its lookalike letters made Latin).
 _STANDING_ELSEWHERE = re.compile(
     r"^\W*(?:" + "|".join(sorted({re.escape(f) for w in _FROM_NOW_ON for f in (w, folded(w))}, key=len, reverse=True))
