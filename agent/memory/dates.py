@@ -6,10 +6,11 @@ calendar date in place of the relative phrase, worked out from the moment the us
 time zone; the user's own words stay unchanged in the memory's provenance (``MemoryRecord.source``).
 
 Pure: no clock is read here, the caller passes the moment the words were said. The phrases are the ones people
-use in chat (day words and their chat spellings, "tmrw", "tonite"; weekdays with this/next/last/on/from/until,
-"fri" too; "in two days", "three weeks ago", "a week from tomorrow", "a week today"; a day of the month, "on the
-1st", "the 14th of next month"; this/next/last week, weekend, month and year); anything else is left as it was
-said, never guessed.
+use in chat (day words and their chat spellings, "tmrw", "tonite", "day after tomorrow"; weekdays with
+this/next/last/on/from/until, "fri" too, "friday next week"; "in two days", "three days from now", "three weeks ago",
+"a week from tomorrow", "a week today"; a day of the month, "on the 1st", "the 23rd", "the 14th of next month",
+"end of the month"; this/next/last week, weekend, month and year); anything else is left as it was said, never
+guessed.
 """
 
 from __future__ import annotations
@@ -47,7 +48,7 @@ _ANCHOR = r"(?P<anchor>today|" + _TOMORROW + r"|(?:(?:this|next|on)\s+)?" + _WEE
 # British "a week today", "a week tomorrow", "a week on Friday": the same shift without "from".
 _ANCHOR_ON = r"(?P<anchor>today|" + _TOMORROW + r"|on\s+" + _WEEKDAY_NAMES + r")"
 # "the 1st" is a date only where nothing follows it that makes it an ordinal of something else ("the 1st time").
-_DAY_OF_MONTH_END = r"(?=\s*(?:$|[,.;:!?)\-]|(?:and|at|but|so|or|for|because|when|too|then|again)\b))"
+_DAY_OF_MONTH_END = r"(?=\s*(?:$|[,.;:!?)\-]|(?:and|at|but|so|or|for|because|when|too|then|again|is|will be)\b))"
 # "the last year has been hard", "every next Friday": a span of time, not a date; left as said.
 _NOT_A_DATE = re.compile(r"\b(?:the|a|my|our|your|this|that|past|every|each|first|for)\s*$", re.IGNORECASE)
 # The phrase is the subject ("Today is my birthday"): the date alone, without a preposition.
@@ -178,8 +179,16 @@ def _day_of_month(match: re.Match[str], said: date) -> tuple[str, str]:
             break
         month = _add_months(month, 1)
     day = month.replace(day=wanted) if wanted <= monthrange(month.year, month.month)[1] else month
+    if not match.group("prep"):  # "the 22nd is my last shift", "the break starts the 23rd"
+        return _on(day)
     text = f"{match.group('prep')} {_iso(day)}"
     return text, text
+
+
+def _end_of_month(match: re.Match[str], said: date) -> tuple[str, str]:
+    """"end of the month", "end of next month": its last day."""
+    month = _add_months(said.replace(day=1), 1 if match.group("which").lower() == "next" else 0)
+    return _on(month.replace(day=monthrange(month.year, month.month)[1]))
 
 
 def _weekday_span(match: re.Match[str], said: date) -> tuple[str, str]:
@@ -218,8 +227,13 @@ def _part_of_day(match: re.Match[str], day: date) -> tuple[str, str]:
 
 
 _RULES: tuple[tuple[str, Resolver], ...] = (
-    (r"the day after " + _TOMORROW, lambda m, d: _on(d + timedelta(days=2))),
-    (r"the day before " + _YESTERDAY, lambda m, d: _on(d - timedelta(days=2))),
+    (r"(?:the )?day after " + _TOMORROW, lambda m, d: _on(d + timedelta(days=2))),
+    (r"(?:the )?day before " + _YESTERDAY, lambda m, d: _on(d - timedelta(days=2))),
+    (r"(?:on\s+)?" + _DAY + r"\s+(?:of\s+)?next week",
+     lambda m, d: _labelled(_monday(d) + timedelta(weeks=1, days=_weekday(m)), _day_name(m))),
+    (r"(?:the )?end of (?P<which>the|this|next) month", _end_of_month),
+    (_AMOUNT + r"\s+(?P<unit>day|week|fortnight)s?\s+from now",
+     lambda m, d: _span(_shift(d, _amount(m), m.group("unit")), m)),
     (_AMOUNT + r"\s+(?P<unit>day|week|fortnight)s?\s+(?:from|after)\s+" + _ANCHOR, _from_anchor),
     (r"(?P<n>)an?\s+(?P<unit>week|fortnight)\s+" + _ANCHOR_ON, _from_anchor),
     (_TOMORROW + r" (?P<part>morning|afternoon|evening|night)", lambda m, d: _part_of_day(m, d + timedelta(days=1))),
@@ -230,7 +244,7 @@ _RULES: tuple[tuple[str, Resolver], ...] = (
     (_TOMORROW, lambda m, d: _on(d + timedelta(days=1))),
     (_YESTERDAY, lambda m, d: _on(d - timedelta(days=1))),
     (r"today", lambda m, d: _on(d)),
-    (r"(?P<prep>on|by|until|till|before|after|from) the (?P<dom>\d{1,2})(?:st|nd|rd|th)"
+    (r"(?:(?P<prep>on|by|until|till|before|after|from) )?the (?P<dom>\d{1,2})(?:st|nd|rd|th)"
      r"(?: of (?P<which>this|next) month)?" + _DAY_OF_MONTH_END, _day_of_month),
     (r"from " + _DAY + r"\s+(?P<to>until|till|to|through)\s+(?P<end>" + _WEEKDAY_NAMES + r")", _weekday_span),
     (r"(?P<prep>until|till|by|before) " + _DAY, _bounded_weekday),
@@ -272,6 +286,9 @@ _PAST = re.compile(r"\b(?:was|were|had|did|went|got|saw|met|came|left|took|made|
 _ON_DAY = next(n for n, (rule, _) in enumerate(_RULES) if rule == r"on " + _DAY)
 
 
+# A day named just before a day of the month: the two say one date ("Friday the 9th"), left as said.
+_NAMED_DAY_BEFORE = re.compile(r"\b(?:" + _WEEKDAY_NAMES + r"|today|" + _TOMORROW + r"|" + _YESTERDAY + r"),?\s*$",
+                               re.IGNORECASE)
 # The rules whose phrase is as often a routine as a date: left as said in a sentence about a routine.
 _ROUTINE_SENSITIVE = frozenset({_weekday_span, _bounded_weekday})
 
@@ -318,6 +335,9 @@ def resolve(text: str, said_at: float) -> str:
         before = text[: match.start()]
         if _NOT_A_DATE.search(before) or (routine and _rule(match)[1] in _ROUTINE_SENSITIVE):
             continue
+        if _rule(match)[1] is _day_of_month and _NAMED_DAY_BEFORE.search(before) and not re.match(
+                r"(?:on|by|until|till|before|after|from)\b", match.group(0), re.IGNORECASE):
+            continue  # "Friday the 9th", "tomorrow, the 2nd": the user gave the date of a day they named
         out.append(text[last : match.start()])
         out.append(_resolve_one(match, said, before, text[match.end() :]))
         last = match.end()

@@ -72,7 +72,7 @@ def test_spans_habits_and_dates_already_written_are_left_as_said(said: str) -> N
         ("my visa expires on the 20th", "my visa expires on 2026-12-20"),
         ("the invoice is due by the 2nd, so I need to hurry", "the invoice is due by 2026-12-02, so I need to hurry"),
         ("the 3rd of next month is my review, on the 3rd of next month",
-         "the 3rd of January 2027 is my review, on 2027-01-03"),
+         "2027-01-03 is my review, on 2027-01-03"),
         ("moving out before the 31st of this month", "moving out before 2026-12-31"),
         ("my parents stay from fri till mon", "my parents stay from Friday 2026-12-04 till Monday 2026-12-07"),
         ("I need it done by Thursday", "I need it done by Thursday 2026-12-03"),
@@ -93,6 +93,25 @@ def test_chat_spellings_shifts_days_of_the_month_and_spans(said: str, stored: st
 )
 def test_ordinals_routines_and_words_that_look_like_days_are_left_as_said(said: str) -> None:
     assert resolve(said, SAID) == said
+
+
+# Said on Tuesday 1 December 2026: days of next week, the end of a month, a bare day of the month, "from now".
+@pytest.mark.parametrize(
+    ("said", "stored"),
+    [
+        ("dentist thursday next week", "dentist on Thursday 2026-12-10"),
+        ("the move is on monday of next week", "the move is on Monday 2026-12-07"),
+        ("flying home day after tomorrow", "flying home on 2026-12-03"),
+        ("rent is due end of the month", "rent is due on 2026-12-31"),
+        ("the essay is due by the end of next month", "the essay is due by 2027-01-31"),
+        ("the 19th is our anniversary", "2026-12-19 is our anniversary"),
+        ("choir concert is the 12th", "choir concert is on 2026-12-12"),
+        ("five days from now my visa runs out", "On 2026-12-06 my visa runs out"),
+    ],
+)
+def test_days_of_next_week_ends_of_months_and_bare_days_of_the_month(said: str, stored: str) -> None:
+    assert resolve(said, SAID) == stored
+    assert resolve(stored, SAID) == stored
 
 
 @pytest.mark.parametrize(
