@@ -721,25 +721,39 @@ _EVENTS = (r"(?:wedding|recital|interview|job interview|exam|exams|final exam|te
            r"presentation|audition|gig|race|marathon|court date|hearing|party|birthday|bday|anniversary|move|"
            r"moving day|trip|holiday|vacation|honeymoon|meeting|conference|deadline|due date|results|first day|"
            r"concert|recital|play date|playdate|parents evening|school run|physio|therapy|session|lesson|class|"
-           r"induction|orientation|defence|defense|hen do|stag do|baby shower|christening|bar mitzvah|bat mitzvah)")
-_WHEN = (r"(?:today|tomorrow|tonight|day after tomorrow|next|this|on|at|in|from|until|till|by|monday|tuesday|"
+           r"induction|orientation|defence|defense|hen do|stag do|baby shower|christening|bar mitzvah|bat mitzvah|"
+           r"report|essay|assignment|thesis|dissertation|rent|tax return|taxes|last day|last shift|visa|lease|"
+           r"school play|sports day|open day)")
+# Who of the user's comes and goes: "parents arrive on wednesday", "the in-laws visit this weekend".
+_COMING = (r"(?:parents|in[- ]?laws|grandparents|folks|family|kids|cousins|mum|mom|dad|sister|brother|son|daughter|"
+           r"wife|husband|partner|boyfriend|girlfriend|nan|gran|grandma|grandpa)")
+_WHEN = (r"(?:today|tomorrow|tonight|day after tomorrow|next|this|on|at|in|from|until|till|by|end of|monday|tuesday|"
          r"wednesday|thursday|friday|saturday|sunday|mon|tue|tues|wed|thu|thurs|fri|sat|sun|weekend|morning|evening|"
          r"afternoon|noon|midday|january|february|march|april|may|june|july|august|september|october|november|"
          r"december|jan|feb|mar|apr|jun|jul|aug|sep|sept|oct|nov|dec|\d{1,2}(?:st|nd|rd|th)?|\d{1,2} \d{2}|"
          r"\d{1,2}(?:am|pm))")
 OWN_EVENT = Named(
     "own_event", ANCHORED,
-    re.compile(rf"^(?:the |our |my )?(?:\w+ )?{_EVENTS}(?:'s)?(?: (?:to|in|with|for) [a-z]+(?: [a-z]+)?)?"
+    re.compile(rf"^(?:the |our |my )?(?:\w+ )?{_EVENTS}(?:'s)?(?: (?:to|in|with|for|before|of|at) (?:the |my )?"
+               rf"[a-z]+(?: [a-z]+)?)?"
                rf"(?: (?:is|was|will be|starts|started|begins|leaves|lands|got moved|got postponed|got cancelled|"
-               rf"moved|has been moved|went|goes|got|finishes|ends|are|were))?(?: (?:really|all|so|pretty|quite))?"
-               rf"(?: the)? {_WHEN}\b|"
+               rf"moved|has been moved|went|goes|got|finishes|ends|are|were|is due|are due|due))?"
+               rf"(?: (?:really|all|so|pretty|quite))?(?: the)? {_WHEN}\b|"
+               # "tomorrow night concert", "saturday: dentist at 10": the day first
+               rf"^(?:today|tomorrow|tonight|this weekend|next week|(?:this |next )?(?:monday|tuesday|wednesday|"
+               rf"thursday|friday|saturday|sunday))(?: (?:morning|afternoon|evening|night))?[:,-]? (?:the |my |our )?"
+               rf"{_EVENTS}\b|"
+               rf"^(?:the |our |my )?{_COMING} (?:arrives?|visits?|comes?|lands?|leaves?|flies in|fly in|"
+               rf"(?:is|are) (?:coming|visiting|arriving|flying in|staying))\b(?: [a-z]+){{0,3}}? {_WHEN}\b|"
                rf"^(?:the |our |my )?(?:\w+ )?{_EVENTS}(?:'s)? (?:went|is going|was|were)(?: really| so| pretty|"
                r" very)? (?:well|badly|great|fine|ok|okay|awful|terribly|amazing|brilliantly)\b"),
     matches=("the recital is the day after tomorrow", "the wedding's in Lisbon, 3rd of May", "Dentist thursday at 10",
              "Flight to Seoul leaves at 6:40 on Saturday", "shift starts at 6 tomorrow", "bday is 11 March",
-             "interview went really well"),
+             "interview went really well", "essay is due on friday", "tomorrow night gig", "saturday: dentist at 10",
+             "the in-laws visit this weekend", "last day before the holidays is the 18th"),
     misses=("the world cup final is on sunday", "weddings are expensive", "the flight was cheap",
-            "a meeting is a waste of time"),
+            "a meeting is a waste of time", "weather tomorrow in paris", "tomorrow is another day",
+            "parents are the worst", "the match is on saturday"),
 )
 
 
