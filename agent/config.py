@@ -27,7 +27,7 @@ from urllib.parse import SplitResult, urlsplit
 import platformdirs
 
 from agent import defaults, settings_files
-from agent.errors import UsageError
+from agent.errors import Remedy, UsageError
 from agent.settings_files import SettingsFile
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
@@ -501,7 +501,8 @@ def _used(file: SettingsFile) -> str | None:
         return None
     names = _ours(file.names)
     sets = f"it sets {_names(names)}" if names else "it sets none of agent's settings"
-    return f"using the settings of {file.path}, which you approved ({sets}; `agent trust --revoke` stops that)."
+    revoke = Remedy.TRUST_REVOKE.command()
+    return f"using the settings of {file.path}, which you approved ({sets}; {revoke} stops that)."
 
 
 def _ours(names: Sequence[str]) -> list[str]:
@@ -542,7 +543,7 @@ def _misspelled(layers: Sequence[Layer]) -> list[str]:
             if name.startswith("AGENT_") and name not in known:
                 # compared without the prefix every name shares, which would make any name look close
                 close = difflib.get_close_matches(name[6:], [k[6:] for k in known if k.startswith("AGENT_")], n=1)
-                hint = f"did you mean AGENT_{close[0]}?" if close else "`agent config` lists the settings."
+                hint = f"did you mean AGENT_{close[0]}?" if close else f"{Remedy.CONFIG.command()} lists the settings."
                 lines.append(f"{name} ({f'in {path}' if path else 'in the environment'}) is not a setting of agent, "
                              f"so it is ignored: {hint}")
     return lines
@@ -598,7 +599,8 @@ def dotenv_example() -> str:
     """The text of ``.env.example``, generated from ``SPECS`` so it can never miss a setting."""
     lines = ["# Settings of agent. Precedence: command-line flag > environment > the user config file",
              "# (~/.config/agent/config.env) > this file (.env in the working directory) > default.",
-             "# A .env outside agent's own checkout is read only once you approve it: `agent trust .env`."]
+             "# A .env outside agent's own checkout is read only once you approve it: "
+             f"{Remedy.TRUST.command(path='.env')}."]
     for spec in SPECS:
         lines.append("")
         lines.append(f"# {spec.help}")

@@ -54,6 +54,9 @@ class Remedy(enum.Enum):
     RETIRE = "agent memories machines --retire"
     RESUME = "agent -s {name}"
     SESSION_RM = "agent sessions rm {name}"
+    TRUST = "agent trust {path}"
+    TRUST_REVOKE = "agent trust --revoke"
+    CONFIG = "agent config"
 
     def command(self, **facts: object) -> str:
         """The command in backticks, as a message quotes it, with ``facts`` in its placeholders."""

@@ -34,7 +34,7 @@ from typing import Literal
 from dotenv.main import resolve_variables
 from dotenv.parser import parse_stream
 
-from agent.errors import UsageError
+from agent.errors import Remedy, UsageError
 from agent.files import read_regular, write_private
 
 MAX_BYTES = 4 << 20  # a settings file is a few dozen lines: a larger one is not one (but is said so only past 4 MB,
@@ -66,7 +66,7 @@ class SettingsFile:
 
     def describe(self) -> str:
         """How ``agent config`` says what became of the file."""
-        how = f"run `agent trust {_quoted(self.path)}` to use it"
+        how = f"{Remedy.TRUST.run(path=_quoted(self.path))} to use it"
         return {
             "own": "read",
             "approved": "read (you approved it)",

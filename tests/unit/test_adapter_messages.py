@@ -13,7 +13,7 @@ from agent.errors import Remedy
 
 AGENT = Path(__file__).resolve().parents[2] / "agent"
 LAYERS = ("adapters", "memory", "app")
-MODULES = ("machine.py", "sessions.py")
+MODULES = ("machine.py", "sessions.py", "config.py", "settings_files.py")
 _COMMAND = re.compile(r"`agent [a-z-]|\bagent (memories|sessions|config|doctor|trust|mcp)\b")
 
 
