@@ -21,6 +21,7 @@ from agent.errors import (
     AgentError,
     DiskFull,
     EmbedderMismatch,
+    EmbeddingError,
     MemoryUnavailable,
     SpoolFull,
     StoreAway,
@@ -199,6 +200,9 @@ class MemoryWorker:
             if isinstance(service.embedder, WarmsUp):
                 service.embedder.warm_up()
             _warm_index(service)
+            # Beside the memory thread, so a recall asked meanwhile does not wait for it; a write that comes
+            # first waits on the examples' own lock.
+            threading.Thread(target=_warm_meaning, args=(service,), name="warm-meaning", daemon=True).start()
         except AgentError:
             raise
         except Exception as exc:  # a bug in the memory layer must not take the chat down with it
@@ -547,6 +551,18 @@ def _done(outcome: WriteOutcome) -> Future[WriteOutcome]:
     future: Future[WriteOutcome] = Future()
     future.set_result(outcome)
     return future
+
+
+def _warm_meaning(service: MemoryService) -> None:
+    """Embed the examples the writes read meaning with; an embedder that fails here fails again at the first write,
+    which reads the patterns alone then (``agent.memory.attributes.meaning``). A store closed meanwhile is no
+    fault of the chat's."""
+    try:
+        service.warm_up_meaning()
+    except (EmbeddingError, MemoryUnavailable) as exc:
+        log.debug("meaning not warmed up: %s", exc)
+    except Exception:  # a daemon thread's failure must not print a traceback over the chat
+        log.debug("meaning not warmed up", exc_info=True)
 
 
 def _warm_index(service: MemoryService) -> None:

@@ -104,6 +104,10 @@ class Attributes:
                     start += len(group)
             return self._matrix, self._names, self._table
 
+    def warm_up(self) -> None:
+        """Embed the examples now (1,600 sentences: seconds on a loaded machine), so the first write does not."""
+        self._examples()
+
     def classify(self, vectors: Sequence[Sequence[float]]) -> list[Reading | None]:
         """The attribute each vector's sentence speaks to, or None when no attribute is close enough."""
         if not vectors:

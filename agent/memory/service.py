@@ -917,6 +917,14 @@ class MemoryService:
         """The vectors in the index, which ``count`` should equal: the doctor and ``stats`` show the two."""
         return self._index.count()
 
+    def warm_up_meaning(self) -> None:
+        """Embed the labelled examples the writes read meaning with (the attributes and the preferences) now, when
+        the store opens, so that the first turn remembered does not wait seconds for them."""
+        if self._attributes is not None and self.policy.truth:
+            self._attributes.warm_up()
+        if self.policy.truth and self.embedder.name in preferences.CALIBRATED:
+            preferences.examples(self.embedder).vectors()
+
     def warm_up_index(self) -> None:
         """Read a shared store's vectors now, where the index can (``WarmsUp``), not at the first search."""
         if isinstance(self._index, WarmsUp):
