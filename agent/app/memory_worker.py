@@ -5,6 +5,7 @@ the next prompt. One thread also means the store is never used by two threads at
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import math
 import threading
@@ -200,9 +201,11 @@ class MemoryWorker:
             if isinstance(service.embedder, WarmsUp):
                 service.embedder.warm_up()
             _warm_index(service)
-            # Beside the memory thread, so a recall asked meanwhile does not wait for it; a write that comes
-            # first waits on the examples' own lock.
-            threading.Thread(target=_warm_meaning, args=(service,), name="warm-meaning", daemon=True).start()
+            # Queued after what was asked while the store opened (a recall typed meanwhile goes first), on the
+            # memory thread: a daemon thread still embedding when a short run exits aborts it (onnxruntime's
+            # threads), and a chat that closes first skips it.
+            with contextlib.suppress(RuntimeError):  # the chat closed meanwhile (a store reopened late)
+                self._pool.submit(self._warm_meaning, service)
         except AgentError:
             raise
         except Exception as exc:  # a bug in the memory layer must not take the chat down with it
@@ -531,6 +534,16 @@ class MemoryWorker:
         for future in list(self._pending):
             future.result()
 
+    def _warm_meaning(self, service: MemoryService) -> None:
+        """Embed the examples the writes read meaning with, unless the chat is closing; an embedder that fails here
+        fails again at the first write, which reads the patterns alone then (``agent.memory.attributes``)."""
+        if self._closing.is_set():
+            return
+        try:
+            service.warm_up_meaning()
+        except (EmbeddingError, MemoryUnavailable) as exc:
+            log.debug("meaning not warmed up: %s", exc)
+
     def close(self) -> None:
         self._closing.set()  # a store still away is not waited for: what the chat kept stays in the spool
         self.drain()
@@ -551,18 +564,6 @@ def _done(outcome: WriteOutcome) -> Future[WriteOutcome]:
     future: Future[WriteOutcome] = Future()
     future.set_result(outcome)
     return future
-
-
-def _warm_meaning(service: MemoryService) -> None:
-    """Embed the examples the writes read meaning with; an embedder that fails here fails again at the first write,
-    which reads the patterns alone then (``agent.memory.attributes.meaning``). A store closed meanwhile is no
-    fault of the chat's."""
-    try:
-        service.warm_up_meaning()
-    except (EmbeddingError, MemoryUnavailable) as exc:
-        log.debug("meaning not warmed up: %s", exc)
-    except Exception:  # a daemon thread's failure must not print a traceback over the chat
-        log.debug("meaning not warmed up", exc_info=True)
 
 
 def _warm_index(service: MemoryService) -> None:
