@@ -264,10 +264,12 @@ def build_chat(
     session: Session,
     events: ChatEvents,
     model: ChatModel | None = None,
+    saving: bool = True,
 ) -> tuple[ChatEngine, MemoryWorker | None]:
     """The chat engine of ``session`` and its memory worker (None with ``--no-memory``), telling ``events`` what
-    happens. ``model`` is used as it is (benchmarks bring theirs); without it the OpenAI-compatible client is
-    built in the background, as are the probe of the server and the memory store."""
+    happens; without ``saving`` the session is never written. ``model`` is used as it is (benchmarks bring theirs);
+    without it the OpenAI-compatible client is built in the background, as are the probe of the server and the
+    memory store."""
     from agent.adapters.openai_chat import chat_model
     from agent.adapters.openai_models import served_models
     from agent.adapters.server_probe import probe
@@ -302,7 +304,8 @@ def build_chat(
                                                   max_tokens=settings.max_tokens), "server-probe")
     engine = ChatEngine(chat, settings.model, conversation, store, session, worker, server=server,
                         max_tokens=settings.max_tokens, catalog=lambda: served_models(endpoint(settings)),
-                        places=places_of(paths, machine_of(settings, paths)))
+                        places=places_of(paths, machine_of(settings, paths)), saving=saving,
+                        alias=settings.model_aliases.get)
     return engine, worker
 
 

@@ -2,7 +2,7 @@
 the memory thread: none reads the service's ledger (its forget journal, machine registry and records are methods
 of the service) or its vector index (its count, warm-up and a forget's vectors are methods too), and no lambda
 goes to ``MemoryWorker.call`` or to the selectors, where a reader would have to work out what it does on which
-thread."""
+thread. Nor does a front end set the chat engine's state: it asks the engine (``use_model``, ``pause``)."""
 
 from __future__ import annotations
 
@@ -43,3 +43,11 @@ def test_no_lambda_is_sent_to_the_memory_thread() -> None:
             and (node.func.attr if isinstance(node.func, ast.Attribute) else node.func.id) in {"call", "pick_all"}
             and any(isinstance(arg, ast.Lambda) for arg in node.args)]
     assert sent == []
+
+
+def test_no_front_end_sets_an_attribute_of_the_chat_engine() -> None:
+    set_ = [f"{module.name}:{node.lineno} {ast.unparse(node)}" for module in modules()
+            if module.name.startswith(("agent/ui/", "agent/cli/")) for node in module.nodes
+            if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store)
+            and "engine" in ast.unparse(node.value).split(".")]
+    assert set_ == []
