@@ -37,9 +37,12 @@ test: $(SERVERS)
 	PYTHONDONTWRITEBYTECODE= $(BIN)/pytest -q $(PYTEST_ARGS) || test $$? -eq 5  # exit 5: no test collected
 
 # The unit tier alone (tests/unit: no process, no socket, no model; see tests/README.md), serially: starting
-# pytest-xdist's workers costs more than its tests take; bytecode written as `test` does (see above).
+# pytest-xdist's workers costs more than its tests take; bytecode written as `test` does (see above). Its scratch
+# directories (two per test, 10 MB a run, pytest keeps three runs) go to the RAM-backed /dev/shm where there is one:
+# on a busy disk each mkdir and rmdir took 1-3 ms, and the tier took 27 s there against 12-20 s on /dev/shm.
+FAST_TMP := $(shell test -d /dev/shm -a -w /dev/shm && echo /dev/shm)
 test-fast: $(STAMP)
-	PYTHONDONTWRITEBYTECODE= $(BIN)/pytest -q -n 0 tests/unit
+	PYTHONDONTWRITEBYTECODE= $(if $(FAST_TMP),TMPDIR=$(FAST_TMP) )$(BIN)/pytest -q -n 0 tests/unit
 
 # One of the other tiers alone, on every core as `test` runs them: in-process with the model and fakes, or real
 # `agent` processes and servers (the servers extra).

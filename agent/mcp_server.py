@@ -23,7 +23,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Sequence
 from datetime import datetime
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.context import Context
@@ -32,10 +32,12 @@ from mcp_types import CallToolResult, InputRequiredResult
 from pydantic import ValidationError
 
 from agent import forget
+from agent.app.profile import Entry, label
 from agent.app.selectors import SHOWN_ID
 from agent.errors import AgentError
-from agent.memory.profile import Entry, label
-from agent.memory.service import MemoryService
+
+if TYPE_CHECKING:
+    from agent.app.memory import MemoryService
 
 SESSION = "mcp"  # the session the memories remembered through the server name as theirs
 # What the user can still do at the session's write cap, where they are: the explicit ways to store a memory.

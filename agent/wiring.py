@@ -2,7 +2,8 @@
 and the chat.
 
 Everything else receives its collaborators through constructors, so tests build the same objects around fakes; no
-other module imports ``agent.adapters`` but ``agent.doctor``, whose checks probe the adapters themselves.
+other module imports ``agent.adapters``: even the doctor's checks (``agent.app.doctor``) take their probes from here
+(``doctor_probes``).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from agent.adapters.mirrored_index import drop_set_aside_indexes, reconcile, set
 from agent.app.chat_engine import ChatEngine, ChatEvents, DeferredChatModel, in_background
 from agent.app.chat_options import ChatOptions
 from agent.app.data_dir import DataPaths, ensure_data_dir, machine_of, places_of
+from agent.app.doctor import OpenStore, PingChat, Probes
 from agent.app.memory_worker import OPEN_WAIT, ConnectWait, MemoryWorker
 from agent.config import EmbedderKind, Settings, embedder_kind, user_config_file
 from agent.conversation import Conversation, model_summarizer
@@ -32,6 +34,7 @@ from agent.sessions import Session, SessionStore
 if TYPE_CHECKING:
     from agent.adapters.ledger_vectors import LedgerVectors
     from agent.adapters.openai_client import Endpoint
+    from agent.server import ServerInfo
 
 log = logging.getLogger(__name__)
 PROBE_LATEST = 3
@@ -261,10 +264,12 @@ def build_chat(
     session: Session,
     events: ChatEvents,
     model: ChatModel | None = None,
+    saving: bool = True,
 ) -> tuple[ChatEngine, MemoryWorker | None]:
     """The chat engine of ``session`` and its memory worker (None with ``--no-memory``), telling ``events`` what
-    happens. ``model`` is used as it is (benchmarks bring theirs); without it the OpenAI-compatible client is
-    built in the background, as are the probe of the server and the memory store."""
+    happens; without ``saving`` the session is never written. ``model`` is used as it is (benchmarks bring theirs);
+    without it the OpenAI-compatible client is built in the background, as are the probe of the server and the
+    memory store."""
     from agent.adapters.openai_chat import chat_model
     from agent.adapters.openai_models import served_models
     from agent.adapters.server_probe import probe
@@ -299,5 +304,50 @@ def build_chat(
                                                   max_tokens=settings.max_tokens), "server-probe")
     engine = ChatEngine(chat, settings.model, conversation, store, session, worker, server=server,
                         max_tokens=settings.max_tokens, catalog=lambda: served_models(endpoint(settings)),
-                        places=places_of(paths, machine_of(settings, paths)))
+                        places=places_of(paths, machine_of(settings, paths)), saving=saving,
+                        alias=settings.model_aliases.get)
     return engine, worker
+
+
+def doctor_probes(settings: Settings) -> Probes:
+    """What ``agent doctor`` probes, built as a chat builds it: the model server, the embedder, the store."""
+    return Probes(_DoctorServer(settings), lambda kind: build_embedder(kind, settings), _DoctorStore(settings),
+                  settings.data_dir)
+
+
+class _DoctorServer:
+    """The model server of ``settings`` through the OpenAI adapters (``agent.app.doctor.ModelServer``)."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+
+    def check_endpoint(self) -> None:
+        check_endpoint(self.settings)
+
+    def probe(self) -> ServerInfo:
+        from agent.adapters.server_probe import probe
+
+        return probe(self.settings.base_url, self.settings.api_key, self.settings.model)
+
+    def chat(self, max_tokens: int) -> PingChat:
+        from agent.adapters.openai_chat import chat_model
+
+        return chat_model(endpoint(self.settings), max_tokens, max_retries=0)
+
+
+class _DoctorStore:
+    """The memory store of ``settings`` (``agent.app.doctor.StoreOpener``): its lock, and its open without checks."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+
+    def holder(self) -> str | None:
+        from agent import locking
+
+        chroma = self.settings.data_dir / "chroma"
+        if self.settings.chroma_url or not self.settings.data_dir.is_dir() or locking.try_acquire(chroma):
+            return None
+        return locking.holder(chroma)
+
+    def open(self, notify: Notify) -> OpenStore:
+        return open_memory(self.settings, check=False, notify=notify)

@@ -166,6 +166,8 @@ class ChatEngine:
         max_tokens: int = 0,
         catalog: Callable[[], list[str]] | None = None,
         places: Places | None = None,
+        saving: bool = True,
+        alias: Callable[[str], str | None] = lambda name: None,
     ) -> None:
         self.chat = chat
         self.model = model
@@ -194,8 +196,8 @@ class ChatEngine:
         self._observed: dict[tuple[int, str], bool] = {}  # (turn, line) given to the gate: was its reply finished
         self._followed: set[int] = set()  # the forgets this chat has taken out of its own session
         self.places = places  # this machine's files of the chat's user, which a forget made elsewhere scrubs
-        self.saving = True  # False: the session is never written (``--no-session``, a one-shot prompt)
-        self.alias: Callable[[str], str | None] = lambda name: None  # the model an alias names (``/model fast``)
+        self.saving = saving  # False: the session is never written (``--no-session``, a one-shot prompt)
+        self.alias = alias  # the model an alias names (``/model fast``)
 
     def adopt_server(self, wait: float = 0.0) -> ServerProfile | None:
         """Take what the probe of the server found (waiting at most ``wait`` seconds for it): where the system
@@ -219,6 +221,20 @@ class ChatEngine:
         """A server with a small context: requests stay under ``limit``, and the window folds well before it."""
         self._limit = limit if self._limit is None else min(self._limit, limit)
         self.conversation.budget_tokens = min(self.conversation.budget_tokens, max(self._limit // 2, 1))
+
+    def use_model(self, name: str) -> None:
+        """``/model NAME``: the next requests go to ``name``; the replies before keep the model that wrote them."""
+        self.model = name
+
+    def pause(self, paused: bool) -> bool:
+        """``/pause`` (True) and ``/resume`` (False): whether what the user says goes to the write gate from now on
+        (recall goes on either way); returns whether writes were paused before."""
+        was, self.paused = self.paused, paused
+        return was
+
+    def without_memory(self) -> None:
+        """Chat on without long-term memory for the rest of the run: its worker failed and does not come back."""
+        self.memory = None
 
     @property
     def shown_model(self) -> str:

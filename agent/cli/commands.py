@@ -87,9 +87,11 @@ def mcp_cmd(embedder: EmbedderOpt = None, *, state: State) -> None:
 def doctor_cmd(*, state: State) -> None:
     """Check the model server, the embedder, the store and the data directory; say what to fix (exit 1 on a
     failure)."""
-    from agent import doctor
+    from agent import wiring
+    from agent.app import doctor
 
-    checks = doctor.run(state.settings())
+    settings = state.settings()
+    checks = doctor.run(settings, wiring.doctor_probes(settings))
     colours = {"ok": "green", "warn": "yellow", "fail": "red"}
     for check in checks:
         typer.secho(f"{check.status:<4}  {check.area}: {check.name}: {escape_terminal(check.detail)}",

@@ -14,11 +14,11 @@ from agent.app.selectors import MIN_PREFIX, SHOWN_ID
 from agent.cli.root import EmbedderOpt, JsonOpt, State, _json, _warn, memories_app, shared
 from agent.domain import Machine, MemoryRecord, ScoredMemory
 from agent.errors import AgentError, UsageError
-from agent.memory.profile import Entry
 from agent.ui.render import escape_terminal, plural, print_stdout
 
 if TYPE_CHECKING:
-    from agent.memory.service import MemoryService
+    from agent.app.memory import MemoryService
+    from agent.app.profile import Entry
 
 
 # -- agent memories ---------------------------------------------------------------------------------------

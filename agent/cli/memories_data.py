@@ -35,25 +35,26 @@ def memories_export(
     state: State,
 ) -> None:
     """Every memory to stdout (or FILE): JSON Lines for `agent memories import`, or Markdown for a person."""
-    from agent.memory import transfer
+    from agent.app import transfer
 
     if format_ not in transfer.FORMATS:
         raise typer.BadParameter(f"{format_!r} is not a format: use jsonl or markdown.", param_hint="--format")
     if output is not None:
         _check_output(output)
     service = state.service(embedder, ledger_only=True)
-    records = service.list()
     if format_ == "markdown":
-        lines = [escape_terminal(line) for line in transfer.markdown(records, service.user, time.time()).splitlines()]
+        count, page = transfer.markdown(service, time.time())
+        lines = [escape_terminal(line) for line in page.splitlines()]
     else:
-        lines = [_json(transfer.portable(record), indent=None) for record in records]
+        lines = [_json(memory, indent=None) for memory in transfer.portable(service)]
+        count = len(lines)
     if output is None:
         for line in lines:
             typer.echo(line)
         _warn_if_others_can_read_stdout()
         return
     _write_export(output, lines)
-    typer.echo(escape_terminal(f"exported {plural(len(records), 'memory', 'memories')} to {output}, readable by you "
+    typer.echo(escape_terminal(f"exported {plural(count, 'memory', 'memories')} to {output}, readable by you "
                                "alone (0600)"))
 
 
@@ -101,21 +102,12 @@ def memories_import(
     state: State,
 ) -> None:
     """Add the memories of an export, embedded with this store's embedder; ones already stored are refreshed."""
-    import tempfile
-
-    from agent.memory import transfer
+    from agent.app.transfer import import_export
 
     with _import_source(file) as stream:
         service = state.service(embedder)
-        where = state.settings().data_dir
-        try:  # the memories the file gives wait here for their writing: private, nameless, gone with the process
-            scratch = tempfile.TemporaryFile(dir=where, prefix=".import-")
-        except OSError as exc:
-            raise AgentError(f"The import could not make its private copy in {where} ({exc.strerror}); nothing was "
-                             "imported.") from exc
-        with scratch:
-            report = transfer.import_stream(service, stream, "standard input" if str(file) == "-" else str(file),
-                                            scratch)
+        report = import_export(service, stream, "standard input" if str(file) == "-" else str(file),
+                               state.settings().data_dir)
     said = (f"imported {plural(report.new + report.refreshed, 'memory', 'memories')}: {report.new:,} new, "
             f"{report.refreshed:,} already remembered (refreshed)")
     typer.echo(said + (f"; refused {report.refused_count:,} (below)" if report.refused_count else ""))

@@ -34,9 +34,9 @@ if TYPE_CHECKING:
     from typer import _click as click  # the click typer vendors: its commands and contexts are these
 
     from agent.app.data_dir import DataPaths
+    from agent.app.memory import MemoryService
     from agent.attachments import OneMessage
     from agent.forget import Places
-    from agent.memory.service import MemoryService
     from agent.ports import Ledger
 
 

@@ -51,9 +51,7 @@ def run_chat(settings: Settings, options: ChatOptions, message: OneMessage | Non
             now = time.time()
             session, resumed = Session(UNSAVED + new_name(now), now, now), False
         events = ReplEvents(out)
-        engine, worker = build_chat(settings, options, store, session, events)
-        engine.saving = saving
-        engine.alias = settings.model_aliases.get
+        engine, worker = build_chat(settings, options, store, session, events, saving=saving)
         priced = priced_endpoint(settings.base_url)
         repl = Repl(engine, out, worker, events, options.debug, paths.history, settings.data_dir, hold,
                     price=lambda model: price(model) if priced else None)

@@ -56,7 +56,7 @@ class ChatControls:
         if name == engine.model:
             self.out.notice(f"Already talking to {name}.")
             return
-        engine.model = name
+        engine.use_model(name)
         unknown = f" ({problem}: it is used as given)" if served is None else ""
         self.out.notice(f"Now talking to {name}{unknown}; earlier replies keep the model that wrote them.")
 
@@ -83,7 +83,7 @@ class ChatControls:
         if memory.read_only:
             self.out.notice("Memory is read-only in this run (--read-only): nothing you say is remembered anyway.")
             return
-        self.engine.paused = True
+        self.engine.pause(True)
         self.out.notice("Paused: nothing you say is remembered until /resume. Recall goes on; /remember still "
                         "stores what you give it.")
 
@@ -95,6 +95,6 @@ class ChatControls:
         if memory.read_only:
             self.out.notice("Memory is read-only in this run (--read-only): start the chat without it to write.")
             return
-        was, self.engine.paused = self.engine.paused, False
+        was = self.engine.pause(False)
         self.out.notice("Remembering again: what you say from now on goes to memory." if was else
                         "Memory writes are not paused.")

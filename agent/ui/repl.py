@@ -332,7 +332,7 @@ class Repl:
             return
         if self.worker is not None and self.worker.failed:
             self.out.warn(f"Long-term memory is unavailable: {error} Chatting without it in this run.")
-            self.engine.memory = None
+            self.engine.without_memory()
         elif self.worker is not None and self.worker.away:  # since the start: said once, and its return once
             if not self._away_told:
                 self.out.warn(f"Long-term memory is away: {error} What this chat would remember is kept on this "

@@ -15,9 +15,9 @@ from rich.console import Console, ConsoleOptions, RenderResult
 from rich.table import Table
 from rich.text import Text
 
+from agent.app.profile import Entry, label
 from agent.app.selectors import SHOWN_ID
 from agent.domain import MemoryRecord
-from agent.memory.profile import Entry, label
 from agent.ui.render import escape_terminal, safe, short_date
 
 

@@ -1,12 +1,13 @@
 """``agent doctor``: each check of the model server, the embedder, the data directory and the store, printed with
-ok/warn/fail and what to fix; exit 1 when one failed."""
+ok/warn/fail and what to fix; exit 1 when one failed. The checks over fakes of their probes, with no server, are
+tests/unit/test_doctor_checks.py."""
 
 from __future__ import annotations
 
 import socket
 import subprocess
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -14,9 +15,6 @@ from typer.testing import CliRunner
 
 from agent.cli import app
 from agent.config import load_settings
-from agent.doctor import system_role_check
-from agent.domain import Message
-from agent.server import ServerInfo, server_profile
 from agent.wiring import open_memory
 from tests.fake_openai import FakeOpenAI, Reply
 from tests.helpers_store import vectors_of
@@ -109,74 +107,6 @@ def test_an_index_that_lost_a_memory_of_the_ledger_is_a_warning(
     code, lines = doctor(monkeypatch, llama_like.url)
     assert "warn  store: index matches ledger: 1 memories in the ledger, 0 in the index" in lines
     assert "      fix: the next chat re-indexes them (or run `agent memories rebuild`)" in lines
-
-
-@pytest.mark.parametrize(
-    ("counts", "setting", "status", "says"),
-    [
-        ((12, 12), "system", "fail", "drops system messages, and the memory with them"),
-        ((12, 12), "user", "ok", "drops system messages; the memory goes into the first user message"),
-        ((12, 30), "system", "ok", "keeps system messages; the memory goes into the system message"),
-        ((None, None), "auto", "warn", "reports no token usage"),
-    ],
-)
-def test_the_system_role_is_told_by_the_prompt_tokens_after_a_short_and_a_long_system_message(
-    counts: tuple[int | None, int | None], setting: str, status: str, says: str
-) -> None:
-    answers = iter(counts)
-    profile = server_profile(ServerInfo(), model="m", system_prompt=setting, max_tokens=64)
-    check = system_role_check(lambda messages: next(answers), profile)
-    assert check.status == status and says in check.detail
-    assert (check.fix == "set AGENT_SYSTEM_PROMPT=user") == (status == "fail")
-
-
-def default_system_template(default_words: int) -> Callable[[list[Message]], int]:
-    """The prompt tokens (a word each) of a template that keeps system messages and puts a default system prompt
-    of its own in front when none is sent, as SmolLM2's does ("You are a helpful AI assistant named SmolLM...")."""
-    def count(messages: list[Message]) -> int:
-        system = [m for m in messages if m.role == "system"]
-        return sum(len(m.content.split()) for m in messages) + (0 if system else default_words)
-    return count
-
-
-@pytest.mark.parametrize("default_words", range(1, 80))
-def test_a_template_with_a_default_system_prompt_of_any_length_keeps_system_messages(default_words: int) -> None:
-    """The issue's SmolLM2: its default system prompt was exactly as long as the doctor's system message, so the
-    request without one counted the same tokens as the request with one, and the doctor said it dropped them."""
-    profile = server_profile(ServerInfo(), model="m", system_prompt="auto", max_tokens=64)
-    check = system_role_check(default_system_template(default_words), profile)
-    assert (check.status, check.detail.split(";")[0]) == ("ok", "the chat template keeps system messages")
-
-
-@pytest.mark.parametrize(
-    ("template", "setting", "status", "says"),
-    [
-        ("{% if m.role == 'system' %}<sys>{% endif %}{{ m.content }}", "auto", "ok", "has a system role"),
-        ("{{ if .System }}{{ .System }}{{ end }}{{ .Prompt }}", "auto", "ok", "has a system role"),
-        (NO_SYSTEM_TEMPLATE, "auto", "ok", "has no system role; the memory goes into the first user message"),
-        (NO_SYSTEM_TEMPLATE, "system", "warn", "has no system role: it may drop a system message"),
-    ],
-)
-def test_a_published_template_tells_the_system_role_without_counting(
-    template: str, setting: str, status: str, says: str
-) -> None:
-    def never(messages: list[Message]) -> int:
-        raise AssertionError("counted prompt tokens")
-
-    profile = server_profile(ServerInfo("llama.cpp", template=template), model="m", system_prompt=setting,
-                             max_tokens=64)
-    check = system_role_check(never, profile)
-    assert check.status == status and says in check.detail, check
-
-
-def test_a_template_published_by_its_name_alone_is_told_by_counting() -> None:
-    """llama.cpp's ``--chat-template gemma`` publishes "gemma": a name, not a source to read a role in."""
-    answers = iter((20, 60))
-    profile = server_profile(ServerInfo("llama.cpp", template="gemma"), model="m", system_prompt="auto",
-                             max_tokens=64)
-    check = system_role_check(lambda messages: next(answers), profile)
-    assert check.status == "ok" and check.detail == "the chat template keeps system messages; the memory goes into " \
-        "the first user message (the server's chat template has no system role)"
 
 
 def test_a_check_that_breaks_is_a_failure_of_its_area_and_the_others_still_run(

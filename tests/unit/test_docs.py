@@ -2,7 +2,8 @@
 (``python -m agent.docs_settings``) and fails here when it drifts, as ``.env.example`` does, and every relative link
 of the README and of ``docs/`` (and of ``bench/RESULTS.md``, which they point into) leads to a file that exists and,
 when it names one, to a heading that file has: the README's sections moved into ``docs/``, and a link left pointing
-at the old place would otherwise go nowhere without a word."""
+at the old place would otherwise go nowhere without a word. The map of the package in ``docs/development.md`` names
+every module and package of ``agent/`` and of ``agent/app/``: the README's list once went stale without a word."""
 
 from __future__ import annotations
 
@@ -59,6 +60,16 @@ def test_the_settings_page_is_generated_from_the_settings() -> None:
 
 def test_every_relative_link_of_the_readme_and_the_manual_leads_somewhere() -> None:
     assert {str(page.relative_to(ROOT)): broken(page) for page in PAGES if broken(page)} == {}
+
+
+def test_the_map_of_the_package_names_every_module() -> None:
+    page = (ROOT / "docs" / "development.md").read_text()
+    tree = page[page.index("```\nagent/\n"):page.index("```", page.index("```\nagent/\n") + 3)]
+    package = ROOT / "agent"
+    names = {f"{path.name}/" if path.is_dir() else path.name for path in package.iterdir()
+             if (path.suffix == ".py" or (path / "__init__.py").exists()) and not path.name.startswith("__")}
+    names |= {path.name for path in (package / "app").glob("*.py") if not path.name.startswith("__")}
+    assert {name for name in names if not re.search(rf"(?<![\w/]){re.escape(name)}", tree)} == set()
 
 
 def test_anchors_are_made_as_github_makes_them() -> None:

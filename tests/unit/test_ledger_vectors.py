@@ -1,7 +1,7 @@
 """The two indexes of several processes on one data directory, in-process: ``LedgerVectors`` (a process that does
 not hold Chroma searches the ledger's vector copies) and ``HeldIndex`` (the holder catches Chroma up with the
 ledger). A second ``SqliteLedger`` connection stands in for another process: SQLite tells the two apart the same
-way (``data_version``)."""
+way (``data_version``). The holder over a real embedded Chroma is tests/integration/test_index_holder.py."""
 
 from __future__ import annotations
 
@@ -9,8 +9,6 @@ from pathlib import Path
 
 import pytest
 
-from agent.adapters.chroma_index import ChromaIndex, forget_clients, open_client
-from agent.adapters.index_holder import HeldIndex
 from agent.adapters.ledger import SqliteLedger
 from agent.adapters.ledger_vectors import LedgerVectors
 from tests.builders import seed_ledger
@@ -77,25 +75,6 @@ def test_nothing_is_read_again_while_the_ledger_is_unchanged(
     monkeypatch.setattr(mine, "vector_rows", lambda user, rowids: reads.append(str(len(rowids))) or [])
     index.query(probe("note a"), 1)
     assert reads == ["1"], "only the new vector is read"
-
-
-def test_the_holder_puts_in_what_others_wrote_and_drops_what_they_forgot(
-    two: tuple[SqliteLedger, SqliteLedger], tmp_path: Path
-) -> None:
-    mine, other = two
-    [a] = write(mine, "note a")
-    chroma = ChromaIndex(open_client(tmp_path / "chroma", None), USER, str(tmp_path / "chroma"))
-    chroma.claim(SHA_SPACE)
-    held = HeldIndex(chroma, mine, USER)
-    held.upsert([a], [probe("note a")])
-    [b] = write(other, "note b")
-    assert b not in chroma.ids()
-    assert held.query(probe("note b"), 1)[0].id == b
-    assert chroma.ids() == {a, b}
-    other.delete(USER, [a])
-    assert a not in {hit.id for hit in held.query(probe("note a"), 5)}
-    assert chroma.ids() == {b}
-    forget_clients()
 
 
 def test_a_warm_up_reads_the_vectors_before_the_first_search(

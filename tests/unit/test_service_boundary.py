@@ -2,19 +2,13 @@
 the memory thread: none reads the service's ledger (its forget journal, machine registry and records are methods
 of the service) or its vector index (its count, warm-up and a forget's vectors are methods too), and no lambda
 goes to ``MemoryWorker.call`` or to the selectors, where a reader would have to work out what it does on which
-thread."""
+thread. Nor does a front end set the chat engine's state: it asks the engine (``use_model``, ``pause``)."""
 
 from __future__ import annotations
 
 import ast
-from pathlib import Path
 
-PACKAGE = Path(__file__).resolve().parents[2] / "agent"
-
-
-def _trees() -> list[tuple[str, ast.AST]]:
-    return [(str(path.relative_to(PACKAGE.parent)), ast.parse(path.read_text()))
-            for path in sorted(PACKAGE.rglob("*.py"))]
+from tests.source_trees import modules
 
 
 def _own(node: ast.Attribute) -> bool:
@@ -23,7 +17,7 @@ def _own(node: ast.Attribute) -> bool:
 
 
 def test_no_module_reads_the_ledger_of_a_service() -> None:
-    reached = [f"{name}:{node.lineno} {ast.unparse(node)}" for name, tree in _trees() for node in ast.walk(tree)
+    reached = [f"{module.name}:{node.lineno} {ast.unparse(node)}" for module in modules() for node in module.nodes
                if isinstance(node, ast.Attribute) and node.attr in {"ledger", "_ledger"} and not _own(node)]
     assert reached == []
 
@@ -35,17 +29,25 @@ _NOT_AN_INDEX = {("agent/adapters/openai_embedder.py", "item.index")}
 def test_no_module_reads_the_index_of_a_service() -> None:
     """Any ``x.index`` but the object's own and ``list.index(...)``: a call's function is a method, not the index."""
     reached = []
-    for name, tree in _trees():
-        methods = {id(node.func) for node in ast.walk(tree) if isinstance(node, ast.Call)}
-        reached += [f"{name}:{node.lineno} {ast.unparse(node)}" for node in ast.walk(tree)
+    for module in modules():
+        methods = {id(node.func) for node in module.nodes if isinstance(node, ast.Call)}
+        reached += [f"{module.name}:{node.lineno} {ast.unparse(node)}" for node in module.nodes
                     if isinstance(node, ast.Attribute) and node.attr in {"index", "_index"} and id(node) not in methods
-                    and not _own(node) and (name, ast.unparse(node)) not in _NOT_AN_INDEX]
+                    and not _own(node) and (module.name, ast.unparse(node)) not in _NOT_AN_INDEX]
     assert reached == []
 
 
 def test_no_lambda_is_sent_to_the_memory_thread() -> None:
-    sent = [f"{name}:{node.lineno} {ast.unparse(node)}" for name, tree in _trees() for node in ast.walk(tree)
+    sent = [f"{module.name}:{node.lineno} {ast.unparse(node)}" for module in modules() for node in module.nodes
             if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute | ast.Name)
             and (node.func.attr if isinstance(node.func, ast.Attribute) else node.func.id) in {"call", "pick_all"}
             and any(isinstance(arg, ast.Lambda) for arg in node.args)]
     assert sent == []
+
+
+def test_no_front_end_sets_an_attribute_of_the_chat_engine() -> None:
+    set_ = [f"{module.name}:{node.lineno} {ast.unparse(node)}" for module in modules()
+            if module.name.startswith(("agent/ui/", "agent/cli/")) for node in module.nodes
+            if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store)
+            and "engine" in ast.unparse(node.value).split(".")]
+    assert set_ == []

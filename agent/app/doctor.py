@@ -5,6 +5,10 @@ messages), the embedder (loads, embeds), the store (its lock, the index against 
 directory's permissions. Each check is a ``Check`` with ok, warn or fail; the CLI only prints them. A check that
 cannot run because an earlier one failed is left out rather than failed again.
 
+The checks build nothing: what they probe arrives as ``Probes`` (``agent.wiring.doctor_probes`` builds them from
+the settings), small ports over the model server, the embedder, the store and the data directory, so the doctor
+reads the same adapters a chat would use, and a test hands it fakes.
+
 How the system role is checked: from the chat template where the server publishes its source (llama.cpp's
 ``/props``, Ollama's ``/api/show``), as the chat decides where the memory goes. Elsewhere by two one-token requests,
 the same user line after a short and after a long system message: a template that keeps system messages counts
@@ -20,15 +24,15 @@ import os
 import shutil
 import stat
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import Literal, Protocol
 
-from agent import locking
 from agent.config import Settings
 from agent.domain import Message
-from agent.errors import AgentError, Remedy, StoreLocked
+from agent.errors import AgentError, ChatError, Remedy, StoreLocked
+from agent.ports import ChatChunk, Embedder, Notify
 from agent.server import ServerInfo, ServerProfile, request_limit, server_profile, template_has_system_role
 
 Status = Literal["ok", "warn", "fail"]
@@ -53,13 +57,68 @@ class Check:
     fix: str = ""
 
 
-def run(settings: Settings) -> list[Check]:
+class PingChat(Protocol):
+    """The chat model as the doctor asks it: a short streamed reply, and the prompt tokens a request counts."""
+
+    def stream(self, messages: Sequence[Message], model: str) -> Iterator[ChatChunk]: ...
+
+    def prompt_tokens(self, messages: Sequence[Message], model: str) -> int | None: ...
+
+
+class ModelServer(Protocol):
+    """The model server of the settings."""
+
+    def check_endpoint(self) -> None:
+        """Raise ``AgentError`` when the endpoint cannot be used at all (a malformed URL, no key for OpenAI)."""
+
+    def probe(self) -> ServerInfo:
+        """What the server publishes: its kind, its models, its context size, its chat template."""
+
+    def chat(self, max_tokens: int) -> PingChat:
+        """Its chat model, with replies of ``max_tokens`` at most and no retry: the doctor reports, it does not wait."""
+
+
+class OpenStore(Protocol):
+    """The memory store, opened without its checks: what the doctor counts in it."""
+
+    def check_space(self) -> None: ...
+
+    def count(self) -> int: ...
+
+    def indexed(self) -> int: ...
+
+    def close(self) -> None: ...
+
+
+class StoreOpener(Protocol):
+    """The memory store of the settings, looked at before and after opening it."""
+
+    def holder(self) -> str | None:
+        """None when this process may hold the embedded index (or there is none to hold: a Chroma server, no data
+        directory yet); else the pid of the process that holds it, ``""`` when it cannot be told."""
+
+    def open(self, notify: Notify) -> OpenStore:
+        """The store opened as a chat opens it, minus the checks; what the open repaired goes to ``notify``."""
+
+
+@dataclass(frozen=True)
+class Probes:
+    """What the checks probe, built by the composition root: the model server, the embedder of a kind (``local``,
+    ``openai``), the store and the data directory."""
+
+    server: ModelServer
+    embedder: Callable[[str], Embedder]
+    store: StoreOpener
+    data_dir: Path
+
+
+def run(settings: Settings, probes: Probes) -> list[Check]:
     """Every check, in order; an unexpected error in one area is that area's failure, and the others still run."""
     areas: list[tuple[str, Callable[[], Iterator[Check]]]] = [
-        ("model server", lambda: server_checks(settings)),
-        ("embedder", lambda: embedder_checks(settings)),
-        ("data directory", lambda: data_dir_checks(settings.data_dir)),
-        ("store", lambda: store_checks(settings)),
+        ("model server", lambda: server_checks(settings, probes.server)),
+        ("embedder", lambda: embedder_checks(settings.resolved_embedder, probes.embedder)),
+        ("data directory", lambda: data_dir_checks(probes.data_dir)),
+        ("store", lambda: store_checks(settings, probes.store)),
     ]
     checks: list[Check] = []
     for area, area_checks in areas:
@@ -77,20 +136,15 @@ def failed(checks: list[Check]) -> bool:
 # -- the model server ------------------------------------------------------------------------------------------
 
 
-def server_checks(settings: Settings) -> Iterator[Check]:
-    from agent.adapters.openai_chat import chat_model
-    from agent.adapters.openai_client import check_endpoint
-    from agent.adapters.server_probe import probe
-    from agent.wiring import endpoint
-
+def server_checks(settings: Settings, server: ModelServer) -> Iterator[Check]:
     area = "model server"
     try:
-        check_endpoint(endpoint(settings))
+        server.check_endpoint()
     except AgentError as exc:
         yield Check(area, "endpoint", "fail", str(exc))
         return
     where = settings.base_url or "OpenAI"
-    info = probe(settings.base_url, settings.api_key, settings.model)
+    info = server.probe()
     if info.unreachable:
         yield Check(area, "reachable", "fail", f"{where}: {info.error}",
                     "start the server, or set OPENAI_BASE_URL to where it listens")
@@ -103,7 +157,7 @@ def server_checks(settings: Settings) -> Iterator[Check]:
     profile = server_profile(info, model=settings.model, system_prompt=settings.system_prompt,
                              max_tokens=settings.max_tokens)
     yield _model_check(info, settings.model)
-    chat = chat_model(endpoint(settings), PING_TOKENS, max_retries=0)
+    chat = server.chat(PING_TOKENS)
     streamed = _stream_check(lambda: chat.stream(_PING, settings.model))
     yield streamed
     yield _context_check(info, settings)
@@ -126,8 +180,6 @@ def _model_check(info: ServerInfo, model: str) -> Check:
 
 
 def _stream_check(stream: Callable[[], Iterator[object]]) -> Check:
-    from agent.errors import ChatError
-
     started = time.monotonic()
     try:
         pieces = [getattr(chunk, "text", "") for chunk in stream()]
@@ -159,8 +211,6 @@ def _context_check(info: ServerInfo, settings: Settings) -> Check:
 
 
 def system_role_check(count: Callable[[list[Message]], int | None], profile: ServerProfile) -> Check:
-    from agent.errors import ChatError
-
     area, name = "model server", "system role"
     goes = f"the memory goes into {profile.placement.describe()}"
     published = profile.info.template
@@ -189,13 +239,10 @@ def system_role_check(count: Callable[[list[Message]], int | None], profile: Ser
 # -- the embedder, the data directory and the store -----------------------------------------------------------
 
 
-def embedder_checks(settings: Settings) -> Iterator[Check]:
-    from agent.wiring import build_embedder
-
-    kind = settings.resolved_embedder
+def embedder_checks(kind: str, build: Callable[[str], Embedder]) -> Iterator[Check]:
     started = time.monotonic()
     try:
-        embedder = build_embedder(kind, settings)
+        embedder = build(kind)
         vector = embedder.embed(["I can't eat peanuts"])[0]
     except AgentError as exc:
         yield Check("embedder", "loads and embeds", "fail", str(exc))
@@ -229,20 +276,18 @@ def data_dir_checks(root: Path) -> Iterator[Check]:
     yield Check(area, "free disk", level, f"{free / 1024**3:.1f} GB free", "" if level == "ok" else "free some disk")
 
 
-def store_checks(settings: Settings) -> Iterator[Check]:
-    from agent.wiring import open_memory
-
+def store_checks(settings: Settings, store: StoreOpener) -> Iterator[Check]:
     area = "store"
     notes: list[str] = []
-    if not settings.chroma_url and settings.data_dir.is_dir() and not locking.try_acquire(settings.data_dir / "chroma"):
+    pid = store.holder()
+    if pid is not None:
         # Normal with several terminals open: the holder keeps the index, this process would work from the ledger.
-        pid = locking.holder(settings.data_dir / "chroma")
         who = f"another agent process (pid {pid})" if pid else "another agent process"
         yield Check(area, "lock", "ok", f"{who} holds the memory index; a chat started now works from the ledger's "
                     "copies of the vectors, and the index catches up at the holder's next turn")
         return
     try:
-        service = open_memory(settings, check=False, notify=notes.append)
+        service = store.open(notes.append)
     except StoreLocked as exc:
         yield Check(area, "lock", "warn", str(exc))
         return
