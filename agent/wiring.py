@@ -26,6 +26,7 @@ from agent.conversation import Conversation, model_summarizer
 from agent.errors import ConfigError, StoreCorrupt
 from agent.files import move_aside
 from agent.machine import machine_name
+from agent.memory.attributes import HeadStore
 from agent.memory.policy import FusionWeights, MemoryPolicy
 from agent.memory.service import Extractor, MemoryService
 from agent.ports import ChatModel, Embedder, Ledger, Notify
@@ -55,6 +56,16 @@ def build_embedder(kind: str, settings: Settings) -> Embedder:
     from agent.adapters.openai_embedder import OpenAIEmbedder
 
     return OpenAIEmbedder(make_client(endpoint(settings)), settings.embedding_model)
+
+
+def _head_files(embedder: Embedder) -> HeadStore | None:
+    """Where the local model's attribute head is kept between processes (the model cache); no other embedder has a
+    head to keep."""
+    if embedder.name != "local":
+        return None
+    from agent.adapters.head_files import HeadFiles
+
+    return HeadFiles()
 
 
 def endpoint(settings: Settings) -> Endpoint:
@@ -122,7 +133,8 @@ def open_memory(
             recorded = index.space()
             kind = requested or (recorded.embedder if recorded else settings.resolved_embedder)
             embedder = build_embedder(kind, settings)
-        service = MemoryService(ledger, index, embedder, settings.user, memory_policy(settings), extractor)
+        service = MemoryService(ledger, index, embedder, settings.user, memory_policy(settings), extractor,
+                                heads=_head_files(embedder))
         if check:
             service.check_space()
             if isinstance(index, HeldIndex):  # the index of a process that works from the ledger is the ledger

@@ -13,6 +13,7 @@ import pytest
 
 from agent.adapters.local_embedder import LocalEmbedder, default_model_files
 from agent.adapters.local_model import CONVERSION
+from agent.memory import attributes
 from tests.chat_fakes import ScriptedChat
 from tests.warm_agent import WarmAgent, shared
 
@@ -63,7 +64,13 @@ def model_cache(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPat
     cache.mkdir(parents=True, exist_ok=True)
     with (cache / "cache.lock").open("w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
-        LocalEmbedder(cache_dir=cache / "agent").warm_up()
+        from agent.adapters.head_files import HeadFiles  # numpy: not for the unit tier
+
+        embedder = LocalEmbedder(cache_dir=cache / "agent")
+        embedder.warm_up()
+        # The attribute head too, trained by the first run and loaded by every process after it (``agent`` ones
+        # included: XDG_CACHE_HOME is this cache), as a user's second start loads it.
+        attributes.Attributes(embedder, attributes.PROBABILITY["local"], heads=HeadFiles(cache / "agent")).warm_up()
     return cache
 
 
@@ -135,8 +142,11 @@ _UNASKED = ("this test loaded the embedding model without asking for it: name th
 @pytest.fixture(scope="session")
 def local_embedder(model_cache: Path) -> LocalEmbedder:
     """The real offline MiniLM model, loaded once per test run: tests that claim something about meaning use it."""
+    from agent.adapters.head_files import HeadFiles
+
     embedder = LocalEmbedder(cache_dir=model_cache / "agent")
     embedder.warm_up()
+    attributes.for_embedder(embedder, HeadFiles(model_cache / "agent"))  # this process's services load the head
     return embedder
 
 

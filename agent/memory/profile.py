@@ -117,6 +117,11 @@ def same_value(a: str, b: str) -> bool:
 
 # -- the patterns ---------------------------------------------------------------------------------------------
 
+# A question typed without its mark: "where should we eat in Porto tonight", "do you know a vet in Leeds".
+_ASKS = re.compile(r"^\W*(?:(?:where|what|when|how|which|who|whom|whose|why)(?:'s|\s+(?:should|shall|can|could|would|"
+                   r"will|do|does|did|is|are|was|were|to|about|much|many|long|far|often))|(?:should|shall|can|could|"
+                   r"would|will|do|does|did|is|are)\s+(?:i|we|you|it|there|my|our)|any\s+(?:tips|ideas|"
+                   r"recommendations|suggestions))\b", re.IGNORECASE)
 _SENTENCE = re.compile(
     r"(?<!\bSt\.)(?<!\bDr\.)(?<!\bMr\.)(?<!\bMs\.)(?<!\bMrs\.)(?<=[.!?;])\s+|\s+(?:but|and then|although|though)\s+",
     re.IGNORECASE,
@@ -426,7 +431,7 @@ def _by_meaning(sentence: str, part: str, reading: Reading | None, found: list[S
     return facts, retired
 
 
-_PARTS = re.compile(r"\s*(?:[,;:!()]|\s[—–-]\s|\.\s|\s+and\s+)\s*")
+_PARTS = re.compile(r"\s*(?:[,;!()]|:(?!\d)|\s[—–-]\s|\.\s|\s+and\s+)\s*")  # "the 8:15 train" is one part
 
 
 def _parts(sentence: str) -> list[str]:
@@ -436,17 +441,54 @@ def _parts(sentence: str) -> list[str]:
     return [sentence, *parts] if len(parts) > 1 else [sentence]
 
 
-def _readings(sentences: Sequence[str], meaning: Meaning | None) -> list[tuple[str, Reading | None]]:
-    """For each sentence, the part of it that speaks to an attribute most clearly, and that attribute."""
+def _readings(sentences: Sequence[str], meaning: Meaning | None) -> list[list[tuple[str, Reading | None]]]:
+    """For each sentence, the part of it that speaks to an attribute most clearly and that attribute, then any
+    other part that speaks clearly to another attribute read by a rule: "I took his surname when we married, Ana
+    Duarte now" says a marriage and a name."""
     if meaning is None or not sentences:
-        return [(s, None) for s in sentences]
+        return [[(s, None)] for s in sentences]
     parts = [_parts(s) for s in sentences]
     read = iter(meaning([p for group in parts for p in group]))
-    out: list[tuple[str, Reading | None]] = []
+    out: list[list[tuple[str, Reading | None]]] = []
     for sentence, group in zip(sentences, parts, strict=True):
         found = [(part, reading) for part in group if (reading := next(read)) is not None]
-        out.append(max(found, key=lambda pair: pair[1].score) if found else (sentence, None))
+        whole = found[0][1] if found and found[0][0] == sentence else None
+        # A clause's safety reading pooled from several attributes is too weak a sign in a few words ("3 a day");
+        # a question typed without its mark asks ("where should we eat in Porto tonight, i'm vegan").
+        found = sorted(((part, reading) for part, reading in found if not _of_another(part, reading, whole)
+                        and not (reading.pooled and part != sentence) and not _ASKS.match(part)),
+                       key=lambda pair: -pair[1].score)
+        if not found:
+            out.append([(sentence, None)])
+            continue
+        chosen: list[tuple[str, Reading | None]] = [found[0]]
+        for part, reading in found[1:]:
+            if (reading.score >= ANOTHER_PART and reading.attribute not in OPEN
+                    and all(r is None or r.attribute != reading.attribute for _, r in chosen)):
+                chosen.append((part, reading))
+        out.append(chosen)
     return out
+
+
+# How likely a second clause's attribute must be for it to be read too: a value kept as said (an open attribute)
+# is read only from the clause that speaks most clearly, or every clause of a ramble would become a value.
+ANOTHER_PART = 0.7
+
+
+# The attributes of the user's own self a clause about another being may look like (a name is said of the user
+# in such a sentence: "I took his surname when we married, Ana Duarte now"), and the attributes of another being.
+_ANOTHER_BEING = frozenset({"pet", "child", "family", "partner", "manager"})
+_OWN_SELF = frozenset({"age", "birthday", "job", "employer", "home", "hometown"}) | (OPEN - _ABOUT_OTHERS)
+_FIRST_PERSON = re.compile(r"(?i)\b(?:i|i'm|im|i've|ive|me|my|mine)\b")
+
+
+def _of_another(part: str, reading: Reading, whole: Reading | None) -> bool:
+    """A clause that, read alone, looks like the user's own age, job or pastime but belongs to the being the
+    sentence is about: "and Ana, my daughter, just turned 4", "a tortoise, Gustavo, 40 years old", "my husband is a
+    lawyer, works crazy hours". It says "I" or "my" where it is the user's ("my son started school, I turned 41
+    on Saturday")."""
+    return (whole is not None and whole.attribute in _ANOTHER_BEING and reading.attribute in _OWN_SELF
+            and _FIRST_PERSON.search(part) is None)
 
 
 def read(text: str, meaning: Meaning | None = None) -> Statement:
@@ -465,12 +507,13 @@ def read(text: str, meaning: Meaning | None = None) -> Statement:
         no_longer += stated
         if not sentence:
             continue
-        part, reading = next(readings)
         found = _sentence_facts(sentence)
-        if not retracted:
-            added, retired = _by_meaning(sentence, part, reading, found)
-            found += added
-            retracts += retired
+        by_patterns = list(found)
+        for part, reading in next(readings):
+            if not retracted:
+                added, retired = _by_meaning(sentence, part, reading, by_patterns)
+                found += added
+                retracts += retired
         if _SECOND_JOB.search(sentence):
             found = [replace(f, key=_SECOND[f.key]) if f.key in _SECOND else f for f in found]
         facts += found

@@ -244,6 +244,7 @@ class MemoryService:
         extractor: Extractor | None = None,
         clock: Callable[[], float] = time.time,
         counter: TokenCounter = count_tokens,
+        heads: attributes.HeadStore | None = None,
     ) -> None:
         # The store's own: every other module reads and writes it through the methods below
         # (tests/unit/test_service_boundary.py); only what built it (the composition root, tests) holds it too.
@@ -257,7 +258,7 @@ class MemoryService:
         self._counter = counter
         self._seen: dict[str, float] = {}
         self._bodies: OrderedDict[str, list[float]] = OrderedDict()
-        self._attributes = attributes.for_embedder(embedder)
+        self._attributes = attributes.for_embedder(embedder, heads)
         # The vectors this write computed, by text: the sentence read for its meaning is the turn that is stored, and
         # its preferences and neighbours share them.
         self._vectors: dict[str, list[float]] = {}
@@ -700,7 +701,7 @@ class MemoryService:
         with), after the reply. An embedder that fails reads none (the turn is kept as the gate decides).
 
         Only in the embedder's space the thresholds were measured in (``preferences.CALIBRATED``), as the attributes
-        are read (``attributes.THRESHOLD``)."""
+        are read (``attributes.PROBABILITY``)."""
         # A transcript's lines are its speakers' ("(8 May 2023) Ada: ..."), not how this user wants answers.
         readable = self.policy.truth and self.embedder.name in preferences.CALIBRATED and not truth.speaker(text)
         sentences = preferences.candidates(canonical(text)) if readable else []

@@ -31,13 +31,19 @@ _NOT_NAMES = frozenset(
 )
 _END = (r"(?=\s*(?:[.,!?;:()]|$|\s+(?:and|but|since|for|because|so|now|these days|though|in|with|last|this|next|"
         r"from|after|before|which|who|where|when|until|again|at|on|as of|nowadays|lately)\b))")
-_ROLE = re.compile(r"(?i:\b(?:as|i'm|i am|im|became|become|becoming|now|promoted to|new job:?|new role:?|"
+_ROLE = re.compile(r"(?i:\b(?:as|i'm|i am|im|been|became|become|becoming|now|promoted to|new job:?|new role:?|"
                    r"am)\s+(?:now\s+|a\s+|an\s+|the\s+)*)(?P<v>(?!(?i:at|in|with|for|from|on|going|thinking|"
                    r"not|so|very|really)\b)[\w'’/-]+(?:\s+[\w'’/-]+){0,5}?)" + _END)
-_ORG = re.compile(r"(?i:\b(?:at|for|with|joined|by|to a job at)\s+)(?P<v>(?:(?i:an?|the)\s+)?[\w'’&.-]+"
+# "for two years", "for like 6 years", "for a while": how long, not for whom.
+_DURATION = (r"(?!(?i:(?:like|about|almost|nearly|over|around|the last|the past)\s+)?(?:an?|one|two|three|four|five|"
+             r"six|seven|eight|nine|ten|a few|a couple of|several|many|\d+)\s+(?:years?|months?|weeks?|days?|"
+             r"decades?|yrs?)\b|(?i:a while|ages|years|months|now|long)\b)")
+_ORG = re.compile(r"(?i:\b(?:at|for|with|joined|by|to a job at)\s+)" + _DURATION
+                  + r"(?P<v>(?:(?i:an?|the)\s+)?[\w'’&.-]+"
                   r"(?:\s+[\w'’&.-]+){0,3}?)" + _END)
 _NUMBER = re.compile(r"(?<![\w:.])(?P<v>\d{1,3})(?:st|nd|rd|th)?(?![\w:%.]|\s*(?:minutes?|mins?|hours?|km|miles|"
                      r"kg|years ago|days|weeks|months|am|pm)\b)")
+_AGE_BIRTHDAY = re.compile(r"(?i)\b(?P<v>\d{1,3})(?:st|nd|rd|th) (?:birthday|bday)\b")
 _TENS = {"twenty": 20, "thirty": 30, "forty": 40, "fifty": 50, "sixty": 60, "seventy": 70, "eighty": 80,
          "ninety": 90}
 _UNITS = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9}
@@ -87,6 +93,7 @@ _RETIRES = re.compile(r"\b(?:died|passed away|passed|lost|gave (?:\w+ ){0,3}away
 # A set's value said to replace the one held, which the sentence does not name.
 _SWITCHED = re.compile(r"\b(?:switched|swapped|changed|moved on)\s+(?:over\s+)?(?:from\s+\w+\s+)?to\b|\binstead\b",
                        re.I)
+_BARE_NAME = re.compile(r"[A-Z][\w'’-]+(?: [A-Z][\w'’-]+)?")
 _CLAUSES = re.compile(r"\s*(?:[,;:]|\band\b|\bbut\b|\bso\b|\bthen\b)\s*", re.I)
 # "My dream car", "my next phone": a wish, not the thing held.
 _WISH = re.compile(r"\b(?:dream|ideal|next|future|perfect|wish|want|would love|someday|one day)\b", re.I)
@@ -191,7 +198,7 @@ _CATS = frozenset({"kitten"})
 
 def _species(word: str) -> str:
     word = word.casefold().removesuffix("s")
-    return "dog" if word in _DOGS else "cat" if word in _CATS else word
+    return "dog" if word in _DOGS else "cat" if word in _CATS else "fish" if word.endswith("fish") else word
 
 
 def animal(value: str) -> str | None:
@@ -266,7 +273,9 @@ SEVERAL = frozenset({"pet", "language", "child", "family", "allergy", "intoleran
                       "medication", "disability"})
 
 
-_SAID = CHANGING | SEVERAL | {"device", "vehicle"}
+# A commute is not among them: its rules read every way to travel, and a sentence near a commute in which they
+# read none is a complaint about it ("oh I just love being stuck in traffic").
+_SAID = (CHANGING - {"commute"}) | SEVERAL | {"device", "vehicle"}
 
 
 def _said_value(attribute: str, sentence: str, retired: list[StatedFact]) -> tuple[list[StatedFact],
@@ -301,6 +310,10 @@ def _by_rule(attribute: str, sentence: str) -> tuple[list[StatedFact], list[Stat
         for clause in _CLAUSES.split(sentence):
             values = _pet_names(clause) if attribute == "pet" else (
                 _languages(clause) if attribute == "language" else _names(clause))
+            if attribute == "pet" and facts and facts[-1].value.startswith("a ") and _BARE_NAME.fullmatch(clause):
+                # "we got a kitten, Nugget": the name said after the kind is the kitten's
+                facts[-1] = StatedFact(attribute, f"{clause} ({facts[-1].value[2:]})")
+                continue
             target = retired if _RETIRES.search(clause) else facts
             target += [StatedFact(attribute, v) for v in values]
         if any(not f.value.startswith("a ") for f in facts):  # "two budgies, Kiwi and Mango": the names
@@ -329,6 +342,8 @@ def _by_rule(attribute: str, sentence: str) -> tuple[list[StatedFact], list[Stat
         value = names[-1] if names else (status.group("v").casefold() if status else None)
     elif attribute == "age":
         value = _age(sentence)
+    elif attribute == "birthday" and (turned := _AGE_BIRTHDAY.search(sentence)):
+        attribute, value = "age", turned.group("v")  # "had my 41st birthday on Friday": the age moved on
     elif attribute == "commute":
         value = next((v for pattern, v in _COMMUTE if pattern.search(sentence)), None)
     elif attribute == "diet":

@@ -51,11 +51,12 @@ def test_with_a_server_the_models_supersede_is_measured_after_the_memorys_checks
 ) -> None:
     """``--base-url``: the extraction runs against the server (here the fake OpenAI server of the tests, which
     proposes that the turn replaces the listed memory m1, quoting the user's words), and the counts say so."""
-    data = {"updates": [{"id": "u1", "old": "I go climbing every Saturday at the gym near the station",
-                         "chatter": [], "new": "these days it's bouldering on Sundays with my brother",
-                         "probe": "what do I do at the weekend for sport?", "must": ["bouldering"],
-                         "must_not": ["Saturday"]}]}
-    with FakeOpenAI(fallback=Reply("supersede: m1 = bouldering on Sundays")) as fake:
+    # Lines no rule of the memory reads as one attribute (a sport said as said would be replaced by the rules
+    # before the model's proposal counted).
+    data = {"updates": [{"id": "u1", "old": "my spare keys are with the neighbour",
+                         "chatter": [], "new": "these days the spare key is with my sister",
+                         "probe": "who has my spare key?", "must": ["sister"], "must_not": ["neighbour"]}]}
+    with FakeOpenAI(fallback=Reply("supersede: m1 = the spare key is with my sister")) as fake:
         try:
             library = run_library(data, local_embedder, tmp_path / "lib", model_extraction(fake.url, "fake"))
         finally:

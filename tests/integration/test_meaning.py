@@ -97,22 +97,28 @@ def test_a_weekend_job_adds_and_does_not_replace(memory: MemoryService) -> None:
     assert profile["second employer"] == ["a pub"]
 
 
-@pytest.mark.parametrize("line, key, word", [
-    ("I take clopidogrel every morning", "medication", "clopidogrel"),
-    ("gluten wrecks my gut, diagnosed coeliac", "condition", "coeliac"),
-    ("penicillin once put me in hospital", "allergy", "penicillin"),
-    ("twelve weeks pregnant, first baby", "pregnancy", "pregnant"),
+@pytest.mark.parametrize("line, word", [
+    ("I take clopidogrel every morning", "clopidogrel"),
+    ("gluten wrecks my gut, diagnosed coeliac", "coeliac"),
+    ("penicillin once put me in hospital", "penicillin"),
+    ("peanuts can kill me, literally", "peanuts"),
+    ("twelve weeks pregnant, first baby", "pregnant"),
 ])
-def test_a_safety_fact_however_said_reaches_a_far_request(memory: MemoryService, line: str, key: str,
-                                                          word: str) -> None:
+def test_a_safety_fact_however_said_reaches_a_far_request(memory: MemoryService, line: str, word: str) -> None:
+    """Under one safety key or another (coeliac is a condition and an intolerance; penicillin that put someone in
+    hospital an allergy or a medication): what matters is that the profile's safety lines carry it."""
     say(memory, line, "what's a fun fact about octopuses?")
-    assert any(word in value for value in current(memory)[key])
+    assert any(word in value for key, held in current(memory).items() if key in attributes.SAFETY for value in held)
     assert word in memory.recall("plan a dinner party for six on saturday").block.text
 
 
 def test_another_persons_fact_is_not_the_users(memory: MemoryService) -> None:
+    """The brother's job is a fact of the user's family, not the user's job; a colleague's medicine is nobody's
+    the profile holds."""
     say(memory, "my brother is a pilot for Ryanair", "my colleague takes warfarin")
-    assert current(memory) == {}
+    profile = current(memory)
+    assert not {"job", "employer", "medication"} & set(profile)
+    assert set(profile) <= {"family"}
 
 
 def test_a_refused_line_never_becomes_a_fact(memory: MemoryService) -> None:
@@ -152,3 +158,23 @@ def test_an_order_near_an_attribute_in_meaning_is_not_kept(memory: MemoryService
     say(memory, "only for this reply, put it in German", "just this time, answer in Italian")
     assert memory.list() == []
     assert current(memory) == {}
+
+
+def test_a_clause_about_another_being_is_not_the_users_age_or_pastime(memory: MemoryService) -> None:
+    say(memory, "and Ana, my daughter, just turned 4", "my husband Piotr is a lawyer, works crazy hours too",
+        "theres also a tortoise, Gustavo, 40 years old")
+    profile = current(memory)
+    assert not {"age", "job", "work pattern"} & set(profile)
+    assert "Ana" in profile["child"]
+
+
+def test_a_second_clause_of_another_attribute_is_read_too(memory: MemoryService) -> None:
+    say(memory, "I took his surname when we married, Ana Duarte now")
+    assert current(memory)["name"] == ["Ana Duarte"]
+
+
+def test_a_question_without_its_mark_states_nothing_but_the_fact_beside_it(memory: MemoryService) -> None:
+    say(memory, "where should we eat in Porto tonight, i'm vegan btw")
+    profile = current(memory)
+    assert "home" not in profile
+    assert profile["diet"] == ["vegan"]

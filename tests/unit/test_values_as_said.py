@@ -58,3 +58,22 @@ def test_a_machine_switched_names_its_model_and_system_and_retires_the_one_befor
     facts, retired = values.read("device", "IT swapped my machine, now on a macbook pro m3 for work")
     assert facts[0].key == "laptop" and facts[0].origin == AS_SAID
     assert retired == [StatedFact("laptop", ""), StatedFact("laptop system", "")]
+
+
+def test_how_long_is_not_whom_for() -> None:
+    assert values.read("job", "been a UX designer for two years now")[0] == [StatedFact("job", "UX designer")]
+    assert values.read("employer", "worked for like 6 years at Siemens")[0] == [StatedFact("employer", "Siemens")]
+
+
+def test_a_birthday_that_says_an_age_moves_the_age_on() -> None:
+    assert values.read("birthday", "had my 41st birthday on Friday")[0] == [StatedFact("age", "41")]
+    assert values.read("birthday", "my birthday is on the 14th")[0] != [StatedFact("age", "14")]
+
+
+def test_a_pets_name_said_after_its_kind_and_a_fish_of_any_kind() -> None:
+    assert values.read("pet", "we got a kitten, Nugget")[0] == [StatedFact("pet", "Nugget (kitten)")]
+    assert values.retires("a fish", "Bubbles (goldfish)")
+
+
+def test_a_commute_no_rule_reads_is_a_complaint_not_a_value() -> None:
+    assert values.read("commute", "oh I just love being stuck in traffic") == ([], [])
