@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from agent.domain import AS_SAID, MemoryRecord, StatedFact
 from agent.memory import values
@@ -53,6 +53,10 @@ CORRECTION_SIMILARITY = 0.50
 # old and new lines of an update score 0.35-0.75, two facts that both hold (the pairs) below 0.35 or without a word
 # of change (bench/memory_truth_dev.json, _d.json: 0 of 74 pairs have both).
 CHANGE_SIMILARITY = 0.40
+# A change said in words of an attribute the nearest memory holds a value of replaces it from this close: an update's
+# old and new lines about a team, an employer or a provider score 0.26-0.6 ("forever a Benfica fan" and "ok i
+# switched sides, Sporting is my club now" 0.31); the attribute, named by meaning, keeps it to the value that changed.
+CHANGED_SIMILARITY = 0.25
 # How many content words a restatement of profile facts may add before it counts as a memory of its own.
 RESTATE_NEW_WORDS = 2
 
@@ -260,6 +264,25 @@ def _profile_changes(statement: Statement, profiled: Sequence[MemoryRecord]) -> 
     return Outcome()
 
 
+def _changed_by_meaning(statement: Statement, neighbours: Sequence[tuple[MemoryRecord, float]]) -> Outcome:
+    """A change said in words of an attribute the meaning named with others ("ok i switched sides, Sporting is my
+    club now": a sport, or a team; "handed in my notice and started at Bosch": an employer among them): the nearest
+    memory (``CHANGED_SIMILARITY`` or closer) holding a value of one of them that the statement does not say again
+    is what changed. Its values kept as said go with it."""
+    keys = set(statement.changed)
+    keys |= COUPLED if keys & COUPLED else set()
+    for old, similarity in neighbours:
+        if similarity < CHANGED_SIMILARITY:
+            break
+        gone = [fact for fact in live_facts(old) if fact.key in keys
+                and not any(new.key == fact.key and same_value(new.value, fact.value) for new in statement.facts)]
+        if gone:
+            replaced = [*gone, *(fact for fact in _said_facts(old) if fact not in gone)]
+            return Outcome((old.id,), tuple((old.id, fact) for fact in replaced),
+                           reason=f"a change of {label(gone[0].key)} the user stated (similarity {similarity:.2f})")
+    return Outcome()
+
+
 def decide(
     text: str,
     statement: Statement,
@@ -271,9 +294,9 @@ def decide(
     nearest current memories with their similarity (``neighbours``, best first)."""
     profiled = [old for old in profiled if same_speaker(old, text)]
     neighbours = [(old, similarity) for old, similarity in neighbours if same_speaker(old, text)]
-    changed = _profile_changes(statement, profiled)
-    if changed.supersedes or changed.replaces_facts:
-        return changed
+    for changed in (_profile_changes(statement, profiled), _changed_by_meaning(statement, neighbours)):
+        if changed.supersedes or changed.replaces_facts:
+            return changed
 
     words = stems(text)
     for old in profiled:
@@ -290,7 +313,7 @@ def decide(
         old, similarity = neighbours[0]
         # A safety value kept as said is the sentence itself: its words differ in every paraphrase, so whether it
         # repeats a memory is the similarity's to say, as for any memory.
-        statement = Statement(tuple(f for f in statement.facts if f.origin != AS_SAID), statement.retracts)
+        statement = replace(statement, facts=tuple(f for f in statement.facts if f.origin != AS_SAID))
         # A restatement brings no fact the old memory lacks ("I moved to Berlin" is news after "I'm moving to
         # Berlin next month"), and no name or number of its own.
         new_facts = bool(statement.facts) and not _same_facts(statement, old)
