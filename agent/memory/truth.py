@@ -156,8 +156,13 @@ def says_again(text: str, statement: Statement, old: MemoryRecord, similarity: f
     held: dict[str, list[StatedFact]] = {}
     for fact in live_facts(old):
         held.setdefault(fact.key, []).append(fact)
+    # The safety attributes are one family here: "cats make me sneeze like crazy" read as a condition says again
+    # "im allergic to cats", the allergy held (the meaning tells an allergy from a condition less well than it
+    # tells either from the rest).
+    safety = [fact for key, facts in held.items() if key in SAFETY_KEYS for fact in facts]
     return (bool(statement.facts) and all(said_only(f) or f.key in SAFETY_KEYS for f in statement.facts)
-            and all(_names_again(text, held.get(f.key, []), similarity) for f in statement.facts)
+            and all(_names_again(text, safety if f.key in SAFETY_KEYS else held.get(f.key, []), similarity)
+                    for f in statement.facts)
             and not statement.retracts and not ADDITIVE.search(text) and not is_correction(text)
             and bool(stems(text) & stems(old.text)) and not _names(text) - _names(old.text)
             and not _swapped(set(normal(text).split()), set(normal(old.text).split())))
@@ -169,6 +174,9 @@ def _swapped(new: set[str], old: set[str]) -> bool:
     return 0 < len(new - old) == len(old - new) <= 2 and len(new & old) >= 2
 
 
+_PUNCTUATION = re.compile(r"[^\w\s'’-]")
+
+
 def _names_again(text: str, held: Sequence[StatedFact], similarity: float) -> bool:
     """Whether ``text`` names again a value ``held`` of its attribute: a value a rule read, in its words ("cats"
     in "cats make me sneeze"; "my laptop is a lifesaver" names no ThinkPad), or, of values kept as said, as near in
@@ -176,8 +184,8 @@ def _names_again(text: str, held: Sequence[StatedFact], similarity: float) -> bo
     read = [f for f in held if not said_only(f) and f.origin != AS_SAID]
     if not read:
         return bool(held) and similarity >= SAID_AGAIN_SIMILARITY
-    words = set(normal(text).split())
-    return any(set(normal(f.value).split()) <= words for f in read)
+    words = set(normal(_PUNCTUATION.sub(" ", text)).split())  # "cats," is the word "cats"
+    return any(set(normal(_PUNCTUATION.sub(" ", f.value)).split()) <= words for f in read)
 
 
 def _keys(statement: Statement) -> str:

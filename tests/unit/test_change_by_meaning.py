@@ -53,3 +53,13 @@ def test_a_change_said_with_the_thing_between() -> None:
     assert values.states_a_change("changed my bank to Revolut")
     assert values.states_a_change("handed in my notice last week")
     assert not values.states_a_change("i switched it off and on again")
+
+
+def test_a_safety_fact_said_again_under_another_safety_key_is_said_again() -> None:
+    """The meaning may read "cats make me sneeze" as a condition where the allergy held is "cats": one fact."""
+    old = record("im allergic to cats", facts=(StatedFact("allergy", "cats"),))
+    for text, key in (("cats make me sneeze like crazy", "condition"), ("cant be around cats, allergy", "allergy")):
+        said = Statement(facts=(StatedFact(key, text, origin=AS_SAID),))
+        assert truth.says_again(text, said, old, 0.7), text
+    dogs = "dogs make me sneeze like crazy"
+    assert not truth.says_again(dogs, Statement(facts=(StatedFact("condition", dogs, origin=AS_SAID),)), old, 0.7)
