@@ -50,6 +50,8 @@ PROBABILITY = {"local": 0.5}
 # sentences got a safety attribute with the pooling, 78% with the nearest examples before it; a sentence given one
 # wrongly costs a line in the profile's safety section.
 SAFETY_MASS = 0.3
+# How likely another attribute must be to count among a reading's alternatives.
+ALTERNATIVE = 0.05
 # The head's training: cosine similarities are small numbers, so it sees them ten times larger (a temperature);
 # full-batch Adam steps at this rate converge on 2,200 sentences, and the weight decay keeps a class of a few dozen
 # examples from being learnt word by word.
@@ -84,6 +86,9 @@ class Reading:
     attribute: str
     score: float
     pooled: bool = False
+    # The other attributes the head found likely too (``ALTERNATIVE`` or more), likeliest first: "Sporting is my
+    # club now" is a sport at 0.84 and a team at 0.06, and what changed is the team the user held.
+    alternatives: tuple[str, ...] = ()
 
 
 def examples(path: Path = EXAMPLES) -> dict[str, list[str]]:
@@ -206,11 +211,14 @@ class Attributes:
         for row in head.probabilities(np.asarray(vectors, dtype=np.float32)):
             best = int(np.argmax(row))
             name, score = head.names[best], float(row[best])
+            others = tuple(head.names[c] for c in np.argsort(-row) if head.names[c] not in (name, NONE)
+                           and row[c] >= ALTERNATIVE)
             if name != NONE and score >= self.probability:
-                out.append(Reading(name, score))
+                out.append(Reading(name, score, alternatives=others))
             elif safety and (name == NONE or name in SAFETY) and float(row[safety].sum()) >= SAFETY_MASS:
                 likeliest = max(safety, key=lambda column: row[column])
-                out.append(Reading(head.names[likeliest], float(row[safety].sum()), pooled=True))
+                out.append(Reading(head.names[likeliest], float(row[safety].sum()), pooled=True,
+                                   alternatives=tuple(a for a in others if a != head.names[likeliest])))
             else:
                 out.append(None)
         return out

@@ -69,6 +69,9 @@ class Statement:
 
     facts: tuple[StatedFact, ...] = ()
     retracts: tuple[StatedFact, ...] = ()
+    # The attributes a change said in words may be about, by meaning ("ok i switched sides, Sporting is my club
+    # now": a sport, or a team): which of them changed is the nearest memory's to say (``agent.memory.truth``).
+    changed: tuple[str, ...] = ()
 
     def __bool__(self) -> bool:
         return bool(self.facts or self.retracts)
@@ -498,6 +501,7 @@ def read(text: str, meaning: Meaning | None = None) -> Statement:
     facts: list[StatedFact] = []
     retracts: list[StatedFact] = []
     no_longer: list[StatedFact] = []
+    changed: list[str] = []
     sentences = [s for s in _SENTENCE.split(text.strip()) if s and not s.rstrip().endswith("?")]
     said = [sentence if _retractions(sentence)[0] else _present(sentence) for sentence in sentences]
     readings = iter(_readings([s for s in said if s], meaning))
@@ -514,12 +518,14 @@ def read(text: str, meaning: Meaning | None = None) -> Statement:
                 added, retired = _by_meaning(sentence, part, reading, by_patterns)
                 found += added
                 retracts += retired
+            if reading is not None and values.states_a_change(sentence) and not _someone_else(sentence, reading):
+                changed += [reading.attribute, *reading.alternatives]
         if _SECOND_JOB.search(sentence):
             found = [replace(f, key=_SECOND[f.key]) if f.key in _SECOND else f for f in found]
         facts += found
     # What no longer holds is a value too ("diet: no longer vegan"), unless the turn gives the key a new one.
     facts += [f for f in no_longer if not any(g.key == f.key and single_valued(f.key) for g in facts)]
-    return Statement(tuple(dict.fromkeys(facts)), tuple(dict.fromkeys(retracts)))
+    return Statement(tuple(dict.fromkeys(facts)), tuple(dict.fromkeys(retracts)), tuple(dict.fromkeys(changed)))
 
 
 def with_safety(text: str, statement: Statement) -> Statement:
@@ -529,8 +535,8 @@ def with_safety(text: str, statement: Statement) -> Statement:
     if any(f.key in SAFETY for f in statement.facts) or _of_someone_else(text):
         return statement
     said = values.as_said(text.strip(), values.OPEN_WORDS_MAX)
-    return Statement((*statement.facts, StatedFact("condition", said, origin=AS_SAID)),
-                     statement.retracts) if said else statement
+    return replace(statement, facts=(*statement.facts, StatedFact("condition", said, origin=AS_SAID))) if said \
+        else statement
 
 
 def _present(sentence: str) -> str:

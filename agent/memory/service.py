@@ -159,7 +159,7 @@ def _with(statement: profile.Statement, preferred: preferences.Reading) -> profi
     the user kept as said ("my hair is super long, down to my waist") is that fact, not a wish about the replies."""
     said = {f.value for f in statement.facts if profile.said_only(f)}
     kept = tuple(f for f in preferred.facts if f.value not in said)
-    return profile.Statement((*statement.facts, *kept), statement.retracts) if kept else statement
+    return replace(statement, facts=(*statement.facts, *kept)) if kept else statement
 
 
 def _iso(when: float) -> str:
@@ -192,8 +192,7 @@ def judge(policy: MemoryPolicy, text: str, meaning: attributes.Meaning | None = 
     statement = profile.read(words, meaning) if policy.truth and words else profile.Statement()
     if policy.truth and decision.keep and decision.reason == SAFETY_FACT:
         statement = profile.with_safety(words, statement)
-    statement = profile.Statement(tuple(f for f in statement.facts if refusal(f"{f.key}: {f.value}") is None),
-                                  statement.retracts)
+    statement = replace(statement, facts=tuple(f for f in statement.facts if refusal(f"{f.key}: {f.value}") is None))
     if not decision.keep and statement and refused is None and decision.reason not in gate.WITHHELD:
         # "Please just call me Kate": a request in form, a profile fact in substance. A fact read by meaning alone
         # ("new boss as of this week: Declan") overrules the gate only in a line that gives no order: "just for this
@@ -375,7 +374,7 @@ class MemoryService:
             dropped = [*extraction.dropped, *dropped, *declined]
             for reason in dropped:
                 log.info("extract: dropped %s", reason)
-            statement = profile.Statement((*statement.facts, *proposed), statement.retracts)
+            statement = replace(statement, facts=(*statement.facts, *proposed))
         records = [
             self._record(dates.resolve(t, stamp), k, session=session, turn=turn, when=stamp,
                          source=words or decision.text, extra=extra)

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from agent.domain import AS_SAID, MemoryRecord, StatedFact
 from agent.memory import values
@@ -53,6 +53,10 @@ CORRECTION_SIMILARITY = 0.50
 # old and new lines of an update score 0.35-0.75, two facts that both hold (the pairs) below 0.35 or without a word
 # of change (bench/memory_truth_dev.json, _d.json: 0 of 74 pairs have both).
 CHANGE_SIMILARITY = 0.40
+# A change said in words of an attribute the nearest memory holds a value of replaces it from this close: an update's
+# old and new lines about a team, an employer or a provider score 0.26-0.6 ("forever a Benfica fan" and "ok i
+# switched sides, Sporting is my club now" 0.31); the attribute, named by meaning, keeps it to the value that changed.
+CHANGED_SIMILARITY = 0.25
 # How many content words a restatement of profile facts may add before it counts as a memory of its own.
 RESTATE_NEW_WORDS = 2
 
@@ -152,8 +156,13 @@ def says_again(text: str, statement: Statement, old: MemoryRecord, similarity: f
     held: dict[str, list[StatedFact]] = {}
     for fact in live_facts(old):
         held.setdefault(fact.key, []).append(fact)
+    # The safety attributes are one family here: "cats make me sneeze like crazy" read as a condition says again
+    # "im allergic to cats", the allergy held (the meaning tells an allergy from a condition less well than it
+    # tells either from the rest).
+    safety = [fact for key, facts in held.items() if key in SAFETY_KEYS for fact in facts]
     return (bool(statement.facts) and all(said_only(f) or f.key in SAFETY_KEYS for f in statement.facts)
-            and all(_names_again(text, held.get(f.key, []), similarity) for f in statement.facts)
+            and all(_names_again(text, safety if f.key in SAFETY_KEYS else held.get(f.key, []), similarity)
+                    for f in statement.facts)
             and not statement.retracts and not ADDITIVE.search(text) and not is_correction(text)
             and bool(stems(text) & stems(old.text)) and not _names(text) - _names(old.text)
             and not _swapped(set(normal(text).split()), set(normal(old.text).split())))
@@ -165,6 +174,9 @@ def _swapped(new: set[str], old: set[str]) -> bool:
     return 0 < len(new - old) == len(old - new) <= 2 and len(new & old) >= 2
 
 
+_PUNCTUATION = re.compile(r"[^\w\s'’-]")
+
+
 def _names_again(text: str, held: Sequence[StatedFact], similarity: float) -> bool:
     """Whether ``text`` names again a value ``held`` of its attribute: a value a rule read, in its words ("cats"
     in "cats make me sneeze"; "my laptop is a lifesaver" names no ThinkPad), or, of values kept as said, as near in
@@ -172,8 +184,8 @@ def _names_again(text: str, held: Sequence[StatedFact], similarity: float) -> bo
     read = [f for f in held if not said_only(f) and f.origin != AS_SAID]
     if not read:
         return bool(held) and similarity >= SAID_AGAIN_SIMILARITY
-    words = set(normal(text).split())
-    return any(set(normal(f.value).split()) <= words for f in read)
+    words = set(normal(_PUNCTUATION.sub(" ", text)).split())  # "cats," is the word "cats"
+    return any(set(normal(_PUNCTUATION.sub(" ", f.value)).split()) <= words for f in read)
 
 
 def _keys(statement: Statement) -> str:
@@ -260,6 +272,25 @@ def _profile_changes(statement: Statement, profiled: Sequence[MemoryRecord]) -> 
     return Outcome()
 
 
+def _changed_by_meaning(statement: Statement, neighbours: Sequence[tuple[MemoryRecord, float]]) -> Outcome:
+    """A change said in words of an attribute the meaning named with others ("ok i switched sides, Sporting is my
+    club now": a sport, or a team; "handed in my notice and started at Bosch": an employer among them): the nearest
+    memory (``CHANGED_SIMILARITY`` or closer) holding a value of one of them that the statement does not say again
+    is what changed. Its values kept as said go with it."""
+    keys = set(statement.changed)
+    keys |= COUPLED if keys & COUPLED else set()
+    for old, similarity in neighbours:
+        if similarity < CHANGED_SIMILARITY:
+            break
+        gone = [fact for fact in live_facts(old) if fact.key in keys
+                and not any(new.key == fact.key and same_value(new.value, fact.value) for new in statement.facts)]
+        if gone:
+            replaced = [*gone, *(fact for fact in _said_facts(old) if fact not in gone)]
+            return Outcome((old.id,), tuple((old.id, fact) for fact in replaced),
+                           reason=f"a change of {label(gone[0].key)} the user stated (similarity {similarity:.2f})")
+    return Outcome()
+
+
 def decide(
     text: str,
     statement: Statement,
@@ -271,9 +302,9 @@ def decide(
     nearest current memories with their similarity (``neighbours``, best first)."""
     profiled = [old for old in profiled if same_speaker(old, text)]
     neighbours = [(old, similarity) for old, similarity in neighbours if same_speaker(old, text)]
-    changed = _profile_changes(statement, profiled)
-    if changed.supersedes or changed.replaces_facts:
-        return changed
+    for changed in (_profile_changes(statement, profiled), _changed_by_meaning(statement, neighbours)):
+        if changed.supersedes or changed.replaces_facts:
+            return changed
 
     words = stems(text)
     for old in profiled:
@@ -290,7 +321,7 @@ def decide(
         old, similarity = neighbours[0]
         # A safety value kept as said is the sentence itself: its words differ in every paraphrase, so whether it
         # repeats a memory is the similarity's to say, as for any memory.
-        statement = Statement(tuple(f for f in statement.facts if f.origin != AS_SAID), statement.retracts)
+        statement = replace(statement, facts=tuple(f for f in statement.facts if f.origin != AS_SAID))
         # A restatement brings no fact the old memory lacks ("I moved to Berlin" is news after "I'm moving to
         # Berlin next month"), and no name or number of its own.
         new_facts = bool(statement.facts) and not _same_facts(statement, old)

@@ -106,10 +106,11 @@ OPEN_WORDS_MAX = 24
 # verizon", "gave up the box, tennis now", "kicked the energy drinks", "traded the truck in". A description ("my
 # laptop is really slow these days") or an addition ("I also started piano") says no change.
 STATED_CHANGE = re.compile(
-    r"\b(?:switch(?:ed|ing) (?:to|over|from)|swapped|gave up|giving up|quit|quitting|moved (?:to|over|on|her|him|them|"
+    r"\b(?:switch(?:ed|ing)(?: (?:my|our|the|\w+)){0,2} (?:to|over|from|sides)|chang(?:ed|ing) (?:my |our |the )?\w+ "
+    r"(?:to|from)|swapped|gave up|giving up|quit|quitting|moved (?:to|over|on|her|him|them|"
     r"everything)|traded|trading in|upgraded|downgraded|cancell?ed|kicked|no more|instead|converted (?:to|me)|"
     r"replaced|any ?more|no longer|not any ?more|got rid of|sold|ditched|stopped|promoted|graduated|retired|"
-    r"finished|broke up|divorced)\b",
+    r"finished|broke up|divorced|handed in (?:my|the) notice|resigned|left my job)\b",
     re.IGNORECASE,
 )
 

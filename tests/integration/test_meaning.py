@@ -178,3 +178,9 @@ def test_a_question_without_its_mark_states_nothing_but_the_fact_beside_it(memor
     profile = current(memory)
     assert "home" not in profile
     assert profile["diet"] == ["vegan"]
+
+
+def test_a_club_switched_replaces_the_club_held(memory: MemoryService) -> None:
+    say(memory, "been an Ajax supporter my whole life", "ok i switched sides, PSV is my club now")
+    block = memory.recall("when does my club play next?").block.text
+    assert "PSV" in block and "Ajax" not in block
