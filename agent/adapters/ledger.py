@@ -237,7 +237,8 @@ def _trim_log(db: sqlite3.Connection) -> None:
 
 def _unlog(db: sqlite3.Connection, user: str, ids: Sequence[str]) -> None:
     """Take a forget's ids out of ``vector_log`` and leave in their place a change without an id, which tells every
-    view of the ledger to compare all ids once (``vector_changes``): an id is a digest of its memory's text."""
+    view of the ledger that a forget took ids it cannot name (``vector_changes``: ``forgot``): an id is a digest of
+    its memory's text."""
     db.executemany("DELETE FROM vector_log WHERE user = ? AND id = ?", [(user, i) for i in ids])
     db.execute("INSERT INTO vector_log (user, id) VALUES (?, '')", (user,))
 
@@ -765,9 +766,10 @@ class SqliteLedger:
 
     def vector_changes(self, user: str, since: tuple[int, int] | None) -> VectorChanges:
         """The ids of ``user``'s vector copies written or deleted since ``since`` (a mark this returned before), from
-        ``vector_log`` in one statement, so one snapshot: what a turn costs after a write is what was written. Every
-        id instead (``whole``) without a mark, after a forget (whose ids left the log), and when the log no longer
-        reaches back to the mark (trimmed past it, or another file).
+        ``vector_log`` in one statement, so one snapshot: what a turn costs after a write is what was written. A
+        forget's ids left the log, and the change without an id it left in their place is told as ``forgot``. Every
+        id instead (``whole``) without a mark, and when the log no longer reaches back to the mark (trimmed past it,
+        or another file).
 
         Planned so that it reads the changes since the mark, not the whole log: ``min`` and ``max`` in separate
         subqueries (together in one they scan every row), and the rows walked by ``seq`` (``+l.user`` keeps SQLite
@@ -783,8 +785,8 @@ class SqliteLedger:
             )
             low, high = rows[0][0], rows[0][1] or 0
             ids = list(dict.fromkeys(str(row[2]) for row in rows if row[2] is not None))
-            if high >= since[1] and (low is None or low <= since[1] + 1) and "" not in ids:
-                return VectorChanges((0, high), ids, False)
+            if high >= since[1] and (low is None or low <= since[1] + 1):
+                return VectorChanges((0, high), [mid for mid in ids if mid], False, "" in ids)
         high = int(self._read("SELECT coalesce(max(seq), 0) FROM vector_log")[0][0])
         return VectorChanges((0, high), self.vector_ids(user), True)
 
