@@ -49,9 +49,11 @@ OPENING = "Long-term memory has not finished opening: its server is slow to answ
 # it recalls what was said during the outage; the rest are written after the recall, before this turn's own words,
 # off the reply path. Each costs one write (bench/spool_replay.py: RESULTS.md has the figures on the servers).
 REPLAY_BEFORE_RECALL = 8
-# How long the examples' warm-up (``_warm_meaning``) steps aside for a call waiting for the memory thread before it
-# looks again: the call's task is queued within microseconds of the store settling.
+# The examples' warm-up (``_warm_meaning``) waits until no call has asked for the memory thread for ``QUIET``
+# seconds, looking again every ``YIELD_PAUSE``: a turn makes its calls one after another (the forgets to follow, then
+# the recall), and the next one is asked a moment after the last returns.
 YIELD_PAUSE = 0.005
+QUIET = 0.25
 # What a waiting turn that a forget made since names becomes: nothing, and this line.
 FORGOTTEN_SINCE = ("its words are not remembered: a forget made after they were said (here or on another machine) "
                    "names them")
@@ -195,6 +197,7 @@ class MemoryWorker:
         # takes seconds, lets them go first.
         self._asking = 0
         self._asking_lock = threading.Lock()
+        self._last_call = -math.inf  # when the last call's task ended (monotonic)
         # Current memories (those /memories lists), refreshed after every change; None until the store opens.
         self.count: int | None = None
         self._pool.submit(self._open_first, open_service)
@@ -304,7 +307,10 @@ class MemoryWorker:
 
         def run() -> T:
             self._ask(-1)
-            return self._run(task)
+            try:
+                return self._run(task)
+            finally:
+                self._last_call = time.monotonic()
 
         self._ask(1)
         try:
@@ -560,12 +566,13 @@ class MemoryWorker:
         """Embed the examples the writes read meaning with, unless the chat is closing; an embedder that fails here
         fails again at the first write, which reads the patterns alone then (``agent.memory.attributes``).
 
-        A call waiting for the thread goes first: this task is queued as the store opens, before a recall typed
-        meanwhile can be (that one waits for the open to settle), and the first turn waited seconds behind it
-        (8.6 of a first recall's 16.7 s at load 7). It steps aside and queues itself again behind the call."""
+        The calls of a turn go first: this task is queued as the store opens, before a recall typed meanwhile can
+        be (that one waits for the open to settle), and the first turn waited seconds behind it (8.6 of a first
+        recall's 16.7 s at load 7). While a call waits for the thread, or one ended less than ``QUIET`` ago, it
+        steps aside and queues itself again behind them."""
         if self._closing.is_set():
             return
-        if self._asking:
+        if self._asking or time.monotonic() - self._last_call < QUIET:
             self._closing.wait(YIELD_PAUSE)
             with contextlib.suppress(RuntimeError):  # the chat closed meanwhile
                 self._pool.submit(self._warm_meaning, service)

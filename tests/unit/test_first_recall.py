@@ -1,7 +1,8 @@
 """The first turn of a chat does not wait for the examples' warm-up (issue 22, the first turn after launch): the
 memory thread embeds the labelled examples the writes read meaning with as the store opens, which takes seconds,
 and a recall typed while the store opened waited behind it (its task is queued only once the open settles, after
-that warm-up was). The warm-up steps aside for a call waiting for the thread, and still runs once nothing waits."""
+that warm-up was). The warm-up steps aside for a call waiting for the thread and for the calls that follow it
+within a moment, and still runs once nothing asks."""
 
 from __future__ import annotations
 
@@ -21,6 +22,7 @@ class OpeningStore:
 
     def __init__(self) -> None:
         self.release = threading.Event()
+        self.warmed = threading.Event()
         self.done: list[str] = []
         self.embedder = object()
 
@@ -32,6 +34,7 @@ class OpeningStore:
 
     def warm_up_meaning(self) -> None:
         self.done.append("meaning")
+        self.warmed.set()
 
     def recall(self, line: str) -> Any:
         self.done.append(f"recall {line}")
@@ -53,16 +56,22 @@ class Watched(ConnectWait):
         return super().wait()
 
 
-def test_a_recall_typed_while_the_store_opens_goes_before_the_examples_warm_up() -> None:
+def turn(worker: MemoryWorker) -> None:
+    """A turn's calls, one right after the other (a chat's turn asks for the forgets to follow, then recalls)."""
+    worker.recall("the forgets")
+    worker.recall("the first line")
+
+
+def test_the_calls_of_a_turn_typed_while_the_store_opens_go_before_the_examples_warm_up() -> None:
     store = OpeningStore()
     opening = Watched()
     worker = MemoryWorker(lambda: cast(MemoryService, store), lambda outcome: None, read_only=True,
                           open_wait=opening)
-    asked = threading.Thread(target=worker.recall, args=("the first line",))
+    asked = threading.Thread(target=turn, args=(worker,))
     asked.start()
     assert opening.entered.wait(WAIT)
     store.release.set()
     asked.join(WAIT)
-    worker.drain()
+    assert store.warmed.wait(WAIT), "the warm-up runs once nothing asks"
     worker.close()
-    assert store.done == ["recall the first line", "meaning"]
+    assert store.done == ["recall the forgets", "recall the first line", "meaning"]
