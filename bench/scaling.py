@@ -15,9 +15,9 @@ copied afresh for each run, so a run measures and never waits for 100,000 embedd
 - ``remember_ms``: that one write (``/remember``, ``agent memories add``: truth checks, ledger, embedding, index).
 
 - ``first_prompt_s``, ``first_turn_s``: the real ``agent`` started on a pseudo-terminal on the same store
-  afterwards (``bench/agent_process.py``), seconds to its first prompt and to the prompt after the first line,
-  typed as soon as the prompt shows: that turn waits for what a launch does before its first recall (chromadb's
-  import, the store's open, the model's load), the model server an unreachable port.
+  afterwards (``bench/agent_process.py``), seconds to its first prompt and to the answer to the first line, typed
+  as soon as the prompt shows: that turn waits for what a launch does before its first recall (chromadb's import,
+  the store's open, the model's load), the model server an unreachable port.
 
 The ratio ``after_write_ms / steady_ms`` is what a write costs the next turn: 1.0 is a write that costs the next
 turn nothing.
@@ -200,7 +200,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     print("|---|" + "---|" * len(args.sizes))
     rows = [("open, to the first prompt's memory (s)", "open_s", "{:.2f}"),
             ("agent launched: first prompt (s)", "first_prompt_s", "{:.2f}"),
-            ("agent launched: first turn answered, recall included (s)", "first_turn_s", "{:.2f}"),
+            ("agent launched: first line answered, its recall included (s)", "first_turn_s", "{:.2f}"),
             ("steady turn, recall p50 (ms)", "steady_ms_p50", "{:.1f}"),
             ("turn right after a write, recall p50 (ms)", "after_write_ms_p50", "{:.1f}"),
             ("turn after a write / steady turn", "after_write_ratio", "{:.2f}x"),
