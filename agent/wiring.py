@@ -121,25 +121,32 @@ def open_memory(
     ``ledger`` is one the caller built (``build_ledger``) and keeps a handle on, to finish forgets with it: the
     service's own is no one else's to reach; it is closed here if the open fails.
 
-    With ``warm_up`` (a chat's memory thread) the embedder's model loads on a thread of its own while the index
-    opens, whenever the embedder is known before it (asked for, or recorded in the ledger): chromadb's import and
-    the model's load then overlap, which took 0.35-0.45 s off the first turn at load 7. The thread has ended when
-    this returns or raises (one still inside onnxruntime at exit aborts the process); a model that fails to load
-    fails again at the caller's own warm-up.
+    With ``warm_up`` (a chat's memory thread) what the first recall waits for loads on threads beside the open:
+    chromadb's import of an embedded index while the ledger opens (its check reads the whole file: 0.3 s at 100,000
+    memories, in SQLite's C code, which lets the import run), and the embedder's model while the index opens,
+    whenever the embedder is known before it (asked for, or recorded in the ledger): the model's load overlapping
+    the import took 0.35-0.45 s off the first turn at load 7. The threads have ended when this returns or raises
+    (one still inside onnxruntime at exit aborts the process); what fails in them fails again where it is used.
     """
     tell = notify or log.warning
     paths = ensure_data_dir(settings.data_dir)
     _load_drivers(settings)
-    if ledger is None:
-        with connecting() if settings.database_url else nullcontext():
-            ledger = build_ledger(settings, paths)
-    loading: Future[None] | None = None
+    loading: list[Future[None]] = []
+    if warm_up and not ledger_only and not settings.chroma_url:
+        loading.append(in_background(_import_chromadb, "chromadb-import"))
+    try:
+        if ledger is None:
+            with connecting() if settings.database_url else nullcontext():
+                ledger = build_ledger(settings, paths)
+    except BaseException:
+        _wait_for(loading)
+        raise
     try:
         if embedder is None or isinstance(embedder, str):
             known = _embedder_asked(embedder, settings, ledger.vector_space(settings.user))
             embedder = build_embedder(known, settings) if known else embedder
         if warm_up and isinstance(embedder, WarmsUp):
-            loading = in_background(embedder.warm_up, "model-load")
+            loading.append(in_background(embedder.warm_up, "model-load"))
         with connecting() if settings.chroma_url and not ledger_only else nullcontext():
             index, set_aside = (_ledger_index(ledger, settings.user) if ledger_only
                                 else _open_index(settings, paths, ledger, tell, hold=not check))
@@ -162,9 +169,21 @@ def open_memory(
         ledger.close()
         raise
     finally:
-        if loading is not None:
-            loading.exception()  # waits for the thread; its failure is the caller's warm-up's to meet again
+        _wait_for(loading)
     return service
+
+
+def _import_chromadb() -> None:
+    from agent.adapters.chroma_index import load_library
+
+    load_library()
+
+
+def _wait_for(loading: list[Future[None]]) -> None:
+    """Until each thread ``open_memory`` started has ended; a failure there is met again where the thing is used
+    (an import, the model's load), so it is not raised here."""
+    for future in loading:
+        future.exception()
 
 
 def _embedder_asked(embedder: str | None, settings: Settings, recorded: VectorSpace | None) -> str | None:

@@ -1,7 +1,7 @@
-"""A chat's memory thread loads the embedding model while the index opens (issue 22, the first turn after launch):
-chromadb's import and the model's load took their sum before the first recall, one after the other. The load runs
-on a thread of its own, overlapping the index's open, and has ended when ``open_memory`` returns: a thread still
-inside onnxruntime when a short run exits aborts the process."""
+"""A chat's memory thread loads what the first recall waits for on threads beside the open (issue 22, the first
+turn after launch): chromadb's import beside the ledger's open, the embedding model beside the index's open; they
+took their sum before the first recall, one after the other. The threads have ended when ``open_memory`` returns:
+one still inside onnxruntime when a short run exits aborts the process."""
 
 from __future__ import annotations
 
@@ -51,3 +51,26 @@ def test_the_model_loads_while_the_index_opens_and_has_loaded_when_the_open_retu
     finally:
         memory.close()
         forget_clients()
+
+
+def test_chromadb_is_imported_while_the_ledger_opens(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The ledger's open checks the whole file (0.3 s at 100,000 memories): chromadb's import runs beside it. Each
+    of the two waits for the other to have begun, which only two threads can do."""
+    opening = threading.Event()
+    imported = threading.Event()
+    real = wiring.build_ledger
+
+    def import_chromadb() -> None:
+        if opening.wait(WAIT):
+            imported.set()
+
+    def build_ledger(*args: Any, **kwargs: Any) -> Any:
+        opening.set()
+        assert imported.wait(WAIT), "imported beside the ledger's open"
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(wiring, "_import_chromadb", import_chromadb)
+    monkeypatch.setattr(wiring, "build_ledger", build_ledger)
+    memory = wiring.open_memory(load_settings(), ShaEmbedder(), warm_up=True)
+    memory.close()
+    forget_clients()
