@@ -246,7 +246,10 @@ def _unlog(db: sqlite3.Connection, user: str, ids: Sequence[str]) -> None:
 class SqliteLedger:
     """``Ledger`` on a SQLite file (mode 0600), safe to share between threads and processes."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, check: bool = True) -> None:
+        """Open ``path``, creating it if absent. An existing file is checked whole (``quick_check``, every page:
+        0.3 s at 100,000 memories) unless ``check`` is False: a look at a few rows (a start's unfinished forgets)
+        does not pay that, and damage is reported by the memory's own open, which checks it."""
         self.path = path
         self._lock = threading.RLock()
         # Commits of this connection: with SQLite's data_version (commits of any other), the ledger's change mark.
@@ -276,10 +279,10 @@ class SqliteLedger:
             self._db.row_factory = sqlite3.Row
             self._db.execute("PRAGMA secure_delete = ON")
             self._db.execute("PRAGMA synchronous = FULL")
-            if not fresh:
-                check = self._db.execute("PRAGMA quick_check").fetchone()[0]
-                if check != "ok":
-                    raise sqlite3.DatabaseError(check)
+            if not fresh and check:
+                checked = self._db.execute("PRAGMA quick_check").fetchone()[0]
+                if checked != "ok":
+                    raise sqlite3.DatabaseError(checked)
             if self._format() != SCHEMA_VERSION or self._rank() != rank_config():
                 with self._tx() as db:
                     self._prepare(db)
