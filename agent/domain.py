@@ -52,11 +52,14 @@ class VectorChanges:
     """What changed among a user's vector copies since a mark (``Ledger.vector_changes``): the ids written, rewritten
     or deleted since, whose state the caller reads (``whole`` False); or, when the ledger cannot tell (no mark yet,
     or its record of changes no longer reaches back to it), every id it holds now (``whole`` True), which the caller
-    compares with what it has. ``mark`` is the one to pass next time."""
+    compares with what it has. ``mark`` is the one to pass next time. ``forgot``: a forget since the mark took its
+    ids out of the record (an id derives from the memory's text), so ``ids`` are the other changes only; a caller
+    whose view held a forgotten vector tells by counting, and compares every id only then."""
 
     mark: tuple[int, int]
     ids: list[str]
     whole: bool
+    forgot: bool = False
 
 
 @dataclass(frozen=True)

@@ -14,6 +14,11 @@ copied afresh for each run, so a run measures and never waits for 100,000 embedd
   one's write: the ledger's change mark moved, so the held index catches up before it searches;
 - ``remember_ms``: that one write (``/remember``, ``agent memories add``: truth checks, ledger, embedding, index).
 
+- ``first_prompt_s``, ``first_turn_s``: the real ``agent`` started on a pseudo-terminal on the same store
+  afterwards (``bench/agent_process.py``), seconds to its first prompt and to the answer to the first line, typed
+  as soon as the prompt shows: that turn waits for what a launch does before its first recall (chromadb's import,
+  the store's open, the model's load), the model server an unreachable port.
+
 The ratio ``after_write_ms / steady_ms`` is what a write costs the next turn: 1.0 is a write that costs the next
 turn nothing.
 
@@ -49,6 +54,7 @@ from agent.config import load_settings
 from agent.memory.service import MemoryService, space_of
 from agent.wiring import open_memory
 from bench import machine, mem0_side
+from bench.agent_process import first_turn_s
 from bench.latency import probes, records, sentences
 from bench.locomo import percentile
 
@@ -140,9 +146,12 @@ def measure(size: int, texts: Sequence[str], vectors: np.ndarray, embedder: Loca
                 after.append((time.perf_counter() - started) * 1000)
         finally:
             close(service)
+        launched = first_turn_s(data, USER, asked[1],
+                               {"AGENT_MEMORY_CAPACITY": str(size + 10 * TURNS)})
     return {
         "memories": size,
         "open_s": open_s,
+        **launched,
         "steady_ms_p50": percentile(steady, 50),
         "after_write_ms_p50": percentile(after, 50),
         "after_write_ratio": percentile(after, 50) / percentile(steady, 50),
@@ -190,6 +199,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     print("| figure | " + " | ".join(f"{size:,}" for size in sorted(args.sizes)) + " |")
     print("|---|" + "---|" * len(args.sizes))
     rows = [("open, to the first prompt's memory (s)", "open_s", "{:.2f}"),
+            ("agent launched: first prompt (s)", "first_prompt_s", "{:.2f}"),
+            ("agent launched: first line answered, its recall included (s)", "first_turn_s", "{:.2f}"),
             ("steady turn, recall p50 (ms)", "steady_ms_p50", "{:.1f}"),
             ("turn right after a write, recall p50 (ms)", "after_write_ms_p50", "{:.1f}"),
             ("turn after a write / steady turn", "after_write_ratio", "{:.2f}x"),

@@ -88,6 +88,10 @@ PROBE_K = 10
 CLOSE_WAIT = 2.0
 _POLL = 0.01
 
+# How many ids one page of an embedded collection's listing (``ids``) holds: each page is an OFFSET query that walks
+# the rows from the first, so pages of the client's batch (5,461) made listing 100,000 ids 3.5 s at load 7, against
+# 0.8 in one page; 50,000 ids are a few MB.
+IDS_PAGE = 50_000
 # Used when a client cannot tell its maximum batch (a server answering -1): chromadb 1.5.9's embedded store takes
 # 5,461 records per call.
 FALLBACK_BATCH = 1000
@@ -563,12 +567,13 @@ class ChromaIndex:
         return found
 
     def ids(self) -> set[str]:
-        """Every id in this user's collection (for reconciling the index with the ledger)."""
+        """Every id in this user's collection (for reconciling the index with the ledger), in pages of the
+        client's batch on a server and of ``IDS_PAGE`` embedded."""
         collection = self._get()
         if collection is None:
             return set()
         found: set[str] = set()
-        size, offset = self.batch_size(), 0
+        size, offset = self.batch_size() if self._remote else max(self.batch_size(), IDS_PAGE), 0
         while True:
             page = self._call("list its ids", partial(collection.get, include=[], limit=size, offset=offset))["ids"]
             found.update(page)

@@ -111,8 +111,8 @@ class HeldIndex(MirroredIndex):
         """Catch up from the mark saved with the embedded index at its last catch-up, when the ledger's record of
         changes still reaches it and the counts then agree (as many vectors in Chroma as memories in the ledger):
         how many vectors it put in and how many it dropped. None when the index must be compared whole
-        (``reconcile``): no mark saved, a forget since, a log trimmed past it, or counts that differ (a kill between
-        a forget's two halves)."""
+        (``reconcile``): no mark saved, a log trimmed past it, or counts that differ (a kill between a forget's two
+        halves, or a forget another process made: its ids are not in the ledger's record)."""
         saved = self.chroma.ledger_mark()
         if saved is None:
             return None
@@ -121,7 +121,7 @@ class HeldIndex(MirroredIndex):
         if changes.whole:
             return None
         done = self._catch_up_with(changes)
-        if self.chroma.count() != self._ledger.count(self._user):
+        if not self._counts_agree():
             return None
         self._mark, self._copies_mark = mark, changes.mark
         self._save_mark(changes.mark)
@@ -151,11 +151,22 @@ class HeldIndex(MirroredIndex):
             return
         changes = self._ledger.vector_changes(self._user, self._copies_mark)
         added, dropped = self._catch_up_with(changes)
+        if changes.forgot and not self._counts_agree():
+            changes = self._ledger.vector_changes(self._user, None)
+            more, fewer = self._catch_up_with(changes)
+            added, dropped = added + more, dropped + fewer
         saved = self._saved_mark
-        if changes.mark != saved and (added or dropped or changes.whole or saved is None
+        if changes.mark != saved and (added or dropped or changes.whole or changes.forgot or saved is None
                                       or changes.mark[1] - saved[1] >= MARK_LAG):
             self._save_mark(changes.mark)
         self._mark, self._copies_mark = mark, changes.mark
+
+    def _counts_agree(self) -> bool:
+        """Whether Chroma holds as many vectors as the ledger memories, once caught up with the ledger's record of
+        changes: it then holds every memory's (each addition is in the record), so it holds nothing else either,
+        and a forget since the mark (whose ids the record does not keep) left no vector behind. Two counts, where
+        comparing every id read 100,000 of each at 100,000 memories (1.9 s for Chroma's alone)."""
+        return self.chroma.count() == self._ledger.count(self._user)
 
     def _save_mark(self, mark: tuple[int, int]) -> None:
         self.chroma.save_ledger_mark(mark)

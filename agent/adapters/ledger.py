@@ -237,7 +237,8 @@ def _trim_log(db: sqlite3.Connection) -> None:
 
 def _unlog(db: sqlite3.Connection, user: str, ids: Sequence[str]) -> None:
     """Take a forget's ids out of ``vector_log`` and leave in their place a change without an id, which tells every
-    view of the ledger to compare all ids once (``vector_changes``): an id is a digest of its memory's text."""
+    view of the ledger that a forget took ids it cannot name (``vector_changes``: ``forgot``): an id is a digest of
+    its memory's text."""
     db.executemany("DELETE FROM vector_log WHERE user = ? AND id = ?", [(user, i) for i in ids])
     db.execute("INSERT INTO vector_log (user, id) VALUES (?, '')", (user,))
 
@@ -245,7 +246,10 @@ def _unlog(db: sqlite3.Connection, user: str, ids: Sequence[str]) -> None:
 class SqliteLedger:
     """``Ledger`` on a SQLite file (mode 0600), safe to share between threads and processes."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, check: bool = True) -> None:
+        """Open ``path``, creating it if absent. An existing file is checked whole (``quick_check``, every page:
+        0.3 s at 100,000 memories) unless ``check`` is False: a look at a few rows (a start's unfinished forgets)
+        does not pay that, and damage is reported by the memory's own open, which checks it."""
         self.path = path
         self._lock = threading.RLock()
         # Commits of this connection: with SQLite's data_version (commits of any other), the ledger's change mark.
@@ -275,10 +279,10 @@ class SqliteLedger:
             self._db.row_factory = sqlite3.Row
             self._db.execute("PRAGMA secure_delete = ON")
             self._db.execute("PRAGMA synchronous = FULL")
-            if not fresh:
-                check = self._db.execute("PRAGMA quick_check").fetchone()[0]
-                if check != "ok":
-                    raise sqlite3.DatabaseError(check)
+            if not fresh and check:
+                checked = self._db.execute("PRAGMA quick_check").fetchone()[0]
+                if checked != "ok":
+                    raise sqlite3.DatabaseError(checked)
             if self._format() != SCHEMA_VERSION or self._rank() != rank_config():
                 with self._tx() as db:
                     self._prepare(db)
@@ -765,19 +769,27 @@ class SqliteLedger:
 
     def vector_changes(self, user: str, since: tuple[int, int] | None) -> VectorChanges:
         """The ids of ``user``'s vector copies written or deleted since ``since`` (a mark this returned before), from
-        ``vector_log`` in one statement, so one snapshot: what a turn costs after a write is what was written. Every
-        id instead (``whole``) without a mark, after a forget (whose ids left the log), and when the log no longer
-        reaches back to the mark (trimmed past it, or another file)."""
+        ``vector_log`` in one statement, so one snapshot: what a turn costs after a write is what was written. A
+        forget's ids left the log, and the change without an id it left in their place is told as ``forgot``. Every
+        id instead (``whole``) without a mark, and when the log no longer reaches back to the mark (trimmed past it,
+        or another file).
+
+        Planned so that it reads the changes since the mark, not the whole log: ``min`` and ``max`` in separate
+        subqueries (together in one they scan every row), and the rows walked by ``seq`` (``+l.user`` keeps SQLite
+        off the ``(user, id)`` index, through which it read all of the user's rows to keep those past the mark).
+        Measured on a full log of 10,000 changes: 10.8 ms a call before, 0.02 ms after, on every turn after a
+        write."""
         if since is not None:
             rows = self._read(
-                """SELECT b.lo, b.hi, l.id FROM (SELECT min(seq) AS lo, max(seq) AS hi FROM vector_log) AS b
-                   LEFT JOIN vector_log AS l ON l.seq > ? AND l.user = ? ORDER BY l.seq""",
+                """SELECT b.lo, b.hi, l.id
+                   FROM (SELECT (SELECT min(seq) FROM vector_log) AS lo, (SELECT max(seq) FROM vector_log) AS hi) AS b
+                   LEFT JOIN vector_log AS l ON l.seq > ? AND +l.user = ? ORDER BY l.seq""",
                 [since[1], user],
             )
             low, high = rows[0][0], rows[0][1] or 0
             ids = list(dict.fromkeys(str(row[2]) for row in rows if row[2] is not None))
-            if high >= since[1] and (low is None or low <= since[1] + 1) and "" not in ids:
-                return VectorChanges((0, high), ids, False)
+            if high >= since[1] and (low is None or low <= since[1] + 1):
+                return VectorChanges((0, high), [mid for mid in ids if mid], False, "" in ids)
         high = int(self._read("SELECT coalesce(max(seq), 0) FROM vector_log")[0][0])
         return VectorChanges((0, high), self.vector_ids(user), True)
 
@@ -810,8 +822,10 @@ class SqliteLedger:
         return found
 
     def latest_vectors(self, user: str, n: int) -> list[tuple[str, list[float]]]:
-        """The ``n`` vectors written last: a kill in the middle of an index write tears those first."""
-        rows = self._read("SELECT id, vector FROM vectors WHERE user = ? ORDER BY rowid DESC LIMIT ?", [user, n])
+        """The ``n`` vectors written last: a kill in the middle of an index write tears those first. Read newest
+        first by row number (``+user`` keeps SQLite off the ``(user, id)`` index, through which it sorted every row
+        of the user: 90 ms of each open at 100,000 memories, now 0.1)."""
+        rows = self._read("SELECT id, vector FROM vectors WHERE +user = ? ORDER BY rowid DESC LIMIT ?", [user, n])
         return [(row[0], floats(row[1])) for row in rows]
 
     def oldest(self, user: str, n: int) -> list[str]:

@@ -49,6 +49,11 @@ OPENING = "Long-term memory has not finished opening: its server is slow to answ
 # it recalls what was said during the outage; the rest are written after the recall, before this turn's own words,
 # off the reply path. Each costs one write (bench/spool_replay.py: RESULTS.md has the figures on the servers).
 REPLAY_BEFORE_RECALL = 8
+# The examples' warm-up (``_warm_meaning``) waits until no call has asked for the memory thread for ``QUIET``
+# seconds, looking again every ``YIELD_PAUSE``: a turn makes its calls one after another (the forgets to follow, then
+# the recall), and the next one is asked a moment after the last returns.
+YIELD_PAUSE = 0.005
+QUIET = 0.25
 # What a waiting turn that a forget made since names becomes: nothing, and this line.
 FORGOTTEN_SINCE = ("its words are not remembered: a forget made after they were said (here or on another machine) "
                    "names them")
@@ -188,6 +193,11 @@ class MemoryWorker:
         self._closing = threading.Event()
         self._opening = open_wait or ConnectWait(math.inf)  # settled once the open at start succeeds or fails
         self._late = False  # something went without the store because it was still opening (``StoreOpening``)
+        # Calls (``call``) waiting for the store to open or for their task to start: the examples' warm-up, which
+        # takes seconds, lets them go first.
+        self._asking = 0
+        self._asking_lock = threading.Lock()
+        self._last_call = -math.inf  # when the last call's task ended (monotonic)
         # Current memories (those /memories lists), refreshed after every change; None until the store opens.
         self.count: int | None = None
         self._pool.submit(self._open_first, open_service)
@@ -294,22 +304,40 @@ class MemoryWorker:
         error = self._error
         if isinstance(error, StoreAway):
             raise error.with_traceback(None)
-        if not self._opening.wait():
-            self._late = True
-            raise StoreOpening(OPENING)
 
         def run() -> T:
-            service = self._store()
+            self._ask(-1)
             try:
-                result = task(service)
-            except AgentError:
-                raise
-            except Exception as exc:
-                raise memory_failure(exc) from exc
-            self.count = service.current_count()
-            return result
+                return self._run(task)
+            finally:
+                self._last_call = time.monotonic()
 
-        return self._pool.submit(run).result()
+        self._ask(1)
+        try:
+            if not self._opening.wait():
+                self._late = True
+                raise StoreOpening(OPENING)
+            future = self._pool.submit(run)
+        except BaseException:
+            self._ask(-1)
+            raise
+        return future.result()
+
+    def _ask(self, change: int) -> None:
+        with self._asking_lock:
+            self._asking += change
+
+    def _run(self, task: Callable[[MemoryService], T]) -> T:
+        """``task`` with the service, on the memory thread; the count of current memories refreshed after it."""
+        service = self._store()
+        try:
+            result = task(service)
+        except AgentError:
+            raise
+        except Exception as exc:
+            raise memory_failure(exc) from exc
+        self.count = service.current_count()
+        return result
 
     def recall(self, line: str) -> Recall:
         """The memories for ``line``, recalled after the oldest turns waiting in the spool are written (at most
@@ -536,8 +564,18 @@ class MemoryWorker:
 
     def _warm_meaning(self, service: MemoryService) -> None:
         """Embed the examples the writes read meaning with, unless the chat is closing; an embedder that fails here
-        fails again at the first write, which reads the patterns alone then (``agent.memory.attributes``)."""
+        fails again at the first write, which reads the patterns alone then (``agent.memory.attributes``).
+
+        The calls of a turn go first: this task is queued as the store opens, before a recall typed meanwhile can
+        be (that one waits for the open to settle), and the first turn waited seconds behind it (8.6 of a first
+        recall's 16.7 s at load 7). While a call waits for the thread, or one ended less than ``QUIET`` ago, it
+        steps aside and queues itself again behind them."""
         if self._closing.is_set():
+            return
+        if self._asking or time.monotonic() - self._last_call < QUIET:
+            self._closing.wait(YIELD_PAUSE)
+            with contextlib.suppress(RuntimeError):  # the chat closed meanwhile
+                self._pool.submit(self._warm_meaning, service)
             return
         try:
             service.warm_up_meaning()

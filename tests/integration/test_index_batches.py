@@ -19,6 +19,7 @@ import numpy as np
 import pytest
 
 from agent import wiring
+from agent.adapters import chroma_index
 from agent.adapters.chroma_index import forget_clients
 from agent.adapters.local_embedder import LocalEmbedder
 from agent.app.maintenance import rebuild_index
@@ -119,12 +120,16 @@ class _Recording:
         return call
 
 
-def test_every_call_that_takes_ids_is_cut_to_the_clients_batch_size(tmp_path: Path) -> None:
-    """Each path (save, read, list, scramble, delete, reset) against a real store whose batch is made small."""
+def test_every_call_that_takes_ids_is_cut_to_the_clients_batch_size(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each path (save, read, list, scramble, delete, reset) against a real store whose batch is made small. The
+    embedded listing's pages are ``IDS_PAGE`` ids (made small too): each page walks the rows from the first."""
     memory = open_fake_memory()
     index = index_of(memory)
     assert index.batch_size() == index._client.get_max_batch_size() > 5000, "the client's own maximum"
     index._batch = 7
+    monkeypatch.setattr(chroma_index, "IDS_PAGE", 7)
     sizes: list[tuple[str, int]] = []
     index._collection = _Recording(index._get(create=True), sizes)
     texts = [text_for("cut", i) for i in range(40)]
@@ -141,6 +146,21 @@ def test_every_call_that_takes_ids_is_cut_to_the_clients_batch_size(tmp_path: Pa
     assert sizes and max(size for _, size in sizes) <= 7
     assert {name for name, _ in sizes} >= {"upsert", "get", "delete"}
     assert ledger_of(memory).count(USER) == 0
+
+
+def test_an_embedded_listing_reads_its_ids_in_pages_of_ids_page_not_of_the_batch(tmp_path: Path) -> None:
+    """Listing every id (an open without a saved mark compares them) pages by OFFSET, which walks the rows from the
+    first: in pages of the batch (5,461) 100,000 ids took 3.5 s, in one 0.8 s."""
+    memory = open_fake_memory()
+    index = index_of(memory)
+    index._batch = 7
+    texts = [text_for("page", i) for i in range(40)]
+    vectors_of(memory).upsert([memory_id(USER, t) for t in texts], ShaEmbedder().embed(texts))
+    sizes: list[tuple[str, int]] = []
+    index._collection = _Recording(index._get(), sizes)
+    assert len(index.ids()) == 40
+    assert sizes == [("get", chroma_index.IDS_PAGE)]
+    memory.close()
 
 
 def test_the_agent_on_a_store_whose_index_was_deleted_recalls_and_says_so_in_one_line(

@@ -1,0 +1,77 @@
+"""The first turn of a chat does not wait for the examples' warm-up (issue 22, the first turn after launch): the
+memory thread embeds the labelled examples the writes read meaning with as the store opens, which takes seconds,
+and a recall typed while the store opened waited behind it (its task is queued only once the open settles, after
+that warm-up was). The warm-up steps aside for a call waiting for the thread and for the calls that follow it
+within a moment, and still runs once nothing asks."""
+
+from __future__ import annotations
+
+import math
+import threading
+from typing import Any, cast
+
+from agent.app.memory_worker import ConnectWait, MemoryWorker
+from agent.memory.service import MemoryService
+
+WAIT = 30.0
+
+
+class OpeningStore:
+    """The few methods of ``MemoryService`` the worker uses to open and recall, recording their order; the open
+    waits for ``release``, as a store and a model that take seconds to load do."""
+
+    def __init__(self) -> None:
+        self.release = threading.Event()
+        self.warmed = threading.Event()
+        self.done: list[str] = []
+        self.embedder = object()
+
+    def current_count(self) -> int:
+        return 0
+
+    def warm_up_index(self) -> None:
+        self.release.wait(WAIT)
+
+    def warm_up_meaning(self) -> None:
+        self.done.append("meaning")
+        self.warmed.set()
+
+    def recall(self, line: str) -> Any:
+        self.done.append(f"recall {line}")
+        return None
+
+    def flush_seen(self) -> None:
+        """Nothing recalled here was seen."""
+
+
+class Watched(ConnectWait):
+    """The wait for the open, telling when a call has begun it."""
+
+    def __init__(self) -> None:
+        super().__init__(math.inf)
+        self.entered = threading.Event()
+
+    def wait(self) -> bool:
+        self.entered.set()
+        return super().wait()
+
+
+def turn(worker: MemoryWorker) -> None:
+    """A turn's calls, one right after the other (a chat's turn asks for the forgets to follow, then recalls)."""
+    worker.recall("the forgets")
+    worker.recall("the first line")
+
+
+def test_the_calls_of_a_turn_typed_while_the_store_opens_go_before_the_examples_warm_up() -> None:
+    store = OpeningStore()
+    opening = Watched()
+    worker = MemoryWorker(lambda: cast(MemoryService, store), lambda outcome: None, read_only=True,
+                          open_wait=opening)
+    asked = threading.Thread(target=turn, args=(worker,))
+    asked.start()
+    assert opening.entered.wait(WAIT)
+    store.release.set()
+    asked.join(WAIT)
+    assert store.warmed.wait(WAIT), "the warm-up runs once nothing asks"
+    worker.close()
+    assert store.done == ["recall the forgets", "recall the first line", "meaning"]
