@@ -146,8 +146,15 @@ def test_a_correction_is_never_merged_as_a_restatement(memory: MemoryService) ->
 
 
 def test_an_update_with_no_key_and_no_correction_replaces_nothing(memory: MemoryService) -> None:
-    say(memory, "I take the 7:40 train to work.", "I take the 8:15 train now, they changed the timetable.")
+    say(memory, "my spare keys are with the neighbour", "the spare key is with my sister these days")
     assert len(live(memory)) == 2  # a duplicate at worst, never a fact lost
+
+
+def test_a_commute_said_now_replaces_the_one_before_and_keeps_it_in_the_history(memory: MemoryService) -> None:
+    """The commute is a key of the profile, and "now" says the change: the 7:40 is history, not lost."""
+    say(memory, "I take the 7:40 train to work.", "I take the 8:15 train now, they changed the timetable.")
+    assert live(memory) == ["I take the 8:15 train now, they changed the timetable."]
+    assert any(r.text == "I take the 7:40 train to work." and not r.current for r in memory.list())
 
 
 def test_chatty_lines_in_similar_words_are_not_restatements(memory: MemoryService) -> None:
