@@ -602,7 +602,7 @@ def inline(service: MemoryService) -> OnService:
 class OwnSession(Protocol):
     """The chat's own session (``ChatEngine``): it scrubs itself, in memory too, and saves itself."""
 
-    session: Session
+    def session_name(self) -> str: ...
 
     def scrub(self, forgotten: Forgotten, ids: set[str]) -> bool: ...
 
@@ -671,7 +671,7 @@ def _complete(on_service: OnService, begun: Begun, places: Places, own: OwnSessi
     index_error = on_service(lambda service: drop_vectors(service, begun))
     record = begun.record
     this_session = own is not None and own.scrub(Forgotten(record.texts), set(record.ids))
-    skip = None if own is None else own.session.name
+    skip = None if own is None else own.session_name()
     outcome = on_service(Finish(record, places, skip))
     return Result(begun.count, outcome, this_session, index_error, back=begun.back)
 

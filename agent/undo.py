@@ -54,11 +54,11 @@ def take_back(engine: ChatEngine, places: forget.Places | None) -> Undone | None
     exchange = engine.last_exchange()
     if exchange is None:
         return None
-    memory, turn, number = engine.memory, exchange.turn, exchange.number
+    memory, turn, number = engine.memory_worker(), exchange.turn, exchange.number
     if memory is None or places is None:
         engine.take_back_last()
         return Undone(turn, number, memory=False)
-    session = engine.session.name
+    session = engine.session_name()
     words = turn.user if turn.said is None else turn.said  # what the gate judged: not a document attached to it
     waiting = 0 if memory.read_only else memory.unspool(session, number, words)
     try:

@@ -45,7 +45,8 @@ class Chat:
 
     @property
     def session(self) -> Session:
-        return self.repl.engine.store.load(self.repl.engine.session.name)
+        engine = self.repl.engine
+        return engine.session_store().load(engine.session_name())
 
 
 def memory_service(root: Path, embedder: Embedder | None = None) -> MemoryService:
@@ -68,11 +69,14 @@ def build_chat(
     spool: Spool | None = None,
     open_wait: ConnectWait | None = None,
     width: int = 100,
+    catalog: Callable[[], list[str]] | None = None,
+    saving: bool = True,
 ) -> Chat:
     """A chat wired like ``run_chat`` does it, minus the terminal; ``memory`` opens the service (None: off);
     ``history`` is the input history file ``/forget`` cleans; ``server`` what a probe of the model server found;
     ``read_only`` is ``--read-only``; ``spool`` keeps the turns the store could not take; ``open_wait`` bounds the
-    wait for a connection to the store's server at start; ``width`` the terminal's columns."""
+    wait for a connection to the store's server at start; ``width`` the terminal's columns; ``catalog`` lists the
+    models the server serves (``/model``); ``saving`` False is ``--no-session``."""
     stdout, notices = io.StringIO(), io.StringIO()
     mode = Mode(interactive=interactive, plain=True)
     out = Output(mode, Console(file=stdout, width=width, no_color=True, soft_wrap=True),
@@ -85,7 +89,7 @@ def build_chat(
     worker = None if memory is None else MemoryWorker(memory, events.on_write, read_only, spool, open_wait=open_wait,
                                                       on_back=events.on_memory_back)
     engine = ChatEngine(model, "test-model", conversation, store, existing, worker, server=server,
-                        max_tokens=max_tokens)
+                        max_tokens=max_tokens, catalog=catalog, saving=saving)
     repl = Repl(engine, out, worker, events, history=history)
     return Chat(repl, stdout, notices)
 

@@ -24,6 +24,7 @@ from agent import forget, undo
 from agent.app import queries
 from agent.app.chat_engine import ChatEngine
 from agent.app.editing import Unchanged, edit_memory
+from agent.app.engine_status import EngineStatus
 from agent.app.forgetting import forget_ids
 from agent.app.memory_worker import MemoryWorker
 from agent.app.selectors import MIN_PREFIX, SHOWN_ID, pick_all, replaced_by_prefix
@@ -94,7 +95,7 @@ class Commands(ChatControls, SessionCommands):
         self.out = out
         self.ask = ask
         self.history = history
-        self.data_root = data_root or engine.store.directory.parent
+        self.data_root = data_root or engine.session_store().directory.parent
         self.hold = hold
         self._listing: list[str] = []
         self._session_listing: list[str] = []
@@ -130,9 +131,10 @@ class Commands(ChatControls, SessionCommands):
 
     def _worker(self) -> MemoryWorker | None:
         """The memory worker, or None with a word to the user when this run has no memory."""
-        if self.engine.memory is None:
+        memory = self.engine.memory_worker()
+        if memory is None:
             self.out.warn("Long-term memory is off in this run (--no-memory, or it could not be opened).")
-        return self.engine.memory
+        return memory
 
     def _writer(self, nothing: str) -> MemoryWorker | None:
         """The memory worker when this run may write memory, or None with a word to the user."""
@@ -294,8 +296,8 @@ class Commands(ChatControls, SessionCommands):
         """Where a forget takes the words out (``agent.forget``, which holds Ctrl-C until it is done and also
         scrubs this session, in memory too): the sessions directory is in the data directory, where copies of the
         index and the ledger are set aside."""
-        machine = "" if self.engine.places is None else self.engine.places.machine
-        return forget.Places(self.engine.store, self.history, self.data_root, memory.spool, machine)
+        machine = self.engine.status().machine
+        return forget.Places(self.engine.session_store(), self.history, self.data_root, memory.spool, machine)
 
     def _tell(self, erased: forget.Result, this_session: bool, back: Sequence[MemoryRecord] | None = None) -> None:
         """What a forget did, and which memories are current again (``back``, by default the forget's own)."""
@@ -340,7 +342,8 @@ class Commands(ChatControls, SessionCommands):
         if not text:
             self.out.warn("Usage: /remember TEXT")
             return
-        session, turn = self.engine.session.name, len(self.engine.session.turns)
+        status = self.engine.status()
+        session, turn = status.session, status.turns
         outcome = memory.remember(text, session=session, turn=turn)
         report = outcome.report
         if report is None:  # the store does not answer: the words wait in the spool with the turns
@@ -353,13 +356,14 @@ class Commands(ChatControls, SessionCommands):
             self.out.notice(evicted_line(record))
 
     def _why(self, arg: str) -> None:
-        recall = self.engine.last_recall
+        status = self.engine.status()
+        recall = status.last_recall
         if recall is None:
-            error = self.engine.memory_error
-            if self.engine.memory and error is not None:  # the last message's recall failed
+            error = status.memory_error
+            if status.memory is not None and error is not None:  # the last message's recall failed
                 self.out.notice(f"Memory did not answer for the last message ({error}): none was injected.")
                 return
-            self.out.notice("No reply with memory yet in this run." if self.engine.memory else
+            self.out.notice("No reply with memory yet in this run." if status.memory is not None else
                             "Long-term memory is off in this run.")
             return
         block = recall.block
@@ -379,50 +383,49 @@ class Commands(ChatControls, SessionCommands):
         else:
             self.out.notice(f"No memory reached the similarity threshold {recall.threshold:.2f} for the last "
                             "message: only the profile above was sent.")
-        self.out.notice(f"The memory went into {self.engine.conversation.placement.describe()}.")
+        self.out.notice(f"The memory went into {status.placement.describe()}.")
 
     def _session(self, arg: str) -> None:
-        engine = self.engine
-        session, conversation = engine.session, engine.conversation
-        started = datetime.fromtimestamp(session.created_at).strftime("%Y-%m-%d %H:%M")
+        status = self.engine.status()
+        started = datetime.fromtimestamp(status.created_at).strftime("%Y-%m-%d %H:%M")
         rows = [
-            ("session", session.name),
-            ("file", str(engine.store.path(session.name)) if engine.saving else
+            ("session", status.session),
+            ("file", str(self.engine.session_store().path(status.session)) if status.saving else
                      "none: this chat writes no session (--no-session; /new NAME starts one that is written)"),
             ("started", started),
-            ("turns", f"{len(session.turns)} ({conversation.turns - conversation.start} in the context window)"),
-            ("context", f"{conversation.tokens():,} of {conversation.budget_tokens:,} tokens in the conversation "
-                        "window" + (", with a summary of earlier turns" if conversation.summary else "")
+            ("turns", f"{status.turns} ({status.window_turns} in the context window)"),
+            ("context", f"{status.context_tokens:,} of {status.budget_tokens:,} tokens in the conversation "
+                        "window" + (", with a summary of earlier turns" if status.summarised else "")
                         + " (as the toolbar; each request adds the system prompt and the memories recalled)"),
-            ("model", engine.shown_model if engine.shown_model == engine.model else
-                      f"{engine.shown_model} (served; asked for {engine.model})"),
-            ("memory", self._memory_state()),
+            ("model", status.shown_model if status.shown_model == status.model else
+                      f"{status.shown_model} (served; asked for {status.model})"),
+            ("memory", self._memory_state(status)),
         ]
-        if engine.server is not None:
-            info = engine.server.info
+        if status.server is not None:
+            info = status.server.info
             context = f"context {info.context:,} tokens" if info.context else "publishes no context size"
             rows.append(("server", f"{info.kind}, {context}; the system prompt goes into "
-                                   f"{engine.server.placement.describe()}"))
+                                   f"{status.server.placement.describe()}"))
         table = Table.grid(padding=(0, 2))
         for key, value in rows:
             table.add_row(Text(key), Text(escape_terminal(value)))
         self.out.show(table)
 
-    def _memory_state(self) -> str:
+    @staticmethod
+    def _memory_state(status: EngineStatus) -> str:
         """How many memories there are, once the store (opened in the background at start) has said so."""
-        memory = self.engine.memory
+        memory = status.memory
         if memory is None:
             return "off"
-        status = memory.status()
-        if status.count is None:
-            if status.away:
+        if memory.count is None:
+            if memory.away:
                 return "away (what this chat keeps waits on this machine until memory answers)"
-            return "could not be opened" if status.failed else "counting… (the store is still opening)"
-        return plural(status.count, "memory", "memories") + writes_state(self.engine)
+            return "could not be opened" if memory.failed else "counting… (the store is still opening)"
+        return plural(memory.count, "memory", "memories") + writes_state(status)
 
     def _retry(self, arg: str) -> Action | None:
-        turns = self.engine.session.turns
-        said = turns[-1].said if turns else None  # a one-shot turn's attached text stays out of the gate again
+        last = self.engine.status().last_turn
+        said = last.said if last is not None else None  # a one-shot turn's attached text stays out of the gate again
         line = self.engine.take_back_last()
         if line is None:
             self.out.notice("Nothing to retry yet.")
@@ -434,7 +437,7 @@ class Commands(ChatControls, SessionCommands):
         wrote are forgotten as ``/forget`` forgets them (every file, crash-safe), a quote it added to a memory it
         said again leaves that memory, what it replaced is current again, and its words no longer wait in the
         spool; then the turn leaves the session and the context window. One line says which."""
-        memory = self.engine.memory
+        memory = self.engine.memory_worker()
         undone = undo.take_back(self.engine, None if memory is None else self._places(memory))
         if undone is None:
             self.out.notice("Nothing to undo yet.")
@@ -467,7 +470,7 @@ class Commands(ChatControls, SessionCommands):
 
     def _clear(self, arg: str) -> None:
         self.engine.clear()
-        turns = plural(len(self.engine.session.turns), "turn", "turns")
+        turns = plural(self.engine.status().turns, "turn", "turns")
         self.out.notice(f"Short-term context cleared; the session file keeps its {turns}.")
 
 

@@ -6,16 +6,17 @@ from __future__ import annotations
 import base64
 
 from agent.app.chat_engine import ChatEngine
+from agent.app.engine_status import EngineStatus
 from agent.errors import ChatError
 from agent.ui.output import Output
 from agent.ui.render import plural
 
 
-def writes_state(engine: ChatEngine) -> str:
+def writes_state(status: EngineStatus) -> str:
     """What the toolbar and ``/session`` add to the memory count when this run does not write what is said."""
-    if engine.memory is not None and engine.memory.read_only:
+    if status.memory is not None and status.memory.read_only:
         return ", read-only"
-    return ", paused" if engine.paused else ""
+    return ", paused" if status.paused else ""
 
 
 class ChatControls:
@@ -27,21 +28,21 @@ class ChatControls:
     def _model(self, arg: str) -> None:
         """List what the server serves, or switch the model of the next replies; each turn records its model."""
         engine = self.engine
+        model = engine.status().model
         served: list[str] | None = None
         problem = "this chat cannot ask the server"
-        if engine.catalog is not None:
-            try:
-                served = engine.catalog()
-            except ChatError as exc:
-                problem = str(exc)
+        try:
+            served = engine.served_models()
+        except ChatError as exc:
+            problem = str(exc)
         if not arg:
             if not served:
                 why = problem if served is None else "the server lists no model"
-                self.out.notice(f"Talking to {engine.model}; {why}. /model NAME switches.")
+                self.out.notice(f"Talking to {model}; {why}. /model NAME switches.")
                 return
             for name in served:
-                self.out.text(f"{'*' if name == engine.model else ' '} {name}")
-            current = "" if engine.model in served else f" (talking to {engine.model}, which it does not list)"
+                self.out.text(f"{'*' if name == model else ' '} {name}")
+            current = "" if model in served else f" (talking to {model}, which it does not list)"
             self.out.notice(f"{plural(len(served), 'model', 'models')} served{current}. /model NAME switches; "
                             "the session records which model said what.")
             return
@@ -50,10 +51,10 @@ class ChatControls:
             matches = [m for m in served if m.startswith(name)]
             if len(matches) != 1:
                 self.out.warn(f"The server does not serve {name} ({plural(len(served), 'model', 'models')}: /model "
-                              f"lists them); still talking to {engine.model}.")
+                              f"lists them); still talking to {model}.")
                 return
             name = matches[0]
-        if name == engine.model:
+        if name == model:
             self.out.notice(f"Already talking to {name}.")
             return
         engine.use_model(name)
@@ -63,7 +64,7 @@ class ChatControls:
     def _copy(self, arg: str) -> None:
         """The last reply to the clipboard with OSC 52: the terminal sets its clipboard from an escape sequence, so
         it works over SSH and needs no clipboard tool; a terminal that does not allow it ignores the sequence."""
-        reply = next((turn.reply for turn in reversed(self.engine.session.turns) if turn.reply.strip()), None)
+        reply = self.engine.last_reply()
         if reply is None:
             self.out.notice("No reply to copy yet.")
             return
@@ -76,7 +77,7 @@ class ChatControls:
                             "(OSC 52). `agent sessions show NAME` prints every reply.")
 
     def _pause(self, arg: str) -> None:
-        memory = self.engine.memory
+        memory = self.engine.status().memory
         if memory is None:
             self.out.warn("Long-term memory is off in this run (--no-memory, or it could not be opened).")
             return
@@ -88,7 +89,7 @@ class ChatControls:
                         "stores what you give it.")
 
     def _resume(self, arg: str) -> None:
-        memory = self.engine.memory
+        memory = self.engine.status().memory
         if memory is None:
             self.out.warn("Long-term memory is off in this run (--no-memory, or it could not be opened).")
             return

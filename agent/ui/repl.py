@@ -159,11 +159,12 @@ class Repl:
     def toolbar(self) -> str:
         """The status line, drawn anew at each redraw: the context is what ``/session`` counts, the conversation
         window (summary and turns, what the budget limits), so ``/clear`` shows at once."""
-        count = None if self.engine.memory is None else self.engine.memory.status().count
-        memories = "off" if self.engine.memory is None else ("…" if count is None else str(count))
-        memories += writes_state(self.engine)
-        return (f" session {self.engine.session.name} │ model {self.engine.shown_model} │ memories {memories} │ "
-                f"context {self.engine.conversation.tokens():,} tokens ")
+        status = self.engine.status()
+        count = None if status.memory is None else status.memory.count
+        memories = "off" if status.memory is None else ("…" if count is None else str(count))
+        memories += writes_state(status)
+        return (f" session {status.session} │ model {status.shown_model} │ memories {memories} │ "
+                f"context {status.context_tokens:,} tokens ")
 
     def run(self) -> int:
         """The loop, until end of input, /exit, SIGTERM or SIGHUP. In a script, a failed turn makes the exit code
@@ -239,10 +240,11 @@ class Repl:
                         self.worker.close()
         if leave is None and isinstance(self.signals.pending, Leave):  # it came on the way out
             leave = self.signals.pending
-        if self.engine.unsaved is not None:
-            lost = ("The turns since the last save are" if self.engine.store.exists(self.engine.session.name) else
+        status = self.engine.status()
+        if status.unsaved is not None:
+            lost = ("The turns since the last save are" if self.engine.session_store().exists(status.session) else
                     "Every turn of this session is")
-            self.out.error(f"{self.engine.unsaved} {lost} lost when this chat ends.")
+            self.out.error(f"{status.unsaved} {lost} lost when this chat ends.")
             return 1 if leave is None else leave.exit_code
         if leave is not None:
             return leave.exit_code
@@ -303,19 +305,17 @@ class Repl:
         """Let this turn's memory write land before the next prompt is drawn, so its receipt follows the reply
         and precedes the prompt. A slower write (the store still opening) reports above the prompt when it lands,
         naming its turn; Ctrl-C stops the wait, never the write."""
-        writing = self.engine.writing
-        if writing is None or not self.out.mode.interactive:  # a script waits for every write (``run``)
+        if not self.out.mode.interactive:  # a script waits for every write (``run``)
             return
         try:
-            writing.result(timeout=RECEIPT_WAIT)
-        except TimeoutError:
-            self.events.late.add(number)
+            if not self.engine.await_write(RECEIPT_WAIT):
+                self.events.late.add(number)
         except KeyboardInterrupt:
             self.events.late.add(number)
 
     def _save_problem(self) -> None:
         """Say once when the session stops being saved, and once when it is saved again."""
-        unsaved = self.engine.unsaved
+        unsaved = self.engine.status().unsaved
         if unsaved is not None and not self._unsaved_told:
             self.out.error(f"{unsaved} The chat goes on: the turns are kept in memory and saved once a save "
                            "succeeds.")
@@ -324,7 +324,7 @@ class Repl:
         self._unsaved_told = unsaved is not None
 
     def _memory_problem(self) -> None:
-        error = self.engine.memory_error
+        error = self.engine.status().memory_error
         if error is None:
             if self._recall_failing:
                 self.out.notice("(memory answers again)")
@@ -352,7 +352,7 @@ class Repl:
             self.out.warn(note)
         retry = "" if self.once else "; /retry asks again"
         if status == "interrupted":
-            kept = "kept in the session" if self.engine.saving else "shown, and not saved (no session)"
+            kept = "kept in the session" if self.engine.status().saving else "shown, and not saved (no session)"
             self.out.warn(f"[interrupted: the partial reply is {kept}{retry}]")
         elif status == "failed" and result.error is not None:
             self.out.error(f"error: {result.error}")
@@ -362,8 +362,8 @@ class Repl:
                 self.out.warn(f"[the partial reply is kept, marked incomplete{retry}]")
         elif status == "truncated":
             reason = pending.finish_reason or "no finish reason"
-            limit = (f": it reached AGENT_MAX_TOKENS ({self.engine.max_tokens:,})"
-                     if reason == "length" and self.engine.max_tokens else "")
+            max_tokens = self.engine.status().max_tokens
+            limit = f": it reached AGENT_MAX_TOKENS ({max_tokens:,})" if reason == "length" and max_tokens else ""
             self.out.warn(f"[the reply was cut off ({reason}){limit}; it is kept, marked cut off]")
         self._fold_problem(pending.fold)
         if result.left:
@@ -387,7 +387,7 @@ class Repl:
         why = {"interrupted": "the reply was interrupted", "failed": "the reply broke off"}.get(
             status, "the server sent no usage")
         note = f" (estimated: {why})" if mark else ""
-        price = self.price(self.engine.model)
+        price = self.price(self.engine.status().model)
         cost = f" · {cost_note(price, tokens_in, tokens_out)}" if price is not None else ""
         return f"↳ {mark}{tokens_in:,} tokens in · {mark}{tokens_out:,} out{note}{cost}"
 
@@ -488,14 +488,13 @@ def open_session(store: SessionStore, name: str, exists: bool, warn: Callable[[s
 
 def banner(repl: Repl, resumed: bool, options: ChatOptions) -> None:
     """The lines an interactive chat opens with: the session, the model the server serves, the memory's state."""
-    session = repl.engine.session
-    state = f"resumed, {plural(len(session.turns), 'turn', 'turns')}" if resumed else "new"
-    memory = "off" if options.no_memory else "read-only" if options.read_only else "on"
     repl.engine.adopt_server(BANNER_WAIT)
-    repl.out.notice(f"agent · session {session.name} ({state}) · model {repl.engine.shown_model} · memory {memory}",
+    status = repl.engine.status()
+    state = f"resumed, {plural(status.turns, 'turn', 'turns')}" if resumed else "new"
+    memory = "off" if options.no_memory else "read-only" if options.read_only else "on"
+    repl.out.notice(f"agent · session {status.session} ({state}) · model {status.shown_model} · memory {memory}",
                     "bold")
     repl.out.notice("/help lists the commands · Alt-Enter adds a line · Ctrl-C stops a reply · Ctrl-D leaves")
-    if resumed and session.turns:
-        last = session.turns[-1]
-        repl.out.notice(f"last: you: {shorten(last.user, 80)}")
+    if resumed and status.last_turn is not None:
+        repl.out.notice(f"last: you: {shorten(status.last_turn.user, 80)}")
 

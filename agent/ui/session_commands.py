@@ -35,12 +35,12 @@ class SessionCommands:
     def _new(self, arg: str) -> None:
         """A fresh session without leaving the chat: named after the time, or ``arg``. A chat that writes no
         session (``--no-session``) starts another that is not written, unless it is given a name."""
-        store = self.engine.store
+        store = self.engine.session_store()
         name = check_name(arg) if arg else unused_name(store)
         if arg and store.exists(name):
             self.out.warn(f"There is a session {name} already: /sessions {name} goes into it.")
             return
-        saving = bool(arg) or self.engine.saving
+        saving = bool(arg) or self.engine.status().saving
         now = time.time()
         left = self._go(name, saving, lambda: Session(name, now, now))
         if left is not None:
@@ -49,17 +49,17 @@ class SessionCommands:
 
     def _sessions(self, arg: str) -> None:
         word, _, rest = arg.partition(" ")
-        if word == "search" and (rest.strip() or not self.engine.store.exists("search")):
+        if word == "search" and (rest.strip() or not self.engine.session_store().exists("search")):
             self._search(rest.strip())
             return
         if not arg:
             self._list()
             return
-        store, current = self.engine.store, self.engine.session.name
+        store, status = self.engine.session_store(), self.engine.status()
         name = arg
         if arg.isdigit() and not store.exists(arg) and 1 <= int(arg) <= len(self._session_listing):
             name = self._session_listing[int(arg) - 1]
-        if name == current and self.engine.saving:
+        if name == status.session and status.saving:
             self.out.notice(f"Already in session {name}.")
             return
         if not store.exists(check_name(name)):
@@ -68,17 +68,17 @@ class SessionCommands:
         left = self._go(name, True, lambda: store.load(name))
         if left is None:
             return
-        session = self.engine.session
-        last = f"; last: you: {' '.join(session.turns[-1].user.split())[:80]}" if session.turns else ""
-        self.out.notice(f"(session {name}, {plural(len(session.turns), 'turn', 'turns')}{last}; {left})")
+        now = self.engine.status()
+        last = f"; last: you: {' '.join(now.last_turn.user.split())[:80]}" if now.last_turn is not None else ""
+        self.out.notice(f"(session {name}, {plural(now.turns, 'turn', 'turns')}{last}; {left})")
 
     def _list(self) -> None:
-        infos = self.engine.store.list()
+        infos = self.engine.session_store().list()
         self._session_listing = [info.name for info in infos]
         if not infos:
             self.out.notice("No saved session yet: a session is saved after its first turn.")
             return
-        self.out.show(sessions_table(infos, current=self.engine.session.name))
+        self.out.show(sessions_table(infos, current=self.engine.session_name()))
         self.out.notice("/sessions N or NAME goes into one (* is this one); /new starts another; /sessions search "
                         "TEXT finds words in them.")
 
@@ -87,11 +87,12 @@ class SessionCommands:
         what became of the one left; None, with one line saying why, when the chat stays where it is."""
         engine = self.engine
         engine.settle()  # a summary being made is saved into the session it belongs to
-        if engine.unsaved is not None:
-            self.out.error(f"{engine.unsaved} The chat stays in session {engine.session.name} until a save succeeds.")
+        status = engine.status()
+        if status.unsaved is not None:
+            self.out.error(f"{status.unsaved} The chat stays in session {status.session} until a save succeeds.")
             return None
-        leaving, written = engine.session.name, engine.saving
-        kept = written and engine.store.exists(leaving)
+        leaving, written = status.session, status.saving
+        kept = written and engine.session_store().exists(leaving)
         session = load() if self.hold is None else self.hold.take(name if saving else None, load)
         engine.switch(session, saving)
         if kept:
@@ -102,13 +103,13 @@ class SessionCommands:
         if not text:
             self.out.warn("Usage: /sessions search TEXT (the words of a line or a reply, in any session of yours).")
             return
-        memory = self.engine.memory
+        memory = self.engine.memory_worker()
         if memory is None:
             self.out.warn("Long-term memory is off in this run, and the search reads it to leave out what was "
                           "forgotten: `agent sessions search TEXT` searches outside the chat.")
             return
         forgotten = Forgotten(memory.call(machines.forgotten_texts))
-        found = search(self.engine.store, text, forgotten.scrub)
+        found = search(self.engine.session_store(), text, forgotten.scrub)
         if not found:
             self.out.notice(f"No turn of your sessions holds {text!r}.")
             return

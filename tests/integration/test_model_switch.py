@@ -29,8 +29,8 @@ def usage_free(text: str) -> str:
 
 
 def test_model_lists_switches_by_prefix_and_refuses_what_is_not_served(tmp_path: Path) -> None:
-    chat = build_chat(tmp_path, ScriptedChat("One.", "Two."))
-    chat.repl.engine.catalog = lambda: ["big-model", "small-model", "test-model"]
+    served = ["big-model", "small-model", "test-model"]
+    chat = build_chat(tmp_path, ScriptedChat("One.", "Two."), catalog=lambda: served)
     done = run_lines(chat, "hello", "/model", "/model sm", "/model nope", "/model small-model", "again")
 
     assert done.out == "One.\n  big-model\n  small-model\n* test-model\nTwo.\n"
@@ -49,14 +49,13 @@ def test_a_server_that_cannot_list_still_switches_as_given(tmp_path: Path) -> No
     def fails() -> list[str]:
         raise ChatError("the server does not list its models (404 on /models)")
 
-    chat = build_chat(tmp_path, ScriptedChat())
-    chat.repl.engine.catalog = fails
+    chat = build_chat(tmp_path, ScriptedChat(), catalog=fails)
     done = run_lines(chat, "/model", "/model llama3")
     assert done.log == (
         "Talking to test-model; the server does not list its models (404 on /models). /model NAME switches.\n"
         "Now talking to llama3 (the server does not list its models (404 on /models): it is used as given); "
         "earlier replies keep the model that wrote them.\n")
-    assert done.repl.engine.model == "llama3"
+    assert done.repl.engine.status().model == "llama3"
 
 
 @pytest.mark.slow

@@ -122,7 +122,7 @@ def test_a_store_that_cannot_be_opened_means_a_chat_without_memory(tmp_path: Pat
     done = run_lines(build_chat(tmp_path, chat, memory=broken), PEANUTS, "again")
     assert done.out == "one\ntwo\n"
     assert done.log.count("Long-term memory is unavailable: The memory store is locked") == 1
-    assert done.repl.engine.memory is None
+    assert done.repl.engine.status().memory is None
 
 
 def test_even_a_bug_in_the_memory_layer_leaves_the_chat_working(tmp_path: Path) -> None:
@@ -168,7 +168,8 @@ def test_the_write_runs_after_the_reply_off_the_critical_path_and_finishes_befor
     harness = build_chat(tmp_path, ScriptedChat("Noted."), memory=lambda: memory_service(tmp_path / "m", embedder))
     harness.repl.turn(PEANUTS)  # returns while the write is still blocked: the next prompt does not wait
     assert not embedder.finished.is_set()
-    assert harness.repl.engine.store.load("test").turns[0].status == "complete"  # durable before the next prompt
+    saved = harness.repl.engine.session_store().load("test")
+    assert saved.turns[0].status == "complete"  # durable before the next prompt
     threading.Timer(0.2, embedder.release.set).start()
     run_lines(harness)  # end of input: leaving waits for the pending write
     assert embedder.finished.is_set()
@@ -212,13 +213,13 @@ def test_the_summary_is_made_while_the_user_types_and_awaited_only_by_the_next_r
     repl.turn("second question")  # pushes the first turn out: its summary waits for ``release``
 
     assert started.wait(60) and len(chat.requests) == 2  # the turn is over, the summary still in flight
-    saved = repl.engine.store.load("test")
+    saved = repl.engine.session_store().load("test")
     assert len(saved.turns) == 2 and saved.context_start == 0 and saved.summary == ""  # nothing lost meanwhile
     release.set()
     repl.turn("third")
 
     assert chat.requests[3][0].content.endswith("The user asked twice.\n</conversation_summary>")
-    saved = repl.engine.store.load("test")
+    saved = repl.engine.session_store().load("test")
     assert saved.summary == "The user asked twice." and saved.context_start == 1
 
 

@@ -69,8 +69,7 @@ def test_a_session_another_process_holds_leaves_the_chat_where_it_was(tmp_path: 
 
 
 def test_a_chat_without_a_session_file_says_so_and_writes_none(tmp_path: Path) -> None:
-    built = build_chat(tmp_path, ScriptedChat("One.", "Two."), session="nosession-x")
-    built.repl.engine.saving = False
+    built = build_chat(tmp_path, ScriptedChat("One.", "Two."), session="nosession-x", saving=False)
     done = run_lines(built, "hello", "/session", "/new", "again")
     assert "none: this chat writes no session" in done.out
     assert "session nosession-x was not saved" in done.log and "(not saved: this chat writes no session)" in done.log

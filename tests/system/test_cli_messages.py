@@ -197,7 +197,7 @@ def test_the_toolbar_and_session_count_the_same_context_and_clear_shows_at_once(
     """Before, /session said `context 15 of 6,000 tokens` while the toolbar said 216 (the last request, with the
     system prompt), and after /clear the toolbar kept its number."""
     done = run_lines(build_chat(tmp_path / "a", ScriptedChat("Hi Ann.")), "My name is Ann", "/session")
-    window = done.repl.engine.conversation.tokens()
+    window = done.repl.engine.status().context_tokens
     assert window > 0
     assert done.repl.toolbar().endswith(f"│ context {window:,} tokens ")
     assert f"context  {window:,} of 6,000 tokens in the conversation window (as the toolbar;" in done.out

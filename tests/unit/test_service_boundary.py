@@ -2,7 +2,8 @@
 the memory thread: none reads the service's ledger (its forget journal, machine registry and records are methods
 of the service) or its vector index (its count, warm-up and a forget's vectors are methods too), and no lambda
 goes to ``MemoryWorker.call`` or to the selectors, where a reader would have to work out what it does on which
-thread. Nor does a front end set the chat engine's state: it asks the engine (``use_model``, ``pause``)."""
+thread. Nor does a front end set the chat engine's state: it asks the engine (``use_model``, ``pause``); nor read
+it: it reads the engine's ``status()`` snapshot, or calls a method of the engine."""
 
 from __future__ import annotations
 
@@ -51,3 +52,22 @@ def test_no_front_end_sets_an_attribute_of_the_chat_engine() -> None:
             if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store)
             and "engine" in ast.unparse(node.value).split(".")]
     assert set_ == []
+
+
+def _engine_methods() -> set[str]:
+    """The public methods of ``ChatEngine``: functions of its class that are neither private nor properties."""
+    [engine] = [node for module in modules() if module.name == "agent/app/chat_engine.py" for node in module.nodes
+                if isinstance(node, ast.ClassDef) and node.name == "ChatEngine"]
+    return {node.name for node in engine.body if isinstance(node, ast.FunctionDef)
+            and not node.name.startswith("_") and not node.decorator_list}
+
+
+def test_no_front_end_reads_an_attribute_of_the_chat_engine() -> None:
+    """``engine.status().model``, ``engine.switch(...)``: never ``engine.model`` nor ``engine._session``."""
+    methods = _engine_methods()
+    assert {"status", "begin", "switch"} <= methods
+    read = [f"{module.name}:{node.lineno} {ast.unparse(node)}" for module in modules()
+            if module.name.startswith(("agent/ui/", "agent/cli/")) for node in module.nodes
+            if isinstance(node, ast.Attribute) and ast.unparse(node.value).split(".")[-1] == "engine"
+            and node.attr not in methods]
+    assert read == []
