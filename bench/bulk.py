@@ -14,10 +14,12 @@ own, and in this order, so a change of the machine's load between them shows in 
 - ``embed`` again, last.
 
 The fraction printed is the embedder's time (the mean of its runs) over the bulk write's, so 1.0 is a write that costs
-nothing beyond its embedding; the start of an ``agent`` process on the store (``agent memories stats``) is timed too,
-as the part of that which does not grow with the file. After each write the ledger's vector copies are compared with
-the embedder's own: the largest difference is printed (0 when every memory went through the same batches). The
-machine and its load are printed with the figures.
+nothing beyond its embedding, in wall time and in CPU time (every thread's: on a machine other work loads, the wall
+time measures the share of the cores each process got, the CPU time what it asked for). The start of an ``agent``
+process on the store (``agent memories stats``) is timed too, as the part of that which does not grow with the file,
+and taken out of the CPU time in one more fraction. After each write the ledger's vector copies are compared with the
+embedder's own: the largest difference is printed (0 when every memory went through the same batches). The machine
+and its load are printed with the figures.
 """
 
 from __future__ import annotations
@@ -71,17 +73,17 @@ def embed_worker(export: Path, vectors: Path) -> dict[str, Any]:
     embedder = LocalEmbedder()
     embedder.warm_up()
     out = np.zeros((len(texts), embedder.dimension), dtype=np.float32)
-    started = time.perf_counter()
+    started, cpu = time.perf_counter(), time.process_time()
     for at in range(0, len(texts), BATCH):
         out[at : at + BATCH] = embedder.embed(texts[at : at + BATCH])
-    seconds = time.perf_counter() - started
+    seconds, cpu = time.perf_counter() - started, time.process_time() - cpu
     np.save(vectors, out)
-    return {"seconds": seconds, "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
+    return {"seconds": seconds, "cpu_s": cpu, "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
 
 
 def run(command: Sequence[str], env: dict[str, str]) -> dict[str, Any]:
-    """Run ``command`` to its end: its wall time, its own peak resident memory (``os.wait4``: this child's alone,
-    not the largest so far) and its last line of output."""
+    """Run ``command`` to its end: its wall time, its CPU time (every thread's), its own peak resident memory
+    (``os.wait4``: this child's alone, not the largest so far) and its last line of output."""
     with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
         started = time.perf_counter()
         child = subprocess.Popen(command, env=env, stdout=out, stderr=err, text=True)
@@ -93,7 +95,8 @@ def run(command: Sequence[str], env: dict[str, str]) -> dict[str, Any]:
         if child.returncode != 0:
             raise RuntimeError(f"{' '.join(command)} failed ({child.returncode}): {err.read().strip()[-800:]}")
         said = (out.read().strip().splitlines() or [""])[-1]
-    return {"seconds": seconds, "peak_rss_mb": usage.ru_maxrss / 1024, "said": said}
+    return {"seconds": seconds, "cpu_s": usage.ru_utime + usage.ru_stime, "peak_rss_mb": usage.ru_maxrss / 1024,
+            "said": said}
 
 
 def measure(size: int, long_every: int, phases: Sequence[str], tmp: Path) -> dict[str, Any]:
@@ -105,24 +108,28 @@ def measure(size: int, long_every: int, phases: Sequence[str], tmp: Path) -> dic
                AGENT_MEMORY_CAPACITY=str(size + 100))
     agent = [sys.executable, "-m", "agent"]
     figures: dict[str, Any] = {"memories": size, "long_every": long_every, "load_avg_1m_start": os.getloadavg()[0]}
-    embeds: list[float] = []
     for n, phase in enumerate(phases):
         if phase == "embed":
             done = run([sys.executable, str(Path(__file__).resolve()), "--worker", str(export), str(tmp / f"v{n}.npy")],
                        env)
-            done |= json.loads(done.pop("said"))  # the worker's own time, the model loaded before
-            embeds.append(done["seconds"])
+            done |= json.loads(done.pop("said"))  # the worker's own times, the model loaded before
         else:
             done = run([*agent, "memories", phase, *([str(export)] if phase == "import" else [])], env)
             done["vectors_max_diff"] = _differs(data, tmp, size)
         figures[f"{phase}_{n}"] = done
     if data.exists():
         figures["start"] = run([*agent, "memories", "stats"], env)
-    embed_s = sum(embeds) / len(embeds) if embeds else float("nan")
-    figures["embed_s"] = embed_s
-    for key, done in list(figures.items()):
-        if isinstance(done, dict) and key.split("_")[0] in ("import", "rebuild"):
-            figures[f"{key.split('_')[0]}_fraction"] = embed_s / done["seconds"]
+    embedded = [figures[f"embed_{n}"] for n, phase in enumerate(phases) if phase == "embed"]
+    figures["embed_s"] = sum(e["seconds"] for e in embedded) / len(embedded) if embedded else float("nan")
+    figures["embed_cpu_s"] = sum(e["cpu_s"] for e in embedded) / len(embedded) if embedded else float("nan")
+    for n, phase in enumerate(phases):
+        if phase != "embed":
+            done = figures[f"{phase}_{n}"]
+            figures[f"{phase}_fraction"] = figures["embed_s"] / done["seconds"]
+            figures[f"{phase}_cpu_fraction"] = figures["embed_cpu_s"] / done["cpu_s"]
+            if "start" in figures:  # what grows with the file: the write less an agent process's start
+                figures[f"{phase}_cpu_fraction_past_start"] = figures["embed_cpu_s"] / (
+                    done["cpu_s"] - figures["start"]["cpu_s"])
     figures["load_avg_1m_end"] = os.getloadavg()[0]
     return figures
 
@@ -164,15 +171,21 @@ def table(results: Sequence[dict[str, Any]]) -> list[str]:
                       key=lambda k: int(k.rsplit("_", 1)[1]) if k[-1].isdigit() else 99):
         name = key.rsplit("_", 1)[0] if key[-1].isdigit() else key
         row(f"{name}: seconds", lambda r, k=key: f"{r[k]['seconds']:.1f}" if k in r else "")
-        row(f"{name}: lines a second", lambda r, k=key: f"{r['memories'] / r[k]['seconds']:.0f}" if k in r else "")
+        if name != "start":
+            row(f"{name}: lines a second", lambda r, k=key: f"{r['memories'] / r[k]['seconds']:.0f}" if k in r else "")
+        row(f"{name}: CPU seconds (every thread)", lambda r, k=key: f"{r[k]['cpu_s']:.1f}" if k in r else "")
         row(f"{name}: peak RSS (MB)", lambda r, k=key: f"{r[k]['peak_rss_mb']:.0f}" if k in r else "")
         if name in ("import", "rebuild"):
             row(f"{name}: vectors, largest difference from the embedder's",
                 lambda r, k=key: "" if r.get(k, {}).get("vectors_max_diff") is None
                 else f"{r[k]['vectors_max_diff']:.2g}")
     for name in ("import", "rebuild"):
-        row(f"{name} / embedder alone (fraction of its rate)",
-            lambda r, n=name: f"{r[f'{n}_fraction']:.2f}" if f"{n}_fraction" in r else "")
+        row(f"{name}: fraction of the embedder's rate, wall time / CPU time",
+            lambda r, n=name: f"{r[f'{n}_fraction']:.2f} / {r[f'{n}_cpu_fraction']:.2f}" if f"{n}_fraction" in r
+            else "")
+        row(f"{name}: fraction in CPU time, the start of an agent process taken out",
+            lambda r, n=name: f"{r[f'{n}_cpu_fraction_past_start']:.2f}" if f"{n}_cpu_fraction_past_start" in r
+            else "")
     row("load average, start / end", lambda r: f"{r['load_avg_1m_start']:.1f} / {r['load_avg_1m_end']:.1f}")
     return rows
 
