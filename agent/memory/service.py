@@ -959,8 +959,8 @@ class MemoryService:
         has a cost of its own, so a record took 0.7 ms in writes of 256 and 0.3 ms in writes of 4,096 (chromadb
         1.5.9, 64-dimension vectors, an index of 11,000); 2,048 keeps the vectors waiting in memory under 25 MB.
         The memories are read from the ledger a group at a time (``pages``), in ``list``'s order, so a rebuild holds
-        one group's texts whatever the store's size (a store of 10,000 read whole peaked 100 MB above an import of
-        it), and each text meets the same batch as before: the int8 model's vector of a text moves with its batch."""
+        one group's texts whatever the store's size, and each text meets the same batch as when the list was read
+        whole: the int8 model's vector of a text moves with its batch."""
         self._index.reset()
         self._index.claim(space_of(self.embedder))
         count = 0
