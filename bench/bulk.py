@@ -179,7 +179,7 @@ def table(results: Sequence[dict[str, Any]]) -> list[str]:
             row(f"{name}: vectors, largest difference from the embedder's",
                 lambda r, k=key: "" if r.get(k, {}).get("vectors_max_diff") is None
                 else f"{r[k]['vectors_max_diff']:.2g}")
-    for name in ("import", "rebuild"):
+    for name in [n for n in ("import", "rebuild") if any(f"{n}_fraction" in r for r in results)]:
         row(f"{name}: fraction of the embedder's rate, wall time / CPU time",
             lambda r, n=name: f"{r[f'{n}_fraction']:.2f} / {r[f'{n}_cpu_fraction']:.2f}" if f"{n}_fraction" in r
             else "")
