@@ -111,6 +111,10 @@ class MemoryStore(Protocol):
 
     ``store_id`` is a random id made once per ledger, which keeps its collections apart from other ledgers' on a
     shared Chroma server. ``ids`` lists every memory id of ``user``; ``close`` releases the connection.
+
+    ``pages`` gives what ``all`` returns, in its order, ``size`` memories at a time: each page is read when the
+    caller asks for it, by keys read once at the start (a memory deleted meanwhile is left out, one put meanwhile is
+    not in), so a bulk reader (a rebuild of the index) holds one page of texts, and no read stays open between pages.
     """
 
     def store_id(self) -> str: ...
@@ -124,6 +128,8 @@ class MemoryStore(Protocol):
     def get(self, user: str, ids: Sequence[str]) -> dict[str, MemoryRecord]: ...
 
     def all(self, user: str) -> list[MemoryRecord]: ...
+
+    def pages(self, user: str, size: int) -> Iterator[list[MemoryRecord]]: ...
 
     def count(self, user: str, session: str | None = None, since: float = float("-inf"), current: bool = False
               ) -> int: ...

@@ -453,6 +453,19 @@ class SqliteLedger:
         rows = self._read(f"SELECT {_COLUMNS} FROM memories WHERE user = ? ORDER BY created_at, rowid", [user])
         return [row_to_record(row) for row in rows]
 
+    def pages(self, user: str, size: int) -> Iterator[list[MemoryRecord]]:
+        keys = [row[0] for row in self._read("SELECT rowid FROM memories WHERE user = ? ORDER BY created_at, rowid",
+                                             [user])]
+        for start in range(0, len(keys), size):
+            page = keys[start : start + size]
+            found: dict[int, MemoryRecord] = {}
+            for at in range(0, len(page), 500):
+                chunk = page[at : at + 500]
+                rows = self._read(f"SELECT rowid, {_COLUMNS} FROM memories WHERE user = ? AND rowid IN "
+                                  f"({','.join('?' * len(chunk))})", [user, *chunk])
+                found.update((row["rowid"], row_to_record(row)) for row in rows)
+            yield [found[key] for key in page if key in found]
+
     def ids(self, user: str) -> list[str]:
         return [row[0] for row in self._read("SELECT id FROM memories WHERE user = ?", [user])]
 

@@ -601,6 +601,16 @@ class PostgresLedger:
         rows = self._read(f"SELECT {_RECORD} FROM memories WHERE owner = %s ORDER BY created_at, rowid", [user])
         return [row_to_record(row) for row in rows]
 
+    def pages(self, user: str, size: int) -> Iterator[list[MemoryRecord]]:
+        keys = [row["rowid"] for row in self._read(
+            "SELECT rowid FROM memories WHERE owner = %s ORDER BY created_at, rowid", [user])]
+        for start in range(0, len(keys), size):
+            page = keys[start : start + size]
+            rows = self._read(f"SELECT rowid, {_RECORD} FROM memories WHERE owner = %s AND rowid = ANY(%s)",
+                              [user, page])
+            found = {row["rowid"]: row_to_record(row) for row in rows}
+            yield [found[key] for key in page if key in found]
+
     def ids(self, user: str) -> list[str]:
         return [row["id"] for row in self._read("SELECT id FROM memories WHERE owner = %s", [user])]
 

@@ -957,13 +957,16 @@ class MemoryService:
 
         Texts are embedded ``batch`` at a time, and their vectors written ``group`` at a time: each write to Chroma
         has a cost of its own, so a record took 0.7 ms in writes of 256 and 0.3 ms in writes of 4,096 (chromadb
-        1.5.9, 64-dimension vectors, an index of 11,000); 2,048 keeps the vectors waiting in memory under 25 MB."""
-        records = self.list()
+        1.5.9, 64-dimension vectors, an index of 11,000); 2,048 keeps the vectors waiting in memory under 25 MB.
+        The memories are read from the ledger a group at a time (``pages``), in ``list``'s order, so a rebuild holds
+        one group's texts whatever the store's size, and each text meets the same batch as when the list was read
+        whole: the int8 model's vector of a text moves with its batch."""
         self._index.reset()
         self._index.claim(space_of(self.embedder))
-        for start in range(0, len(records), group):
-            chunk = records[start : start + group]
+        count = 0
+        for chunk in self._ledger.pages(self.user, group):
             vectors = [v for at in range(0, len(chunk), batch)
                        for v in self.embedder.embed([r.text for r in chunk[at : at + batch]])]
             self._index.upsert([r.id for r in chunk], vectors)
-        return len(records)
+            count += len(chunk)
+        return count

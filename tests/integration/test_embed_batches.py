@@ -3,9 +3,13 @@ bounded in tokens, so one long line shares its batch with few others and what a 
 
 from __future__ import annotations
 
-import numpy as np
+from pathlib import Path
 
-from agent.adapters.local_embedder import BATCH, BATCH_TOKENS, MAX_TOKENS, LocalEmbedder, batches
+import numpy as np
+import pytest
+
+from agent.adapters.local_embedder import BATCH, BATCH_TOKENS, MAX_TOKENS, LocalEmbedder, batches, default_model_files
+from bench.latency import sentences
 
 
 def test_every_text_is_in_one_batch_and_no_batch_pads_past_its_bound() -> None:
@@ -24,3 +28,17 @@ def test_a_text_means_the_same_in_a_batch_of_any_lengths_as_alone(local_embedder
     alone = np.asarray([local_embedder.embed([text])[0] for text in texts])
     # The int8 model quantizes each batch's activations with a scale of its own: a batch moves a vector a little.
     assert (together * alone).sum(axis=1).min() > 0.98
+
+
+@pytest.mark.usefixtures("model_cache")
+def test_the_float_model_gives_a_text_its_vector_alone_in_any_batch_so_padding_moves_nothing(tmp_path: Path) -> None:
+    """The packaged model computes in float32: the attention mask keeps the padding and the batch's other texts out
+    of a text's vector, to the bit. What moves a vector of the int8 model (above) is its per-batch scale alone."""
+    for name, packaged in zip(("model.onnx", "tokenizer.json"), default_model_files(), strict=True):
+        (tmp_path / name).symlink_to(packaged)
+    texts = sentences(70)
+    texts[3] = " ".join(sentences(20))  # one long line among short ones: a batch padded far past them
+    embedder = LocalEmbedder(model_dir=tmp_path)
+    together = np.asarray(embedder.embed(texts), dtype=np.float32)
+    alone = np.asarray([embedder.embed([text])[0] for text in texts], dtype=np.float32)
+    assert np.abs(together - alone).max() < 1e-5

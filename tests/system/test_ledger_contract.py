@@ -59,6 +59,22 @@ def test_a_memory_comes_back_as_it_was_put_with_its_facts_quotes_and_extra(open_
     assert ledger.get(USER, []) == {} and ledger.get(USER, ["nope"]) == {}
 
 
+def test_pages_give_all_in_its_order_a_page_at_a_time_without_another_users_or_a_deleted_one(
+        open_ledger: Opener) -> None:
+    ledger = open_ledger()
+    texts = [f"I planted row {n} of the garden" for n in range(30)]
+    ledger.put([record(texts[n], at=1000.0 + n) for n in (29, 3, 17, *range(30))])  # created in another order
+    ledger.put([record("a memory of someone else", OTHER, at=1.0)])
+    pages = ledger.pages(USER, 8)
+    first = next(pages)
+    open_ledger().delete(USER, [memory_id(USER, texts[12])])  # another connection, between two pages
+    rest = list(pages)
+    assert [len(first), *map(len, rest)] == [8, 7, 8, 6]
+    assert [r.text for page in [first, *rest] for r in page] == [t for n, t in enumerate(texts) if n != 12]
+    assert [r for page in ledger.pages(USER, 100) for r in page] == ledger.all(USER)
+    assert list(ledger.pages("nobody", 8)) == []
+
+
 def test_putting_a_memory_again_keeps_its_creation_and_takes_the_later_sighting(open_ledger: Opener) -> None:
     ledger = open_ledger()
     first = record("I walk the dog", at=100.0)

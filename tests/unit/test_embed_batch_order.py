@@ -1,0 +1,62 @@
+"""A bulk embedding cut into batches by length gives each text the vector it has alone (issue 22): the batches are
+padded, sorted and put back in the caller's order, and the padding is masked out of the pooling. The model here is a
+stand-in whose every real token has a vector of its own and whose padding positions hold garbage, so a pad that
+leaked into a vector, or a vector put back at another text's place, would show; the real model is in
+``tests/integration/test_embed_batches.py``."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pytest
+
+from agent.adapters.local_embedder import BATCH, DIMENSION, LocalEmbedder
+
+
+@dataclass
+class Encoding:
+    ids: list[int]
+
+
+class WordTokenizer:
+    """One id a word (its length and first letters), so texts of many lengths make batches of many widths."""
+
+    def encode_batch(self, texts: list[str]) -> list[Encoding]:
+        return [Encoding([101, *(len(w) * 1000 + sum(map(ord, w[:3])) for w in text.split()), 102]) for text in texts]
+
+
+class TokenModel:
+    """Each real token's hidden state depends on its id alone; a padded position's is huge and random."""
+
+    def __init__(self) -> None:
+        self.widths: list[int] = []
+        self._noise = np.random.default_rng(0)
+
+    def run(self, names: list[str], feeds: dict[str, Any]) -> list[Any]:
+        ids, mask = feeds["input_ids"], feeds["attention_mask"]
+        self.widths.append(ids.shape[1])
+        rows = np.stack([np.random.default_rng(int(i)).standard_normal(DIMENSION) for i in ids.ravel()])
+        hidden = rows.reshape(*ids.shape, DIMENSION).astype(np.float32)
+        pads = mask == 0
+        hidden[pads] = self._noise.standard_normal((int(pads.sum()), DIMENSION)) * 1e6
+        return [hidden]
+
+
+@pytest.fixture
+def embedder(monkeypatch: pytest.MonkeyPatch) -> tuple[LocalEmbedder, TokenModel]:
+    local, model = LocalEmbedder(), TokenModel()
+    monkeypatch.setattr(local, "_load", lambda: (model, WordTokenizer()))
+    return local, model
+
+
+def test_texts_of_every_length_batched_by_length_get_their_vectors_alone_in_the_callers_order(
+        embedder: tuple[LocalEmbedder, TokenModel]) -> None:
+    local, model = embedder
+    texts = [" ".join(f"word{n}x{k}" for k in range(1 + (n * 37) % 90)) for n in range(3 * BATCH)]
+    together = np.asarray(local.embed(texts))
+    assert len(model.widths) > 3 and len(set(model.widths)) > 3, "several batches, padded to different widths"
+    alone = np.asarray([local.embed([text])[0] for text in texts])
+    assert np.abs(together - alone).max() < 1e-6
+    assert np.allclose(np.linalg.norm(together, axis=1), 1.0, atol=1e-6)
