@@ -140,7 +140,9 @@ def report(s: Score, show_errors: bool) -> str:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", type=Path, nargs="+", default=list(FILES))
-    parser.add_argument("--errors", action="store_true", help="print every line the gate gets wrong")
+    parser.add_argument("--errors", action="store_true", help="print every line the gate gets wrong (with --json, "
+                        "list them; without it the JSON holds the figures only, so a set written blind is scored "
+                        "without its lines being read)")
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--product", action="store_true", help="score what MemoryService.observe keeps")
     args = parser.parse_args(argv)
@@ -148,7 +150,9 @@ def main(argv: list[str] | None = None) -> int:
         judge = _observed(Path(root)) if args.product else _timed
         scores = [score(path.name, load(path), judge) for path in args.data]
     if args.json:
-        payload: dict[str, Any] = {"machine": machine.describe(), "files": [vars(s) for s in scores]}
+        # The lines it gets wrong only when asked: a set written blind is scored without its lines on the screen.
+        files = [vars(s) if args.errors else {k: v for k, v in vars(s).items() if k != "errors"} for s in scores]
+        payload: dict[str, Any] = {"machine": machine.describe(), "files": files}
         print(json.dumps(payload, indent=2))
         return 0
     print(f"machine: {machine.line()}")

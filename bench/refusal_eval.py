@@ -83,7 +83,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", type=Path, default=LABELLED)
     parser.add_argument("--old", default=OLD, help=f"REV:PATH of the gate to compare with (default {OLD})")
-    parser.add_argument("--errors", action="store_true", help="print every line refused wrongly or let through")
+    parser.add_argument("--errors", action="store_true", help="print every line refused wrongly or let through "
+                        "(with --json, list them; without it the JSON holds the figures only)")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
 
@@ -125,7 +126,8 @@ def main(argv: list[str] | None = None) -> int:
         "refusal_precision": true_refused / refused if refused else 1.0,
         "gate_disclosures": len(disclosures), "gate_disclosures_refused_now": lost_now,
         "gate_disclosures_refused_before": len(lost_before), "us_per_line": timing, "loading_ms": loading_ms,
-        "errors": errors,
+        # The lines only when asked: a set written blind is scored without its lines being read.
+        "wrong": len(errors), **({"errors": errors} if args.errors else {}),
     }
     if args.json:
         print(json.dumps(result, indent=2, ensure_ascii=False))
