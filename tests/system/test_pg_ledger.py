@@ -168,6 +168,7 @@ def exercise_every_method(ledger: PostgresLedger) -> set[str]:
         "restate": lambda: ledger.restate(USER, memory.id, Quote("I am in Boston", "s", 2, 5.0),
                                           Change("s", 2, "h", (), (Touched(memory.id, quote=QUOTE),))),
         "oldest": lambda: ledger.oldest(USER, 3),
+        "pages": lambda: list(ledger.pages(USER, 2)),
         "keyword_search": lambda: ledger.keyword_search(USER, "Boston living", 3),
         "set_contexts": lambda: ledger.set_contexts(USER, {memory.id: "a new context"}),
         "vector_space": lambda: ledger.vector_space(USER),
