@@ -49,9 +49,20 @@ def remembered_on(machine: Machine, fake: FakeOpenAI) -> PipedChat:
 
 
 def holders(machine: Machine) -> list[str]:
-    """The files of the machine's data directory whose raw bytes hold the words."""
+    """The files of the machine's data directory whose raw bytes hold the words. A chat still running saves its
+    session through a temp file renamed over it: a file gone between the listing and its read means the listing
+    is stale, so the directory is read again (until one whole pass finds every file it listed)."""
     data = machine.root / "data"
-    return sorted(str(p.relative_to(data)) for p in data.rglob("*") if p.is_file() and WORDS in p.read_bytes())
+    while True:
+        found, vanished = [], False
+        for path in data.rglob("*"):
+            try:
+                if path.is_file() and WORDS in path.read_bytes():
+                    found.append(str(path.relative_to(data)))
+            except FileNotFoundError:
+                vanished = True
+        if not vanished:
+            return sorted(found)
 
 
 def test_a_scan_of_the_database_files_reads_past_a_file_the_server_removed_or_moved(tmp_path: Path) -> None:
