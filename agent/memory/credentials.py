@@ -139,6 +139,19 @@ _PASSWORD_WORDS = ("lösenord", "adgangskode", "passord", "salasana", "jelszó",
                    "пароль", "парола", "κωδικός", "पासवर्ड", "密码", "密碼", "パスワード", "暗証番号", "비밀번호",
                    "암호", "كلمة المرور", "كلمة السر", "סיסמה", "รหัสผ่าน", "mật khẩu", "kata sandi")
 _OTHER_TONGUES = "|".join(sorted({re.escape(form) for word in _PASSWORD_WORDS for form in (word, matching(word))}))
+# Words of other tongues for a password or a PIN that are no English words (a plain "code" is not one: "el código
+# postal es 28013" is an address): after one, a value that is no
+# word (``_STRONG``) is the credential whatever joins them ("haslo do maila to Zielony_Kot88", "密码是maple1988",
+# "la clave del wifi: Gato#2019"), since no list of each tongue's verbs and prepositions is ever whole. English names
+# of a credential still need a verb or a colon: "password for netflix2" is no value.
+_FOREIGN_WORDS = ("contraseña", "contrasena", "clave", "passwort", "kennwort", "mot de passe", "wachtwoord",
+                  "senha", "hasło", "haslo", "geheimzahl", "pincode", "pin-code",
+                  "口令", "验证码", "暗码", "パスコード", *_PASSWORD_WORDS)
+_FOREIGN = "|".join(sorted({re.escape(form) for word in _FOREIGN_WORDS for form in (word, matching(word))},
+                           key=len, reverse=True))
+# Scripts written without spaces (Chinese, Japanese, Korean): a word there starts right after another letter.
+_CJK = r"\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af"
+_WORD_START = rf"(?:(?<!\w)|(?<=[{_CJK}]))"
 # Credentials whose value may be a plain word ("the wifi password is bluebird").
 _WORDY = (r"(?:pass ?word|passwd|pwd|pw|(?:wi-? ?fi|router|network|login|account|e-?mail|bank|admin) pass|"
           r"pass ?phrase|pass ?code|contrase[nñ]a|passwort|kennwort|mot de passe|"
@@ -174,7 +187,10 @@ _NOT_VALUE = (
     r"memorable|random|generated|printed|taped|blank|empty|none|missing|gone|due|overdue|invalid|valid|working|"
     r"mandatory|optional|enough|all|both|either|one|two|three|four|five|six|seven|eight|nine|ten|twelve|"
     r"\d{1,2} (?:digits?|characters?|letters?|words?)|digits?|characters?|letters?|words?|numbers?|numeric|"
-    r"alphanumeric|easy to|hard to|impossible to)"
+    r"alphanumeric|easy to|hard to|impossible to|"
+    # the same words in the tongues whose names of a password are read: "mi contraseña es muy larga"
+    r"muy|demasiado|bastante|nueva|nuevo|très|trop|nouveau|nouvelle|sehr|zu|neu|molto|troppo|nuova|muito|nova|"
+    r"bardzo|zbyt|nowe|очень|слишком|новый|zeer|te|nieuw)"
 )
 # A value that is no word: a token with a digit (not a lone one) or a symbol, or anything quoted. Atomic groups keep
 # each try linear: a 2,000-digit run costs one pass, not a cube of it.
@@ -189,13 +205,23 @@ _STRONG = _STRONG.replace("{_MEASURE}", _MEASURE)
 _VERB = (r"(?:is|was|are|were|will be|has been|is now|now is|'s|’s|=|:|->|changed to|set to|reads|becomes|became|"
          r"(?<!\w)(?:es|est|ist|é|è|jest|är|er|je|on|это|है|हैं)(?!\w)|是|は|는|은|هي|הוא)")
 _PREP = r"(?:at|for|to|of|on|in|from|with|by|del|de|du|des|von|vom|da|do|di|för|til)"
+# What names a machine's secret, said with its value: a seed, a token, a key, a secret, a recovery or backup code.
+_SECRET_NOUN = (r"seed|tokens?|(?:api |secret |private |recovery |backup |license |licence |product |ssh |gpg |"
+                r"encryption |access )?keys?|secrets?|totp|2fa|mfa|otp|authenticator|recovery codes?|backup codes?")
+# A value as random as a key: twelve or more letters and digits, or groups of them between dashes, two digits
+# and a letter at least in it, or a base32 seed of sixteen or more capitals and digits 2-7 (an authenticator's).
+_KEYLIKE = (r"(?:(?=(?:[A-Za-z-]*\d){2})(?=[A-Za-z0-9-]*[A-Za-z])"
+            r"(?>[A-Za-z0-9]{12,}|[A-Za-z0-9]{3,6}(?:-[A-Za-z0-9]{3,6}){2,})(?![\w-])|"
+            r"(?-i:(?>[A-Z2-7]{16,}))(?![\w-]))")
 # The forms of a credential said in words, compiled on the first line that names one (it takes 30 ms, which every
 # command would otherwise pay at start).
 _SAID_FORMS = (
     # "the wifi password is bluebird", "wifi password: bluebird", "my password for the cabin is bluebird"
-    rf"\b{_WORDY}(?:'s|’s)?(?: {_PREP}\b[^.!?;,\n]{{0,40}}?)?\s*{_VERB}\s*(?!{_NOT_VALUE}\b)[\"“'‘]?[^\s.,;:!?\"“”'‘’]|"
+    rf"{_WORD_START}{_WORDY}(?:'s|’s)?(?: {_PREP}\b[^.!?;,\n]{{0,40}}?)?\s*{_VERB}\s*(?!{_NOT_VALUE}\b)"
+    r"[\"“'‘]?[^\s.,;:!?\"“”'‘’]|"
     # "the alarm code at the office is 4471", "pin: 4471", "the combination I use is 12-34-56"
-    rf"\b(?:{_NAME}|{_GENERIC}{_COMPOUND})(?:'s|’s)?(?: [^.!?;\n]{{0,40}}?)?\s*{_VERB}\s*(?:now\s+)?{_STRONG}|"
+    rf"{_WORD_START}(?:{_NAME}|{_GENERIC}{_COMPOUND})(?:'s|’s)?(?: [^.!?;\n]{{0,40}}?)?\s*{_VERB}\s*(?:now\s+)?"
+    rf"{_STRONG}|"
     # "pin 4471", "door code #8842", "password hunter2", "pin no. 3366", "the same password, m0nkeyb1z", "alarm: 3311"
     rf"\b{_NAME}(?:\s+(?:number|no\.?|num))?\s*[#,:;–-]?\s*(?:(?>\d(?:[ -]?\d){{2,}})|(?=\S*\d)(?=\S*[a-z])\S{{4,}})"
     rf"(?![\w/])|\b{_THINGS}\s*[:=]\s*\d(?:[ -]?\d){{2,}}\b|"
@@ -206,7 +232,16 @@ _SAID_FORMS = (
     rf"\b{_NAME}\s*[#,:;=–-]?\s*[\"“'‘][^\"”'’\n]{{3,}}[\"”'’]|\b{_LOCKS}\s*[:=]\s*{_STRONG}|"
     rf"\b{_NAME} (?:on|for|of|at) (?:my|the|our|his|her|their|this|that) [a-z]+(?: [a-z]+)?\s*[#:=]?\s*"
     rf"(?:is\s+)?\d{{3,8}}\b(?![.,]\d)|"
-    rf"(?:\b(?:the|my|our|his|her|their) |^\s*){_LOCKS} (?:is|'s|’s)\s+(?>\d(?:[ -]?\d){{3,7}})(?=\s*(?:$|[.,;!?)]))|"
+    # "the lockbox is 3-9-5-1", "the lockbox at the cottage is 3-9-5-1", "the safe in mum's room: 4471"
+    rf"(?:\b(?:the|my|our|his|her|their) |^\s*)(?:[a-z]+ )?{_LOCKS}"
+    rf"(?: (?:at|in|on|of|for|by|behind|under) [^.!?;,\n]{{1,30}}?)?"
+    rf"(?: (?:is|'s|’s)|\s*[:=])\s+(?>\d(?:[ -]?\d){{3,7}})(?=\s*(?:$|[.,;!?)]))|"
+    # a named secret and a value as random as a key after it, a word or two between: "vpn token seed
+    # JBSWY3DPEHPK3PXP", "2fa secret: KZXW6YTB", "the recovery key 8H2K-PQ7Z-..."
+    rf"\b(?:{_SECRET_NOUN})(?:\s+[a-z]+){{0,2}}?\s*[#:=–-]?\s*{_KEYLIKE}|"
+    # a word of another tongue for a password or code, then a value that is no word: "haslo do maila to Zielony_Kot88"
+    rf"{_WORD_START}(?:{_FOREIGN})(?!\w)[^.!?;\n]{{0,40}}?(?:(?<=[\s:：={_CJK}])|(?<=^))(?!(?:19|20)\d\d\b|\d{{1,2}}\s)"
+    rf"{_STRONG}|"
     # a login said as user and password: "work login jsmith / Spring2026!", "creds: admin | hunter22"
     rf"\b(?:log-? ?in|sign-? ?in|credentials?|creds)\b[^.!?\n]{{0,20}}?\S+\s*[/|]\s*{_STRONG}|"
     # "the padlock opens with 2719", "punch in 4471 to disarm it"
@@ -245,7 +280,7 @@ _SAID_BAIT = re.compile(r"pass|login|creds|credential|router|network|admin|root|
                         r"pwd|\bpw\b|\bpins?\b|code|combin|combo|key|token|secret|cvv|cvc|\bcsc\b|otp|phrase|"
                         r"open|unlock|disarm|alarm|lock|door|gate|safe|vault|wi-?fi|garage|"
                         r"security|memorable|mnemonic|contrase|kennwort|mot de passe|wachtwoord|senha|has[lł]o|"
-                        rf"{_OTHER_TONGUES}",
+                        rf"seed|totp|2fa|mfa|authenticator|{_FOREIGN}",
                         re.IGNORECASE)
 
 
@@ -306,7 +341,10 @@ _ID_NAMES = (r"ssn|social security(?: number| no)?|national insurance(?: number|
              r"itin|iban|sort code|(?:bank )?account (?:number|no)|routing number|medicare number|"
              r"nhs number|personal (?:id|identity) number|id (?:number|no)|bsn|pesel|aadhaar|sin number|"
              r"social insurance number|steuer-?id|codice fiscale|dni|nif|curp|cpf|personnummer|personal number|"
-             r"henkilötunnus|cpr(?: number| nummer)?|fødselsnummer|rijksregisternummer|pps(?: number| no)")
+             r"henkilötunnus|cpr(?: number| nummer)?|fødselsnummer|rijksregisternummer|pps(?: number| no)|"
+             # a health or insurance card's number proves who is insured: "health card number 1234 567 890"
+             r"health (?:card|insurance)(?: card)?(?: number| no)|health number|ohip(?: number| no)?|"
+             r"(?:insurance|patient|member) id(?: number| no)?|policy number")
 _NAMED_NUMBER = re.compile(
     rf"\b(?:{_ID_NAMES})\b\s*(?:is|was|:|=|#|number|no\.?)?\s*[a-z]{{0,2}}[ -]?(?:\d[ -]?){{3}}",
     re.IGNORECASE,
