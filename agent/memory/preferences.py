@@ -36,6 +36,7 @@ from typing import TYPE_CHECKING
 
 from agent.domain import StatedFact
 from agent.memory.gate import GateDecision
+from agent.memory.instructions import NOW_ON
 from agent.memory.preference_examples import EXAMPLES, ONE_OFF, OTHER, RECALL
 from agent.memory.refusal import INSTRUCTION_REFUSAL, refusal
 from agent.ports import Embedder
@@ -91,12 +92,12 @@ _ONE_OFF = re.compile(
     re.IGNORECASE,
 )
 # Said so that it stands: these mark a standing order even in a question ("could you always use metric?").
-_STANDING = re.compile(r"\b(?:from now on|going forward|henceforth|from here on|in (?:the )?future|always|never|"
+_STANDING = re.compile(rf"\b(?:{NOW_ON}|in (?:the )?future|always|never|"
                        r"in general|generally|by default|every time|any more|anymore|all the time)\b",
                        re.IGNORECASE)
 # Words that only made an order standing or polite, taken out of the value ("never" reads as "don't").
 _MARKERS = re.compile(
-    r"\b(?:from now on|going forward|henceforth|from here on(?: out)?|in (?:the )?future|always|in general|"
+    rf"\b(?:{NOW_ON}|in (?:the )?future|always|in general|"
     r"by default|every time|all the time|at all times|please|pls|plz|thanks|thank you|thx|kindly)\b,?\s*",
     re.IGNORECASE)
 _NEVER = re.compile(r"\bnever\b(?!\s+(?:mind|again)\b)", re.IGNORECASE)
