@@ -494,6 +494,45 @@ def _of_another(part: str, reading: Reading, whole: Reading | None) -> bool:
             and _FIRST_PERSON.search(part) is None)
 
 
+# The user's household and family, whose safety the user looks after (they cook for them, travel and plan with them):
+# a sentence about one of them opens with who ("my daughter Zoe", "our youngest", "hubby", "levi (my 6yo)", "Ana,
+# my wife,"). Friends, colleagues and strangers are not among them: "my colleague takes warfarin" is nobody's the
+# profile holds.
+_KIN = (r"(?:wife|husband|hubby|wifey|partner|spouse|fianc[ée]e?|girlfriend|boyfriend|son|daughter|kids?|child|"
+        r"children|baby|babies|toddler|twins?|teen|teenager|boy|girl|boys|girls|stepson|stepdaughter|stepkids?|"
+        r"mom|mum|mam|mother|dad|father|parents?|grandma|grandpa|grandmother|grandfather|granny|gran|nan|nana|"
+        r"sister|brother|siblings?|in-laws|mother-in-law|father-in-law|mil|fil|youngest|oldest|eldest|little one|"
+        r"little ones|middle one|\d{1,2} ?(?:yo|y/o|year old))")
+_HOUSEHOLD = re.compile(
+    r"^\W*(?:"
+    rf"(?:my|our)\s+(?:(?:little|baby|youngest|oldest|eldest|older|younger|middle|twin|step|\d{{1,2}} ?yo)\s+)?"
+    rf"{_KIN}(?:'s)?(?:\s+[A-Z][\w'’-]+)?(?:\s*\([^()]{{1,30}}\))?|"  # "my daughter Zoe", "our youngest"
+    rf"(?:hubby|wifey|the (?:kids?|baby|twins|wife|husband|missus))\b|"  # "hubby uses a wheelchair"
+    rf"[\w'’-]+\s*\((?:my|our)\s+[^()]{{1,30}}\)|"  # "levi (my 6yo)"
+    rf"[A-Z][\w'’-]+,\s*(?:my|our)\s+(?:\w+\s+)?{_KIN},"  # "Ana, my wife,"
+    r")",
+)
+
+
+def household_safety(sentence: str, meaning: Meaning | None, found: Sequence[StatedFact]) -> list[StatedFact]:
+    """A safety fact of one of the user's household or family ("my daughter Zoe is celiac, even crumbs make her
+    sick"): it must reach every request as the user's own does, with the person named. Which attribute it is, is
+    asked of the meaning of the sentence without its opening who (the words "my daughter Zoe" pull a sentence
+    towards the children, away from the allergy); its value is the sentence as said, which names the person. A
+    sentence whose safety fact was read already, or that opens with no one of the household, gives none."""
+    who = _HOUSEHOLD.match(sentence)
+    if meaning is None or who is None or any(f.key in SAFETY for f in found):
+        return []
+    rest = sentence[who.end() :].strip(" ,")
+    if len(rest.split()) < 2:
+        return []
+    reading = meaning([rest])[0]
+    if reading is None or reading.attribute not in SAFETY or _ASKS.match(rest):
+        return []
+    said = values.as_said(sentence.strip(), values.OPEN_WORDS_MAX)
+    return [StatedFact(reading.attribute, said, origin=AS_SAID)] if said else []
+
+
 def read(text: str, meaning: Meaning | None = None) -> Statement:
     """The profile facts and retractions ``text`` states, sentence by sentence; questions, plans and the past state
     none. ``meaning`` names the attribute each sentence speaks to (``agent.memory.attributes``); without it the
@@ -522,6 +561,8 @@ def read(text: str, meaning: Meaning | None = None) -> Statement:
                 changed += [reading.attribute, *reading.alternatives]
         if _SECOND_JOB.search(sentence):
             found = [replace(f, key=_SECOND[f.key]) if f.key in _SECOND else f for f in found]
+        if not retracted:
+            found += household_safety(sentence, meaning, found)
         facts += found
     # What no longer holds is a value too ("diet: no longer vegan"), unless the turn gives the key a new one.
     facts += [f for f in no_longer if not any(g.key == f.key and single_valued(f.key) for g in facts)]

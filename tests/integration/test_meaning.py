@@ -112,6 +112,22 @@ def test_a_safety_fact_however_said_reaches_a_far_request(memory: MemoryService,
     assert word in memory.recall("plan a dinner party for six on saturday").block.text
 
 
+@pytest.mark.parametrize("line, word", [
+    ("my son Theo is coeliac, even a crumb of bread makes him ill", "coeliac"),
+    ("our youngest can't have dairy, it makes him really ill", "dairy"),
+    ("my husband is on warfarin since his heart op", "warfarin"),
+    ("my mum's allergic to penicillin", "penicillin"),
+])
+def test_a_household_members_safety_fact_reaches_a_far_request_naming_them(memory: MemoryService, line: str,
+                                                                           word: str) -> None:
+    """The user cooks and plans for their household: its safety facts reach every request like their own, in a
+    profile line that says whose they are (the sentence as said)."""
+    say(memory, line, "what's a fun fact about octopuses?")
+    held = [value for key, values in current(memory).items() if key in attributes.SAFETY for value in values]
+    assert held == [line]
+    assert word in memory.recall("plan a dinner party for six on saturday").block.text
+
+
 def test_another_persons_fact_is_not_the_users(memory: MemoryService) -> None:
     """The brother's job is a fact of the user's family, not the user's job; a colleague's medicine is nobody's
     the profile holds."""
