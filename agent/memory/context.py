@@ -62,15 +62,23 @@ def memory_line(memory: ScoredMemory, mark: str = "") -> str:
     return f"- [{day(record.created_at)}, similarity {memory.similarity:.2f}{past}{mark}] {defang(record.text)}\n"
 
 
-def profile_lines(entries: Sequence[Entry], history: Sequence[Entry] = ()) -> list[tuple[list[Entry], str]]:
-    """One line per key: its values (a set has several), each with the date it was said, in the given order; then,
-    when ``history`` is given (a question about the past), the values each key held before."""
+def _current(entry: Entry, words: bool) -> str:
+    """A current value and when it was said, with ``words`` the user's sentence beside a safety value read
+    narrower."""
+    said = f'said "{defang(entry.said)}", ' if words and entry.said else ""
+    return f"{defang(entry.value)} ({said}{day(entry.said_at)})"
+
+
+def profile_lines(entries: Sequence[Entry], history: Sequence[Entry] = (), words: bool = False
+                  ) -> list[tuple[list[Entry], str]]:
+    """One line per key: its values (a set has several), each with the date it was said (and, with ``words``, the
+    user's sentence beside a safety value read narrower), in the given order; then, when ``history`` is given (a
+    question about the past), the values each key held before."""
     keys: dict[str, list[Entry]] = {}
     for entry in entries:
         keys.setdefault(entry.key, []).append(entry)
     lines = [
-        (held, f"- {defang(label(key))}: {'; '.join(f'{defang(e.value)} ({day(e.said_at)})' for e in held)}\n")
-        for key, held in keys.items()
+        (held, f"- {defang(label(key))}: {'; '.join(_current(e, words) for e in held)}\n") for key, held in keys.items()
     ]
     before: dict[str, list[Entry]] = {}
     for entry in history:
@@ -88,17 +96,25 @@ def build_profile(entries: Sequence[Entry], budget_tokens: int = PROFILE_BUDGET,
                   counter: TokenCounter = count_tokens, history: Sequence[Entry] = ()
                   ) -> tuple[str, tuple[Entry, ...], int]:
     """The fenced profile within ``budget_tokens``: keys in the given order (safety first) while they fit, then
-    the values of ``history``."""
+    the values of ``history``; then, in the budget left, each safety line with the user's sentences beside its
+    values, in the same order (no other line is dropped for them)."""
     used = counter(PROFILE_HEADER) + counter(PROFILE_FOOTER)
-    lines: list[str] = []
+    chosen: list[tuple[str, str]] = []
     kept: list[Entry] = []
-    for held, line in profile_lines(entries, history):
+    for (held, line), (_, worded) in zip(profile_lines(entries, history), profile_lines(entries, history, True),
+                                         strict=True):
         cost = counter(line)
         if used + cost > budget_tokens:
             continue
-        lines.append(line)
+        chosen.append((line, worded))
         kept += held
         used += cost
+    lines: list[str] = []
+    for line, worded in chosen:
+        extra = counter(worded) - counter(line) if worded != line else 0
+        if extra and used + extra <= budget_tokens:
+            line, used = worded, used + extra
+        lines.append(line)
     if not lines:
         return "", (), 0
     return PROFILE_HEADER + "".join(lines) + PROFILE_FOOTER, tuple(kept), used

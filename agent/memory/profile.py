@@ -606,6 +606,27 @@ class Entry:
     replaced_by: str = ""
     replaced_at: float = 0.0
     origin: str = ""  # ``domain.EXTRACTOR`` for a value the model proposed
+    # For a safety value read narrower than it was said ("coeliac" of "im coeliac so gluten is a no go for me"): the
+    # user's sentence, which the profile line shows beside it, so what it says of severity, triggers and what to
+    # leave out ("even crumbs", "anaphylactic", "no gluten") reaches every request too.
+    said: str = ""
+
+
+# The user's sentence shown beside a safety value is a sentence, not a paste.
+_SAID_WORDS_MAX = values.OPEN_WORDS_MAX
+
+
+def _said_beside(key: str, value: str, text: str) -> str:
+    """The sentence of ``text`` that states the safety ``value`` of ``key``, when it says more than the value and is
+    short enough for the profile's line; '' otherwise (no safety key, or the value is the sentence)."""
+    if key not in SAFETY:
+        return ""
+    wanted = normal(value)
+    for sentence in _SENTENCE.split(text.strip()):
+        words = sentence.strip(" .!").split()
+        if wanted and wanted in normal(sentence) and normal(sentence) != wanted and len(words) <= _SAID_WORDS_MAX:
+            return " ".join(words)
+    return ""
 
 
 def _order(key: str) -> tuple[int, str]:
@@ -627,7 +648,8 @@ def view(records: Sequence[MemoryRecord]) -> tuple[list[Entry], list[Entry]]:
             # A memory superseded for one of its facts keeps the others in the profile.
             replaced_by = fact.superseded_by
             entry = Entry(fact.key, fact.value, record.id, record.created_at, record.session, record.turn,
-                          replaced_by, record.superseded_at if replaced_by else 0.0, fact.origin)
+                          replaced_by, record.superseded_at if replaced_by else 0.0, fact.origin,
+                          _said_beside(fact.key, fact.value, record.text))
             if replaced_by:
                 history.append(entry)
                 continue

@@ -7,9 +7,11 @@ from __future__ import annotations
 
 import pytest
 
-from agent.domain import AS_SAID, StatedFact
+from agent.domain import AS_SAID, MemoryRecord, StatedFact
 from agent.memory import profile
 from agent.memory.attributes import Reading
+from agent.memory.context import PROFILE_FOOTER, PROFILE_HEADER, build_profile, profile_lines
+from tests.builders import record
 
 
 def safety_meaning(sentences: list[str] | tuple[str, ...]) -> list[Reading | None]:
@@ -47,3 +49,38 @@ def test_a_safety_fact_read_already_is_not_read_twice() -> None:
     found = [StatedFact("allergy", "kiwi")]
     assert profile.household_safety("my son is allergic to kiwi", safety_meaning, found) == []
     assert profile.household_safety("my son is allergic to kiwi", None, []) == []
+
+
+# -- the user's words beside a safety value read narrower ---------------------------------------------------------
+
+def stated(text: str, at: float, key: str, value: str) -> MemoryRecord:
+    return record(text, "u", at=at, facts=(StatedFact(key, value),))
+
+
+def test_a_safety_value_read_narrower_than_said_carries_the_users_sentence() -> None:
+    """"coeliac" alone loses "so gluten is a no go": the line shows the sentence too; a value that is its sentence,
+    and a key that is no safety one, show none."""
+    current, _ = profile.view([stated("im coeliac so gluten is a no go for me. my car broke down", 1.0, "condition",
+                                      "coeliac"),
+                               stated("I live in Porto now", 2.0, "home", "Porto"),
+                               stated("my son is allergic to kiwi", 3.0, "allergy", "my son is allergic to kiwi")])
+    assert {e.key: e.said for e in current} == {"condition": "im coeliac so gluten is a no go for me", "home": "",
+                                                "allergy": ""}
+    text, _, _ = build_profile(current)
+    assert 'coeliac (said "im coeliac so gluten is a no go for me",' in text and "Porto (" in text
+
+
+def test_the_users_sentence_beside_a_safety_value_never_drops_another_line() -> None:
+    """Counted in words: a budget with room for both plain lines and not for the sentence keeps both plain; with
+    room for the sentence too, the safety line carries it."""
+    current, _ = profile.view([stated("im coeliac so gluten is a no go for me", 1.0, "condition", "coeliac"),
+                               stated("I live in Porto now", 2.0, "home", "Porto")])
+
+    def words(text: str) -> int:
+        return len(text.split())
+
+    plain = words(PROFILE_HEADER) + words(PROFILE_FOOTER) + sum(words(line) for _, line in profile_lines(current))
+    text, kept, used = build_profile(current, budget_tokens=plain, counter=words)
+    assert "Porto" in text and "coeliac (" in text and "gluten" not in text and len(kept) == 2 and used == plain
+    text, kept, used = build_profile(current, budget_tokens=plain + 20, counter=words)
+    assert "Porto" in text and "gluten" in text and len(kept) == 2 and used > plain
