@@ -169,7 +169,7 @@ _NAMED = (rf"(?:{_WORDY}s?|{_THINGS}(?: [a-z]+)? (?:codes?|pin|pin code|passcode
           r"access|auth|bearer|refresh) keys?|(?:access|auth|bearer|refresh|session|personal access|bot|github|"
           r"gitlab|slack|discord|api|secret) tokens?|pins?|pin numbers?|pin codes?|cvv2?|cvc2?|csc|otp)")
 # Names of a credential that are also ordinary words ("the code I wrote", "a token of thanks"): only with a value.
-_GENERIC = r"(?:code|token|secret|combination|combo|key)"
+_GENERIC = r"(?:code|token|secret|combination|combo|key|c[oó]digo|codice|kod|код|clé|chiave|schlüssel)"
 # A credential's name that is part of another noun: "my password manager is great", "the pin screen".
 _COMPOUND = (r"(?!\s+(?:managers?|resets?|policy|policies|requirements?|rules?|hints?|strength|generators?|fields?|"
              r"prompts?|protected|changes?|updates?|expiry|apps?|box|boxes|screens?|pages?|forms?|hygiene|length|"
@@ -265,7 +265,10 @@ def _said() -> re.Pattern[str]:
 _PUBLIC_CODES = re.compile(
     r"\b(?:zip|postal|post|area|country|dialling|dialing|dial|phone|dress|source|morse|promo|promotional|discount|"
     r"coupon|voucher|referral|gift|tax|sort|bar|qr|error|status|http|exit|return|colou?r|hex|iso|airport|course|"
-    r"class|room|product|language|iata|icao|building|station|flight|train|booking|reference|tracking|order) ?codes?\b",
+    r"class|room|product|language|iata|icao|building|station|flight|train|booking|reference|tracking|order) ?codes?\b|"
+    # the same in the tongues whose word for a code is read: "el código postal es 28013"
+    r"\b(?:c[oó]digo|codice|code|kod)\s+(?:postal|postale|pocztowy|de (?:área|area|país|descuento|promoci[oó]n))\b|"
+    r"\bpostleitzahl\b|\bпочтовый индекс\b",
     re.IGNORECASE,
 )
 
@@ -280,7 +283,7 @@ _SAID_BAIT = re.compile(r"pass|login|creds|credential|router|network|admin|root|
                         r"pwd|\bpw\b|\bpins?\b|code|combin|combo|key|token|secret|cvv|cvc|\bcsc\b|otp|phrase|"
                         r"open|unlock|disarm|alarm|lock|door|gate|safe|vault|wi-?fi|garage|"
                         r"security|memorable|mnemonic|contrase|kennwort|mot de passe|wachtwoord|senha|has[lł]o|"
-                        rf"seed|totp|2fa|mfa|authenticator|{_FOREIGN}",
+                        rf"seed|totp|2fa|mfa|authenticator|c[oó]dig|codice|kod|код|clé|chiave|schlüssel|{_FOREIGN}",
                         re.IGNORECASE)
 
 
