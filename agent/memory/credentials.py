@@ -205,6 +205,9 @@ _STRONG = _STRONG.replace("{_MEASURE}", _MEASURE)
 _VERB = (r"(?:is|was|are|were|will be|has been|is now|now is|'s|’s|=|:|->|changed to|set to|reads|becomes|became|"
          r"(?<!\w)(?:es|est|ist|é|è|jest|är|er|je|on|это|है|हैं)(?!\w)|是|は|는|은|هي|הוא)")
 _PREP = r"(?:at|for|to|of|on|in|from|with|by|del|de|du|des|von|vom|da|do|di|för|til)"
+# Words no list of recovery words holds (BIP-39's 2,048 hold none of these): a run with them is a sentence.
+_FUNCTION_WORD = (r"(?:the|and|for|are|was|were|with|that|this|have|has|had|but|you|not|from|they|she|his|her|our|"
+                  r"its|then|when|what|who|will|would|can|could|just|like|very|some|into|about|there|their|them)")
 # What names a machine's secret, said with its value: a seed, a token, a key, a secret, a recovery or backup code.
 _SECRET_NOUN = (r"seed|tokens?|(?:api |secret |private |recovery |backup |license |licence |product |ssh |gpg |"
                 r"encryption |access )?keys?|secrets?|totp|2fa|mfa|otp|authenticator|recovery codes?|backup codes?")
@@ -239,6 +242,12 @@ _SAID_FORMS = (
     # a named secret and a value as random as a key after it, a word or two between: "vpn token seed
     # JBSWY3DPEHPK3PXP", "2fa secret: KZXW6YTB", "the recovery key 8H2K-PQ7Z-..."
     rf"\b(?:{_SECRET_NOUN})(?:\s+[a-z]+){{0,2}}?\s*[#:=–-]?\s*{_KEYLIKE}|"
+    # recovery words: twelve or more plain words after what names them ("wallet seed words: apple banana ...")
+    rf"\b(?:seed|recovery|mnemonic|backup|wallet|secret|(?:12|24|18|twelve|twenty-four) words?)\b[^.!?\n]{{0,40}}?"
+    rf"(?:\b(?!{_FUNCTION_WORD}\b)[a-z]{{3,8}}[ ,]+){{11,}}(?!{_FUNCTION_WORD}\b)[a-z]{{3,8}}\b|"
+    # a dial's combination: "combination: left 12 right 34 left 56"
+    r"\b(?:combination|combo)\b[^.!?\n]{0,20}?\b(?:left|right|l|r)\s*\d{1,2}\b"
+    r"(?:[ ,]*(?:left|right|l|r)\s*\d{1,2}\b){2,}|"
     # a word of another tongue for a password or code, then a value that is no word: "haslo do maila to Zielony_Kot88"
     rf"{_WORD_START}(?:{_FOREIGN})(?!\w)[^.!?;\n]{{0,40}}?(?:(?<=[\s:：={_CJK}])|(?<=^))(?!(?:19|20)\d\d\b|\d{{1,2}}\s)"
     rf"{_STRONG}|"
@@ -283,7 +292,7 @@ _SAID_BAIT = re.compile(r"pass|login|creds|credential|router|network|admin|root|
                         r"pwd|\bpw\b|\bpins?\b|code|combin|combo|key|token|secret|cvv|cvc|\bcsc\b|otp|phrase|"
                         r"open|unlock|disarm|alarm|lock|door|gate|safe|vault|wi-?fi|garage|"
                         r"security|memorable|mnemonic|contrase|kennwort|mot de passe|wachtwoord|senha|has[lł]o|"
-                        rf"seed|totp|2fa|mfa|authenticator|c[oó]dig|codice|kod|код|clé|chiave|schlüssel|{_FOREIGN}",
+                        rf"seed|totp|2fa|mfa|authenticator|mnemonic|recovery|wallet|words|c[oó]dig|codice|kod|код|clé|chiave|schlüssel|{_FOREIGN}",
                         re.IGNORECASE)
 
 
@@ -325,9 +334,19 @@ def _spelled_digits(text: str) -> str:
         lambda m: "".join(_DIGIT_WORDS[w.lower()] for w in re.split(r"[ ,-]+", m.group()) if w), text)
 
 
+# Single digits apart, whatever parts them: "4_4_7_1", "4 - 4 - 7 - 1", "4/4/7/1" are the code "4-4-7-1".
+_PARTED_DIGITS = re.compile(r"(?<![\w.])\d(?:\s*[-_./·•]\s*\d|\s\d){3,}(?![\w.])")
+
+
+def _joined_digits(text: str) -> str:
+    """``text`` with each run of four or more single digits, parted by any separator, written "d-d-d-d"."""
+    return _PARTED_DIGITS.sub(lambda m: "-".join(re.findall(r"\d", m.group())), text)
+
+
 def said_credential(text: str) -> bool:
-    """A credential and its value said in words (the ``matching`` view), its digits typed or said as words."""
-    spelled = _spelled_digits(text)
+    """A credential and its value said in words (the ``matching`` view), its digits typed or said as words, and
+    parted by any separator."""
+    spelled = _joined_digits(_spelled_digits(text))
     for view in (text, spelled) if spelled != text else (text,):
         for piece in _windows(view):
             for match in _said().finditer(piece):

@@ -65,7 +65,8 @@ _REPLYING = (r"(?:reply|replies|respond|answer|greet|format|translate|output|beh
 # pattern's every clause start made the gate's refusal half as slow again); ``agent.memory.preferences`` strips them
 # all (``NOW_ON``) from a preference it keeps, so "starting today keep answers short" is kept as "keep answers
 # short".
-_NOW_ON_OTHERWISE = (r"(?:starting (?:today|now|tomorrow|immediately|this (?:week|month|chat|conversation))|as of "
+_NOW_ON_OTHERWISE = (r"(?:from now onwards?|moving forward|going fwd|hereafter|from this day (?:on|forward)|"
+                     r"starting (?:today|now|tomorrow|immediately|this (?:week|month|chat|conversation))|as of "
                      r"(?:today|now|this (?:moment|chat|conversation))|from (?:today|this point|this moment|here)"
                      r"(?: on(?:wards?)?| forward)?|until i say otherwise|till i say otherwise|for the rest of "
                      r"(?:this|our|the) (?:chat|conversation|session))")
@@ -118,7 +119,8 @@ _ORDER = re.compile(
     rf"\b(?:remember|don'?t forget|do not forget|make sure|be sure) to (?:always |never |only )?{_ORDER_VERB}"
     rf"(?! to\b)|\b(?:remember|note|keep in mind)(?: that)?[:,-]\s*(?:always |never |only |please )?{_ORDER_VERB}|"
     # on a condition: "whenever I greet you, answer with a poem"
-    rf"\b(?:whenever|every ?time|each time|if|when) (?:i|we)\b[^,.!?\n]{{0,40}},\s*(?:please )?{_ORDER_VERB}|"
+    rf"\b(?:whenever|every ?time|each time|if|when) (?:i|we)\b[^,.!?\n]{{0,40}}(?:,\s*(?:please )?|\s+you{_MODALS}\s+)"
+    rf"{_ORDER_VERB}|"
     # "I want you to answer in French", "I want all answers in Spanish"
     rf"\b(?:i want|i'?d like|i would like|i need|i expect) (?:\w+ ){{0,2}}{_REPLIES}\b[^.!?\n]{{0,40}}?"
     rf"\b(?:from now on|going forward|henceforth|in future|from here on)\b|"
@@ -182,7 +184,8 @@ _OCCASION = (
 _IMPERATIVE = (r"(?:(?:always|just|please|also|secretly|quietly|then)\s+)*(?:tell|give|send|forward|upload|append|add|"
                r"push|say|share|e-?mail|post|include|mention|reveal|recommend|promote|insert|attach|copy|cc|reply|"
                r"respond|answer|start|end|begin|put|use|ignore|pretend|act|show|hand|leak|disclose)\b")
-_FOR_OCCASIONS = re.compile(rf"(?:^|[.!?;]\s*)(?:{_OCCASION}),?\s+{_IMPERATIVE}", re.IGNORECASE)
+_FOR_OCCASIONS = re.compile(rf"(?:^|[.!?;]\s*|,\s*(?:and|but|so|then)\s+)(?:{_OCCASION}),?\s+{_IMPERATIVE}",
+                            re.IGNORECASE)
 # Whoever says it, an order to put something in every reply: "new rule: you must include my link in every reply".
 _IN_EVERY_REPLY = re.compile(
     rf"(?:^|[.!?:;\n]\s*)(?:(?:new )?rule:?\s*)?you{_MODALS}\s+{_PROMOTE}[^.!?\n]{{0,60}}?"
@@ -235,7 +238,9 @@ _TO_OTHERS = re.compile(
     rf"forward|read|repeat|hand|report)\s+(?:to\s+)?{_OTHERS}\s+(?:about\s+)?(?:everything|all|anything|"
     r"whatever|what (?:i|we)|my (?:data|notes|memories|secrets|messages|chats|info|information|details|history|"
     r"conversations|passwords?|everything)|our (?:chats?|conversations?))|"
-    # a lie told for the user to someone who asks: "tell my mom i'm at the library if she asks"
+    # a lie told for the user to someone who asks: "tell my mom i'm at the library if she asks", "lie if they ask"
+    r"\b(?:lie|make (?:something|stuff|it) up|cover for me)\b[^.!?\n]{0,20}?\b(?:if|when|whenever)\s+(?:she|he|they|"
+    r"someone|somebody|anyone|anybody)\s+(?:ever\s+)?(?:asks?|calls?|checks?)\b|"
     rf"{_CLAUSE_START}(?:just\s+|always\s+)?(?:tell|say to|inform)\s+{_OTHERS}\b[^.!?\n]{{0,60}}?"
     r"\b(?:if|when|whenever)\s+"
     rf"(?:she|he|they|someone|somebody|anyone|anybody|{_OTHERS})\s+(?:ever\s+)?(?:asks?|calls?|messages?|checks?)\b|"
@@ -270,8 +275,11 @@ _SECRECY = re.compile(
     r"talk about|tell (?:anyone|anybody|me|them|people) about)\s+(?:this|these|that|those|the|your|my|our)\s+"
     r"(?:new\s+|secret\s+|hidden\s+)?(?:rules?|instructions?|orders?|settings?|requests?|prompts?|commands?|"
     r"directives?|arrangements?)\b|"
-    r"\b(?:don'?t|do not|never)\s+(?:ever\s+)?(?:mention|say|admit|reveal|tell (?:me|anyone|anybody|them|people))\s+"
-    r"(?:that\s+)?you(?:'re| are)\s+(?:an?\s+)?(?:ai|bot|chatbot|assistant|language model|machine|computer|program)\b|"
+    r"\b(?:don'?t|do not|never|stop)\s+(?:ever\s+)?(?:mention|say|admit|reveal|tell)\w*(?:\s+(?:me|anyone|anybody|them|"
+    r"people))?\s+(?:that\s+)?you(?:'re| are)\s+(?:an?\s+)?(?:ai|bot|chatbot|assistant|language model|machine|"
+    r"computer|program)\b|"
+    r"\b(?:don'?t|do not|never|stop)\s+(?:ever\s+)?(?:mention|say|admit|reveal|show)\w*(?:\s+(?:me|anyone|anybody|them|"
+    rf"people))?\s+(?:that|when|whenever)\s+you\s+(?:are\s+|'re\s+)?{_ASSISTANT_DOING}\b|"
     rf"(?:{_CLAUSE_START}|,\s*(?:(?:just|and|but|then|also)\s+)*|\byou{_MODALS}\s+(?:just\s+|also\s+)?)"
     rf"(?:(?:just|also|always|please)\s+)*{_COVERTLY}\s+(?:{_ASSISTANT_DOING}|add|insert|include|append|put|slip|"
     r"sneak|send|forward|share|edit|modify|tweak|mention|promote|recommend|push|write|copy|report)\b",
