@@ -505,12 +505,13 @@ _KIN = (r"(?:wife|husband|hubby|wifey|partner|spouse|fianc[ée]e?|girlfriend|boy
         r"little ones|middle one|\d{1,2} ?(?:yo|y/o|year old))")
 _HOUSEHOLD = re.compile(
     r"^\W*(?:"
-    rf"(?:my|our)\s+(?:(?:little|baby|youngest|oldest|eldest|older|younger|middle|twin|step|\d{{1,2}} ?yo)\s+)?"
-    rf"{_KIN}(?:'s)?(?:\s+[A-Z][\w'’-]+)?(?:\s*\([^()]{{1,30}}\))?|"  # "my daughter Zoe", "our youngest"
+    rf"(?:both\s+)?(?:my|our)\s+(?:(?:little|baby|youngest|oldest|eldest|older|younger|middle|twin|step|\d{{1,2}}|two|"
+    rf"three|four|\d{{1,2}} ?yo)\s+)?{_KIN}(?:'s)?(?:\s+(?-i:[A-Z][\w'’-]+))?(?:\s*\([^()]{{1,30}}\))?|"
     rf"(?:hubby|wifey|the (?:kids?|baby|twins|wife|husband|missus))\b|"  # "hubby uses a wheelchair"
     rf"[\w'’-]+\s*\((?:my|our)\s+[^()]{{1,30}}\)|"  # "levi (my 6yo)"
-    rf"[A-Z][\w'’-]+,\s*(?:my|our)\s+(?:\w+\s+)?{_KIN},"  # "Ana, my wife,"
+    rf"(?-i:[A-Z][\w'’-]+),\s*(?:my|our)\s+(?:\w+\s+)?{_KIN},"  # "Ana, my wife,"
     r")",
+    re.IGNORECASE,
 )
 
 

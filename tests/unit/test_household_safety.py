@@ -24,6 +24,7 @@ def safety_meaning(sentences: list[str] | tuple[str, ...]) -> list[Reading | Non
 @pytest.mark.parametrize("sentence", [
     "my daughter Zoe is allergic to sesame", "our youngest is allergic to eggs", "hubby has a shellfish allergy",
     "levi (my 6yo) is allergic to kiwi", "Ana, my wife, is allergic to latex", "my mum's allergic to penicillin",
+    "My daughter Zoe is allergic to sesame", "my 2 kids are allergic to eggs", "both my kids have a nut allergy",
 ])
 def test_a_household_members_safety_fact_is_read_without_who_and_kept_naming_them(sentence: str) -> None:
     asked: list[str] = []
