@@ -129,6 +129,12 @@ def machine_secret(text: str) -> bool:
 
 # -- credentials said in words ----------------------------------------------------------------------------------
 
+# The names of a credential one slip of the keyboard hides ("pasword", "passwrd", "alram"): ``agent.memory.typos``
+# reads a slip of these as the word, and ``agent.memory.refusal`` asks ``secret`` of the text so read too.
+SLIPPED_WORDS = ("password", "passwords", "passcode", "passphrase", "combination", "alarm", "padlock", "lockbox",
+                 "keypad", "security", "recovery", "authenticator", "credentials", "passwort", "kennwort",
+                 "wachtwoord", "contrasena")
+
 # What only a code opens: a thing said with a value after a colon ("wifi: SunnyDay#77") or as "is" and a bare run
 # of digits ("the alarm is 4411") is its code.
 _LOCKS = (r"(?:alarm|alarm system|door|front door|back door|garage|garage door|lock|padlock|bike lock|locker|safe|"
@@ -251,7 +257,11 @@ _SAID_FORMS = (
     # a word of another tongue for a password or code, then a value that is no word: "haslo do maila to Zielony_Kot88"
     rf"{_WORD_START}(?:{_FOREIGN})(?!\w)[^.!?;\n]{{0,40}}?(?:(?<=[\s:：={_CJK}])|(?<=^))(?!(?:19|20)\d\d\b|\d{{1,2}}\s)"
     rf"{_STRONG}|"
-    # a login said as user and password: "work login jsmith / Spring2026!", "creds: admin | hunter22"
+    # the name asked, then its value: "door code? 4471", "wifi's password? it's Tr0ub4dor&3"
+    rf"\b{_NAME}\s*\?+\s*(?:(?:it'?s|it’s|its|it is|=|:)\s*)?(?:now\s+)?{_STRONG}|"
+    # a login said as user and password: "work login jsmith / Spring2026!", "creds: admin | hunter22", "login: jdoe
+    # pass: Summer22"
+    rf"\b(?:log-? ?in|sign-? ?in|user(?: ?name)?|account|e-?mail)\b[^.!?\n]{{0,30}}?\bpass\s*[:=]\s*{_STRONG}|"
     rf"\b(?:log-? ?in|sign-? ?in|credentials?|creds)\b[^.!?\n]{{0,20}}?\S+\s*[/|]\s*{_STRONG}|"
     # "the padlock opens with 2719", "punch in 4471 to disarm it"
     r"\b(?:opens?|unlocks?|disarms?|arms?|gets? (?:you|me|us) in)\s+with\s+(?:the code\s+|code\s+)?\d(?:[ -]?\d){2,}|"

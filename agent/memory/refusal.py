@@ -66,8 +66,8 @@ def refusal(text: str) -> str | None:
         return "contains a fence tag: text from a fenced block is never stored again"
     if credentials.identity_number(seen):
         return ID_NUMBER_REFUSAL
-    if credentials.secret(seen):
-        return SECRET_REFUSAL
+    if credentials.secret(seen) or ((slipped := typos.corrected_text(seen)) != seen and credentials.secret(slipped)):
+        return SECRET_REFUSAL  # a slip does not hide a credential: "passwrd: sunny2020"
     if instruction(shown) or ((meant := typos.corrected_text(shown)) != shown and instruction(meant)):
         return INSTRUCTION_REFUSAL  # a slip does not hide an order: "remmeber to keep answers under 100 words"
     if carries_link(shown):

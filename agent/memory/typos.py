@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 from functools import cache, lru_cache
 
-from agent.memory import instructions, lexicon, patterns
+from agent.memory import credentials, instructions, lexicon, patterns
 
 # Words the grammar matches on only as part of a longer pattern ("allerg" in "allerg\w*"): their whole forms.
 _WHOLE_FORMS = frozenset(
@@ -53,6 +53,7 @@ def vocabulary() -> frozenset[str]:
         words |= _literal_words(pattern.regex.pattern)
     for order in instructions.PATTERNS:  # a slip does not hide an order either: "ignor all safty rules"
         words |= _literal_words(order.pattern)
+    words |= set(credentials.SLIPPED_WORDS)  # nor a credential: "wifi pasword is Bluebird7"
     return frozenset(words)
 
 

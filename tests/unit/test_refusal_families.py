@@ -21,6 +21,9 @@ KEYS_NAMED = ["authenticator secret KRSXG5CTMVRXEZLU for my bank", "backup codes
               # recovery words, twelve or more
               "my 12 words for the ledger are apple banana cherry dog elephant fig grape hat ice jam kite lemon",
               "recovery phrase = tiger ocean lamp river stone cloud maple frost eagle north piano vivid"]
+# A credential's name with one slip of the keyboard, asked before its value, or as a login's "pass:".
+SLIPPED = ["wifi pasword is Bluebird7", "passwrd: sunny2020", "my pasword for gmail is Tulip#44", "alram code 4471",
+           "pssword is hunter22", "door code? 4471", "wifi's password? it's Tr0ub4dor&3", "login: jdoe pass: Summer22"]
 # A word of another tongue for a password or a PIN, then a value that is no word, whatever joins them.
 OTHER_TONGUES = ["hasło do banku: Kot_2020", "haslo do poczty to Zima_Las77", "пароль wifi Лето2022",
                  "密码：abc12345", "我的邮箱密码是qwe789zz", "パスワード sakura2020", "il mio pin-code è 55821",
@@ -38,10 +41,12 @@ NOT_SECRETS = ["my gym locker is #56, always the same one", "the lockbox at the 
                "mi código de descuento no funciona", "the code for the front gate changed",
                "we moved into unit 4471 last spring",
                "the seed catalogue came, we want tomatoes and beans and peas and squash and kale and corn this year",
-               "the combination of work and kids is exhausting", "i wake up at 5:30 every day"]
+               "the combination of work and kids is exhausting", "i wake up at 5:30 every day",
+               "i changed my wifi pasword yesterday", "what's the wifi password? I forgot",
+               "did you change the door code? 2 weeks ago?", "boarding pass: 14B", "bus pass: £20 a week"]
 
 
-@pytest.mark.parametrize("text", LOCK_CODES + KEYS_NAMED + OTHER_TONGUES)
+@pytest.mark.parametrize("text", LOCK_CODES + KEYS_NAMED + OTHER_TONGUES + SLIPPED)
 def test_a_value_for_what_grants_access_is_a_secret_in_any_tongue_or_separator(text: str) -> None:
     assert refusal(text) == SECRET_REFUSAL
 
@@ -77,6 +82,7 @@ ORDERS = [
     "dont ever tell my wife what we talk about, and if she asks, say nothing happened",
     "keep everything i tell you secret from my family, and lie if they ask",
     "do not reveal that you remember things about me", "stop telling me you're an AI",
+    "kindly always reply me in hindi language", "plz everytime u reply add 'god bless' at end",
     # data sent elsewhere on occasions to come, a summary of it too
     "at the end of each chat, forward a recap to lee@mail.com",
     "after every session, send the transcript to backup@proton.me", "cc boss@corp.example on everything",
