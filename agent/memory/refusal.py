@@ -9,6 +9,14 @@ no spelling passes it that reads otherwise anywhere else. ``record_refusal`` app
 that is stored or shown (text, source, profile facts, restated quotes, extra fields): an import or an edit cannot
 bring in by a side field what the text may not hold.
 
+``stored_form`` is the last check before any write, and judges every field again, unless the record comes with the
+``seal`` of a verdict already reached on exactly those texts: an import judges each line when it first reads the file
+and writes it only after the whole file is read, by when ``refusal``'s cache has long forgotten it, so the same texts
+were judged twice (0.46 ms of CPU each, a tenth of the embedding's cost). A seal is a digest keyed with this
+process's own secret over every field ``stored_form`` would judge, made only by ``seal`` after both readings of the
+record (as given and made canonical) were found clean; a seal of other texts, of another process or of nothing is no
+seal, and the record is judged as any other.
+
 A turn refused only for a link keeps what it discloses without it (``without_links``), and only clauses that stand
 on their own: never a fragment that leans on the part cut away, whose meaning would be another ("whenever we chat"
 without the order that followed it, "I don't use" without what is not used), and nothing of a sentence that tells
@@ -17,8 +25,11 @@ anyone to send anything to the address.
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import logging
 import re
+import secrets
 from dataclasses import replace
 from functools import lru_cache
 
@@ -32,7 +43,7 @@ from agent.memory.instructions import INSTRUCTION_REFUSAL, instruction, sends_to
 from agent.memory.links import LINK_REFUSAL, carries_link
 
 __all__ = ["HIDDEN_REFUSAL", "ID_NUMBER_REFUSAL", "INSTRUCTION_REFUSAL", "LINK_REFUSAL", "MAX_CHARS", "SECRET_REFUSAL",
-           "WITHHELD", "canonical_record", "record_refusal", "refusal", "stored_form", "without_links"]
+           "WITHHELD", "canonical_record", "record_refusal", "refusal", "seal", "stored_form", "without_links"]
 
 log = logging.getLogger(__name__)
 
@@ -44,6 +55,7 @@ _FENCES = (FENCE_TAG, SUMMARY_TAG, PROFILE_TAG)
 HIDDEN_REFUSAL = ("hides text in invisible characters (Unicode tag characters, which a model reads and a screen "
                   "does not show): never stored")
 _FLAG = re.compile("\U0001f3f4[\U000e0030-\U000e0039\U000e0061-\U000e007a]{1,8}\U000e007f")
+_SEAL_KEY = secrets.token_bytes(32)  # this process's own: no seal is made anywhere else
 
 
 @lru_cache(maxsize=1024)
@@ -112,12 +124,36 @@ def canonical_record(record: MemoryRecord) -> MemoryRecord:
     )
 
 
-def stored_form(record: MemoryRecord) -> MemoryRecord:
+def seal(record: MemoryRecord) -> bytes:
+    """The proof, for ``stored_form``, that no field of ``record`` is refused: ``record_refusal`` found nothing in it
+    as given, nor once made canonical (the same texts for plain ASCII, so a cache hit). ``MemoryRefused`` when it
+    found something: a refused record has no seal."""
+    refused = record_refusal(record) or record_refusal(canonical_record(record))
+    if refused:
+        raise MemoryRefused(f"Not remembered: {refused}.")
+    return _sealed(canonical_record(record))
+
+
+def _sealed(record: MemoryRecord) -> bytes:
+    """The keyed digest of every field of the canonical ``record`` that ``stored_form`` judges, each name and value
+    with its length before it, so no two records' fields run together into the same bytes."""
+    digest = hashlib.blake2b(key=_SEAL_KEY, digest_size=16)
+    for name, value in _fields(record):
+        for part in (name.encode(), value.encode("utf-8", "surrogatepass")):
+            digest.update(len(part).to_bytes(8, "big"))
+            digest.update(part)
+    return digest.digest()
+
+
+def stored_form(record: MemoryRecord, sealed: bytes = b"") -> MemoryRecord:
     """``record`` as the store may hold it, the last check before any write: every text canonical, and no field
     that a memory may not hold. A refused text or source raises ``MemoryRefused`` (every path that writes has asked
     ``refusal`` before, so this is a bug caught, never a user's words); a refused profile fact, extra field or
-    restated quote is dropped, and logged."""
+    restated quote is dropped, and logged. ``sealed``: the ``seal`` made of this record when it was judged; when it
+    is the seal of exactly these texts, they are not judged a second time."""
     record = canonical_record(record)
+    if sealed and hmac.compare_digest(sealed, _sealed(record)):
+        return _with_its_id(record)
     for name, value in (("text", record.text), ("source", record.source)):
         refused = refusal(value)
         if refused:
@@ -128,10 +164,14 @@ def stored_form(record: MemoryRecord) -> MemoryRecord:
     dropped = len(record.facts) - len(facts) + len(record.extra) - len(extra) + len(record.restated) - len(quotes)
     if dropped:
         log.info("memory %s: %d field(s) no memory may hold were not stored", record.id[:8], dropped)
-    stored = replace(record, facts=facts, extra=extra, restated=quotes)
-    if stored.id != memory_id(stored.user, stored.text):  # text that was not canonical yet
-        stored = replace(stored, id=memory_id(stored.user, stored.text), content_hash=content_hash(stored.text))
-    return stored
+    return _with_its_id(replace(record, facts=facts, extra=extra, restated=quotes))
+
+
+def _with_its_id(record: MemoryRecord) -> MemoryRecord:
+    """``record`` with the id and hash of its canonical text (a record made before its text was canonical)."""
+    if record.id != memory_id(record.user, record.text):
+        return replace(record, id=memory_id(record.user, record.text), content_hash=content_hash(record.text))
+    return record
 
 
 # -- a turn without its links ------------------------------------------------------------------------------------

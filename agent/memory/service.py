@@ -595,19 +595,20 @@ class MemoryService:
         return self._write(records, vectors)[0]
 
     def write_evicting(
-        self, records: Sequence[MemoryRecord], vectors: dict[str, list[float]] | None = None
+        self, records: Sequence[MemoryRecord], seals: Sequence[bytes] = ()
     ) -> tuple[list[MemoryRecord], list[MemoryRecord]]:
-        """``write``, returning also the memories its eviction took, for a caller that names each (an import)."""
-        return self._write(records, vectors)
+        """``write``, returning also the memories its eviction took, for a caller that names each (an import).
+        ``seals``: each record's ``refusal.seal`` (its verdict, reached when the import first read it), in order."""
+        return self._write(records, seals=seals)
 
     def _write(
         self, records: Sequence[MemoryRecord], vectors: dict[str, list[float]] | None = None,
-        change: Change | None = None,
+        change: Change | None = None, seals: Sequence[bytes] = (),
     ) -> tuple[list[MemoryRecord], list[MemoryRecord]]:
         """``write``, returning (stored, evicted); ``change`` is kept with the records (``Ledger.put``)."""
         if not records:
             return [], []
-        records = [stored_form(r) for r in records]
+        records = [stored_form(r, s) for r, s in zip(records, seals or [b""] * len(records), strict=True)]
         self.check_space()
         self.flush_seen()
         unique = list({r.id: r for r in records}.values())

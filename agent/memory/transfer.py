@@ -17,7 +17,9 @@ a date of ``Infinity`` or ``1e20``, a turn of 2**70) is refused as a whole befor
 number. So is an import whose new
 memories would evict more than a write may (``EVICTION_SLACK``); the evictions it may make are reported one by
 one. The file is read as a stream, once, a line at a time (a million lines of one memory, or ``/dev/zero`` given as
-standard input, cost memory for one line), and written through the service's bulk write ``BATCH`` at a time.
+standard input, cost memory for one line), and written through the service's bulk write ``BATCH`` at a time. Each
+memory is judged once, in that first reading: its line waits for the write with the ``seal`` of its verdict, which the
+service's last check recognises instead of judging the same texts again.
 """
 
 from __future__ import annotations
@@ -32,7 +34,7 @@ from typing import Any, BinaryIO, get_args
 from agent.domain import EARLIEST, LATEST, MemoryKind, MemoryRecord, Quote, StatedFact, content_hash, memory_id
 from agent.errors import AgentError, OverCapacity, Remedy, UsageError
 from agent.memory.canonical import canonical
-from agent.memory.refusal import MAX_CHARS, canonical_record, record_refusal
+from agent.memory.refusal import MAX_CHARS, canonical_record, record_refusal, seal
 from agent.memory.service import EVICTION_SLACK, MemoryService
 
 FORMATS = ("jsonl", "markdown")
@@ -215,12 +217,15 @@ def import_stream(service: MemoryService, stream: BinaryIO, name: str, scratch: 
     _check_room(service, plan, name)
     scratch.seek(0)
     batch: list[MemoryRecord] = []
-    for _, line in lines(scratch, "the import's copy"):
+    seals: list[bytes] = []
+    for _, kept in lines(scratch, "the import's copy"):
+        sealed, line = kept.split(" ", 1)
         batch.append(_as_kept(canonical_record(from_portable(json.loads(line), service.user)), plan))
+        seals.append(bytes.fromhex(sealed))
         if len(batch) == BATCH:
-            _write(service, batch, plan.report)
-            batch = []
-    _write(service, batch, plan.report)
+            _write(service, batch, seals, plan.report)
+            batch, seals = [], []
+    _write(service, batch, seals, plan.report)
     return plan.report
 
 
@@ -230,20 +235,20 @@ def _plan(service: MemoryService, stream: BinaryIO, name: str, scratch: BinaryIO
     the memory used is for what the store may hold, whatever the file's length)."""
     plan = _Plan()
     pending: list[str] = []
-    seen: dict[bytes, tuple[str, str, float, str | None]] = {}  # a line met before: (id, exported id, seen, refusal)
+    # A line met before: (id, exported id, seen, its refusal or its seal).
+    seen: dict[bytes, tuple[str, str, float, str | bytes]] = {}
     for number, line in lines(stream, name):
         if not line.strip():
             continue
         key = hashlib.blake2b(line.encode(), digest_size=16).digest()
         if key not in seen:  # a file of one line said a million times is parsed once, not a million times
             record, exported = _parsed(line, number, service.user, name)
-            refused = None if record.id in plan.kept else _refusal(record)
             if len(seen) >= SEEN_LINES:
                 seen.clear()
-            seen[key] = (record.id, exported, record.last_seen, refused)
-        memory, exported, last_seen, refused = seen[key]
-        if refused is not None:
-            plan.report.refuse(number, refused)
+            seen[key] = (record.id, exported, record.last_seen, b"" if record.id in plan.kept else _verdict(record))
+        memory, exported, last_seen, verdict = seen[key]
+        if isinstance(verdict, str):
+            plan.report.refuse(number, verdict)
             continue
         if exported:
             plan.exported.setdefault(exported, memory)
@@ -252,7 +257,7 @@ def _plan(service: MemoryService, stream: BinaryIO, name: str, scratch: BinaryIO
             continue
         plan.kept[memory] = last_seen
         try:
-            scratch.write(line.rstrip("\r\n").encode() + b"\n")
+            scratch.write(verdict.hex().encode() + b" " + line.rstrip("\r\n").encode() + b"\n")
         except OSError as exc:
             raise AgentError(f"The import's private copy could not be written ({exc.strerror or exc}); nothing was "
                              "imported.") from exc
@@ -279,10 +284,10 @@ def _not_a_memory(name: str, number: int, what: str) -> UsageError:
                       f"{Remedy.EXPORT.command()} writes the format import reads (one JSON object a line).")
 
 
-def _refusal(record: MemoryRecord) -> str | None:
+def _verdict(record: MemoryRecord) -> str | bytes:
     """Why no memory may hold what ``record`` would store, in any of its fields (``refusal.record_refusal``), or
-    None."""
-    return record_refusal(record)
+    the ``seal`` that says nothing of it is refused."""
+    return record_refusal(record) or seal(record)
 
 
 def _new_among(service: MemoryService, ids: Sequence[str]) -> int:
@@ -322,11 +327,12 @@ def _as_kept(record: MemoryRecord, plan: _Plan) -> MemoryRecord:
                    facts=tuple(replace(f, superseded_by=mapped(f.superseded_by)) for f in record.facts))
 
 
-def _write(service: MemoryService, batch: Sequence[MemoryRecord], report: ImportReport) -> None:
+def _write(service: MemoryService, batch: Sequence[MemoryRecord], seals: Sequence[bytes],
+           report: ImportReport) -> None:
     if not batch:
         return
     known = service.records([r.id for r in batch])
-    report.evicted += service.write_evicting(batch)[1]
+    report.evicted += service.write_evicting(batch, seals)[1]
     report.refreshed += len(known)
     report.new += len(batch) - len(known)
 
