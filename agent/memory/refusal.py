@@ -89,7 +89,10 @@ def refusal(text: str) -> str | None:
 
 def _hidden(text: str) -> str:
     """The ASCII that Unicode tag characters (U+E0020-E007E) in ``text`` spell, or '', leaving out the emoji flags
-    of a region that are made of them (🏴 and the tags of "gbsct", then a cancel tag)."""
+    of a region that are made of them (🏴 and the tags of "gbsct", then a cancel tag). ASCII text has none, and most
+    text is ASCII: it is not read a character at a time (a tenth of judging a memory)."""
+    if text.isascii():
+        return ""
     text = _FLAG.sub("", text)
     return "".join(chr(ord(c) - 0xE0000) for c in text if 0xE0020 <= ord(c) <= 0xE007E)
 
