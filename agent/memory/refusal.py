@@ -131,10 +131,11 @@ def seal(record: MemoryRecord) -> bytes:
     """The proof, for ``stored_form``, that no field of ``record`` is refused: ``record_refusal`` found nothing in it
     as given, nor once made canonical (the same texts for plain ASCII, so a cache hit). ``MemoryRefused`` when it
     found something: a refused record has no seal."""
-    refused = record_refusal(record) or record_refusal(canonical_record(record))
+    stored = canonical_record(record)
+    refused = record_refusal(record) or record_refusal(stored)
     if refused:
         raise MemoryRefused(f"Not remembered: {refused}.")
-    return _sealed(canonical_record(record))
+    return _sealed(stored)
 
 
 def _sealed(record: MemoryRecord) -> bytes:
