@@ -5,7 +5,7 @@ never sees it in: to ignore the assistant's instructions, to send the user's dat
 replies. Each pattern below reads the ``folded`` view (``agent.memory.canonical``), so a fullwidth or lookalike
 spelling of an order reads as the order. That view is case-folded already, so the patterns match case as written
 (lowercase): ``re.IGNORECASE`` changed no decision on any labelled line (``tests/unit/test_instruction_case.py``) and
-was 60% of their time, the largest part of judging a memory (every memory written is judged).
+was more than half of their time, the largest part of judging a memory (every memory written is judged).
 """
 
 from __future__ import annotations
