@@ -72,6 +72,10 @@ class Statement:
     # The attributes a change said in words may be about, by meaning ("ok i switched sides, Sporting is my club
     # now": a sport, or a team): which of them changed is the nearest memory's to say (``agent.memory.truth``).
     changed: tuple[str, ...] = ()
+    # The attributes of one value the meaning named with confidence where no rule read a value and no word adds
+    # ("back at work!! part time pharmacy tech": a job): the value held is replaced, change said in words or not,
+    # as a value a rule reads replaces it (``agent.memory.truth``).
+    holds: tuple[str, ...] = ()
 
     def __bool__(self) -> bool:
         return bool(self.facts or self.retracts)
@@ -381,6 +385,7 @@ def _retractions(sentence: str) -> tuple[list[StatedFact], list[StatedFact]]:
 
 # "On weekends I also work at a bar": a second job, not a new one.
 _SECOND_JOB = re.compile(r"\b(?:also|too|as well|on the side|side (?:job|gig|hustle)|second job|in addition|"
+                         r"days off|spare time|free time|extra (?:cash|money|income)|"
                          r"on (?:the )?weekends?|at weekends?|evenings?)\b", re.IGNORECASE)
 _SECOND = {"job": "second job", "employer": "second employer"}
 # Another person's fact, said by the user: "my friend is vegan", "my dad takes metformin", "she's a nurse".
@@ -431,7 +436,28 @@ def _by_meaning(sentence: str, part: str, reading: Reading | None, found: list[S
     beside = (reading.attribute in SAFETY and not any(f.key in SAFETY for f in found)) or reading.attribute in OPEN
     if any(f.key in answered for f in found) or (found and not beside):
         facts = []
+    elif not facts and (role := _role_said(part, reading)):
+        facts = [role]
     return facts, retired
+
+
+# How sure the meaning must be of a job or an employer said in a short clause no rule reads ("part time pharmacy
+# tech") for the clause to be the value: sure, or likely and naming a trade ("part time florist" is a job at 0.61).
+ROLE_PROBABILITY = 0.85
+ROLE_NAMED_PROBABILITY = 0.5
+ROLE_WORDS_MAX = 8
+_WORK_KEYS = frozenset({"job", "employer"})
+_TRADE = re.compile(r"(?i)\b(?:" + _PROFESSIONS + r"|tech|\w{3,}(?:ist|ian))s?\b")
+
+
+def _role_said(part: str, reading: Reading) -> StatedFact | None:
+    """A job said in a clause no rule reads, as said: the clause is the value when the meaning is sure of it."""
+    words = part.strip(" .!").split()
+    sure = reading.score >= ROLE_PROBABILITY or (reading.score >= ROLE_NAMED_PROBABILITY and _TRADE.search(part))
+    if (reading.attribute not in _WORK_KEYS or not sure or not 0 < len(words) <= ROLE_WORDS_MAX
+            or things.ADDITIVE.search(part) or _SECOND_JOB.search(part)):
+        return None
+    return StatedFact("job", " ".join(words), origin=AS_SAID)
 
 
 _PARTS = re.compile(r"\s*(?:[,;!()]|:(?!\d)|\s[—–-]\s|\.\s|\s+and\s+)\s*")  # "the 8:15 train" is one part
@@ -534,6 +560,12 @@ def household_safety(sentence: str, meaning: Meaning | None, found: Sequence[Sta
     return [StatedFact(reading.attribute, said, origin=AS_SAID)] if said else []
 
 
+# Words that open a sentence and say nothing of it ("btw", "tbh", "ok so"): read without them, a sentence means
+# what it means with them (in words near a threshold of the meaning's, "btw" was enough to lose a job).
+_LEADING = re.compile(r"^\W*(?:(?:btw|by the way|fyi|tbh|honestly|ok(?:ay)?|so|well|anyway|oh|um+|hey|lol)\b\W*)+",
+                      re.IGNORECASE)
+
+
 def read(text: str, meaning: Meaning | None = None) -> Statement:
     """The profile facts and retractions ``text`` states, sentence by sentence; questions, plans and the past state
     none. ``meaning`` names the attribute each sentence speaks to (``agent.memory.attributes``); without it the
@@ -542,8 +574,9 @@ def read(text: str, meaning: Meaning | None = None) -> Statement:
     retracts: list[StatedFact] = []
     no_longer: list[StatedFact] = []
     changed: list[str] = []
+    holds: list[str] = []
     sentences = [s for s in _SENTENCE.split(text.strip()) if s and not s.rstrip().endswith("?")]
-    said = [sentence if _retractions(sentence)[0] else _present(sentence) for sentence in sentences]
+    said = [_LEADING.sub("", sentence if _retractions(sentence)[0] else _present(sentence)) for sentence in sentences]
     readings = iter(_readings([s for s in said if s], meaning))
     for whole, sentence in zip(sentences, said, strict=True):
         retracted, stated = _retractions(whole)
@@ -560,14 +593,21 @@ def read(text: str, meaning: Meaning | None = None) -> Statement:
                 retracts += retired
             if reading is not None and values.states_a_change(sentence) and not _someone_else(sentence, reading):
                 changed += [reading.attribute, *reading.alternatives]
+            holds += [f.key for f in found if f.key in _WORK_KEYS and f.origin == AS_SAID
+                      and not _SECOND_JOB.search(sentence)]
         if _SECOND_JOB.search(sentence):
             found = [replace(f, key=_SECOND[f.key]) if f.key in _SECOND else f for f in found]
         if not retracted:
             found += household_safety(sentence, meaning, found)
         facts += found
+    # "we adopted a greyhound. our old boy passed in august": a pet come and one gone unnamed, in one turn.
+    if (any(f.key == "pet" for f in facts) and not any(r.key == "pet" for r in retracts)
+            and any(values.pet_gone_unnamed(s) for s in sentences)):
+        retracts.append(StatedFact("pet", ""))
     # What no longer holds is a value too ("diet: no longer vegan"), unless the turn gives the key a new one.
     facts += [f for f in no_longer if not any(g.key == f.key and single_valued(f.key) for g in facts)]
-    return Statement(tuple(dict.fromkeys(facts)), tuple(dict.fromkeys(retracts)), tuple(dict.fromkeys(changed)))
+    return Statement(tuple(dict.fromkeys(facts)), tuple(dict.fromkeys(retracts)), tuple(dict.fromkeys(changed)),
+                     tuple(dict.fromkeys(holds)))
 
 
 def with_safety(text: str, statement: Statement) -> Statement:

@@ -25,6 +25,7 @@ hands in the neighbours and the profile memories it read.
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
@@ -68,6 +69,11 @@ _CORRECTION = re.compile(
     r"\binstead of\b|\bnot [\w' -]{1,30}, but\b|\bnot [\w' -]{1,30} anymore\b",
     re.IGNORECASE,
 )
+# Words that add a value beside one held: "hubby's also got an old Silverado", "plus two hens". Narrower than
+# ``things.ADDITIVE``: "too" only where it ends a clause ("the heat was too much" adds nothing), and "both",
+# "another" not at all ("we moved both kids to St. Brigid's", "found another job" replace what was held).
+_ADDS = re.compile(r"\b(?:also|as well|second|in addition|besides|plus)\b|\btoo\b(?=\s*(?:[.,!?;:)]|$))",
+                   re.IGNORECASE)
 # Keys stated together that change together.
 COUPLED = frozenset({"job", "employer"})
 # Values kept as said of the attributes a memory holds, in words this close and sharing a subject word, say it
@@ -215,9 +221,11 @@ def _read_facts(record: MemoryRecord) -> list[StatedFact]:
     return [f for f in live_facts(record) if not said_only(f)]
 
 
-def _contradicts(old: StatedFact, statement: Statement) -> bool:
+def _contradicts(old: StatedFact, statement: Statement, adds: bool = False) -> bool:
+    """Whether ``statement`` says ``old`` no longer holds: another value of a key with one (unless the sentence
+    ``adds``: "hubby's also got an old Silverado" is a second car, not the Outback replaced), or a retraction."""
     for fact in statement.facts:
-        if fact.key != old.key:
+        if fact.key != old.key or adds:
             continue
         # A thing told more precisely ("a Golf", then "a red Golf") is the same thing.
         # A value kept as said replaces and is replaced only where a change is said ("traded the truck in"):
@@ -252,13 +260,24 @@ def _facts_conflict(new: Statement, old: MemoryRecord) -> bool:
     )
 
 
-def _profile_changes(statement: Statement, profiled: Sequence[MemoryRecord]) -> Outcome:
+def _profile_changes(statement: Statement, profiled: Sequence[MemoryRecord], text: str = "") -> Outcome:
     """The memories and values ``statement`` replaces among the memories stating profile facts: a value it
-    contradicts goes, and a memory that goes takes its values kept as said along (they say what it says)."""
+    contradicts goes, and a memory that goes takes its values kept as said along (they say what it says). A
+    sentence that adds ("also", "plus") replaces nothing by differing, only by a retraction. A job the meaning
+    named in words no rule reads (``Statement.holds``: "working again!! part time pharmacist") replaces the job held
+    as a job a rule reads does, unless ``text`` names the held one again ("being a paramedic means...")."""
+    adds = bool(_ADDS.search(body(text)))
+    work = set(statement.holds) & COUPLED
     supersedes: list[str] = []
     replaced: list[tuple[str, StatedFact]] = []
+    # A set's value retired without its name ("our old girl passed, there's a kitten now") is the one held; with
+    # two held, which one went is not said, and both stay (the block shows them in time order).
+    held = Counter(fact.key for old in profiled for fact in live_facts(old))
+    statement = replace(statement, retracts=tuple(gone for gone in statement.retracts if gone.value
+                                                  or gone.key not in values.SEVERAL or held[gone.key] <= 1))
     for old in profiled:
-        gone = [fact for fact in live_facts(old) if _contradicts(fact, statement)]
+        gone = [fact for fact in live_facts(old) if _contradicts(fact, statement, adds)
+                or (work and fact.key in COUPLED and not _names_again(text, [fact], 0.0))]
         # A new job takes the employer stated with the old one along (and the other way round).
         gone += [fact for fact in live_facts(old) if fact not in gone and fact.key in COUPLED
                  and any(g.key in COUPLED for g in gone)]
@@ -268,7 +287,8 @@ def _profile_changes(statement: Statement, profiled: Sequence[MemoryRecord]) -> 
                 supersedes.append(old.id)
                 replaced += [(old.id, fact) for fact in _said_facts(old) if fact not in gone]
     if supersedes or replaced:
-        return Outcome(tuple(supersedes), tuple(replaced), reason="a profile value changed")
+        said = " (a job named by meaning, one at a time)" if work else ""
+        return Outcome(tuple(supersedes), tuple(replaced), reason=f"a profile value changed{said}")
     return Outcome()
 
 
@@ -302,7 +322,7 @@ def decide(
     nearest current memories with their similarity (``neighbours``, best first)."""
     profiled = [old for old in profiled if same_speaker(old, text)]
     neighbours = [(old, similarity) for old, similarity in neighbours if same_speaker(old, text)]
-    for changed in (_profile_changes(statement, profiled), _changed_by_meaning(statement, neighbours)):
+    for changed in (_profile_changes(statement, profiled, text), _changed_by_meaning(statement, neighbours)):
         if changed.supersedes or changed.replaces_facts:
             return changed
 

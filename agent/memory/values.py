@@ -68,8 +68,11 @@ _COMMUTE = (
     (re.compile(r"\b(?:walk\w*|on foot)\b", re.I), "on foot"),
     (re.compile(r"\b(?:driv\w*|car)\b", re.I), "by car"),
 )
-_DIETS = re.compile(r"\b(?P<v>vegan|vegetarian|pescatarian|pescetarian|keto|paleo|flexitarian|halal|kosher|"
-                    r"plant-based|gluten-free|low-fodmap|low-carb|low-salt|dairy-free)\b", re.I)
+# A diet plan is named by its word however it is typed ("low FODMAP", "low-fodmap"), and a plan named after a
+# place, a programme or a schedule ("a mediterranean style plan", "whole30", "intermittent fasting") is one too.
+_DIETS = re.compile(r"\b(?P<v>vegan|vegetarian|pescatarian|pescetarian|keto|paleo|flexitarian|halal|kosher|carnivore|"
+                    r"plant[- ]based|gluten[- ]free|low[- ]fodmap|low[- ]carb|low[- ]salt|low[- ]sodium|dairy[- ]free|"
+                    r"mediterranean|whole30|intermittent fasting)\b", re.I)
 _PARTNER_STATUS = re.compile(r"\b(?P<v>single|divorced|widowed|separated|married|engaged|in a relationship|dating)\b",
                              re.I)
 _ANIMALS = re.compile(r"\b(?P<v>dog|cat|puppy|kitten|parrot|rabbit|bunny|hamster|bird|horse|turtle|tortoise|snake|"
@@ -87,9 +90,12 @@ _KINDS = (("laptop", re.compile(r"\b(?:macbook|thinkpad|chromebook|notebook|ultr
 _VEHICLES = re.compile(r"\b(?P<v>motorbike|motorcycle|van|scooter|bike|bicycle|e-bike|campervan|camper van)\b",
                        re.I)
 # The clause that retires a value of a set: the pet that died, the language given up.
-_RETIRES = re.compile(r"\b(?:died|passed away|passed|lost|gave (?:\w+ ){0,3}away|given away|rehomed|re-homed|"
-                      r"put (?:\w+ )?down|ran away|sold|gone|no longer|not .* any ?more|stopped|gave up|dropped|"
-                      r"forgot|replaced|instead of)\b", re.I)
+_RETIRES = re.compile(r"\b(?:died|passed away|passed|lost|said goodbye|gave (?:\w+ ){0,3}away|given away|rehomed|"
+                      r"re-homed|put (?:\w+ )?down|ran away|sold|gone|no longer|not .* any ?more|stopped|gave up|"
+                      r"dropped|forgot|replaced|instead of)\b", re.I)
+# A pet's end, said without its name ("our old girl passed", "we said goodbye to him in march").
+_PET_GONE = re.compile(r"\b(?:died|passed(?: away)?|put (?:\w+ )?down|said goodbye|rehomed|re-homed|gave (?:\w+ ){0,3}"
+                       r"away|ran away|lost (?:him|her|our))\b", re.I)
 # A set's value said to replace the one held, which the sentence does not name.
 _SWITCHED = re.compile(r"\b(?:switched|swapped|changed|moved on)\s+(?:over\s+)?(?:from\s+\w+\s+)?to\b|\binstead\b",
                        re.I)
@@ -166,9 +172,13 @@ def _place(sentence: str) -> str | None:
     return lower.group("v").capitalize() if lower and lower.group("v") not in {"work", "town", "the"} else None
 
 
+# Words after "at" that are no organisation: "back at work", "at home with the kids".
+_NOT_ORGS = frozenset({"work", "home", "the moment", "school", "night", "nights", "weekends"})
+
+
 def _cleaned(value: str) -> str | None:
     value = value.strip(" ,.;:!-'\"")
-    return value if value and len(value) <= 60 else None
+    return value if value and len(value) <= 60 and value.casefold() not in _NOT_ORGS else None
 
 
 def as_said(sentence: str, most: int = SAFETY_WORDS_MAX) -> str | None:
@@ -200,6 +210,12 @@ _CATS = frozenset({"kitten"})
 def _species(word: str) -> str:
     word = word.casefold().removesuffix("s")
     return "dog" if word in _DOGS else "cat" if word in _CATS else "fish" if word.endswith("fish") else word
+
+
+def pet_gone_unnamed(sentence: str) -> bool:
+    """A pet's end said without naming it ("our old boy passed in august", "we said goodbye to our old girl"):
+    which pet it was is the held values' to say (``agent.memory.truth``)."""
+    return any(_PET_GONE.search(clause) and not _pet_names(clause) for clause in _CLAUSES.split(sentence))
 
 
 def animal(value: str) -> str | None:
@@ -254,8 +270,11 @@ def read(attribute: str, sentence: str, part: str = "") -> tuple[list[StatedFact
     reaches every request; a change said in them retires what the attribute held before (``_said_value``). A
     single value is looked for in the ``part`` of the sentence that speaks to the attribute first."""
     facts, retired = _by_rule(attribute, part) if part else ([], [])
-    if not facts:  # "so we finally moved, Ljubljana is home now": the place is in another clause
-        facts, retired = _by_rule(attribute, sentence)
+    if not facts or (attribute == "partner" and not any(f.value[:1].isupper() for f in facts)):
+        # "so we finally moved, Ljubljana is home now": the place is in another clause; "my husband now is
+        # Deshawn, we got married in june": a partner's name, wherever it is, says more than a status
+        whole = _by_rule(attribute, sentence)
+        facts, retired = whole if whole[0] or not facts else (facts, retired)
     if not facts and attribute in _WORK:  # a job and its employer are said together, and near in meaning
         facts, retired = _by_rule(_WORK[attribute], sentence)
     if facts and attribute in CHANGING and not retired and _replaces_held(attribute, sentence):
@@ -350,7 +369,7 @@ def _by_rule(attribute: str, sentence: str) -> tuple[list[StatedFact], list[Stat
     elif attribute == "diet":
         diet = _DIETS.search(sentence)
         if diet:
-            value = diet.group("v").casefold()
+            value = diet.group("v").casefold().replace(" ", "-")
         else:
             attribute, value = "avoids", as_said(sentence)
     elif attribute in _SAFETY_KEYS:

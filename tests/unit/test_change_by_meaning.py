@@ -63,3 +63,58 @@ def test_a_safety_fact_said_again_under_another_safety_key_is_said_again() -> No
         assert truth.says_again(text, said, old, 0.7), text
     dogs = "dogs make me sneeze like crazy"
     assert not truth.says_again(dogs, Statement(facts=(StatedFact("condition", dogs, origin=AS_SAID),)), old, 0.7)
+
+
+# -- one value at a time, named by meaning (issue 20) ----------------------------------------------------------
+
+STAY_HOME = record("I'm a stay at home dad for now", facts=(StatedFact("job", "stay at home dad"),))
+FLORIST = "back at it!! part time florist, mon/wed"
+NEW_ROLE = Statement(facts=(StatedFact("job", "part time florist", origin=AS_SAID),), holds=("job",))
+
+
+def test_a_job_the_meaning_named_replaces_the_job_held_without_a_word_of_change() -> None:
+    """As a job a rule reads does: one job follows another, however far apart their words are."""
+    outcome = truth.decide(FLORIST, NEW_ROLE, [STAY_HOME], [(STAY_HOME, 0.2)])
+    assert outcome.supersedes == (STAY_HOME.id,)
+    assert [fact.key for _, fact in outcome.replaces_facts] == ["job"]
+    assert "named by meaning" in outcome.reason
+
+
+def test_without_a_job_named_by_meaning_a_value_kept_as_said_replaces_nothing() -> None:
+    added = Statement(facts=NEW_ROLE.facts)  # a word that adds kept it out of ``holds``
+    assert truth.decide(FLORIST, added, [STAY_HOME], [(STAY_HOME, 0.7)]).supersedes == ()
+
+
+def test_a_value_said_with_a_word_that_adds_replaces_no_single_value() -> None:
+    outback = record("we drive a Subaru Outback", facts=(StatedFact("car", "Subaru Outback"),))
+    second = Statement(facts=(StatedFact("car", "Silverado"),))
+    assert truth.decide("hubby's also got an old Silverado", second, [outback], []).supersedes == ()
+    assert truth.decide("we've got an old Silverado now", second, [outback], []).supersedes == (outback.id,)
+    # "too" that only says how much adds nothing
+    assert truth.decide("the Outback was too small, a Silverado now", second, [outback], []).supersedes == (
+        outback.id,)
+
+
+def test_a_pet_retired_without_its_name_is_the_one_held_and_only_then() -> None:
+    mochi = record("our cat Mochi is 15", facts=(StatedFact("pet", "Mochi (cat)"),))
+    rex = record("we have a dog called Rex", facts=(StatedFact("pet", "Rex (dog)"),))
+    text = "we said goodbye to our old girl in march, there's a kitten now, Waffles"
+    came = Statement(facts=(StatedFact("pet", "Waffles (kitten)"),), retracts=(StatedFact("pet", ""),))
+    assert truth.decide(text, came, [mochi], []).supersedes == (mochi.id,)
+    # two held: which one went is not said, and both stay
+    assert truth.decide(text, came, [mochi, rex], []).supersedes == ()
+
+
+def test_a_pet_gone_unnamed_is_told_from_a_pet_gone_by_name() -> None:
+    assert values.pet_gone_unnamed("our old boy passed in august")
+    assert values.pet_gone_unnamed("we said goodbye to her last week")
+    assert not values.pet_gone_unnamed("Biscuit passed away in june")
+    assert not values.pet_gone_unnamed("we adopted a kitten called Moss")
+
+
+def test_a_job_named_again_by_meaning_is_not_a_change() -> None:
+    medic = record("i'm a paramedic", facts=(StatedFact("job", "paramedic"),))
+    text = "being a paramedic means i see everything lol"
+    again = Statement(facts=(StatedFact("job", text, origin=AS_SAID),), holds=("job",))
+    assert truth.decide(text, again, [medic], [(medic, 0.7)]).supersedes == ()
+    assert truth.decide("working again!! part time pharmacist", NEW_ROLE, [medic], []).supersedes == (medic.id,)

@@ -5,7 +5,7 @@ a name stays unread; and a device is known by its make."""
 from __future__ import annotations
 
 from agent.domain import AS_SAID, StatedFact
-from agent.memory import values
+from agent.memory import profile, values
 
 
 def test_an_open_attribute_keeps_the_sentence_and_a_change_retires_the_value_before() -> None:
@@ -77,3 +77,26 @@ def test_a_pets_name_said_after_its_kind_and_a_fish_of_any_kind() -> None:
 
 def test_a_commute_no_rule_reads_is_a_complaint_not_a_value() -> None:
     assert values.read("commute", "oh I just love being stuck in traffic") == ([], [])
+
+
+def test_a_diet_plan_is_read_however_it_is_typed() -> None:
+    for sentence, diet in (("im on the low FODMAP plan for my gut", "low-fodmap"),
+                           ("the dietitian moved me onto a mediterranean style plan now", "mediterranean"),
+                           ("doing intermittent fasting these days", "intermittent-fasting"),
+                           ("gluten free since may", "gluten-free")):
+        facts, _ = values.read("diet", sentence)
+        assert [(f.key, f.value) for f in facts] == [("diet", diet)], sentence
+
+
+def test_a_partners_name_anywhere_in_the_sentence_beats_a_status() -> None:
+    facts, _ = values.read("partner", "my wife now is Carla, we got married in may", "we got married in may")
+    assert [f.value for f in facts] == ["Carla"]
+    facts, _ = values.read("partner", "we got married in may", "we got married in may")
+    assert [f.value for f in facts] == ["married"]
+
+
+def test_an_opening_word_of_no_meaning_changes_no_reading() -> None:
+    for line in ("I live in Lisbon.", "I'm allergic to peanuts", "I work at Siemens", "We have a dog called Rex."):
+        plain = profile.read(line)
+        for said in (f"btw {line}", f"tbh, {line}", f"ok so {line}", f"honestly {line}"):
+            assert profile.read(said) == plain, said
