@@ -180,11 +180,13 @@ _I_AM = r"(?:i'm|i am|im)"
 _NOW = r"(?:now |currently |still |actually |really |finally |officially )?"
 
 _ROLES = ("manager", "boss", "doctor", "gp", "therapist", "dentist", "landlord", "landlady", "roommate", "flatmate")
+# How the user asks to be called from now on: a wish in form ("i'd like to go by Juliette"), the name in substance.
+_ADDRESSED = r"\b(?:i'?d like to|i would like to|i want to|i'?d prefer to|i'?d rather) (?:go by|be called|be known as)"
 _FACTS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
     (key, re.compile(pattern))
     for key, pattern in (
         ("name", r"(?i:\bmy name(?:'s| is)|\bi'm called|\bi am called|\bcall me|\bi go by|\b(?:everyone|people|"
-                 r"friends|everybody) calls? me|\bmy friends call me|\bplease call me)\s+" + _NAME),
+                 r"friends|everybody) calls? me|\bmy friends call me|\bplease call me|" + _ADDRESSED + r")\s+" + _NAME),
         ("home", r"(?i:\b(?:i|we) " + _NOW + r"live in|\b(?:i'm|i am|we're|we are) " + _NOW + r"(?:living|based) in"
                  r"|\b(?:i|we)(?:'ve| have)? (?:just |recently |finally |now |officially )?(?:moved|relocated) "
                  r"(?:back )?to|\bmy home is(?: in)?|\bi(?:'m| am) settled in|\b(?:i|we)(?:'ve| have) (?:been )?"
@@ -625,9 +627,8 @@ def _present(sentence: str) -> str:
     """``sentence`` without its clauses of a plan or the past: "allergic to penicillin, found out as a kid" states
     the allergy, "I'm moving to Lisbon next month" states nothing yet (empty)."""
     clauses = [c for c in _CLAUSE.split(sentence) if c]
-    if not any(_PLAN.search(c) or _PAST.search(c) for c in clauses):
-        return sentence
-    return ", ".join(c for c in clauses if not (_PLAN.search(c) or _PAST.search(c)))
+    planned = [c for c in clauses if (_PLAN.search(c) and not re.search(_ADDRESSED, c, re.I)) or _PAST.search(c)]
+    return ", ".join(c for c in clauses if c not in planned) if planned else sentence
 
 
 # -- the profile as the store holds it ------------------------------------------------------------------------

@@ -123,3 +123,11 @@ def test_fact_values_compare_loosely() -> None:
     assert StatedFact("allergy", "peanuts") != StatedFact("allergy", "peanut")
     current, _ = view([memory("a", 1.0, [("allergy", "Peanuts")]), memory("b", 2.0, [("allergy", "the peanut")])])
     assert len(current) == 1
+
+
+def test_asking_to_be_called_a_name_from_now_on_is_the_name_not_a_plan() -> None:
+    for line, name in (("going forward i'd like to go by Juliette, full name", "Juliette"),
+                       ("from now on I'd like to be called Max", "Max")):
+        assert [(f.key, f.value) for f in read(line).facts] == [("name", name)], line
+    for line in ("I'd like to go to Paris", "my son will be called Leo", "I'd like to move to Lisbon"):
+        assert not read(line).facts, line
