@@ -686,12 +686,15 @@ def view(records: Sequence[MemoryRecord]) -> tuple[list[Entry], list[Entry]]:
     current: dict[str, list[Entry]] = {}
     history: list[Entry] = []
     for record in sorted(records, key=lambda r: r.created_at):
+        # The words of a memory that a later one replaced, in part or whole, say what is no longer true ("I live in
+        # Boston and I'm allergic to cats" after "I moved to Berlin"): its safety values go without them.
+        words = record.text if record.current and not any(f.superseded_by for f in record.facts) else ""
         for fact in record.facts:
             # A memory superseded for one of its facts keeps the others in the profile.
             replaced_by = fact.superseded_by
             entry = Entry(fact.key, fact.value, record.id, record.created_at, record.session, record.turn,
                           replaced_by, record.superseded_at if replaced_by else 0.0, fact.origin,
-                          _said_beside(fact.key, fact.value, record.text))
+                          _said_beside(fact.key, fact.value, words))
             if replaced_by:
                 history.append(entry)
                 continue
