@@ -63,6 +63,15 @@ class WarmsUp(Protocol):
     def warm_up(self) -> None: ...
 
 
+@runtime_checkable
+class Sweeps(Protocol):
+    """An index whose compare with the ledger was left for later (``HeldIndex`` opened in a chat with no saved mark
+    to resume from): ``sweep`` does one bounded piece of it, True while pieces remain. The chat's memory thread
+    calls it between turns, so the open does not read every id."""
+
+    def sweep(self) -> bool: ...
+
+
 class VectorIndex(Protocol):
     """A per-user nearest-neighbour index over memory ids (cosine space). Holds ids and vectors, never text.
 
@@ -213,6 +222,8 @@ class VectorCopies(Protocol):
     ``vector_space`` is the space of ``user``'s copies (None before the first), ``claim_vectors`` records it (another
     space drops the old copies), ``put_vectors`` keeps a copy per id (a rewritten one becomes the latest),
     ``drop_vectors`` drops every copy of ``user``; ``vector_ids`` and ``stored_vectors`` read them by id,
+    ``id_page`` a page of ``user``'s memory ids past one in id order, each with whether it has a copy (a compare of
+    the index with the ledger in pieces),
     ``latest_vectors`` the ``n`` written last (a kill mid-write tears those first). ``vector_rowids`` are the row
     numbers of ``user``'s copies, a new one for each rewrite, so two lists compared tell what changed without reading
     a vector, and ``vector_rows`` reads (row number, memory id, float32 bytes) of those of ``user``'s rows that
@@ -230,6 +241,8 @@ class VectorCopies(Protocol):
 
     def vector_ids(self, user: str) -> list[str]: ...
 
+    def id_page(self, user: str, after: str, size: int) -> list[tuple[str, bool]]: ...
+
     def stored_vectors(self, user: str, ids: Sequence[str]) -> dict[str, list[float]]: ...
 
     def latest_vectors(self, user: str, n: int) -> list[tuple[str, list[float]]]: ...
@@ -244,13 +257,14 @@ class ChangeFeed(Protocol):
 
     ``change_mark`` is a value that differs after any transaction committed since it was last read, by any process
     (one cheap read): a view of the ledger refreshes only when it moved. ``vector_changes`` tells which of ``user``'s
-    vector copies changed since a mark it gave before (``VectorChanges``), or every id when it cannot tell, so a view
-    kept in step with the copies pays for what was written, not for the store.
+    vector copies changed since a mark it gave before (``VectorChanges``), or every id when it cannot tell (the mark
+    alone without ``listing``: the caller compares in pages), so a view kept in step with the copies pays for what
+    was written, not for the store.
     """
 
     def change_mark(self) -> tuple[int, int]: ...
 
-    def vector_changes(self, user: str, since: tuple[int, int] | None) -> VectorChanges: ...
+    def vector_changes(self, user: str, since: tuple[int, int] | None, listing: bool = True) -> VectorChanges: ...
 
 
 class Ledger(MemoryStore, ForgetJournal, MachineRegistry, VectorCopies, ChangeFeed, Protocol):

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from agent.adapters.index_holder import HeldIndex
-from agent.adapters.mirrored_index import drop_set_aside_indexes, reconcile, set_aside_index
+from agent.adapters.mirrored_index import drop_set_aside_indexes, lacked, reconcile, set_aside_index
 from agent.app.chat_engine import ChatEngine, ChatEvents, DeferredChatModel, in_background
 from agent.app.chat_options import ChatOptions
 from agent.app.data_dir import DataPaths, ensure_data_dir, machine_of, places_of
@@ -99,6 +99,7 @@ def open_memory(
     ledger_only: bool = False,
     ledger: Ledger | None = None,
     warm_up: bool = False,
+    sweep_later: bool = False,
 ) -> MemoryService:
     """The memory service of ``settings.user`` in the configured data directory (or Chroma server).
 
@@ -127,6 +128,11 @@ def open_memory(
     whenever the embedder is known before it (asked for, or recorded in the ledger): the model's load overlapping
     the import took 0.35-0.45 s off the first turn at load 7. The threads have ended when this returns or raises
     (one still inside onnxruntime at exit aborts the process); what fails in them fails again where it is used.
+
+    With ``sweep_later`` (a chat, whose memory thread runs ``MemoryService.sweep_index`` between turns) an embedded
+    index that has no saved mark to resume from is compared with the ledger in pieces after the open, not during
+    it (``agent.adapters.mirrored_index.Sweep``): at 100,000 memories that compare took 4.5-5.1 s before the first
+    prompt. An index just set aside, or on a server, is compared here as before.
     """
     tell = notify or log.warning
     paths = ensure_data_dir(settings.data_dir)
@@ -158,11 +164,11 @@ def open_memory(
         if check:
             service.check_space()
             if isinstance(index, HeldIndex):  # the index of a process that works from the ledger is the ledger
-                done = reconcile(ledger, index, service.embedder, settings.user, tell)
-                lacked = done.restored - done.recent  # the recent: another machine's write on its way
-                if lacked and not set_aside:  # a set-aside index was announced as rebuilt already
-                    tell(f"The memory index lacked {lacked} of {service.count()} memories; they were restored "
-                         "from the ledger.")
+                later = sweep_later and not set_aside and not settings.chroma_url
+                done = reconcile(ledger, index, service.embedder, settings.user, tell, defer=later)
+                restored = done.restored - done.recent  # the recent: another machine's write on its way
+                if restored and not set_aside:  # a set-aside index was announced as rebuilt already
+                    tell(lacked(restored, service.count()))
                 if done.whole and not settings.chroma_url:
                     drop_set_aside_indexes(paths.chroma)
     except BaseException:
@@ -352,7 +358,7 @@ def build_chat(
         # A server may not answer at all: the turns wait OPEN_WAIT at most for a connection to it.
         wait = ConnectWait(OPEN_WAIT)
         worker = MemoryWorker(lambda: open_memory(settings, extractor=extractor, connecting=wait.connecting,
-                                                  warm_up=True),
+                                                  warm_up=True, sweep_later=True),
                               events.on_write, read_only=options.read_only,
                               spool=paths.spool_of(), machine=machine_of(settings, paths),
                               policy=memory_policy(settings), open_wait=wait, on_back=events.on_memory_back)

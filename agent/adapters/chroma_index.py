@@ -575,17 +575,32 @@ class ChromaIndex:
     def ids(self) -> set[str]:
         """Every id in this user's collection (for reconciling the index with the ledger), in pages of the
         client's batch on a server and of ``IDS_PAGE`` embedded."""
-        collection = self._get()
-        if collection is None:
-            return set()
         found: set[str] = set()
         size, offset = self.batch_size() if self._remote else max(self.batch_size(), IDS_PAGE), 0
         while True:
-            page = self._call("list its ids", partial(collection.get, include=[], limit=size, offset=offset))["ids"]
+            page = self.id_page(offset, size)
             found.update(page)
             offset += len(page)
             if len(page) < size:
                 return found
+
+    def id_page(self, offset: int, size: int) -> list[str]:
+        """At most ``size`` ids from the ``offset``-th in the collection's own order (the order records were first
+        written: a rewrite keeps its place, a delete moves the later ones up)."""
+        collection = self._get()
+        if collection is None:
+            return []
+        return list(self._call("list its ids", partial(collection.get, include=[], limit=size, offset=offset))["ids"])
+
+    def held(self, ids: Sequence[str]) -> set[str]:
+        """Which of ``ids`` the collection holds, without reading their vectors."""
+        collection = self._get()
+        if collection is None or not ids:
+            return set()
+        found: set[str] = set()
+        for _, chunk in self._batches(ids):
+            found.update(self._call("read ids", partial(collection.get, ids=chunk, include=[]))["ids"])
+        return found
 
     def delete(self, ids: Sequence[str]) -> None:
         collection = self._get()

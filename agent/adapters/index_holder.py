@@ -30,7 +30,7 @@ import logging
 from collections.abc import Sequence
 
 from agent.adapters.chroma_index import ChromaIndex
-from agent.adapters.mirrored_index import MirroredIndex
+from agent.adapters.mirrored_index import MirroredIndex, Sweep
 from agent.domain import VectorChanges
 from agent.errors import DiskFull, MemoryUnavailable, StoreCorrupt
 from agent.ports import IndexHit, Ledger
@@ -60,6 +60,7 @@ class HeldIndex(MirroredIndex):
         self._saved_mark: tuple[int, int] | None = None  # the copies' mark last saved beside the index
         self._indexed: set[str] | None = None  # the ids in Chroma, once read (``reconcile``, a compare of every id)
         self._written: set[str] = set()  # the ids this process put into Chroma since the last catch-up
+        self._sweep: Sweep | None = None  # a compare of every id under way (``reconcile``), in pieces
 
     def query(self, vector: Sequence[float], k: int) -> list[IndexHit]:
         self.catch_up()
@@ -101,11 +102,22 @@ class HeldIndex(MirroredIndex):
         super().reset()
         self._indexed = set()
 
-    def adopt(self, indexed: set[str], copies_mark: tuple[int, int]) -> None:
-        """Take the ids ``reconcile`` left in Chroma, and the mark of the ledger's copies it read them against: the
-        first catch-up then reads what changed since, not every id again."""
-        self._indexed, self._copies_mark, self._mark = set(indexed), copies_mark, None
-        self._save_mark(copies_mark)
+    def begin(self, sweep: Sweep, copies_mark: tuple[int, int]) -> None:
+        """A compare of every id (``sweep``) begins against ``copies_mark``, the mark of the ledger's copies read
+        before its first page: until it ends, catch-ups follow the changes since that mark, save no mark, and leave
+        what only the whole compare can tell (a count that differs after a forget) to it."""
+        self._sweep, self._copies_mark, self._mark = sweep, copies_mark, None
+
+    def end(self) -> None:
+        """The compare ended (``Sweep``): caught up to the mark of the last catch-up, which is saved now."""
+        self._sweep = None
+        if self._copies_mark is not None:
+            self._save_mark(self._copies_mark)
+
+    def sweep(self) -> bool:
+        """One piece of the compare of every id left for later (a chat's memory thread runs it between turns);
+        True while pieces remain."""
+        return self._sweep is not None and self._sweep.step()
 
     def resume(self) -> tuple[int, int] | None:
         """Catch up from the mark saved with the embedded index at its last catch-up, when the ledger's record of
@@ -117,7 +129,7 @@ class HeldIndex(MirroredIndex):
         if saved is None:
             return None
         mark = self._ledger.change_mark()
-        changes = self._ledger.vector_changes(self._user, saved)
+        changes = self._ledger.vector_changes(self._user, saved, listing=False)
         if changes.whole:
             return None
         done = self._catch_up_with(changes)
@@ -149,7 +161,15 @@ class HeldIndex(MirroredIndex):
         mark = self._ledger.change_mark()
         if mark == self._mark:
             return
-        changes = self._ledger.vector_changes(self._user, self._copies_mark)
+        sweep = self._sweep
+        changes = self._ledger.vector_changes(self._user, self._copies_mark, listing=sweep is None)
+        if sweep is not None:
+            if changes.whole:  # the record no longer reaches the sweep's mark: it begins again from this one
+                sweep.restart()
+            else:
+                self._catch_up_with(changes)
+            self._mark, self._copies_mark = mark, changes.mark
+            return
         added, dropped = self._catch_up_with(changes)
         if changes.forgot and not self._counts_agree():
             changes = self._ledger.vector_changes(self._user, None)
@@ -188,7 +208,7 @@ class HeldIndex(MirroredIndex):
             present = self._ledger.stored_vectors(self._user, changed)
             unsure = [mid for mid in changed if mid not in self._written]
             # Which of them Chroma holds: known since the last compare, or else asked (an open resuming from a mark).
-            known = self._indexed if self._indexed is not None else set(self.chroma.vectors(unsure))
+            known = self._indexed if self._indexed is not None else self.chroma.held(unsure)
             gone = [mid for mid in changed if mid not in present and (mid in known or mid in self._written)]
             found = {mid: present[mid] for mid in unsure if mid in present and mid not in known}
         self._written.clear()

@@ -780,12 +780,12 @@ class SqliteLedger:
             db.execute("DELETE FROM vectors WHERE user = ?", (user,))
             _trim_log(db)
 
-    def vector_changes(self, user: str, since: tuple[int, int] | None) -> VectorChanges:
+    def vector_changes(self, user: str, since: tuple[int, int] | None, listing: bool = True) -> VectorChanges:
         """The ids of ``user``'s vector copies written or deleted since ``since`` (a mark this returned before), from
         ``vector_log`` in one statement, so one snapshot: what a turn costs after a write is what was written. A
         forget's ids left the log, and the change without an id it left in their place is told as ``forgot``. Every
         id instead (``whole``) without a mark, and when the log no longer reaches back to the mark (trimmed past it,
-        or another file).
+        or another file); without ``listing`` that answer carries the mark alone (a caller comparing in pages).
 
         Planned so that it reads the changes since the mark, not the whole log: ``min`` and ``max`` in separate
         subqueries (together in one they scan every row), and the rows walked by ``seq`` (``+l.user`` keeps SQLite
@@ -804,7 +804,15 @@ class SqliteLedger:
             if high >= since[1] and (low is None or low <= since[1] + 1):
                 return VectorChanges((0, high), [mid for mid in ids if mid], False, "" in ids)
         high = int(self._read("SELECT coalesce(max(seq), 0) FROM vector_log")[0][0])
-        return VectorChanges((0, high), self.vector_ids(user), True)
+        return VectorChanges((0, high), self.vector_ids(user) if listing else [], True)
+
+    def id_page(self, user: str, after: str, size: int) -> list[tuple[str, bool]]:
+        """At most ``size`` of ``user``'s memory ids past ``after`` in id order, each with whether it has a vector
+        copy: one walk of the ``(user, id)`` index, however large the store."""
+        rows = self._read("""SELECT m.id, EXISTS (SELECT 1 FROM vectors AS v WHERE v.user = m.user AND v.id = m.id)
+                             FROM memories AS m WHERE m.user = ? AND m.id > ? ORDER BY m.id LIMIT ?""",
+                          [user, after, size])
+        return [(str(row[0]), bool(row[1])) for row in rows]
 
     def vector_rowids(self, user: str) -> list[int]:
         """The row numbers of ``user``'s vector copies: a rewritten vector gets a new one, so comparing two lists

@@ -614,6 +614,12 @@ class PostgresLedger:
     def ids(self, user: str) -> list[str]:
         return [row["id"] for row in self._read("SELECT id FROM memories WHERE owner = %s", [user])]
 
+    def id_page(self, user: str, after: str, size: int) -> list[tuple[str, bool]]:
+        rows = self._read("""SELECT id, EXISTS (SELECT 1 FROM vectors AS v WHERE v.owner = memories.owner
+                                                  AND v.id = memories.id) AS copied
+                             FROM memories WHERE owner = %s AND id > %s ORDER BY id LIMIT %s""", [user, after, size])
+        return [(row["id"], bool(row["copied"])) for row in rows]
+
     def _until_changed(self, what: str, user: str, read: Callable[[], T]) -> T:
         """``read()``, kept until the change mark moves: one primary-key lookup instead of the statement (the mark is
         read first, so a commit in between is read again next time)."""
@@ -1095,16 +1101,16 @@ class PostgresLedger:
     def vector_ids(self, user: str) -> list[str]:
         return list(self._copies(user).values())
 
-    def vector_changes(self, user: str, since: tuple[int, int] | None) -> VectorChanges:
+    def vector_changes(self, user: str, since: tuple[int, int] | None, listing: bool = True) -> VectorChanges:
         """The ids of the rows numbered past ``since``'s highest (``_copies`` reads only those) while no row went
-        since; every id once one did (a forget, an eviction), or without a mark. The mark is (generation, highest
-        row number)."""
+        since; every id once one did (a forget, an eviction), or without a mark (without ``listing``, the mark
+        alone). The mark is (generation, highest row number)."""
         with self._lock:
             rows = self._copies(user)
             generation = self._vector_copies[user].generation
             mark = (generation, next(reversed(rows), 0))
             if since is None or since[0] != generation:
-                return VectorChanges(mark, list(rows.values()), True)
+                return VectorChanges(mark, list(rows.values()) if listing else [], True)
             added: list[str] = []
             for rowid in reversed(rows):
                 if rowid <= since[1]:

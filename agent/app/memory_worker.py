@@ -49,9 +49,10 @@ OPENING = "Long-term memory has not finished opening: its server is slow to answ
 # it recalls what was said during the outage; the rest are written after the recall, before this turn's own words,
 # off the reply path. Each costs one write (bench/spool_replay.py: RESULTS.md has the figures on the servers).
 REPLAY_BEFORE_RECALL = 8
-# The examples' warm-up (``_warm_meaning``) waits until no call has asked for the memory thread for ``QUIET``
-# seconds, looking again every ``YIELD_PAUSE``: a turn makes its calls one after another (the forgets to follow, then
-# the recall), and the next one is asked a moment after the last returns.
+# The work left for between turns (``_between_turns``: the index's compare with the ledger, the examples' warm-up)
+# waits until no call has asked for the memory thread for ``QUIET`` seconds, looking again every ``YIELD_PAUSE``: a
+# turn makes its calls one after another (the forgets to follow, then the recall), and the next one is asked a moment
+# after the last returns.
 YIELD_PAUSE = 0.005
 QUIET = 0.25
 # What a waiting turn that a forget made since names becomes: nothing, and this line.
@@ -215,7 +216,8 @@ class MemoryWorker:
             # memory thread: a daemon thread still embedding when a short run exits aborts it (onnxruntime's
             # threads), and a chat that closes first skips it.
             with contextlib.suppress(RuntimeError):  # the chat closed meanwhile (a store reopened late)
-                self._pool.submit(self._warm_meaning, service)
+                self._pool.submit(self._between_turns, lambda: _sweep(service))
+                self._pool.submit(self._between_turns, lambda: _warm_meaning(service))
         except AgentError:
             raise
         except Exception as exc:  # a bug in the memory layer must not take the chat down with it
@@ -562,32 +564,38 @@ class MemoryWorker:
         for future in list(self._pending):
             future.result()
 
-    def _warm_meaning(self, service: MemoryService) -> None:
-        """Embed the examples the writes read meaning with, unless the chat is closing; an embedder that fails here
-        fails again at the first write, which reads the patterns alone then (``agent.memory.attributes``).
+    def _between_turns(self, step: Callable[[], bool]) -> None:
+        """Run ``step`` on the memory thread while no turn needs it, and again while it says more remains (the
+        index's compare with the ledger a piece at a time, the examples' warm-up once), unless the chat is closing.
 
-        The calls of a turn go first: this task is queued as the store opens, before a recall typed meanwhile can
-        be (that one waits for the open to settle), and the first turn waited seconds behind it (8.6 of a first
-        recall's 16.7 s at load 7). While a call waits for the thread, or one ended less than ``QUIET`` ago, it
-        steps aside and queues itself again behind them."""
+        The calls of a turn go first: this is queued as the store opens, before a recall typed meanwhile can be
+        (that one waits for the open to settle), and the first turn waited seconds behind the warm-up (8.6 of a
+        first recall's 16.7 s at load 7). While a call waits for the thread, or one ended less than ``QUIET`` ago,
+        it steps aside and queues itself again behind them."""
         if self._closing.is_set():
             return
         if self._asking or time.monotonic() - self._last_call < QUIET:
             self._closing.wait(YIELD_PAUSE)
-            with contextlib.suppress(RuntimeError):  # the chat closed meanwhile
-                self._pool.submit(self._warm_meaning, service)
+        elif not step():
             return
-        try:
-            service.warm_up_meaning()
-        except (EmbeddingError, MemoryUnavailable) as exc:
-            log.debug("meaning not warmed up: %s", exc)
+        with contextlib.suppress(RuntimeError):  # the chat closed meanwhile
+            self._pool.submit(self._between_turns, step)
 
     def close(self) -> None:
         self._closing.set()  # a store still away is not waited for: what the chat kept stays in the spool
         self.drain()
+        self._pool.submit(self._finish_sweep).result()
         if not self.read_only:
             self._pool.submit(self._flush_seen).result()
         self._pool.shutdown(wait=True)
+
+    def _finish_sweep(self) -> None:
+        """Run the pieces of the index's compare that the turns left no time for (a one-shot run has no time between
+        turns): after the last reply, so it is off every turn's path, and its end saves the mark the next open
+        resumes from."""
+        if self._service is not None:
+            while _sweep(self._service):
+                pass
 
     def _flush_seen(self) -> None:
         """Record when recalled memories were last seen; a store that never opened has nothing to record."""
@@ -602,6 +610,26 @@ def _done(outcome: WriteOutcome) -> Future[WriteOutcome]:
     future: Future[WriteOutcome] = Future()
     future.set_result(outcome)
     return future
+
+
+def _sweep(service: MemoryService) -> bool:
+    """One piece of the index's compare with the ledger (``MemoryService.sweep_index``); True while more remain. A
+    store that fails here stops it: the mark is saved only at its end, so the next open compares again."""
+    try:
+        return service.sweep_index()
+    except AgentError as exc:
+        log.debug("the index's compare with the ledger stopped: %s", exc)
+        return False
+
+
+def _warm_meaning(service: MemoryService) -> bool:
+    """Embed the examples the writes read meaning with; an embedder that fails here fails again at the first
+    write, which reads the patterns alone then (``agent.memory.attributes``). Done in one step."""
+    try:
+        service.warm_up_meaning()
+    except (EmbeddingError, MemoryUnavailable) as exc:
+        log.debug("meaning not warmed up: %s", exc)
+    return False
 
 
 def _warm_index(service: MemoryService) -> None:

@@ -42,7 +42,7 @@ from agent.memory.extraction import Extraction, ground
 from agent.memory.policy import MemoryPolicy
 from agent.memory.refusal import refusal, stored_form
 from agent.memory.retriever import Retriever, dot
-from agent.ports import Embedder, Ledger, MemoryStore, VectorIndex, WarmsUp
+from agent.ports import Embedder, Ledger, MemoryStore, Sweeps, VectorIndex, WarmsUp
 from agent.tokens import TokenCounter, count_tokens
 
 log = logging.getLogger(__name__)
@@ -930,6 +930,11 @@ class MemoryService:
         """Read a shared store's vectors now, where the index can (``WarmsUp``), not at the first search."""
         if isinstance(self._index, WarmsUp):
             self._index.warm_up()
+
+    def sweep_index(self) -> bool:
+        """One piece of the index's compare with the ledger, where the open left it for later (``Sweeps``); True
+        while pieces remain."""
+        return isinstance(self._index, Sweeps) and self._index.sweep()
 
     # -- forget, reindex, rebuild -----------------------------------------------------------------------
 

@@ -1,7 +1,8 @@
 """Opening the embedded store reads what changed since it was last open, not every id (issue 22): the index saves
 the mark of the ledger's vector copies it is in step with, and the next open catches up from it when the ledger's
-record of changes still reaches it and the counts then agree; otherwise it compares every id, as before. Either
-way the first turn's catch-up does not read them again."""
+record of changes still reaches it and the counts then agree; otherwise it compares every id, a page at a time
+(``mirrored_index.Sweep``; a chat leaves that for between turns: ``test_open_sweep.py``). Either way the first
+turn's catch-up does not compare again."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from agent.adapters.chroma_index import ChromaIndex, forget_clients
+from agent.adapters.index_holder import HeldIndex
 from agent.adapters.ledger import SqliteLedger
 from agent.domain import memory_id
 from agent.memory.service import MemoryService
@@ -68,12 +70,12 @@ def test_an_open_after_a_forget_or_with_counts_that_disagree_compares_every_id(
     other.record_forget(memory.user, [ids[1]], [text_for("kept", 1)])
     other.close()
     read: list[int] = []
-    real_ids = ChromaIndex.ids
-    monkeypatch.setattr(ChromaIndex, "ids", lambda self: read.append(1) or real_ids(self))
+    real_begin = HeldIndex.begin
+    monkeypatch.setattr(HeldIndex, "begin", lambda self, *a: read.append(1) or real_begin(self, *a))
     memory = open_fake_memory()
     assert read == [1] and index_of(memory).count() == 9
     memory.warm_up_index()
-    assert read == [1], "the first catch-up takes what the open read"
+    assert read == [1], "the first catch-up does not compare again"
     path = closed(memory)
     other = SqliteLedger(path)  # half an eviction: the memory left the ledger, its vector stays in the index
     with other._tx() as db:  # noqa: SLF001  (the file as a kill between the two halves leaves it)

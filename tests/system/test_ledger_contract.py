@@ -478,6 +478,40 @@ def test_vector_changes_name_what_was_written_since_a_mark_and_every_id_when_the
     assert (sorted(forgotten.ids) == ["3"]) if forgotten.whole else (forgotten.forgot and forgotten.ids == [])
 
 
+def test_without_listing_a_whole_answer_is_its_mark_alone(open_ledger: Opener) -> None:
+    ledger = open_ledger()
+    ledger.claim_vectors(USER, SHA_SPACE)
+    ledger.put_vectors(USER, ["1", "2"], ShaEmbedder().embed(["one", "two"]))
+    listed, unlisted = ledger.vector_changes(USER, None), ledger.vector_changes(USER, None, listing=False)
+    assert listed.whole and sorted(listed.ids) == ["1", "2"]
+    assert unlisted.whole and unlisted.ids == [] and unlisted.mark == listed.mark
+    ledger.put_vectors(USER, ["3"], ShaEmbedder().embed(["three"]))
+    assert ledger.vector_changes(USER, unlisted.mark, listing=False).ids == ["3"], "changes since a mark, listed"
+
+
+def test_id_pages_walk_a_users_memories_in_id_order_each_saying_whether_it_has_a_vector_copy(
+    open_ledger: Opener,
+) -> None:
+    ledger, other = open_ledger(), open_ledger()
+    memories = [record(f"memory {n}") for n in range(7)]
+    ledger.put([*memories, record("theirs", user=OTHER)])
+    ledger.claim_vectors(USER, SHA_SPACE)
+    copied = sorted(m.id for m in memories)[::2]
+    ledger.put_vectors(USER, copied, ShaEmbedder().embed(copied))
+    walked, after = [], ""
+    while True:
+        page = ledger.id_page(USER, after, 3)
+        assert len(page) <= 3
+        walked.extend(page)
+        if len(page) < 3:
+            break
+        after = page[-1][0]
+        if len(walked) == 3:
+            other.delete(USER, [sorted(m.id for m in memories)[0]])  # a page already read: the walk goes on
+    assert walked == [(mid, mid in copied) for mid in sorted(m.id for m in memories)]
+    assert ledger.id_page("nobody", "", 3) == []
+
+
 def test_the_vector_log_keeps_no_forgotten_id_and_a_mark_it_no_longer_reaches_reads_every_id(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

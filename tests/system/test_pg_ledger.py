@@ -177,6 +177,7 @@ def exercise_every_method(ledger: PostgresLedger) -> set[str]:
         "vector_rowids": lambda: ledger.vector_rowids(USER),
         "vector_rows": lambda: ledger.vector_rows(USER, ledger.vector_rowids(USER)),
         "vector_ids": lambda: ledger.vector_ids(USER),
+        "id_page": lambda: ledger.id_page(USER, "", 10),
         "stored_vectors": lambda: ledger.stored_vectors(USER, ids),
         "latest_vectors": lambda: ledger.latest_vectors(USER, 3),
         "vector_changes": lambda: ledger.vector_changes(USER, None),

@@ -2,7 +2,8 @@
 memory thread embeds the labelled examples the writes read meaning with as the store opens, which takes seconds,
 and a recall typed while the store opened waited behind it (its task is queued only once the open settles, after
 that warm-up was). The warm-up steps aside for a call waiting for the thread and for the calls that follow it
-within a moment, and still runs once nothing asks."""
+within a moment, and still runs once nothing asks; so do the pieces of the index's compare with the ledger that an
+open without a saved mark leaves for between turns, each run once, until the last."""
 
 from __future__ import annotations
 
@@ -20,11 +21,22 @@ class OpeningStore:
     """The few methods of ``MemoryService`` the worker uses to open and recall, recording their order; the open
     waits for ``release``, as a store and a model that take seconds to load do."""
 
-    def __init__(self) -> None:
+    def __init__(self, pieces: int = 0) -> None:
         self.release = threading.Event()
         self.warmed = threading.Event()
+        self.swept = threading.Event()
         self.done: list[str] = []
         self.embedder = object()
+        self.pieces = pieces  # of the index's compare with the ledger left for between turns
+
+    def sweep_index(self) -> bool:
+        if not self.pieces or self.swept.is_set():  # resumed from its mark, or the last piece ran: nothing left
+            return False
+        self.done.append("piece")
+        more = self.done.count("piece") < self.pieces
+        if not more:
+            self.swept.set()
+        return more
 
     def current_count(self) -> int:
         return 0
@@ -75,3 +87,28 @@ def test_the_calls_of_a_turn_typed_while_the_store_opens_go_before_the_examples_
     assert store.warmed.wait(WAIT), "the warm-up runs once nothing asks"
     worker.close()
     assert store.done == ["recall the forgets", "recall the first line", "meaning"]
+
+
+def test_the_pieces_of_the_index_compare_go_after_the_calls_of_a_turn_and_run_until_the_last() -> None:
+    store = OpeningStore(pieces=5)
+    opening = Watched()
+    worker = MemoryWorker(lambda: cast(MemoryService, store), lambda outcome: None, read_only=True,
+                          open_wait=opening)
+    asked = threading.Thread(target=turn, args=(worker,))
+    asked.start()
+    assert opening.entered.wait(WAIT)
+    store.release.set()
+    asked.join(WAIT)
+    assert store.swept.wait(WAIT) and store.warmed.wait(WAIT), "the pieces and the warm-up run once nothing asks"
+    worker.close()
+    assert store.done[:2] == ["recall the forgets", "recall the first line"]
+    assert sorted(store.done[2:]) == ["meaning"] + ["piece"] * 5
+
+
+def test_the_pieces_a_short_run_left_no_time_for_are_finished_when_it_closes() -> None:
+    store = OpeningStore(pieces=5)
+    store.release.set()
+    worker = MemoryWorker(lambda: cast(MemoryService, store), lambda outcome: None, read_only=True)
+    worker.recall("the only line")  # a one-shot run: one turn, then the end
+    worker.close()
+    assert store.done.count("piece") == 5
