@@ -12,7 +12,8 @@ BM25 lemmas), then times, one call each:
 - ``search``: ``Memory.search(probe, filters={"user_id": ...}, top_k=5)`` over varied probes;
 - ``add``: ``Memory.add(text, user_id=..., infer=False)``, one memory per call (no LLM: the agent's chat turn does
   not call one either), as ``/remember`` or a kept turn writes one;
-- ``embed``: the embedder alone on the same probes, so the store's own share can be read off.
+- ``embed``: the embedder alone on the same probes, so the store's own share can be read off;
+- ``peak_rss_mb``: the worker's peak resident memory (its load of the store, then the calls).
 
 ``measure(python, sizes)`` is what other benches call to print mem0's figure beside theirs; the texts are
 ``bench.latency.sentences``, the probes and writes are drawn from the same generator, so both sides see the same
@@ -101,8 +102,10 @@ def worker(job: dict[str, Any]) -> dict[str, Any]:
         t0 = time.perf_counter()
         memory.add(text, user_id=user, infer=False)
         add.append(time.perf_counter() - t0)
+    import resource
+
     return {"size": len(texts), "load_s": round(load, 1), "search_ms_p50": _ms(search), "add_ms_p50": _ms(add),
-            "embed_ms_p50": _ms(embed)}
+            "embed_ms_p50": _ms(embed), "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)}
 
 
 def workload(size: int) -> tuple[list[str], list[str], list[str]]:

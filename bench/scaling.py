@@ -17,7 +17,16 @@ copied afresh for each run, so a run measures and never waits for 100,000 embedd
 - ``first_prompt_s``, ``first_turn_s``: the real ``agent`` started on a pseudo-terminal on the same store
   afterwards (``bench/agent_process.py``), seconds to its first prompt and to the answer to the first line, typed
   as soon as the prompt shows: that turn waits for what a launch does before its first recall (chromadb's import,
-  the store's open, the model's load), the model server an unreachable port.
+  the store's open, the model's load), the model server an unreachable port;
+- ``unmarked_*``: the same store with the ledger mark its index was saved at removed (a store from before the mark,
+  or one whose mark the ledger's record of changes no longer reaches, as after an import of over 10,000): the open
+  as a chat makes it (``sweep_later``: every id compared in pieces afterwards), the first recall after it, the
+  pieces run one after another as the chat's memory thread runs them between turns (their number, the largest, all
+  of them together), and the real ``agent`` launched on it again.
+
+With ``--bulk`` each size also runs ``bench/bulk.py``'s embedder alone and ``agent memories import`` of the same
+number of lines (processes of their own): the import's fraction of the embedder's batched rate and its peak RSS;
+mem0's load of the store (its embedding included) is timed and its peak RSS taken in its worker either way.
 
 The ratio ``after_write_ms / steady_ms`` is what a write costs the next turn: 1.0 is a write that costs the next
 turn nothing.
@@ -46,14 +55,14 @@ if __package__ in (None, ""):  # run as a script: make ``bench`` importable from
 
 import numpy as np
 
-from agent.adapters.chroma_index import forget_clients
+from agent.adapters.chroma_index import LEDGER_MARK, forget_clients
 from agent.adapters.ledger import SqliteLedger
 from agent.adapters.local_embedder import LocalEmbedder
 from agent.app.data_dir import ensure_data_dir
 from agent.config import load_settings
 from agent.memory.service import MemoryService, space_of
 from agent.wiring import open_memory
-from bench import machine, mem0_side
+from bench import bulk, machine, mem0_side
 from bench.agent_process import first_turn_s
 from bench.latency import probes, records, sentences
 from bench.locomo import percentile
@@ -94,13 +103,39 @@ def built_store(size: int, texts: Sequence[str], vectors: np.ndarray, embedder: 
     return root
 
 
-def open(data: Path, size: int, embedder: LocalEmbedder) -> tuple[MemoryService, float]:
+def open(data: Path, size: int, embedder: LocalEmbedder, sweep_later: bool = False) -> tuple[MemoryService, float]:
     settings = load_settings({"data_dir": data, "memory_capacity": size + 10 * TURNS, "embedder": "local",
                               "user": USER})
     started = time.perf_counter()
-    service = open_memory(settings, embedder)
+    service = open_memory(settings, embedder, sweep_later=sweep_later)
     service.warm_up_index()  # as a chat does while it opens: the first catch-up
     return service, time.perf_counter() - started
+
+
+def unmark(data: Path) -> None:
+    """Remove the ledger mark the index was saved at: the next open cannot resume and compares every id."""
+    for mark in (data / "chroma").glob(f"{LEDGER_MARK}-*"):
+        mark.unlink()
+
+
+def unmarked(data: Path, size: int, embedder: LocalEmbedder, probe: str) -> dict[str, Any]:
+    """The open of a chat on the store without its mark, its first recall, and the compare's pieces after it."""
+    unmark(data)
+    service, open_s = open(data, size, embedder, sweep_later=True)
+    try:
+        started = time.perf_counter()
+        service.recall(probe)
+        recall_ms = (time.perf_counter() - started) * 1000
+        pieces = []
+        more = True
+        while more:
+            started = time.perf_counter()
+            more = service.sweep_index()
+            pieces.append((time.perf_counter() - started) * 1000)
+    finally:
+        close(service)
+    return {"unmarked_open_s": open_s, "unmarked_first_recall_ms": recall_ms, "unmarked_pieces": len(pieces),
+            "unmarked_piece_max_ms": max(pieces), "unmarked_sweep_s": sum(pieces) / 1000}
 
 
 def close(service: MemoryService) -> None:
@@ -146,12 +181,18 @@ def measure(size: int, texts: Sequence[str], vectors: np.ndarray, embedder: Loca
                 after.append((time.perf_counter() - started) * 1000)
         finally:
             close(service)
-        launched = first_turn_s(data, USER, asked[1],
-                               {"AGENT_MEMORY_CAPACITY": str(size + 10 * TURNS)})
+        capacity = {"AGENT_MEMORY_CAPACITY": str(size + 10 * TURNS)}
+        launched = first_turn_s(data, USER, asked[1], capacity)
+        without_mark = unmarked(data, size, embedder, asked[2])
+        unmark(data)
+        launched_unmarked = first_turn_s(data, USER, asked[1], capacity)
     return {
         "memories": size,
         "open_s": open_s,
         **launched,
+        **without_mark,
+        "unmarked_first_prompt_s": launched_unmarked["first_prompt_s"],
+        "unmarked_first_turn_s": launched_unmarked["first_turn_s"],
         "steady_ms_p50": percentile(steady, 50),
         "after_write_ms_p50": percentile(after, 50),
         "after_write_ratio": percentile(after, 50) / percentile(steady, 50),
@@ -165,8 +206,17 @@ def beside_mem0(ours: dict[str, Any], python: Path, size: int, texts: Sequence[s
     theirs = mem0_side.measure(str(python), [size], probes=asked[5 : 5 + TURNS], writes=written(size, texts))[0]
     return {"mem0_search_ms_p50": theirs["search_ms_p50"], "mem0_add_ms_p50": theirs["add_ms_p50"],
             "embed_ms_p50": theirs["embed_ms_p50"], "mem0_load_s": theirs["load_s"],
+            "mem0_load_lines_s": size / theirs["load_s"], "mem0_peak_rss_mb": theirs["peak_rss_mb"],
             "search_mem0_over_agent": theirs["search_ms_p50"] / ours["steady_ms_p50"],
             "add_mem0_over_agent": theirs["add_ms_p50"] / ours["remember_ms_p50"]}
+
+
+def bulk_writes(size: int) -> dict[str, Any]:
+    """``bench/bulk.py`` at ``size``: the embedder alone, then ``agent memories import`` of as many lines."""
+    with tempfile.TemporaryDirectory(prefix="scaling-bulk-") as tmp:
+        done = bulk.measure(size, 0, ["embed", "import"], Path(tmp))
+    return {"bulk_fraction": done["import_fraction"], "bulk_cpu_fraction": done["import_cpu_fraction"],
+            "bulk_lines_s": size / done["import_1"]["seconds"], "bulk_peak_rss_mb": done["import_1"]["peak_rss_mb"]}
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -174,6 +224,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--sizes", type=int, nargs="+", default=[1_000, 10_000, 100_000])
     parser.add_argument("--cache", type=Path, default=Path(tempfile.gettempdir()) / "agent-bench-scaling")
     parser.add_argument("--mem0-python", type=Path, help="the interpreter of mem0's venv: time mem0 beside us")
+    parser.add_argument("--bulk", action="store_true", help="time bench/bulk.py's import at each size too")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
     args.cache.mkdir(parents=True, exist_ok=True)
@@ -191,6 +242,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         result[str(size)] = measure(size, texts, vectors, embedder, args.cache, asked)
         if mem0:
             result[str(size)] |= beside_mem0(result[str(size)], args.mem0_python, size, texts, asked)
+        if args.bulk:
+            result[str(size)] |= bulk_writes(size)
         print(f"{size}: {json.dumps(result[str(size)])}", file=sys.stderr, flush=True)
     if args.json:
         print(json.dumps(result, indent=2))
@@ -198,22 +251,45 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(f"machine: {machine.line()}")
     print("| figure | " + " | ".join(f"{size:,}" for size in sorted(args.sizes)) + " |")
     print("|---|" + "---|" * len(args.sizes))
-    rows = [("open, to the first prompt's memory (s)", "open_s", "{:.2f}"),
-            ("agent launched: first prompt (s)", "first_prompt_s", "{:.2f}"),
-            ("agent launched: first line answered, its recall included (s)", "first_turn_s", "{:.2f}"),
-            ("steady turn, recall p50 (ms)", "steady_ms_p50", "{:.1f}"),
-            ("turn right after a write, recall p50 (ms)", "after_write_ms_p50", "{:.1f}"),
-            ("turn after a write / steady turn", "after_write_ratio", "{:.2f}x"),
-            ("one memory per call, remember p50 (ms)", "remember_ms_p50", "{:.1f}")]
+    for label, key, shape in rows_of(mem0, args.bulk):
+        print(f"| {label} | " + " | ".join(shape.format(result[str(s)][key]) for s in sorted(args.sizes)) + " |")
+    if not args.bulk:
+        print("bulk writes: give --bulk (or run bench/bulk.py) for the import's fraction of the embedder's rate and "
+              "its peak RSS")
+    return 0
+
+
+def rows_of(mem0: bool, bulk_run: bool) -> list[tuple[str, str, str]]:
+    """The table's rows: (label, key, format), mem0's beside ours where it has one."""
+    rows = [("steady turn, recall p50 (ms)", "steady_ms_p50", "{:.1f}")]
     if mem0:
         rows += [("mem0 search p50 (ms)", "mem0_search_ms_p50", "{:.1f}"),
-                 ("steady search, mem0 / agent", "search_mem0_over_agent", "{:.2f}x"),
-                 ("mem0 add, one memory per call, p50 (ms)", "mem0_add_ms_p50", "{:.1f}"),
-                 ("one memory per call, mem0 / agent (above 1: we are faster)", "add_mem0_over_agent", "{:.2f}x"),
+                 ("steady search, mem0 / agent", "search_mem0_over_agent", "{:.2f}x")]
+    rows += [("one memory per call, remember p50 (ms)", "remember_ms_p50", "{:.1f}")]
+    if mem0:
+        rows += [("mem0 add, one memory per call, p50 (ms)", "mem0_add_ms_p50", "{:.1f}"),
+                 ("one memory per call, mem0 / agent (above 1: we are faster)", "add_mem0_over_agent", "{:.2f}x")]
+    rows += [("turn right after a write, recall p50 (ms)", "after_write_ms_p50", "{:.1f}"),
+             ("turn after a write / steady turn", "after_write_ratio", "{:.2f}x"),
+             ("open, to the first prompt's memory (s)", "open_s", "{:.2f}"),
+             ("agent launched: first prompt (s)", "first_prompt_s", "{:.2f}"),
+             ("agent launched: first line answered, its recall included (s)", "first_turn_s", "{:.2f}"),
+             ("no saved mark: open, to the first prompt's memory (s)", "unmarked_open_s", "{:.2f}"),
+             ("no saved mark: first recall after that open (ms)", "unmarked_first_recall_ms", "{:.1f}"),
+             ("no saved mark: pieces of the compare after it", "unmarked_pieces", "{}"),
+             ("no saved mark: largest piece (ms)", "unmarked_piece_max_ms", "{:.1f}"),
+             ("no saved mark: all pieces (s)", "unmarked_sweep_s", "{:.2f}"),
+             ("no saved mark: agent launched, first line answered (s)", "unmarked_first_turn_s", "{:.2f}")]
+    if bulk_run:
+        rows += [("bulk import, fraction of the embedder's rate, wall time", "bulk_fraction", "{:.2f}"),
+                 ("bulk import, fraction in CPU time", "bulk_cpu_fraction", "{:.2f}"),
+                 ("bulk import, lines a second", "bulk_lines_s", "{:.0f}"),
+                 ("bulk import, peak RSS (MB)", "bulk_peak_rss_mb", "{:.0f}")]
+    if mem0:
+        rows += [("mem0 bulk load (its embedding included), lines a second", "mem0_load_lines_s", "{:.0f}"),
+                 ("mem0 peak RSS, its load and calls (MB)", "mem0_peak_rss_mb", "{:.0f}"),
                  ("embedder alone on a probe, p50 (ms)", "embed_ms_p50", "{:.1f}")]
-    for label, key, shape in rows:
-        print(f"| {label} | " + " | ".join(shape.format(result[str(s)][key]) for s in sorted(args.sizes)) + " |")
-    return 0
+    return rows
 
 
 if __name__ == "__main__":
