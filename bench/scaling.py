@@ -240,6 +240,7 @@ def main(argv: Sequence[str] | None = None) -> int:
               if args.mem0_python else "mem0: skipped (give --mem0-python to time it beside us)", file=sys.stderr)
     for size in sorted(args.sizes):
         result[str(size)] = measure(size, texts, vectors, embedder, args.cache, asked)
+        print(f"{size}, ours: {json.dumps(result[str(size)])}", file=sys.stderr, flush=True)  # mem0's takes long
         if mem0:
             result[str(size)] |= beside_mem0(result[str(size)], args.mem0_python, size, texts, asked)
         if args.bulk:
