@@ -280,6 +280,8 @@ class Sweep:
         """Whether Chroma holds more than the ledger's memories (less those with no vector): a pass over its ids
         then, unless the last one found nothing to drop (a count that differs for another reason)."""
         self._index.catch_up()  # what changed since the mark, before the counts
+        if self._phase != "count":  # the record no longer reached the mark: begun again (``restart``)
+            return
         held, stored = self._index.chroma.count(), self._ledger.count(self._user)
         if held > stored - len(self._unembedded) and self._found != 0:
             self._phase, self._offset, self._found = "chroma", 0, 0

@@ -206,3 +206,28 @@ def test_an_open_that_is_not_a_chat_compares_every_id_a_page_at_a_time_before_it
     assert not memory.sweep_index() and index_of(memory).count() == SIZE and len(marks()) == 1
     assert any("lacked 2 of 30" in notice for notice in notices)
     closed(memory)
+
+
+def test_a_record_trimmed_past_the_mark_between_two_pieces_begins_the_compare_again(
+    pages: list[tuple[str, str, int]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from agent.adapters import ledger as sqlite_ledger
+
+    memory, _ = seeded()
+    path = unmarked(memory)
+    memory = chat_open()
+    assert memory.sweep_index() and memory.sweep_index()
+    monkeypatch.setattr(sqlite_ledger, "VECTOR_LOG_KEPT", 5)
+    other = SqliteLedger(path)  # an import elsewhere: more changes than the record keeps
+    news = [text_for("news", n) for n in range(8)]
+    other.put([record(text, memory.user, kind="explicit", session="other", turn=0) for text in news])
+    other.put_vectors(memory.user, [memory_id(memory.user, text) for text in news], ShaEmbedder().embed(news))
+    other.close()
+    pages.clear()
+    memory.search(news[0], k=1)  # its catch-up finds the record trimmed past the mark
+    assert memory.sweep_index() and pages[0] == ("ledger", "", PAGE), "begun again from the first id"
+    sweep_all(memory, most=SIZE // PAGE + 8)
+    assert index_of(memory).count() == SIZE + 8 == ledger_of(memory).count(memory.user)
+    assert found(memory, news[5])[0] == memory_id(memory.user, news[5])
+    assert len(marks()) == 1
+    closed(memory)
