@@ -58,7 +58,7 @@ class HeldIndex(MirroredIndex):
         self._mark: tuple[int, int] | None = None
         self._copies_mark: tuple[int, int] | None = None  # of the ledger's vector copies (``vector_changes``)
         self._saved_mark: tuple[int, int] | None = None  # the copies' mark last saved beside the index
-        self._indexed: set[str] | None = None  # the ids in Chroma, once read (``reconcile``, a compare of every id)
+        self._indexed: set[str] | None = None  # the ids in Chroma, once a catch-up compared every id
         self._written: set[str] = set()  # the ids this process put into Chroma since the last catch-up
         self._sweep: Sweep | None = None  # a compare of every id under way (``reconcile``), in pieces
 
