@@ -70,10 +70,14 @@ def safety_relevant(text: str) -> bool:
 
 @dataclass(frozen=True)
 class Reading:
-    """What one turn discloses: the sentences that do (in the user's words), and why."""
+    """What one turn discloses: the sentences that do (in the user's words), and why. ``read_as``, for a turn that
+    discloses nothing: what every sentence of it was read as instead (a question, a hypothetical, sarcasm ...), or
+    empty when one of them was read as nothing at all: a line the grammar has no shape for ("home base is Penrith
+    these days") may still be a fact the meaning reads, a line it read as a question is not one."""
 
     sentences: tuple[str, ...]
     reason: str
+    read_as: str = ""
 
 
 def _words(text: str) -> list[str]:
@@ -206,7 +210,7 @@ def _statement_discloses(words: list[str], about_someone: bool, technical: bool)
         return "a first-person statement without its subject"
     if words[0].removesuffix("'s") in FAMILY_NAMES or patterns.OWN_BY_DETERMINER(text):
         return "a statement about the user's family or pets"
-    if patterns.OWN_EVENT(text):
+    if patterns.OWN_EVENT(text) or patterns.OWN_DATED(text):
         return "an event of the user's"
     if patterns.OWN_WITHOUT_MY(text):
         return "a statement about the user's family, pets or body"
@@ -252,7 +256,8 @@ def _sentence_discloses(sentence: str, about_someone: bool, transcript: bool) ->
     sentence = patterns.QUOTED.regex.sub(" a quote ", sentence)
     read = " ".join(_words(sentence))
     sarcastic = patterns.SARCASM(sentence) or patterns.SARCASM(said)  # as typed (its capitals) and as meant
-    if (sarcastic or patterns.FICTION(read) or patterns.FORTUNE(read)) and not safety_relevant(read):
+    if (sarcastic or patterns.FICTION(read) or patterns.FORTUNE(read) or patterns.DAYDREAM(read)
+            or patterns.CHANT(read) or patterns.FOR_SOMEONE_ELSE(read)) and not safety_relevant(read):
         return None
     clauses = _clauses(sentence)
     plain = " ".join(_words(sentence))
@@ -285,6 +290,47 @@ def _sentence_discloses(sentence: str, about_someone: bool, transcript: bool) ->
     return None
 
 
+def _read_as(sentence: str) -> str | None:
+    """What a sentence that discloses nothing was read as instead, by the shapes that say it is not about the user
+    whatever the meaning of its words: a question or request, a hypothetical, sarcasm, fiction, a fortune, a quote,
+    a text to work on, hearsay, a task at the keyboard, a remark about the conversation, someone else's news; None
+    when it has none of them."""
+    said = unframed(typos.corrected_text(sentence))
+    read = " ".join(_words(said))
+    if patterns.MATERIAL(said):
+        return "a text to work on"
+    if patterns.SARCASM(sentence) or patterns.SARCASM(said):
+        return "sarcasm"
+    if patterns.FICTION(read) or patterns.FORTUNE(read) or patterns.DAYDREAM(read):
+        return "fiction, a fortune or a daydream"
+    if patterns.CHANT(read):
+        return "a chant or a song"
+    if patterns.FOR_SOMEONE_ELSE(read):
+        return "a question for someone else"
+    if patterns.QUOTED(sentence):
+        return "a quote"
+    if patterns.CODE(sentence) or patterns.TECH(" ".join(normal(sentence))):  # as typed: "Jason" is no "json"
+        return "a task at the keyboard"
+    clauses = _clauses(sentence)
+    if not clauses:
+        return "small talk"
+    first = " ".join(clauses[0])
+    if patterns.HYPOTHETICAL(first) and not patterns.ASIDE(first):
+        return "a hypothetical"
+    if patterns.HEARSAY(read) or patterns.WORLD_CLAIM(read):
+        return "a claim about the world"
+    if patterns.SOMEONE_ELSE(first):
+        return "someone else's news"
+    # Every clause asks, orders, remarks on the conversation or is small talk ("shorter pls", "wait what car do i
+    # drive lol", "i tried restarting it, no luck"); a statement beside a question ("home base is Penrith now,
+    # what's good around here?") leaves the sentence read as nothing.
+    asked = sentence.rstrip().endswith("?")
+    if all(_is_question(c) or "please" in c or all(w in SMALL_TALK for w in c) or (asked and c is clauses[-1])
+           or patterns.REMARK(" ".join(c)) or patterns.TRANSIENT(" ".join(c)) for c in clauses):
+        return "a question, request or remark"
+    return None
+
+
 def _has_subject(sentence: str) -> bool:
     """Whether a sentence names who it is about: the user, one of their people or pets, or a verb of its own (a
     statement whose subject chat dropped, "Moved to Lisbon"). "Shellfish" alone has none."""
@@ -311,5 +357,8 @@ def read(text: str, *, transcript: bool = False) -> Reading:
         asked = sentence if not why and sentence.rstrip().endswith("?") else ""
         about_someone = about_someone or any(_personal_mention(c) or c[0] in FAMILY for c in _clauses(sentence))
     if not kept:
-        return Reading((), "discloses nothing about the user (a question, request, remark or small talk)")
+        shapes = [_read_as(sentence) for sentence in sentences(text)]
+        read_as = shapes[0] if shapes and all(shapes) else None
+        shown = read_as or "a question, request, remark or small talk"
+        return Reading((), f"discloses nothing about the user ({shown})", read_as or "")
     return Reading(tuple(kept), reasons[0])

@@ -45,6 +45,8 @@ class GateDecision:
     reason: str
     text: str = ""
     explicit: bool = False
+    # A turn dropped for its shape: what it was read as instead of a disclosure (``disclosure.Reading.read_as``).
+    read_as: str = ""
 
 
 def decide(text: str) -> GateDecision:
@@ -81,7 +83,7 @@ def decide(text: str) -> GateDecision:
 
     reading = disclosure.read(body, transcript=bool(prefix))
     if not reading.sentences:
-        return GateDecision(False, refused or reading.reason)
+        return GateDecision(False, refused or reading.reason, read_as=reading.read_as)
     if cut:
         return GateDecision(True, reading.reason + _CUT, text=head + " ".join(reading.sentences))
     whole = prefix or len(reading.sentences) == len(disclosure.sentences(body))

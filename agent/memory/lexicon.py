@@ -22,6 +22,8 @@ SPELLINGS = {
     "its": "it's", "youre": "you're", "u": "you", "ur": "your", "pls": "please", "plz": "please", "wont": "won't",
     "havent": "haven't", "arent": "aren't", "shouldnt": "shouldn't", "couldnt": "couldn't", "whos": "who's",
     "lets": "let's", "theyre": "they're", "hes": "he's", "shes": "she's", "iam": "i'm", "whens": "when's",
+    # "kids r 3, 6 and 9", "hubbys a firefighter": chat's "are", and a possessive whose plural is not made with "s"
+    "r": "are", "hubbys": "hubby's", "wifes": "wife's", "babys": "baby's",
 }
 
 EXPANSIONS = {"i'm": ["i", "am"], "i've": ["i", "have"], "i'd": ["i", "would"], "i'll": ["i", "will"],

@@ -231,16 +231,29 @@ HEARSAY = Named(
 )
 
 
+# A claim about the world marked as one, with no one of the user's in it: "honey never spoils apparently", "fun fact:
+# octopuses have three hearts", "supposedly it rains more in Rome than in London".
+WORLD_CLAIM = Named(
+    "world_claim", ANYWHERE, re.compile(
+    r"^(?!.*\b(?:i|me|my|we|us|our)\b)(?:(?:fun fact|did you know|apparently|supposedly|reportedly|allegedly|"
+    r"they say|scientists say|studies show)\b|.*\b(?:apparently|supposedly|reportedly|allegedly)$)"
+),
+    matches=("honey never spoils apparently", "fun fact octopuses have three hearts",
+             "supposedly it rains more in Rome than in London"),
+    misses=("apparently I'm allergic to cats now", "my sister is moving to Rome apparently", "honey never spoils"),
+)
+
+
 SOMEONE_ELSE = Named(
     "someone_else", ANCHORED, re.compile(
     rf"^(?:(?P<distant>(?:a|one|some|two|three) {OTHERS} of (?:mine|ours)(?:'s)?|(?:my|our) {OTHERS}'s)|"
-    rf"(?:a|my|our|one of my) {OTHERS}|(?P<family>(?:my|our) (?:\w+ )?(?:{'|'.join(sorted(FAMILY))})))"
+    rf"(?:a|my|our|one of my) {OTHERS}|(?P<family>(?:my|our) (?:\w+ )?(?:{'|'.join(sorted(FAMILY))})(?:'s)?\b))"
     r"(?P<says> (?:always |once |used to )?(?:says|said|say|told me|told us|tells me|tells us|taught me|taught us|"
     r"thinks|thought|reckons|claims|swears|insists|read)(?: that)?)?"
 ),
     matches=('a friend of mine just got a husky', 'my colleague reckons it will rain', 'my mum says I should rest',
              "my neighbour's cat"),
-    misses=('my cat is called Biscuit', 'I have a friend in Rome'),
+    misses=('my cat is called Biscuit', 'I have a friend in Rome', 'my grandad is 90'),
 )
 
 
@@ -302,12 +315,13 @@ BARE_NAME = Named(
 HYPOTHETICAL = Named(
     "hypothetical", ANCHORED, re.compile(
     r"^(?:if|suppose|supposing|imagine|hypothetically|assuming|assume|say|let's say|lets say|what if|pretend|"
-    r"picture|in (?:a|an) (?:parallel|alternate|alternative|other) (?:universe|world|life|timeline)|in another life|"
+    r"picture|in (?:a|an|some|another) (?:other |parallel |alternate |alternative |different )?(?:universe|world|life|"
+    r"timeline|reality)|"
     r"for (?:argument's|the sake of argument)|let us pretend)\b"
 ),
     matches=("picture this", "in a parallel universe I'd be a chef", "suppose I have 3 apples", "imagine I'm a pirate",
              "what if I moved to Mars",
-             'say I had a million pounds'),
+             'say I had a million pounds', "in some other life i'd be a marine biologist"),
     misses=('I suppose so', 'saying goodbye is hard', "I imagine it's cold there"),
 )
 
@@ -514,7 +528,8 @@ SITUATION = Named(
     r"^(?:there's|there is|there are|there're) (?:\d+|two|three|four|five|six|seven|eight|nine|ten) of us\b|"
     r"\b(?:is|has been|became|was) (?:now |my |our )?home\b(?! to\b)|\bborn and (?:bred|raised)\b|"
     r"^(?:in (?:hospital|rehab|recovery|therapy|my (?:first|second|third|final|last) year)|off (?:sick|work)|"
-    r"on (?:a gap year|sabbatical|holiday|leave|furlough|benefits|the dole|placement|secondment)|back (?:in|at|"
+    r"on (?:a gap year|sabbatical|holiday|(?:\w+ )?leave|furlough|benefits|the dole|placement|secondment)|"
+    r"back (?:in|at|"
     r"home) (?!(?:the|a|an) (?:answer|reply|question|topic|point|day)\b))\b|"
     r"^(?:in year \d+(?: at (?:school|college))?|at (?:school|uni|university|college|sixth form))$|"
     r"^(?:nearly|almost|turning|turned|just turned) \d{1,3}\b(?! (?:degrees|percent)\b)|"
@@ -522,31 +537,34 @@ SITUATION = Named(
     r"^no (?:kids|children|pets|car|siblings|partner)\b(?! (?:policy|allowed|rule)s?\b)|^semi retired\b|"
     r"^(?:a |an )?(?:\d+|half an?|an?|one|two|three|ten|twenty|forty) ?(?:min|mins|minute|minutes|hour|hours|hr|hrs|"
     r"mile|miles|km)? commute\b|"
+    r"^(?:down|up|lost|gained|dropped) (?:\d+|a) ?(?:lbs?|pounds|kgs?|kilos?|stone|st)\b|"
     r"^(?:a bit |quite |very |slightly )?(?:overweight|underweight|obese|unfit|out of shape|menopausal|"
     r"perimenopausal|postpartum|infertile)\b"
 ),
     matches=('there are 5 of us', 'Lisbon is home now', 'London born and bred', 'on a gap year in Australia',
-             'no kids, no pets', 'turned 40 last week'),
+             'no kids, no pets', 'turned 40 last week', 'on mat leave til october', 'down 20 lbs since january'),
     misses=('there are 5 of them', 'no kids allowed', 'on the table'),
 )
 
 
 OWN_WITHOUT_MY = Named(
     "own_without_my", ANCHORED, re.compile(
-    rf"^{OWN_BEING}(?:'s \w+| (?:is|was|has|had|won't|can't|doesn't|didn't|isn't|wasn't|keeps|kept|starts|started|"
+    rf"^{OWN_BEING}(?:'s \w+| (?:named|called) [a-z]+$| (?:is|was|has|had|won't|can't|doesn't|didn't|isn't|wasn't|"
+    rf"keeps|kept|starts|started|"
     rf"lives|loves|hates|turns|turned|needs|gets|got|goes|went|will|just|still|always|never|seems|sleeps|eats|barks|"
     rf"cries|snores)\b)|"
     rf"^{OWN_BODY}(?:'s {BODY_STATE}| (?:hurts|aches|flared|keeps|won't|has been|is {BODY_STATE})\b)|"
     r"^(?:kids|children|parents|in laws|twins|grandparents|step kids|stepkids|periods|knees|eyes|ears) "
     r"(?:are|were) (?:\d+|both|all|divorced|separated|visiting|staying|away|off|home|grown|at|in|coming|really|"
-    r"getting|still)\b|"
+    r"getting|still|with)\b|^(?:kids|children|twins|boys|girls) (?:turn|turned|turning|just turned) \d+\b|"
     # "kids go to Greenfield Primary": a school of their own, while "kids go to school at 5 in France" is the world's
     r"^(?:kids|children|twins|stepkids|step kids) (?:(?:both )?(?:go|went) to|attend|attended) "
     r"(?!school\b|bed\b|sleep\b)(?:[a-z']+ ){1,3}(?:primary|secondary|school|academy|high|elementary|middle|"
     r"nursery|college|montessori)\b"
 ),
     matches=("kids go to Greenfield Primary", "cat's called Biscuit", "toddler won't sleep through",
-             "knee's been bad since the marathon", "kids are 4 and 7", "parents are divorced"),
+             "knee's been bad since the marathon", "kids are 4 and 7", "parents are divorced",
+             "twins turn 8 in june", "kids are with their dad every 2nd weekend", "parrot named Mango"),
     misses=("kids are expensive these days", "cats are great", "back to the topic", "kids go to school at 5 in France"),
 )
 
@@ -570,11 +588,13 @@ HABIT = Named(
     "habit", ANCHORED, re.compile(
     r"^(?!(?:the|this|that|these|those|your|his|her|their|its|what|which|you|he|she|they|it|same|game|works|"
     r"happens|fails|rain|snow|error|errors|crash|crashes|bug|meeting|meetings|update|updates|backup|backups)\b)"
-    r"(?:[a-z0-9'-]+ ){0,2}[a-z0-9'-]+ (?:every (?:single |other )?(?:day|morning|evening|night|week|weekend|month|"
+    r"(?:[a-z0-9'-]+ ){0,4}[a-z0-9'-]+ (?:(?:every|most) (?:single |other )?(?:days?|mornings?|evenings?|nights?|"
+    r"weeks?|"
+    r"weekends?|months?|"
     r"monday|tuesday|wednesday|thursday|friday|saturday|sunday)|(?:once|twice|\w+ times) a (?:day|week|month|year)|"
     r"on (?:weekends|weekdays|mondays|tuesdays|wednesdays|thursdays|fridays|saturdays|sundays)|daily|weekly)\b"
 ),
-    matches=('yoga three times a week', 'gym every morning at 6', 'swim on weekends'),
+    matches=('yoga three times a week', 'gym every morning at 6', 'swim on weekends', 'take the 99 b line most days'),
     misses=('the meeting every monday', 'backups every night', 'it happens every day'),
 )
 
@@ -681,13 +701,19 @@ SARCASM = Named(
         r"the dmv|being on hold|being ignored|meetings|paperwork|commuting)\b.*\b(?:best|favou?rite|greatest)\b|"
         r"^oh (?:great|sure|joy|goody|wonderful|fantastic|brilliant|perfect|lovely)\b[,!.]+ .*\b(?:love|adore|enjoy)\b|"
         r"\b(?:favou?rite|best) thing in the (?:whole )?world\b(?=.*\b(?:another|again|waiting|queue|traffic|"
-        r"monday|taxes|dmv|hold)\b)",
+        r"monday|taxes|dmv|hold)\b)|"
+        # the marks that turn what comes before into its opposite: "..., shocker", "... and pigs fly"
+        r"[,.!]\s*(?:shocker|what a (?:surprise|shock)|big surprise|surprise surprise|color me shocked|"
+        r"colour me shocked)[.!]*\s*$|\b(?:and|when) pigs (?:fly|might fly)\b|\bsaid no one ever\b|"
+        r"^love (?:that|this) for (?:me|us)\b",
         re.I),
     matches=("oh sure, I just LOVE waiting two hours at the DMV", "yeah because I'm definitely a millionaire lol",
              "great, another Monday, my favourite thing in the world", "oh I just *adore* waiting on hold",
              "I love meetings /s", "oh great, I love being ignored", "btw yeah because I'm totally rich",
-             "oh yeah i just love traffic, best part of my day"),
-    misses=("great, I'm moving to Lisbon next month", "I just love being a mum", "yeah I'm vegan because of my health",
+             "oh yeah i just love traffic, best part of my day", "the bus was late again, shocker",
+             "the kids tidied up without being asked, and pigs fly", "love that for me. truly"),
+    misses=("shocker of a day at work, my boss quit", "great, I'm moving to Lisbon next month",
+            "I just love being a mum", "yeah I'm vegan because of my health",
             "my favourite thing in the world is my dog"),
     raw=True,
 )
@@ -703,6 +729,33 @@ FORTUNE = Named(
     matches=("my horoscope says I'll meet someone new", "according to my horoscope I'm going to be rich",
              "the tarot cards told me I'd travel"),
     misses=("my horoscope app is fun", "I'm a Scorpio", "my doctor says I'm fine"),
+)
+# A daydream: what the user would do with a lottery win, or a wish they mark as one ("..., who knows", "a girl can
+# dream") is no plan of theirs.
+DAYDREAM = Named(
+    "daydream", ANYWHERE,
+    re.compile(r"\bwin(?:s|ning)? (?:the|a) (?:lottery|lotto|jackpot|euromillions|powerball)\b|"
+               r"\b(?:who knows|a (?:girl|guy|man|woman|boy) can dream|one can dream|i can dream|in my dreams|"
+               r"dream on)\W*$"),
+    matches=("maybe one day we'll win the lottery and get a pool, who knows", "sure i'll just win the lottery",
+             "a villa in tuscany, a girl can dream"),
+    misses=("my uncle won the lottery in 1998", "I play the lottery every week", "we might move to Leeds next year"),
+)
+# A question asked for someone else is theirs: "asking for a friend: how do you get a toddler to stop biting".
+FOR_SOMEONE_ELSE = Named(
+    "for_someone_else", ANCHORED,
+    re.compile(r"^(?:i am |just )?(?:asking|this is|it is|it's|its|question) for a (?:friend|mate|colleague|coworker|"
+               r"co worker|neighbou?r|relative|pal|buddy)\b"),
+    matches=("asking for a friend: how do you get a toddler to stop biting", "this is for a friend, she's vegan"),
+    misses=("I'm asking for a raise", "a friend of mine is vegan", "asking for advice on my knee"),
+)
+# A chant, a song or a test of the keyboard: a word three times running ("doo doo doo", "no no no"), or a line that
+# is one word said twice ("testing testing").
+CHANT = Named(
+    "chant", ANYWHERE,
+    re.compile(r"\b([a-z]+) \1 \1\b|^([a-z]+) \2$"),
+    matches=("baby shark doo doo doo doo", "we dont talk about bruno no no no", "testing testing"),
+    misses=("I'm very very tired", "my son is 7", "bye"),
 )
 # A story the user writes, a game they run: what its people are and do is not the user's ("in my novel the heroine
 # is a baker").
@@ -723,7 +776,8 @@ _EVENTS = (r"(?:wedding|recital|interview|job interview|exam|exams|final exam|te
            r"concert|recital|play date|playdate|parents evening|school run|physio|therapy|session|lesson|class|"
            r"induction|orientation|defence|defense|hen do|stag do|baby shower|christening|bar mitzvah|bat mitzvah|"
            r"report|essay|assignment|thesis|dissertation|rent|tax return|taxes|last day|last shift|visa|lease|"
-           r"school play|sports day|open day)")
+           r"school play|sports day|open day|photo day|picture day|school photos|inset day|field trip|school trip|"
+           r"parent teacher (?:interviews?|conferences?|meeting|evening)|tryouts?|trials?|pickup|drop off)")
 # Who of the user's comes and goes: "parents arrive on wednesday", "the in-laws visit this weekend".
 _COMING = (r"(?:parents|in[- ]?laws|grandparents|folks|family|kids|cousins|mum|mom|dad|sister|brother|son|daughter|"
            r"wife|husband|partner|boyfriend|girlfriend|nan|gran|grandma|grandpa)")
@@ -734,7 +788,8 @@ _WHEN = (r"(?:today|tomorrow|tonight|day after tomorrow|next|this|on|at|in|from|
          r"\d{1,2}(?:am|pm))")
 OWN_EVENT = Named(
     "own_event", ANCHORED,
-    re.compile(rf"^(?:the |our |my )?(?:\w+ )?{_EVENTS}(?:'s)?(?: (?:to|in|with|for|before|of|at) (?:the |my )?"
+    re.compile(rf"^(?:the |our |my |[a-z]+'s )?(?:\w+ )?{_EVENTS}(?:'s)?(?: (?:to|in|with|for|before|of|at) "
+               rf"(?:the |my )?"
                rf"[a-z]+(?: [a-z]+)?)?"
                rf"(?: (?:is|was|will be|starts|started|begins|leaves|lands|got moved|got postponed|got cancelled|"
                rf"moved|has been moved|went|goes|got|finishes|ends|are|were|is due|are due|due))?"
@@ -750,10 +805,29 @@ OWN_EVENT = Named(
     matches=("the recital is the day after tomorrow", "the wedding's in Lisbon, 3rd of May", "Dentist thursday at 10",
              "Flight to Seoul leaves at 6:40 on Saturday", "shift starts at 6 tomorrow", "bday is 11 March",
              "interview went really well", "essay is due on friday", "tomorrow night gig", "saturday: dentist at 10",
-             "the in-laws visit this weekend", "last day before the holidays is the 18th"),
+             "the in-laws visit this weekend", "last day before the holidays is the 18th",
+             "Mia's hockey tryouts are this sunday at 7am"),
     misses=("the world cup final is on sunday", "weddings are expensive", "the flight was cheap",
             "a meeting is a waste of time", "weather tomorrow in paris", "tomorrow is another day",
             "parents are the worst", "the match is on saturday"),
+)
+
+
+# A date ahead with the user's household named without "my": "flu shots for the whole family tomorrow morning", "the
+# car goes into the shop a week from tomorrow", "the 5yo starts swimming on monday". Either alone is not enough:
+# "daylight saving ends this sunday" is the world's, "the car is the easiest way" a remark.
+_AHEAD = (r"(?:today|tomorrow|tonight|day after tomorrow|(?:this|next|on|coming) (?:week|weekend|month|monday|tuesday|"
+          r"wednesday|thursday|friday|saturday|sunday)|monday|tuesday|wednesday|thursday|friday|saturday|sunday|"
+          r"(?:a|one|two|three|\d+) (?:days?|weeks?|fortnight) from|in (?:a|one|two|three|four|\d+) (?:days|weeks))")
+_HOUSEHOLD = (r"(?:the (?:whole )?family(?! of\b)|the (?:kids|boys|girls|twins|baby|little ones?|toddler|dog|dogs|"
+              r"cat|cats|puppy|car|van|house|flat|boiler)|the \d+ ?(?:yo|y o|yr old|year old))")
+OWN_DATED = Named(
+    "own_dated", ANYWHERE,
+    re.compile(rf"^(?=.*\b{_AHEAD}\b)(?=.*\b{_HOUSEHOLD}\b)"),
+    matches=("flu shots for the whole family tomorrow morning at the pharmacy",
+             "the car goes into the shop a week from tomorrow for the brakes", "the 5yo starts swimming on monday"),
+    misses=("daylight saving ends this sunday", "the car is the easiest way to get there",
+            "the family of the bride arrives tomorrow", "the world cup final is on sunday"),
 )
 
 
