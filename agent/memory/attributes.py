@@ -243,6 +243,17 @@ def for_embedder(embedder: Embedder, heads: HeadStore | None = None) -> Attribut
         return _SHARED[key]
 
 
+def sure(read: Meaning, probability: float) -> Meaning:
+    """``read`` answering only for the sentences whose attribute it gives ``probability`` or more on its own: a
+    safety reading pooled across attributes (``SAFETY_MASS``) is a reason to keep a statement's safety line, not
+    evidence that a line states anything."""
+
+    def sure_of(sentences: Sequence[str]) -> list[Reading | None]:
+        return [r if r is not None and not r.pooled and r.score >= probability else None for r in read(sentences)]
+
+    return sure_of
+
+
 def meaning(classifier: Attributes, vector_of: Callable[[Sequence[str]], list[list[float]]]) -> Meaning:
     """The ``Meaning`` of ``classifier``, embedding sentences through ``vector_of`` (which may hand back a vector the
     write computed already); an embedder that fails gives "unknown" for every sentence: the patterns still read."""

@@ -193,13 +193,26 @@ def judge(policy: MemoryPolicy, text: str, meaning: attributes.Meaning | None = 
     if policy.truth and decision.keep and decision.reason == SAFETY_FACT:
         statement = profile.with_safety(words, statement)
     statement = replace(statement, facts=tuple(f for f in statement.facts if refusal(f"{f.key}: {f.value}") is None))
-    if not decision.keep and statement and refused is None and decision.reason not in gate.WITHHELD:
-        # "Please just call me Kate": a request in form, a profile fact in substance. A fact read by meaning alone
-        # ("new boss as of this week: Declan") overrules the gate only in a line that gives no order: "just for this
-        # one, put it in French" is near a language in meaning, and an order all the same.
-        if meaning is None or profile.read(words) or not _ORDER.search(words):
+    if (not decision.keep and statement and refused is None and decision.reason not in gate.WITHHELD
+            and not decision.read_as):
+        # A line the grammar read as nothing at all may state a fact in a shape it has no rule for ("home base is
+        # Penrith these days"); one it read as a question, a hypothetical, sarcasm or a quote states none, whatever
+        # its words are near ("suppose we got a horse", "wait what car do i drive lol"). A fact read by meaning alone
+        # overrules the gate only when the head is sure of it (``OVERRULE``) and in a line that gives no order: "just
+        # for this one, put it in French" is near a language in meaning, and an order all the same.
+        if meaning is None or profile.read(words) or (profile.read(words, attributes.sure(meaning, OVERRULE))
+                                                      and not _ORDER.search(words)):
             decision = gate.GateDecision(True, "states a profile fact", text=text.strip())
     return decision, words, statement
+
+
+# How likely the attribute head must find an attribute for its reading alone to keep a line the gate read as
+# nothing: the head is trained on statements, and on lines of no shape it knows it is overconfident ("kangaroos cant
+# walk backwards" is a pet at 0.54, "daylight saving ends this sunday" a work pattern at 0.83), while the facts in
+# shapes no rule reads sit at 0.90 and above ("home base is Penrith these days" 0.90, "kids r 3, 6 and 9" 0.98).
+# Over the six gate dev files (bench/RESULTS.md section 19): 17 of the 22 such disclosures at 0.8 or more, and 3 of
+# the 22 lines that disclose nothing.
+OVERRULE = 0.8
 
 
 # An order to the assistant, for this reply or any: the start of a clause that asks rather than tells.
