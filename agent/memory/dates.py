@@ -185,6 +185,33 @@ def _day_of_month(match: re.Match[str], said: date) -> tuple[str, str]:
     return text, text
 
 
+_MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
+           "november", "december")
+_ORDINALS = {"first": 0, "1st": 0, "second": 1, "2nd": 1, "third": 2, "3rd": 2, "fourth": 3, "4th": 3, "last": -1}
+
+
+def _nth_weekday(match: re.Match[str], said: date) -> tuple[str, str]:
+    """"the first Monday of next month", "the last Friday of this month", "the second Tuesday in March": that
+    weekday of that month (a month named is the next one to come, this one while the day is still ahead)."""
+    weekday, nth = _weekday(match), _ORDINALS[match.group("ord").lower()]
+
+    def in_month(first: date) -> date:
+        if nth < 0:
+            last = first.replace(day=monthrange(first.year, first.month)[1])
+            return last - timedelta(days=(last.weekday() - weekday) % 7)
+        return first + timedelta(days=(weekday - first.weekday()) % 7, weeks=nth)
+
+    named = match.group("which")
+    if named:
+        first = said.replace(day=1, month=_MONTHS.index(named.lower()) + 1)
+        if in_month(first) < said:
+            first = first.replace(year=first.year + 1)
+    else:
+        first = _add_months(said.replace(day=1), 1 if match.group("rel").lower() == "next" else 0)
+    day = in_month(first)
+    return _labelled(day, _day_name(match))
+
+
 def _end_of_month(match: re.Match[str], said: date) -> tuple[str, str]:
     """"end of the month", "end of next month": its last day."""
     month = _add_months(said.replace(day=1), 1 if match.group("which").lower() == "next" else 0)
@@ -203,6 +230,17 @@ def _bounded_weekday(match: re.Match[str], said: date) -> tuple[str, str]:
     """"until Sunday", "by Friday", "before Monday": the coming one."""
     text = f"{match.group('prep')} {_day_name(match)} {_iso(_weekday_after(said, _weekday(match)))}"
     return text, text
+
+
+# What joins the days of a list or a span: "monday and thursday", "monday to friday", "mon-fri".
+_JOIN = r"(?:,|&|and|or|to|till|until|through|-|–)"
+_LISTED = _JOIN + r"\s*" + _WEEKDAY_NAMES
+
+
+def _bare_weekday(match: re.Match[str], said: date) -> tuple[str, str]:
+    """"job interview monday at 10": the coming Monday, as "on Monday" (the one gone after a verb in the past); it
+    is written without the "on" the user did not say (``_resolve_one``)."""
+    return _labelled(_weekday_after(said, _weekday(match)), _day_name(match))
 
 
 def _this_saturday(said: date) -> date:
@@ -232,6 +270,8 @@ _RULES: tuple[tuple[str, Resolver], ...] = (
     (r"(?:on\s+)?" + _DAY + r"\s+(?:of\s+)?next week",
      lambda m, d: _labelled(_monday(d) + timedelta(weeks=1, days=_weekday(m)), _day_name(m))),
     (r"(?:the )?end of (?P<which>the|this|next) month", _end_of_month),
+    (r"(?:the )?(?P<ord>first|1st|second|2nd|third|3rd|fourth|4th|last) " + _FULL_DAY + r" (?:of|in) (?:(?P<which>"
+     + "|".join(_MONTHS) + r")|(?P<rel>this|next) month)", _nth_weekday),
     (_AMOUNT + r"\s+(?P<unit>day|week|fortnight)s?\s+from now",
      lambda m, d: _span(_shift(d, _amount(m), m.group("unit")), m)),
     (_AMOUNT + r"\s+(?P<unit>day|week|fortnight)s?\s+(?:from|after)\s+" + _ANCHOR, _from_anchor),
@@ -255,6 +295,9 @@ _RULES: tuple[tuple[str, Resolver], ...] = (
     (r"this (?:coming )?" + _FULL_DAY, lambda m, d: _labelled(_weekday_after(d, _weekday(m)), _day_name(m))),
     (r"coming " + _DAY, lambda m, d: _labelled(_weekday_after(d, _weekday(m)), _day_name(m))),
     (r"on " + _DAY, lambda m, d: _labelled(_weekday_after(d, _weekday(m)), _day_name(m))),
+    # A day said bare, by its whole name, is the coming one, as "on" would say it ("job interview monday at 10",
+    # "photo day is wednesday"); one of a list or a span ("monday and thursday", "monday to friday") is a routine.
+    (_FULL_DAY + r"(?!\s*" + _LISTED + r")", _bare_weekday),
     (r"this weekend", lambda m, d: _weekend(_this_saturday(d))),
     (r"next weekend", lambda m, d: _weekend(_this_saturday(d) + timedelta(weeks=1))),
     (r"last weekend", lambda m, d: _weekend(_this_saturday(d) - timedelta(weeks=1))),
@@ -279,18 +322,23 @@ _PATTERN = re.compile(
 
 # A verb in the past before "on Friday" makes it the Friday gone ("I turned 41 on Saturday", "we met on Monday"); the
 # participles that look forward ("booked", "scheduled") do not.
-_PAST = re.compile(r"\b(?:was|were|had|did|went|got|saw|met|came|left|took|made|gave|ate|ran|began|won|lost|told|said|"
+# "got a job interview monday": "got a" is having one, not the past.
+_PAST = re.compile(r"\b(?:was|were|had|did|went|got(?! (?:a|an|another)\b)|saw|met|came|left|took|made|gave|ate|ran|"
+                   r"began|won|lost|told|said|"
                    r"bought|sold|flew|drove|broke|fell|found|(?!(?:booked|scheduled|planned|supposed|invited|expected|"
                    r"excited|interested|tired|worried|engaged|needed|required|allowed|asked|hoped|wanted)\b)\w{2,}ed)\b",
                    re.IGNORECASE)
 _ON_DAY = next(n for n, (rule, _) in enumerate(_RULES) if rule == r"on " + _DAY)
+_GONE_BEFORE = re.compile(r"\bsince\s*$", re.IGNORECASE)  # "sick since monday": the one gone
+# A day after another and a word that joins them ("monday to friday"): the end of a span or a list, not a date.
+_AFTER_LISTED = re.compile(r"\b" + _WEEKDAY_NAMES + r"\s*" + _JOIN + r"\s*$", re.IGNORECASE)
 
 
 # A day named just before a day of the month: the two say one date ("Friday the 9th"), left as said.
 _NAMED_DAY_BEFORE = re.compile(r"\b(?:" + _WEEKDAY_NAMES + r"|today|" + _TOMORROW + r"|" + _YESTERDAY + r"),?\s*$",
                                re.IGNORECASE)
 # The rules whose phrase is as often a routine as a date: left as said in a sentence about a routine.
-_ROUTINE_SENSITIVE = frozenset({_weekday_span, _bounded_weekday})
+_ROUTINE_SENSITIVE = frozenset({_weekday_span, _bounded_weekday, _bare_weekday})
 
 
 def _clause(before: str) -> str:
@@ -309,12 +357,14 @@ def _resolve_one(match: re.Match[str], said: date, before: str, after: str) -> s
     pattern, resolver = _rule(match)
     inner = re.compile(pattern, re.IGNORECASE).fullmatch(match.group(0))
     assert inner is not None  # the alternation matched this rule's text
-    if _RULES.index((pattern, resolver)) == _ON_DAY and _PAST.search(_clause(before)):
+    if (_RULES.index((pattern, resolver)) == _ON_DAY or resolver is _bare_weekday) and (
+            _PAST.search(_clause(before)) or _GONE_BEFORE.search(before)):
         day = _weekday_before(said, _weekday(inner))
         with_preposition, bare = _labelled(day, _day_name(inner))
     else:
         with_preposition, bare = resolver(inner, said)
-    if not match.group(0).lower().startswith("on ") and (_PREPOSITION.search(before) or _SUBJECT.match(after)):
+    if resolver is _bare_weekday or (not match.group(0).lower().startswith("on ") and (
+            _PREPOSITION.search(before) or _SUBJECT.match(after))):
         replacement = bare
     else:
         replacement = with_preposition
@@ -333,7 +383,8 @@ def resolve(text: str, said_at: float) -> str:
     routine = _ROUTINE.search(text) is not None
     for match in _PATTERN.finditer(text):
         before = text[: match.start()]
-        if _NOT_A_DATE.search(before) or (routine and _rule(match)[1] in _ROUTINE_SENSITIVE):
+        if _NOT_A_DATE.search(before) or (routine and _rule(match)[1] in _ROUTINE_SENSITIVE) or (
+                _rule(match)[1] is _bare_weekday and _AFTER_LISTED.search(before)):
             continue
         if _rule(match)[1] is _day_of_month and _NAMED_DAY_BEFORE.search(before) and not re.match(
                 r"(?:on|by|until|till|before|after|from)\b", match.group(0), re.IGNORECASE):
