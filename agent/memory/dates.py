@@ -274,7 +274,8 @@ _RULES: tuple[tuple[str, Resolver], ...] = (
      + "|".join(_MONTHS) + r")|(?P<rel>this|next) month)", _nth_weekday),
     (_AMOUNT + r"\s+(?P<unit>day|week|fortnight)s?\s+from now",
      lambda m, d: _span(_shift(d, _amount(m), m.group("unit")), m)),
-    (_AMOUNT + r"\s+(?P<unit>day|week|fortnight)s?\s+(?:from|after)\s+" + _ANCHOR, _from_anchor),
+    # "in a week from tomorrow": the shift from the anchor, not "in a week" from today
+    (r"(?:in\s+)?" + _AMOUNT + r"\s+(?P<unit>day|week|fortnight)s?\s+(?:from|after)\s+" + _ANCHOR, _from_anchor),
     (r"(?P<n>)an?\s+(?P<unit>week|fortnight)\s+" + _ANCHOR_ON, _from_anchor),
     (_TOMORROW + r" (?P<part>morning|afternoon|evening|night)", lambda m, d: _part_of_day(m, d + timedelta(days=1))),
     (_YESTERDAY + r" (?P<part>morning|afternoon|evening)", lambda m, d: _part_of_day(m, d - timedelta(days=1))),

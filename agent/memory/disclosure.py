@@ -95,6 +95,11 @@ def unframed(sentence: str) -> str:
     return inner
 
 
+def plain(text: str) -> str:
+    """``text`` with each sentence ``unframed``: what a reading of its meaning should not depend on."""
+    return " ".join(unframed(sentence) for sentence in sentences(text))
+
+
 def sentences(text: str) -> list[str]:
     parts = [p for p in _SENTENCE_END.split(text.strip()) if p]
     merged: list[str] = []
@@ -256,8 +261,9 @@ def _sentence_discloses(sentence: str, about_someone: bool, transcript: bool) ->
     sentence = patterns.QUOTED.regex.sub(" a quote ", sentence)
     read = " ".join(_words(sentence))
     sarcastic = patterns.SARCASM(sentence) or patterns.SARCASM(said)  # as typed (its capitals) and as meant
-    if (sarcastic or patterns.FICTION(read) or patterns.FORTUNE(read) or patterns.DAYDREAM(read)
-            or patterns.CHANT(read) or patterns.FOR_SOMEONE_ELSE(read)) and not safety_relevant(read):
+    meant = " ".join(_words(said))  # without its frame: "honestly, testing testing" is still a test
+    if (sarcastic or patterns.FICTION(read) or patterns.FORTUNE(read) or patterns.DAYDREAM(meant)
+            or patterns.CHANT(meant) or patterns.FOR_SOMEONE_ELSE(meant)) and not safety_relevant(read):
         return None
     clauses = _clauses(sentence)
     plain = " ".join(_words(sentence))
@@ -311,7 +317,7 @@ def _read_as(sentence: str) -> str | None:
         return "a quote"
     if patterns.CODE(sentence) or patterns.TECH(" ".join(normal(sentence))):  # as typed: "Jason" is no "json"
         return "a task at the keyboard"
-    clauses = _clauses(sentence)
+    clauses = _clauses(said)  # "honestly, suppose we got a horse" opens with its hypothetical
     if not clauses:
         return "small talk"
     first = " ".join(clauses[0])
@@ -325,7 +331,8 @@ def _read_as(sentence: str) -> str | None:
     # drive lol", "i tried restarting it, no luck"); a statement beside a question ("home base is Penrith now,
     # what's good around here?") leaves the sentence read as nothing.
     asked = sentence.rstrip().endswith("?")
-    if all(_is_question(c) or "please" in c or all(w in SMALL_TALK for w in c) or (asked and c is clauses[-1])
+    pleads = "please" in _words(sentence) and len(clauses) == 1  # "shorter pls": its "pls" is a frame, and asks
+    if all(pleads or _is_question(c) or "please" in c or all(w in SMALL_TALK for w in c) or (asked and c is clauses[-1])
            or patterns.REMARK(" ".join(c)) or patterns.TRANSIENT(" ".join(c)) for c in clauses):
         return "a question, request or remark"
     return None

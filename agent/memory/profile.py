@@ -612,6 +612,13 @@ def read(text: str, meaning: Meaning | None = None) -> Statement:
                      tuple(dict.fromkeys(holds)))
 
 
+def attributes_read(text: str, meaning: Meaning) -> list[Reading]:
+    """The attributes the sentences ``text`` states (its questions aside) speak to, as ``read`` finds them: each
+    sentence's clearest part, whether or not a value is then read from it."""
+    sentences = [s for s in _SENTENCE.split(text.strip()) if s and not s.rstrip().endswith("?")]
+    return [reading for group in _readings(sentences, meaning) for _, reading in group if reading is not None]
+
+
 def with_safety(text: str, statement: Statement) -> Statement:
     """``statement`` with the user's words as a safety value, when the gate kept ``text`` as a safety fact
     ("epilepsy, mostly controlled with lamotrigine") and neither a pattern nor the meaning read one: a safety

@@ -33,7 +33,18 @@ from agent.domain import (
     memory_id,
 )
 from agent.errors import EmbedderMismatch, EmbeddingError, MemoryRefused, MemoryUnavailable, OverCapacity, Remedy
-from agent.memory import attributes, consolidation, dates, gate, preferences, profile, relink, timeline, truth
+from agent.memory import (
+    attributes,
+    consolidation,
+    dates,
+    disclosure,
+    gate,
+    preferences,
+    profile,
+    relink,
+    timeline,
+    truth,
+)
 from agent.memory.calibration import default_grounding, default_threshold
 from agent.memory.canonical import canonical
 from agent.memory.context import MemoryBlock, build_block
@@ -193,17 +204,24 @@ def judge(policy: MemoryPolicy, text: str, meaning: attributes.Meaning | None = 
     if policy.truth and decision.keep and decision.reason == SAFETY_FACT:
         statement = profile.with_safety(words, statement)
     statement = replace(statement, facts=tuple(f for f in statement.facts if refusal(f"{f.key}: {f.value}") is None))
-    if (not decision.keep and statement and refused is None and decision.reason not in gate.WITHHELD
-            and not decision.read_as):
-        # A line the grammar read as nothing at all may state a fact in a shape it has no rule for ("home base is
-        # Penrith these days"); one it read as a question, a hypothetical, sarcasm or a quote states none, whatever
-        # its words are near ("suppose we got a horse", "wait what car do i drive lol"). A fact read by meaning alone
-        # overrules the gate only when the head is sure of it (``OVERRULE``) and in a line that gives no order: "just
-        # for this one, put it in French" is near a language in meaning, and an order all the same.
-        if meaning is None or profile.read(words) or (profile.read(words, attributes.sure(meaning, OVERRULE))
-                                                      and not _ORDER.search(words)):
-            decision = gate.GateDecision(True, "states a profile fact", text=text.strip())
+    if (not decision.keep and policy.truth and words and refused is None and decision.reason not in gate.WITHHELD
+            and not decision.read_as and _states_a_fact(disclosure.plain(words), meaning)):
+        # "Please just call me Kate": a request in form, a profile fact in substance.
+        decision = gate.GateDecision(True, "states a profile fact", text=text.strip())
     return decision, words, statement
+
+
+def _states_a_fact(plain: str, meaning: attributes.Meaning | None) -> bool:
+    """Whether a line the grammar read as nothing at all (``plain``: without the words that only frame it, "btw ...,
+    thanks") states a fact about the user in a shape it has no rule for ("home base is Penrith these days"): a
+    pattern reads one, or the head is sure of an attribute (``OVERRULE``) in a line that gives no order ("just for
+    this one, put it in French" is near a language in meaning, and an order all the same). A line the grammar read
+    as a question, a hypothetical, sarcasm or a quote never comes here ("suppose we got a horse")."""
+    if profile.read(plain):
+        return True
+    if meaning is None or _ORDER.search(plain):
+        return False
+    return bool(profile.attributes_read(plain, attributes.sure(meaning, OVERRULE)))
 
 
 # How likely the attribute head must find an attribute for its reading alone to keep a line the gate read as
@@ -218,7 +236,7 @@ OVERRULE = 0.8
 # An order to the assistant, for this reply or any: the start of a clause that asks rather than tells.
 _ORDER = re.compile(r"(?:^|[.,;:!?]\s*)(?:(?:just|please|ok|okay|so|and|now|hey)\W+)*(?:for this\b|this time\b|"
                     r"(?:put|use|answer|write|give|make|tell|translate|reply|respond|format|show|list|say|explain|"
-                    r"keep|do|don't|stop|switch|can you|could you|would you|will you)\b)", re.IGNORECASE)
+                    r"keep|do|don'?t|stop|switch|can you|could you|would you|will you)\b)", re.IGNORECASE)
 
 
 def keeps(policy: MemoryPolicy, text: str) -> bool:

@@ -147,3 +147,62 @@ def test_the_weekday_words_count_from_the_day_they_were_said() -> None:
     assert resolve("I have a game on Friday", sunday) == "I have a game on Friday 2026-12-11"
     assert resolve("We hike this weekend", sunday) == "We hike on the weekend of 2026-12-05 to 2026-12-06"
     assert resolve("It's due tomorrow", datetime(2026, 12, 31, 23, 0).timestamp()) == "It's due on 2027-01-01"
+
+
+# Said on Tuesday 1 December 2026: a weekday said bare is the coming one, unless a verb in the past or "since" says
+# the one gone; one of a list or a span, or in a routine, is left as said.
+@pytest.mark.parametrize(
+    ("said", "stored"),
+    [
+        ("got a job interview monday at 10", "got a job interview Monday 2026-12-07 at 10"),
+        ("school photo day is wednesday", "school photo day is Wednesday 2026-12-02"),
+        ("Friday works for the party", "Friday works for the party"),
+        ("saw her monday", "saw her Monday 2026-11-30"),
+        ("sick since monday", "sick since Monday 2026-11-30"),
+        ("yesterday was monday", "2026-11-30 was Monday 2026-11-30"),
+        ("wfh monday and thursday", "wfh monday and thursday"),
+        ("office monday to friday", "office monday to friday"),
+        ("mondays are rough", "mondays are rough"),
+        ("I swim every monday", "I swim every monday"),
+    ],
+)
+def test_a_bare_weekday_is_the_coming_one(said: str, stored: str) -> None:
+    assert resolve(said, SAID) == stored
+    assert resolve(stored, SAID) == stored
+
+
+def test_a_bare_weekday_said_on_that_weekday_or_the_day_before_is_the_next_one() -> None:
+    sunday = datetime(2026, 11, 29, 19, 0).timestamp()
+    assert resolve("school photo day is wednesday", sunday) == "school photo day is Wednesday 2026-12-02"
+    assert resolve("game sunday", sunday) == "game Sunday 2026-12-06"
+    friday = datetime(2026, 1, 23, 17, 10).timestamp()
+    assert resolve("got a job interview monday at 10!!!", friday) == "got a job interview Monday 2026-01-26 at 10!!!"
+
+
+@pytest.mark.parametrize(
+    ("said", "at", "stored"),
+    [
+        ("lessons start the first monday of next month", datetime(2026, 10, 20, 11),
+         "lessons start on Monday 2026-11-02"),
+        ("the last friday of this month is payday", datetime(2026, 10, 20, 11), "Friday 2026-10-30 is payday"),
+        ("the recital is the second tuesday in march", datetime(2026, 10, 20, 11),
+         "the recital is on Tuesday 2027-03-09"),
+        ("the fair is the first saturday of october", datetime(2026, 10, 1, 11), "the fair is on Saturday 2026-10-03"),
+        ("we meet the first monday of the month", datetime(2026, 10, 20, 11), "we meet the first monday of the month"),
+    ],
+)
+def test_the_nth_weekday_of_a_month(said: str, at: datetime, stored: str) -> None:
+    """A month named is the next to come (this one while the day is ahead); "of the month" is a routine."""
+    assert resolve(said, at.timestamp()) == stored
+
+
+@pytest.mark.parametrize(
+    ("said", "at", "stored"),
+    [
+        ("flu shots tomorrow morning", datetime(2026, 12, 1, 22, 40), "flu shots on the morning of 2026-12-02"),
+        ("the car goes in a week from tomorrow", datetime(2026, 11, 5, 12, 30), "the car goes on 2026-11-13"),
+        ("it's due tomorrow", datetime(2026, 12, 31, 23, 59), "it's due on 2027-01-01"),
+    ],
+)
+def test_a_day_word_late_in_the_evening_and_a_shift_from_tomorrow(said: str, at: datetime, stored: str) -> None:
+    assert resolve(said, at.timestamp()) == stored
