@@ -35,6 +35,7 @@ from agent.memory.lexicon import (
     ASKING_AUX,
     AUX,
     DEMONSTRATIVE,
+    DOING,
     FAMILY,
     FAMILY_NAMES,
     FINITE,
@@ -167,7 +168,7 @@ def _statement_discloses(words: list[str], about_someone: bool, technical: bool)
     """Why a statement clause discloses something about the user, or None. ``technical``: the sentence it is in
     has the words of a task at the keyboard, so a clause without its subject is about that task."""
     text = " ".join(words)
-    if all(w in SMALL_TALK for w in words):
+    if all(w in SMALL_TALK for w in words) or patterns.CHANT(text):  # "..., cool cool cool" is one clause of it
         return None
     if patterns.NAME(text):
         return "a name or form of address"
@@ -263,7 +264,7 @@ def _sentence_discloses(sentence: str, about_someone: bool, transcript: bool) ->
     sarcastic = patterns.SARCASM(sentence) or patterns.SARCASM(said)  # as typed (its capitals) and as meant
     meant = " ".join(_words(said))  # without its frame: "honestly, testing testing" is still a test
     if (sarcastic or patterns.FICTION(read) or patterns.FORTUNE(read) or patterns.DAYDREAM(meant)
-            or patterns.CHANT(meant) or patterns.FOR_SOMEONE_ELSE(meant)) and not safety_relevant(read):
+            or patterns.FOR_SOMEONE_ELSE(meant)) and not safety_relevant(read):
         return None
     clauses = _clauses(sentence)
     plain = " ".join(_words(sentence))
@@ -296,6 +297,12 @@ def _sentence_discloses(sentence: str, about_someone: bool, transcript: bool) ->
     return None
 
 
+def _asks(clause: list[str]) -> bool:
+    """A question or a request for certain: "play roller derby wednesday nights" has the shape of an order and is
+    the user's habit said without its subject, while "play me something" asks."""
+    return _is_question(clause) and not (clause[0] in DOING and not {"me", "us", "you", "your", "please"} & set(clause))
+
+
 def _read_as(sentence: str) -> str | None:
     """What a sentence that discloses nothing was read as instead, by the shapes that say it is not about the user
     whatever the meaning of its words: a question or request, a hypothetical, sarcasm, fiction, a fortune, a quote,
@@ -309,14 +316,14 @@ def _read_as(sentence: str) -> str | None:
         return "sarcasm"
     if patterns.FICTION(read) or patterns.FORTUNE(read) or patterns.DAYDREAM(read):
         return "fiction, a fortune or a daydream"
-    if patterns.CHANT(read):
-        return "a chant or a song"
     if patterns.FOR_SOMEONE_ELSE(read):
         return "a question for someone else"
     if patterns.QUOTED(sentence):
         return "a quote"
-    if patterns.CODE(sentence) or patterns.TECH(" ".join(normal(sentence))):  # as typed: "Jason" is no "json"
-        return "a task at the keyboard"
+    typed = normal(sentence)  # as typed: "Jason" is no "json"
+    if patterns.CODE(sentence) or (patterns.TECH(" ".join(typed)) and not any(
+            w.removesuffix("'s") in FAMILY | PETS or w in FIRST_PERSON for w in typed)):
+        return "a task at the keyboard"  # not "hubby's got an old Silverado, rust bucket": his, not a language
     clauses = _clauses(said)  # "honestly, suppose we got a horse" opens with its hypothetical
     if not clauses:
         return "small talk"
@@ -332,9 +339,11 @@ def _read_as(sentence: str) -> str | None:
     # what's good around here?") leaves the sentence read as nothing.
     asked = sentence.rstrip().endswith("?")
     pleads = "please" in _words(sentence) and len(clauses) == 1  # "shorter pls": its "pls" is a frame, and asks
-    if all(pleads or _is_question(c) or "please" in c or all(w in SMALL_TALK for w in c) or (asked and c is clauses[-1])
+    if all(pleads or _asks(c) or "please" in c or all(w in SMALL_TALK for w in c) or (asked and c is clauses[-1])
            or patterns.REMARK(" ".join(c)) or patterns.TRANSIENT(" ".join(c)) for c in clauses):
         return "a question, request or remark"
+    if all(patterns.CHANT(" ".join(c)) or all(w in SMALL_TALK for w in c) for c in clauses):
+        return "a chant or a song"
     return None
 
 

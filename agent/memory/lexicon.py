@@ -84,6 +84,10 @@ REQUEST_VERBS = frozenset(
     rate ignore disregard""".split()
 )
 
+# Verbs of request that are also what people do, said without the subject chat drops: "play roller derby on
+# wednesdays", "teach maths in Cork", "use a standing desk": as the start of a request they ask of someone.
+DOING = frozenset("play start keep use try read stop book plan teach order pick look talk send run coach".split())
+
 SPEECH_VERBS = frozenset("speak talk write reply respond answer explain listen chat".split())
 
 FAMILY = frozenset(
