@@ -5,7 +5,7 @@ line's longest word; and minimal pairs, sentences one word apart that must be de
 path keeps either (``service.judge`` with the real model's meaning, which keeps some lines the gate drops), over the
 lines of the sets written blind that the gate drops; all but the slip of the keyboard, which the meaning does not
 read through: a slip in the word that carries it ("hyrbid, office tue and thu", "ipohne 13 mini") moves the head's
-probability across ``OVERRULE`` in 8 of those 359 lines (bench/RESULTS.md section 19).
+probability across ``OVERRULE`` in 8 of those 359 lines (bench/RESULTS.md section 23).
 
 Lower case leaves out the lines kept for a bare name ("Kate is fine", "not Katherine, Kate"): without context, the
 capital is what tells a name from a word ("kate is fine" and "email is fine" have one shape)."""
