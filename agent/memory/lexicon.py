@@ -45,7 +45,8 @@ OPENERS = frozenset(
 # Words that only frame a sentence, before it ("honestly,", "btw", "tbh") or after it (", thanks", " please"): the
 # patterns that read a sentence whole read it without them.
 FILLERS = ("btw", "fyi", "honestly", "tbh", "tbf", "imo", "imho", "anyway", "anyways", "basically", "lol", "haha",
-           "ok so", "okay so", "so", "well", "oh", "um", "uh", "hmm", "frankly", "seriously", "ok", "okay")
+           "ok so", "okay so", "so", "well", "oh", "um", "uh", "hmm", "frankly", "seriously", "ok", "okay", "also",
+           "plus", "and", "oh and", "and also")
 COURTESIES = ("thanks", "thank you", "thx", "ty", "cheers", "please", "pls", "plz", "lol", "haha", "tbh", "btw",
               "thanks a lot", "thanks so much", "thank you so much")
 
