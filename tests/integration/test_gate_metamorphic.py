@@ -1,5 +1,5 @@
-"""What must not change the gate's decision, over every labelled line of ``bench/gate_*.jsonl``: a leading
-"honestly,", "btw", "tbh" or "also", a trailing ", thanks", no final punctuation, lower case, one slip of the keyboard in the
+"""What must not change the gate's decision, over every labelled line of ``bench/gate_*.jsonl``: a leading "honestly,",
+"btw", "tbh" or "also", a trailing ", thanks", no final punctuation, lower case, one slip of the keyboard in the
 line's longest word; and minimal pairs, sentences one word apart that must be decided alike ("The kids are ..." and
 "Both kids are ...") or apart ("I'm vegan" and "are you vegan?"). The same changes must not change what the write
 path keeps either (``service.judge`` with the real model's meaning, which keeps some lines the gate drops), over the
