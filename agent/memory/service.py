@@ -54,6 +54,7 @@ from agent.memory.extraction import Extraction, ground
 from agent.memory.policy import MemoryPolicy
 from agent.memory.refusal import refusal, stored_form
 from agent.memory.retriever import Retriever, dot
+from agent.memory.text import WORD
 from agent.ports import Embedder, Ledger, MemoryStore, Sweeps, VectorIndex, WarmsUp
 from agent.tokens import TokenCounter, count_tokens
 
@@ -210,6 +211,21 @@ def judge(policy: MemoryPolicy, text: str, meaning: attributes.Meaning | None = 
         # "Please just call me Kate": a request in form, a profile fact in substance.
         decision = gate.GateDecision(True, "states a profile fact", text=text.strip())
     return decision, words, statement
+
+
+# The profile keys whose values name the user's people and animals.
+HOUSEHOLD_KEYS = frozenset({"partner", "child", "pet", "best friend"})
+_NAME = re.compile(r"\b[A-Z][a-z]{2,}\b")
+
+
+def household_names(records: Sequence[MemoryRecord]) -> frozenset[str]:
+    """The names (folded) in the live values of ``HOUSEHOLD_KEYS`` that a rule read, not the words kept as said:
+    "Leo" of "Leo (son)", "Biscuit" of "Biscuit (dog)"."""
+    return frozenset(
+        name.casefold() for record in records for fact in truth.live_facts(record)
+        if fact.key in HOUSEHOLD_KEYS and fact.origin != AS_SAID and not profile.said_only(fact)
+        for name in _NAME.findall(fact.value)
+    )
 
 
 def _states_a_fact(plain: str, meaning: attributes.Meaning | None) -> bool:
@@ -376,6 +392,8 @@ class MemoryService:
         memory where they are (the chat has ``/remember``; an MCP client has none of its own)."""
         self._vectors.clear()
         decision, words, statement = judge(self.policy, text, self.meaning(text))
+        if not decision.keep and self.policy.truth and self._names_the_household(decision, words):
+            decision = gate.GateDecision(True, "names someone of the user's household", text=words)
         # A turn the gate drops may still state a standing preference (a request in form).
         preferred = preferences.Reading() if decision.keep else self.preferences(text)
         decision = preferences.settle(decision, preferred)
@@ -439,6 +457,15 @@ class MemoryService:
                            superseded=outcome.supersedes, restated=outcome.restates, dropped=tuple(dropped),
                            consolidated=tuple(consolidation.reason([taken]) for taken in consolidated
                                               if taken[0].id in outcome.supersedes))
+
+    def _names_the_household(self, decision: gate.GateDecision, words: str) -> bool:
+        """Whether a line the grammar read as nothing at all (no question, request or other reading, nothing
+        refused) names a person or an animal the profile holds as the user's own: "Leo changed schools, he started
+        at St Mary's" is about the user's son once the user said "my son Leo is in year 2"."""
+        if decision.read_as or decision.reason in gate.WITHHELD or not words or refusal(words) is not None:
+            return False
+        said = {word.casefold() for word in WORD.findall(words)}
+        return bool(said & household_names(self._ledger.profiled(self.user)))
 
     def remember(self, text: str, *, session: str = "cli", turn: int = 0, kind: MemoryKind = "explicit",
                  when: float | None = None) -> WriteReport:

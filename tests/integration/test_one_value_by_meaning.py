@@ -98,3 +98,16 @@ def test_the_phrasings_are_not_examples() -> None:
     shipped = {text.casefold() for texts in attributes.examples().values() for text in texts}
     lines = [line for old, new, _, _ in CASES.values() for line in (old, new)]
     assert not {line.casefold() for line in lines} & shipped
+
+
+def test_a_line_naming_the_users_child_is_about_the_user_and_replaces_the_school_held(memory: MemoryService) -> None:
+    """No I or my, nothing a pattern reads: the name the profile holds as the user's son makes it the user's news."""
+    say(memory, "my daughter Ines is in year 4 at Hillcrest primary",
+        "Ines moved to Oak Lane school after the summer, much smaller")
+    words = held(memory)
+    assert "oak lane" in words and "hillcrest" not in words, (current(memory), live(memory))
+
+
+def test_a_question_or_request_naming_the_users_child_is_still_not_kept(memory: MemoryService) -> None:
+    say(memory, "my daughter Ines is 9", "is Ines too young for a phone?", "recommend films like Ines de Castro")
+    assert live(memory) == ["my daughter Ines is 9"]
