@@ -35,15 +35,16 @@ from agent.domain import EARLIEST, LATEST, MemoryKind, MemoryRecord, Quote, Stat
 from agent.errors import AgentError, OverCapacity, Remedy, UsageError
 from agent.memory.canonical import canonical
 from agent.memory.refusal import MAX_CHARS, canonical_record, record_refusal, seal
-from agent.memory.service import EVICTION_SLACK, MemoryService
+from agent.memory.service import BULK_BATCH, EVICTION_SLACK, MemoryService
 
 FORMATS = ("jsonl", "markdown")
-BATCH = 256  # memories embedded and written at a time: a large import never holds every vector at once
+BATCH = BULK_BATCH  # memories embedded and written at a time: a large import never holds every vector at once
 _KINDS: tuple[str, ...] = get_args(MemoryKind)
 # The longest line an export can hold: no field is longer than a memory's text (``MAX_CHARS``), and 4 MB holds
 # a memory's text, source and context with five hundred restatements as long, each character four bytes of UTF-8.
 MAX_LINE = 4 << 20
 MAX_TURN = 2**31 - 1  # the turn column of the ledgers (a PostgreSQL integer)
+CHECKED = 256  # memories of the first reading looked up in the store at a time, to refuse a file past the room soon
 LISTED = 50  # refused lines named one by one; the others are counted
 SEEN_LINES = 4_096  # lines remembered by their digest, so a line said again is not parsed again
 
@@ -206,13 +207,15 @@ def _line(stream: BinaryIO, name: str) -> bytes:
         raise UsageError(f"Cannot read {name} ({exc.strerror or exc}); nothing more was imported.") from exc
 
 
-def import_stream(service: MemoryService, stream: BinaryIO, name: str, scratch: BinaryIO) -> ImportReport:
+def import_stream(service: MemoryService, stream: BinaryIO, name: str, scratch: BinaryIO,
+                  batch_size: int = BATCH) -> ImportReport:
     """Import the JSON Lines export read from ``stream`` (``name`` names it in messages) into ``service``.
 
     Read once, with memory for a line at a time and for the memories kept: a line that is not a memory, or an import
     that would evict more than a write may, refuses the whole file before anything is written. The first line that
     gives each memory is kept in ``scratch`` (a private temp file of the caller's), then written from there
-    ``BATCH`` at a time through the service's bulk write, each eviction that write makes reported."""
+    ``batch_size`` at a time (one embedding call, so one window sorted by length, and one index write) through the
+    service's bulk write, each eviction that write makes reported."""
     plan = _plan(service, stream, name, scratch)
     _check_room(service, plan, name)
     scratch.seek(0)
@@ -222,7 +225,7 @@ def import_stream(service: MemoryService, stream: BinaryIO, name: str, scratch: 
         sealed, line = kept.split(" ", 1)
         batch.append(_as_kept(canonical_record(from_portable(json.loads(line), service.user)), plan))
         seals.append(bytes.fromhex(sealed))
-        if len(batch) == BATCH:
+        if len(batch) == batch_size:
             _write(service, batch, seals, plan.report)
             batch, seals = [], []
     _write(service, batch, seals, plan.report)
@@ -262,7 +265,7 @@ def _plan(service: MemoryService, stream: BinaryIO, name: str, scratch: BinaryIO
             raise AgentError(f"The import's private copy could not be written ({exc.strerror or exc}); nothing was "
                              "imported.") from exc
         pending.append(memory)
-        if len(pending) == BATCH:
+        if len(pending) == CHECKED:
             plan.new += _new_among(service, pending)
             pending = []
             _check_room(service, plan, name, partial=True)

@@ -18,12 +18,13 @@ from agent.adapters.ledger import SqliteLedger
 from agent.domain import MemoryRecord, memory_id
 from agent.memory import refusal, transfer
 from agent.memory.policy import MemoryPolicy
-from agent.memory.service import MemoryService
+from agent.memory.service import BULK_BATCH, MemoryService
 from tests.builders import record
 from tests.fakes import InMemoryIndex, WordHashEmbedder
 
 N = 1_500  # memories written: twice what a bounded writer may hold at once
-HELD = 3 * transfer.BATCH  # the most a bulk write may have alive: a batch and its stored forms, and some
+SMALL = 256  # the import's batch in these tests (``BATCH`` is larger than the file), so the file is several batches
+HELD = 3 * SMALL  # the most a bulk write may have alive: a batch and its stored forms, and some
 
 
 class WatchingEmbedder(WordHashEmbedder):
@@ -76,9 +77,9 @@ def test_an_import_from_a_generator_holds_a_few_batches_and_keeps_the_file_order
     service = service_on(tmp_path, embedder)
     source = LineSource(export_lines(N))
     with (tmp_path / "scratch").open("w+b") as scratch:
-        report = transfer.import_stream(service, cast(BinaryIO, source), "the generator", scratch)
+        report = transfer.import_stream(service, cast(BinaryIO, source), "the generator", scratch, SMALL)
     assert (report.new, report.refreshed, report.refused_count, source.given) == (N, 0, 0, N)
-    assert max(len(call) for call in embedder.calls) <= transfer.BATCH
+    assert [len(call) for call in embedder.calls] == [SMALL] * (N // SMALL) + [N % SMALL], "one call a batch"
     assert max(embedder.alive) <= HELD, f"{max(embedder.alive)} memories alive at once, of {N}"
     expected = [memory_id("me", text(at)) for at in range(N)]
     assert [t for call in embedder.calls for t in call] == [text(at) for at in range(N)], "embedded in file order"
@@ -147,3 +148,37 @@ def test_an_import_judges_each_text_once_and_stores_exactly_what_the_refusals_pa
     assert [line.split(":")[0] for line in report.refused] == [f"line {number}" for number in REFUSED]
     assert [r.id for r in service.list()] == passed
     assert judged == N + 1, f"{judged} judgements of {N} texts"  # line 900's extra field is judged beside its text
+
+
+class CountingIndex(InMemoryIndex):
+    """The in-memory index, noting the size of each write."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.writes: list[int] = []
+
+    def upsert(self, ids: Sequence[str], vectors: Sequence[Sequence[float]]) -> None:
+        self.writes.append(len(ids))
+        super().upsert(ids, vectors)
+
+
+def test_an_import_and_a_rebuild_embed_and_index_in_the_same_bounded_calls_so_their_vectors_agree(
+        tmp_path: Path) -> None:
+    """By default both embed ``BULK_BATCH`` texts a call (the window the local embedder sorts by length) and write
+    the index once a call; the rebuild of an imported store gives the embedder the very same calls, so the int8
+    model, whose vector of a text moves with its batch, gives each memory the vector it had."""
+    size = BULK_BATCH + 300
+    embedder, index = WatchingEmbedder(), CountingIndex()
+    service = MemoryService(SqliteLedger(tmp_path / "ledger.sqlite3"), index, embedder, "me",
+                            MemoryPolicy(capacity=size + 10))
+    with (tmp_path / "scratch").open("w+b") as scratch:
+        report = transfer.import_stream(service, cast(BinaryIO, LineSource(export_lines(size))), "the file", scratch)
+    assert report.new == size
+    imported = [list(call) for call in embedder.calls]
+    assert [len(call) for call in imported] == [BULK_BATCH, 300]
+    assert index.writes == [BULK_BATCH, 300], "one index write a call"
+    embedder.calls.clear()
+    index.writes.clear()
+    assert service.rebuild() == size
+    assert [list(call) for call in embedder.calls] == imported, "the rebuild's calls are the import's"
+    assert index.writes == [BULK_BATCH, 300]

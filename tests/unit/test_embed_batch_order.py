@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 from agent.adapters.local_embedder import BATCH, DIMENSION, LocalEmbedder
+from agent.memory.service import BULK_BATCH
 
 
 @dataclass
@@ -32,11 +33,15 @@ class TokenModel:
 
     def __init__(self) -> None:
         self.widths: list[int] = []
+        self.padded = 0  # positions run, padding included
+        self.real = 0  # positions of real tokens
         self._noise = np.random.default_rng(0)
 
     def run(self, names: list[str], feeds: dict[str, Any]) -> list[Any]:
         ids, mask = feeds["input_ids"], feeds["attention_mask"]
         self.widths.append(ids.shape[1])
+        self.padded += ids.size
+        self.real += int(mask.sum())
         rows = np.stack([np.random.default_rng(int(i)).standard_normal(DIMENSION) for i in ids.ravel()])
         hidden = rows.reshape(*ids.shape, DIMENSION).astype(np.float32)
         pads = mask == 0
@@ -60,3 +65,24 @@ def test_texts_of_every_length_batched_by_length_get_their_vectors_alone_in_the_
     alone = np.asarray([local.embed([text])[0] for text in texts])
     assert np.abs(together - alone).max() < 1e-6
     assert np.allclose(np.linalg.norm(together, axis=1), 1.0, atol=1e-6)
+
+
+def test_a_bulk_call_sorts_its_whole_window_by_length_so_its_batches_pad_little_and_keep_each_vector(
+        embedder: tuple[LocalEmbedder, TokenModel]) -> None:
+    """A bulk write hands the embedder ``BULK_BATCH`` texts a call: sorted within that window, texts of 1 to 60
+    words in a random order pad a few percent, where calls of 256 (the window before) padded several times as
+    much. Each text still gets its vector alone, in the caller's order."""
+    local, model = embedder
+    rng = np.random.default_rng(5)
+    texts = [" ".join(f"w{n}x{k}" for k in range(int(rng.integers(1, 61)))) for n in range(BULK_BATCH)]
+    together = np.asarray(local.embed(texts))
+    wide = model.padded / model.real - 1
+    assert len(model.widths) >= BULK_BATCH // BATCH, "cut into batches of at most BATCH"
+    model.padded = model.real = 0
+    for at in range(0, len(texts), 256):
+        local.embed(texts[at : at + 256])
+    narrow = model.padded / model.real - 1
+    assert wide < 0.05 and narrow > 3 * wide, f"padding: {wide:.1%} in one window, {narrow:.1%} in calls of 256"
+    sample = range(0, BULK_BATCH, 97)
+    alone = np.asarray([local.embed([texts[i]])[0] for i in sample])
+    assert np.abs(together[list(sample)] - alone).max() < 1e-6
