@@ -42,3 +42,12 @@ def test_the_float_model_gives_a_text_its_vector_alone_in_any_batch_so_padding_m
     together = np.asarray(embedder.embed(texts), dtype=np.float32)
     alone = np.asarray([embedder.embed([text])[0] for text in texts], dtype=np.float32)
     assert np.abs(together - alone).max() < 1e-5
+
+
+def test_the_sessions_pool_threads_wait_without_spinning() -> None:
+    """onnxruntime's pool threads spin for work by default, burning a core between two runs: a bulk write's Python
+    between its batches, a chat's whole turn. The embedder's sessions are opened with the spinning off."""
+    import onnxruntime as ort
+
+    options = LocalEmbedder()._options(ort, ort.GraphOptimizationLevel.ORT_ENABLE_BASIC)
+    assert options.get_session_config_entry("session.intra_op.allow_spinning") == "0"
