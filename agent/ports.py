@@ -72,6 +72,17 @@ class Sweeps(Protocol):
     def sweep(self) -> bool: ...
 
 
+@runtime_checkable
+class Flushes(Protocol):
+    """An index whose writes wait for a group commit (``HeldIndex``: the vectors in the ledger at once, in Chroma
+    later): ``pending`` says how many wait, ``flush`` puts them in. Searches consult what waits, so a flush is never
+    needed for a search to see a write; the chat's memory thread flushes between turns, and a close flushes."""
+
+    def pending(self) -> int: ...
+
+    def flush(self) -> None: ...
+
+
 class VectorIndex(Protocol):
     """A per-user nearest-neighbour index over memory ids (cosine space). Holds ids and vectors, never text.
 

@@ -100,6 +100,7 @@ def open_memory(
     ledger: Ledger | None = None,
     warm_up: bool = False,
     sweep_later: bool = False,
+    group_writes: bool = False,
 ) -> MemoryService:
     """The memory service of ``settings.user`` in the configured data directory (or Chroma server).
 
@@ -133,6 +134,10 @@ def open_memory(
     index that has no saved mark to resume from is compared with the ledger in pieces after the open, not during
     it (``agent.adapters.mirrored_index.Sweep``): at 100,000 memories that compare took 4.5-5.1 s before the first
     prompt. An index just set aside, or on a server, is compared here as before.
+
+    With ``group_writes`` (a chat, whose memory thread flushes between turns and at its close) the vectors a write
+    stores reach the ledger in the call and Chroma in groups (``HeldIndex.group_writes``): a write costs one
+    embedding and the ledger's transactions, not Chroma's upsert, and the next search consults what is pending.
     """
     tell = notify or log.warning
     paths = ensure_data_dir(settings.data_dir)
@@ -159,6 +164,7 @@ def open_memory(
         if embedder is None or isinstance(embedder, str):
             kind = _embedder_asked(embedder, settings, index.space()) or settings.resolved_embedder
             embedder = build_embedder(kind, settings)
+        _group(index, group_writes)
         service = MemoryService(ledger, index, embedder, settings.user, memory_policy(settings), extractor,
                                 heads=_head_files(embedder))
         if check:
@@ -215,6 +221,13 @@ def _ledger_index(ledger: Ledger, user: str) -> tuple[LedgerVectors, bool]:
     from agent.adapters.ledger_vectors import LedgerVectors
 
     return LedgerVectors(ledger, user), False
+
+
+def _group(index: HeldIndex | LedgerVectors, group_writes: bool) -> None:
+    """Let the held index batch what a chat writes into Chroma (``HeldIndex.group_writes``); the ledger's own copies
+    (another process holds the store) have nothing to batch."""
+    if group_writes and isinstance(index, HeldIndex):
+        index.group_writes()
 
 
 def _open_index(
@@ -358,7 +371,7 @@ def build_chat(
         # A server may not answer at all: the turns wait OPEN_WAIT at most for a connection to it.
         wait = ConnectWait(OPEN_WAIT)
         worker = MemoryWorker(lambda: open_memory(settings, extractor=extractor, connecting=wait.connecting,
-                                                  warm_up=True, sweep_later=True),
+                                                  warm_up=True, sweep_later=True, group_writes=True),
                               events.on_write, read_only=options.read_only,
                               spool=paths.spool_of(), machine=machine_of(settings, paths),
                               policy=memory_policy(settings), open_wait=wait, on_back=events.on_memory_back)

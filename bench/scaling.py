@@ -107,7 +107,7 @@ def open(data: Path, size: int, embedder: LocalEmbedder, sweep_later: bool = Fal
     settings = load_settings({"data_dir": data, "memory_capacity": size + 10 * TURNS, "embedder": "local",
                               "user": USER})
     started = time.perf_counter()
-    service = open_memory(settings, embedder, sweep_later=sweep_later)
+    service = open_memory(settings, embedder, sweep_later=sweep_later, group_writes=True)  # as a chat opens
     service.warm_up_index()  # as a chat does while it opens: the first catch-up
     return service, time.perf_counter() - started
 

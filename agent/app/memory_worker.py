@@ -199,6 +199,7 @@ class MemoryWorker:
         self._asking = 0
         self._asking_lock = threading.Lock()
         self._last_call = -math.inf  # when the last call's task ended (monotonic)
+        self._flush_queued = False  # a flush of the index's pending writes is queued between turns
         # Current memories (those /memories lists), refreshed after every change; None until the store opens.
         self.count: int | None = None
         self._pool.submit(self._open_first, open_service)
@@ -339,7 +340,21 @@ class MemoryWorker:
         except Exception as exc:
             raise memory_failure(exc) from exc
         self.count = service.current_count()
+        if not self._flush_queued and service.writes_pending():
+            # the vectors the write left for the index go in between turns, off this call's time
+            self._flush_queued = True
+            self._pool.submit(self._between_turns, lambda: self._flush_index(service))
         return result
+
+    def _flush_index(self, service: MemoryService) -> bool:
+        """Put the vectors written into the index (``MemoryService.flush_index``), in one step. One that fails here
+        stays in the ledger, and the next search's catch-up puts it in (or reports what keeps it out)."""
+        self._flush_queued = False
+        try:
+            service.flush_index()
+        except Exception as exc:  # reported, if it lasts, by the next call that needs the index
+            log.debug("the index's pending writes not flushed: %s", memory_failure(exc))
+        return False
 
     def recall(self, line: str) -> Recall:
         """The memories for ``line``, recalled after the oldest turns waiting in the spool are written (at most
@@ -598,10 +613,12 @@ class MemoryWorker:
                 pass
 
     def _flush_seen(self) -> None:
-        """Record when recalled memories were last seen; a store that never opened has nothing to record."""
+        """Record when recalled memories were last seen, and put the vectors still pending into the index; a store
+        that never opened has nothing to record."""
         try:
             if self._service is not None:
                 self._service.flush_seen()
+                self._service.flush_index()
         except Exception as exc:  # a store that failed to open or broke was reported when it did
             log.debug("last_seen not recorded: %s", exc)
 

@@ -55,7 +55,7 @@ from agent.memory.policy import MemoryPolicy
 from agent.memory.refusal import refusal, stored_form
 from agent.memory.retriever import Retriever, dot
 from agent.memory.text import WORD
-from agent.ports import Embedder, Ledger, MemoryStore, Sweeps, VectorIndex, WarmsUp
+from agent.ports import Embedder, Flushes, Ledger, MemoryStore, Sweeps, VectorIndex, WarmsUp
 from agent.tokens import TokenCounter, count_tokens
 
 log = logging.getLogger(__name__)
@@ -933,8 +933,22 @@ class MemoryService:
         drop_changes_naming(self._ledger, self.user, ids)
 
     def close(self) -> None:
-        """Close the store: a service the chat opened and no longer uses, or a command's at its end."""
-        self._ledger.close()
+        """Close the store: a service the chat opened and no longer uses, or a command's at its end. The vectors
+        still waiting for the index go in first (``flush_index``); the ledger holds them either way."""
+        try:
+            self.flush_index()
+        finally:
+            self._ledger.close()
+
+    def writes_pending(self) -> bool:
+        """Whether vectors written wait for the index's group commit (``Flushes``)."""
+        return isinstance(self._index, Flushes) and self._index.pending() > 0
+
+    def flush_index(self) -> None:
+        """Put the vectors written into the index now (``Flushes``), where it batches them: the chat's memory thread
+        calls this between turns, off the write's path; a search sees them without it."""
+        if isinstance(self._index, Flushes):
+            self._index.flush()
 
     def store_id(self) -> str:
         """Which store this is (``MemoryStore.store_id``): a spooled turn's forget mark counts in this one only."""

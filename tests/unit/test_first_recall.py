@@ -21,8 +21,10 @@ class OpeningStore:
     """The few methods of ``MemoryService`` the worker uses to open and recall, recording their order; the open
     waits for ``release``, as a store and a model that take seconds to load do."""
 
-    def __init__(self, pieces: int = 0) -> None:
+    def __init__(self, pieces: int = 0, pending: int = 0) -> None:
         self.release = threading.Event()
+        self.flushed = threading.Event()
+        self.pending = pending  # vectors written that wait for the index's group commit
         self.warmed = threading.Event()
         self.swept = threading.Event()
         self.done: list[str] = []
@@ -54,6 +56,15 @@ class OpeningStore:
 
     def flush_seen(self) -> None:
         """Nothing recalled here was seen."""
+
+    def writes_pending(self) -> bool:
+        return self.pending > 0
+
+    def flush_index(self) -> None:
+        if self.pending:
+            self.done.append("flush")
+            self.pending = 0
+            self.flushed.set()
 
 
 class Watched(ConnectWait):
@@ -112,3 +123,25 @@ def test_the_pieces_a_short_run_left_no_time_for_are_finished_when_it_closes() -
     worker.recall("the only line")  # a one-shot run: one turn, then the end
     worker.close()
     assert store.done.count("piece") == 5
+
+
+def test_the_vectors_a_write_left_pending_go_into_the_index_after_the_calls_of_a_turn() -> None:
+    """A write leaves its vectors for the index's group commit (``HeldIndex.group_writes``): the memory thread puts
+    them in once nothing asks, after the turn's calls, not on their way."""
+    store = OpeningStore(pending=1)
+    store.release.set()
+    worker = MemoryWorker(lambda: cast(MemoryService, store), lambda outcome: None, read_only=True)
+    turn(worker)
+    assert store.flushed.wait(WAIT), "the flush runs once nothing asks"
+    worker.close()
+    assert store.done[:2] == ["recall the forgets", "recall the first line"]
+    assert store.done.count("flush") == 1
+
+
+def test_the_vectors_still_pending_at_the_close_go_into_the_index_then() -> None:
+    store = OpeningStore(pending=1)
+    store.release.set()
+    worker = MemoryWorker(lambda: cast(MemoryService, store), lambda outcome: None)
+    worker.recall("the only line")
+    worker.close()
+    assert store.pending == 0 and store.done.count("flush") == 1
