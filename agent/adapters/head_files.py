@@ -1,9 +1,8 @@
 """The attribute classifier's trained head, kept in the model cache so that no start embeds its examples again.
 
-Training the head means embedding 4,100 labelled sentences and 150 steps over them (for the 2,238 there were before:
-5 s on a quiet machine, 25 s on a loaded one; the embedding grows with the count), on the memory
-thread of every new process, before its first write can be read for meaning. The head is 70 KB;
-it is kept as ``attributes-<key>.npz`` beside the converted model (``XDG_CACHE_HOME/agent``), under the
+Training the head means embedding 2,200 labelled sentences and 150 steps over them: 5 s on a quiet machine, 25 s on
+a loaded one, on the memory thread of every new process, before its first write can be read for meaning. The head
+is 70 KB; it is kept as ``attributes-<key>.npz`` beside the converted model (``XDG_CACHE_HOME/agent``), under the
 key ``agent.memory.attributes.Attributes.key`` gives it (the model, the examples, the training's constants), so a
 new example or another model trains a new one. Written whole and privately (``write_private``), read without
 pickles; a file that will not load, or holds other shapes, is removed and the head trained again.

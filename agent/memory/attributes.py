@@ -11,14 +11,11 @@ and embedder); a sentence gets the attribute the head gives ``PROBABILITY`` or m
 otherwise the answer is "unknown" (None). Reading the value once the attribute is known is
 ``agent.memory.values``' job.
 
-Why a head and not the nearest examples: in five-fold cross-validation over the 4,123 labelled sentences (written
-by six writers who had not seen the rules; ``python bench/attributes_cv.py``), the head named the attribute of 78% of
-the attribute sentences, gave a wrong one to 9%, kept 60% of the "none" near misses unknown and gave 91% of the
+Why a head and not the nearest examples: in five-fold cross-validation over the 2,238 labelled sentences (written by
+three writers who had not seen the rules; ``python bench/attributes_cv.py``), the head named the attribute of 74% of
+the attribute sentences, gave a wrong one to 9%, kept 57% of the "none" near misses unknown and gave 91% of the
 safety sentences a safety attribute; the three nearest examples' mean, the rule before (0.42, 0.03 ahead of "none"),
-named 69%, gave a wrong one to 10%, kept 67% unknown and 85% of the safety sentences. What counts is a writer it never
-saw: trained on the first 2,238 sentences, the head named 67% of a seventh writer's sentences (kept out of the
-examples), and 74% with the other three writers' added (11% wrong in both; 73% of its "none" lines kept unknown,
-against 77%). The head learns which
+named 57%, gave a wrong one to 10%, kept 56% unknown and 78% of the safety sentences. The head learns which
 directions of the embedding tell attributes apart, where the nearest examples answer to whatever words a sentence
 shares with them. Another embedder has no calibrated head here and reads profile facts by the patterns alone. A
 sentence is classified with the vector the write computes anyway (``MemoryService``), in well under a millisecond
@@ -56,8 +53,7 @@ SAFETY_MASS = 0.3
 # How likely another attribute must be to count among a reading's alternatives.
 ALTERNATIVE = 0.05
 # The head's training: cosine similarities are small numbers, so it sees them ten times larger (a temperature);
-# full-batch Adam steps at this rate converge on 4,100 sentences (300 steps, or a tenth of the decay, named no more
-# of an unseen writer's sentences), and the weight decay keeps a class of a few dozen
+# full-batch Adam steps at this rate converge on 2,200 sentences, and the weight decay keeps a class of a few dozen
 # examples from being learnt word by word.
 SCALE = 10.0
 STEPS = 150
@@ -149,7 +145,7 @@ def train(vectors: npt.NDArray[np.float32], labels: Sequence[int], names: Sequen
 
 class HeadStore(Protocol):
     """Where a trained head is kept between processes (``agent.adapters.head_files``), by a key that names the
-    embedder, the examples and the training: embedding 4,100 examples and training takes seconds, loading a head
+    embedder, the examples and the training: embedding 2,200 examples and training takes seconds, loading a head
     milliseconds. A head that cannot be loaded is None, and is trained again."""
 
     def load(self, key: str) -> Head | None: ...
@@ -199,7 +195,7 @@ class Attributes:
             self._head = head
 
     def warm_up(self) -> None:
-        """Embed the examples and train the head now (4,100 sentences: seconds on a loaded machine), so the first
+        """Embed the examples and train the head now (2,200 sentences: seconds on a loaded machine), so the first
         write does not."""
         self._trained()
 
