@@ -137,7 +137,10 @@ def open_memory(
 
     With ``group_writes`` (a chat, whose memory thread flushes between turns and at its close) the vectors a write
     stores reach the ledger in the call and Chroma in groups (``HeldIndex.group_writes``): a write costs one
-    embedding and the ledger's transactions, not Chroma's upsert, and the next search consults what is pending.
+    embedding and the ledger's transactions, not Chroma's upsert, and the next search consults what is pending. Not
+    on a Chroma server: the other machines search the server, where a vector pending here is not until the flush,
+    and two machines' chats grouping their writes onto one server met its "Error creating hnsw segment reader:
+    Nothing found on disk" on a search (tests/system/test_shared_deployment.py, once in two runs).
     """
     tell = notify or log.warning
     paths = ensure_data_dir(settings.data_dir)
@@ -164,7 +167,7 @@ def open_memory(
         if embedder is None or isinstance(embedder, str):
             kind = _embedder_asked(embedder, settings, index.space()) or settings.resolved_embedder
             embedder = build_embedder(kind, settings)
-        _group(index, group_writes)
+        _group(index, group_writes and not settings.chroma_url)
         service = MemoryService(ledger, index, embedder, settings.user, memory_policy(settings), extractor,
                                 heads=_head_files(embedder))
         if check:
