@@ -403,10 +403,10 @@ _ANSWERS: dict[str, frozenset[str]] = {
 
 
 def _someone_else(sentence: str, reading: Reading) -> bool:
-    return reading.attribute not in _ABOUT_OTHERS and _of_someone_else(sentence)
+    return reading.attribute not in _ABOUT_OTHERS and of_someone_else(sentence)
 
 
-def _of_someone_else(sentence: str) -> bool:
+def of_someone_else(sentence: str) -> bool:
     """A sentence about another person: "my dad has epilepsy", "she's a nurse"."""
     match = _SOMEONE_ELSE.match(sentence)
     if match is None:
@@ -623,7 +623,7 @@ def with_safety(text: str, statement: Statement) -> Statement:
     """``statement`` with the user's words as a safety value, when the gate kept ``text`` as a safety fact
     ("epilepsy, mostly controlled with lamotrigine") and neither a pattern nor the meaning read one: a safety
     fact reaches every request however it was said."""
-    if any(f.key in SAFETY for f in statement.facts) or _of_someone_else(text):
+    if any(f.key in SAFETY for f in statement.facts) or of_someone_else(text):
         return statement
     said = values.as_said(text.strip(), values.OPEN_WORDS_MAX)
     return replace(statement, facts=(*statement.facts, StatedFact("condition", said, origin=AS_SAID))) if said \

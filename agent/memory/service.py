@@ -536,7 +536,7 @@ class MemoryService:
         profiled = [r for r in self._ledger.profiled(self.user) if r.id != record.id]
         # Words said before and since replaced: nothing to compare them with, nothing to embed again.
         vector, neighbours = self._neighbours(record) if known is None else (None, [])
-        outcome = truth.decide(record.text, statement, profiled, neighbours)
+        outcome = truth.decide(record.text, statement, profiled, neighbours, self._topics(record, vector, neighbours))
         more = [old for old, _ in consolidated if old.id not in outcome.supersedes and old.id != record.id]
         if outcome.restates is None and more:
             outcome = replace(outcome, supersedes=(*outcome.supersedes, *(old.id for old in more)),
@@ -599,6 +599,25 @@ class MemoryService:
             bodies = self._bodies_of([old for old, _ in near])
             near = sorted(((old, dot(body[0], bodies[old.id])) for old, _ in near), key=lambda pair: -pair[1])
         return vector, near
+
+    def _topics(self, record: MemoryRecord, vector: list[float] | None,
+                neighbours: Sequence[tuple[MemoryRecord, float]]) -> truth.Topics | None:
+        """The attributes the meaning likely puts ``record`` and its close neighbours on, when it says a change in
+        words (``truth.says_it_changed``): their vectors are the index's, so this costs a read of a few vectors and
+        a product with the head, for the few writes that say a change."""
+        words = record.source or record.text
+        if (self._attributes is None or vector is None or truth.speaker(record.text)
+                or not truth.says_it_changed(words)):
+            return None
+        close = [old.id for old, similarity in neighbours if similarity >= truth.ATTRIBUTE_SIMILARITY]
+        try:
+            stored = self._index.vectors(close) if close else {}
+        except MemoryUnavailable as exc:
+            log.debug("truth: no neighbours' vectors (%s)", exc)
+            return None
+        ids = [memory for memory in close if memory in stored]
+        new, *old = self._attributes.likely([vector, *(stored[memory] for memory in ids)])
+        return truth.Topics(new, dict(zip(ids, old, strict=True)), words)
 
     def _bodies_of(self, records: Sequence[MemoryRecord]) -> dict[str, list[float]]:
         """The vectors of what ``records`` say, each embedded once in this process (``BODIES_KEPT`` of them kept):

@@ -322,6 +322,28 @@ def _thing_key(attribute: str, sentence: str) -> str:
     return "car"
 
 
+def attribute_of(key: str) -> str:
+    """The attribute a profile key holds a value of: a device's and a vehicle's values are keyed by their kind
+    ("laptop", "phone system", "car"), the others by the attribute itself."""
+    kind = key.removesuffix(" system")
+    if _DEVICES.fullmatch(kind):
+        return "device"
+    return "vehicle" if kind == "car" or _VEHICLES.fullmatch(kind) else key
+
+
+# Kinds named by a make: an iPad is a tablet, a Kindle an e-reader.
+_MAKES = {"ipad": "tablet", "kindle": "e-reader", "bicycle": "bike", "motorcycle": "motorbike"}
+
+
+def kinds_named(sentence: str) -> set[str]:
+    """The kinds of device and vehicle ``sentence`` names, by their word or their make ("phone", "laptop" of a
+    "thinkpad", "car")."""
+    named = {_MAKES.get(word, word) for pattern in (_DEVICES, _VEHICLES)
+             for word in (m.group("v").casefold() for m in pattern.finditer(sentence))}
+    named |= {name for name, make in _KINDS if make.search(sentence)}
+    return named | ({"car"} if re.search(r"\bcars?\b", sentence, re.I) else set())
+
+
 def _by_rule(attribute: str, sentence: str) -> tuple[list[StatedFact], list[StatedFact]]:
     """The value the attribute's rule reads: a place, an organisation, a role, a name, a number, a way to commute."""
     facts: list[StatedFact] = []

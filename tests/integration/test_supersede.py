@@ -242,3 +242,33 @@ def test_the_change_cue_reads_changes_not_descriptions_or_additions() -> None:
     assert truth.states_a_change("kicked the energy drinks, green tea only")
     assert not truth.states_a_change("my laptop is really slow these days")
     assert not truth.states_a_change("I also switched to the cello, alongside the piano")
+
+
+def test_a_change_said_in_words_no_rule_reads_replaces_the_memory_the_meaning_puts_on_the_same_attribute(
+        memory: MemoryService) -> None:
+    say(memory, "our phone and internet deal is with a small local company",
+        "dropped the local company, it's a fibre deal with a big one now",
+        "our old boy Rufus sleeps on the sofa all day",
+        "rip rufus, he went in his sleep. we brought home a collie pup, Juno")
+    local, fibre, rufus, juno = (next(r for r in memory.list() if w in r.source)
+                                 for w in ("small local", "fibre", "sofa", "Juno"))
+    assert local.superseded_by == fibre.id and rufus.superseded_by == juno.id
+    assert fibre.current and juno.current
+    block = memory.recall("what should I arrange for my dog while I'm away?").block.text
+    assert "Juno" in block and "sofa" not in block
+
+
+def test_a_value_added_beside_another_of_the_same_attribute_replaces_nothing(memory: MemoryService) -> None:
+    # A child's age said now beside another child's, a habit started beside one kept: the same attribute, no
+    # word that retires one.
+    say(memory, "my son Tom is 9", "and my daughter Mia just turned 4",
+        "I go bouldering on Tuesdays", "I've started doing yoga at home")
+    assert len(live(memory)) == 4
+
+
+def test_the_broad_change_cue_reads_the_users_own_changes_not_additions_or_other_peoples() -> None:
+    assert truth.says_it_changed("cancelled the gym, way too packed. the pool for me now")
+    assert truth.says_it_changed("rip rufus. we brought home a collie pup")
+    assert not truth.says_it_changed("I also do yoga now")
+    assert not truth.says_it_changed("my sister moved to Madrid")
+    assert not truth.says_it_changed("should I switch to a new phone?")
