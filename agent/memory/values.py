@@ -302,14 +302,32 @@ def _said_value(attribute: str, sentence: str, retired: list[StatedFact]) -> tup
                                                                                   list[StatedFact]]:
     """The sentence as the value of ``attribute``, when short enough for the profile's line; a change said in it
     retires the values held before, of an attribute with one value or an open one (a sport, a gym)."""
-    said = as_said(sentence, OPEN_WORDS_MAX)
+    key = _thing_key(attribute, sentence) if attribute in {"device", "vehicle"} else attribute
+    holding = sentence if attribute in _SAFETY_KEYS else _holding(sentence)
+    if not holding:
+        # Only what went ("drumkit's gone", "uninstalled valorant"): no value holds now, and the ones held go.
+        return [], retired or ([] if attribute in SEVERAL else [StatedFact(key, "")])
+    said = as_said(holding, OPEN_WORDS_MAX)
     if said is None:
         return [], retired
-    key = _thing_key(attribute, sentence) if attribute in {"device", "vehicle"} else attribute
     if not retired and attribute not in SEVERAL and _replaces_held(attribute, sentence):
         # A machine's system goes with the machine ("IT swapped my machine, now on a macbook pro").
         retired = [StatedFact(key, "")] + ([StatedFact(f"{key} system", "")] if attribute == "device" else [])
     return [StatedFact(key, said, origin=AS_SAID)], retired
+
+
+# A clause that says what went, not what holds: "drumkit's gone", "uninstalled valorant", "cancelled the gym".
+_WENT = re.compile(_RETIRES.pattern + r"|\b(?:uninstalled|deleted|cancell?ed|quit|ditched|scrapped|abandoned|"
+                   r"done with|gone (?:right )?off|got rid of)\b", re.IGNORECASE)
+
+
+def _holding(sentence: str) -> str:
+    """``sentence`` without its clauses that say what went ("drumkit's gone, neighbours won, ukulele now" holds
+    "neighbours won, ukulele now"; "gave up pilates, swimming twice a week now" holds the swimming), or "" when each
+    of them does: the value kept as said is what holds now, and the profile's line then names no value gone."""
+    clauses = [c for c in _CLAUSES.split(sentence) if c.strip()]
+    kept = [c for c in clauses if not _WENT.search(c)]
+    return sentence if len(kept) == len(clauses) else ", ".join(kept)
 
 
 def _thing_key(attribute: str, sentence: str) -> str:

@@ -10,8 +10,19 @@ from agent.memory import profile, values
 
 def test_an_open_attribute_keeps_the_sentence_and_a_change_retires_the_value_before() -> None:
     facts, retired = values.read("gym", "quit the old place, joined Fitbox instead")
-    assert facts == [StatedFact("gym", "quit the old place, joined Fitbox instead", origin=AS_SAID)]
+    assert facts == [StatedFact("gym", "joined Fitbox instead", origin=AS_SAID)]
     assert retired == [StatedFact("gym", "")]
+
+
+def test_a_value_kept_as_said_is_what_holds_now_not_what_went() -> None:
+    facts, retired = values.read("instrument", "sold the trumpet, it's the cello for me now")
+    assert facts == [StatedFact("instrument", "it's the cello for me now", origin=AS_SAID)]
+    assert retired == [StatedFact("instrument", "")]
+    # Only what went: nothing holds, what was held goes.
+    assert values.read("hobby", "uninstalled the game for good") == ([], [StatedFact("hobby", "")])
+    # A safety value keeps every word: "lost" says nothing went of the medication.
+    facts, _ = values.read("medication", "lost 5kg since starting metformin")
+    assert facts == [StatedFact("medication", "lost 5kg since starting metformin", origin=AS_SAID)]
 
 
 def test_a_plain_statement_adds_and_an_addition_never_retires() -> None:
