@@ -6,6 +6,7 @@ Nothing here imports openai, chromadb or a terminal library: adapters implement 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
@@ -129,6 +130,10 @@ class MemoryStore(Protocol):
     and only the ``CHANGES_KEPT`` newest of the user's; ``changes`` returns them, oldest first, with their keys;
     ``drop_changes`` deletes some, leaving no byte of them.
 
+    ``together`` makes the writes of a block one transaction where the ledger can (SQLite: one commit, one fsync,
+    where a write made three), committed when the block ends as they would have been one by one (a write that
+    completed stays even if a later one raised); a ledger whose writes cost round trips, not commits, keeps each.
+
     ``store_id`` is a random id made once per ledger, which keeps its collections apart from other ledgers' on a
     shared Chroma server. ``ids`` lists every memory id of ``user``; ``close`` releases the connection.
 
@@ -183,6 +188,8 @@ class MemoryStore(Protocol):
     def changes(self, user: str) -> list[Change]: ...
 
     def drop_changes(self, user: str, keys: Sequence[int]) -> None: ...
+
+    def together(self) -> AbstractContextManager[None]: ...
 
 
 class ForgetJournal(Protocol):
@@ -270,10 +277,13 @@ class ChangeFeed(Protocol):
     (one cheap read): a view of the ledger refreshes only when it moved. ``vector_changes`` tells which of ``user``'s
     vector copies changed since a mark it gave before (``VectorChanges``), or every id when it cannot tell (the mark
     alone without ``listing``: the caller compares in pages), so a view kept in step with the copies pays for what
-    was written, not for the store.
+    was written, not for the store. ``after_commit`` runs what must follow the commit of what was written
+    (``MemoryStore.together``): now, or when that block commits.
     """
 
     def change_mark(self) -> tuple[int, int]: ...
+
+    def after_commit(self, then: Callable[[], None]) -> None: ...
 
     def vector_changes(self, user: str, since: tuple[int, int] | None, listing: bool = True) -> VectorChanges: ...
 

@@ -100,8 +100,13 @@ class HeldIndex(MirroredIndex):
 
     def upsert(self, ids: Sequence[str], vectors: Sequence[Sequence[float]]) -> None:
         """Keep the vectors in the ledger (durable when this returns), and pending for Chroma until ``group`` of them
-        wait or ``flush`` is called: the caller's write costs the ledger's transaction, not Chroma's."""
+        wait or ``flush`` is called: the caller's write costs the ledger's transaction, not Chroma's. Inside a write
+        the ledger makes one transaction (``together``), they are held once it commits: a flush never puts into
+        Chroma a vector whose copy the ledger could still undo."""
         self._ledger.put_vectors(self._user, ids, vectors)
+        self._ledger.after_commit(lambda: self._hold(ids, vectors))
+
+    def _hold(self, ids: Sequence[str], vectors: Sequence[Sequence[float]]) -> None:
         for mid, v in zip(ids, vectors, strict=True):
             self._pending[mid] = kept = [float(x) for x in v]
             self._norms[mid] = _norm(kept)

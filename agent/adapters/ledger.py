@@ -45,7 +45,7 @@ import sqlite3
 import threading
 import uuid
 from array import array
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager, suppress
 from dataclasses import replace
 from pathlib import Path
@@ -260,6 +260,12 @@ class SqliteLedger:
         # reads every row of the user (2.7 ms at 10,000, 15 at 100,000). This connection's own writes that know
         # what they did to it carry it forward (``_tx``); any other commit makes it read again.
         self._counts: dict[str, tuple[tuple[int, int], int]] = {}
+        # ``together``: whether one is open on this connection, whether its transaction began, and what waits for
+        # its commit.
+        self._together = False
+        self._begun = False
+        self._version = 0  # SQLite's data_version when that transaction began
+        self._after: list[Callable[[], None]] = []
         fresh = not path.exists()
         try:
             if fresh:
@@ -351,8 +357,15 @@ class SqliteLedger:
 
         ``counts``, when given, is how the transaction changes users' numbers of memories (a user it does not name:
         unchanged), filled in by the caller before the transaction ends: a count kept from just before it then
-        holds after it. Without it every kept count is dropped."""
+        holds after it. Without it every kept count is dropped.
+
+        Inside ``together`` it is a step of that one transaction (a savepoint: a step that fails is undone alone),
+        which this connection reads as done when the step ends (its change mark moves, its counts follow)."""
         with self._lock:
+            if self._together:
+                with self._step(counts) as db:
+                    yield db
+                return
             try:
                 self._db.execute("BEGIN IMMEDIATE")
                 try:
@@ -360,11 +373,7 @@ class SqliteLedger:
                     before = (int(self._db.execute("PRAGMA data_version").fetchone()[0]), self._writes)
                     yield self._db
                     self._db.execute("COMMIT")
-                    self._writes += 1
-                    kept, self._counts = self._counts, {}
-                    if counts is not None:
-                        self._counts = {user: ((before[0], self._writes), n + counts.get(user, 0))
-                                        for user, (mark, n) in kept.items() if mark == before}
+                    self._done(before, counts)
                 except BaseException:
                     if self._db.in_transaction:
                         with suppress(sqlite3.Error):
@@ -372,6 +381,81 @@ class SqliteLedger:
                     raise
             except sqlite3.DatabaseError as exc:
                 raise _classify(self.path, exc, "written") from exc
+
+    def _done(self, before: tuple[int, int], counts: dict[str, int] | None) -> None:
+        """A transaction (or a step of ``together``) ended: the change mark moves, and the kept counts follow
+        ``counts`` (see ``_tx``)."""
+        self._writes += 1
+        kept, self._counts = self._counts, {}
+        if counts is not None:
+            self._counts = {user: ((before[0], self._writes), n + counts.get(user, 0))
+                            for user, (mark, n) in kept.items() if mark == before}
+
+    @contextmanager
+    def _step(self, counts: dict[str, int] | None) -> Iterator[sqlite3.Connection]:
+        """One step of ``together``'s transaction, which the first step begins."""
+        try:
+            if not self._begun:
+                self._db.execute("BEGIN IMMEDIATE")
+                self._begun = True
+                # No other connection commits until ours does: read once, it holds for every step.
+                self._version = int(self._db.execute("PRAGMA data_version").fetchone()[0])
+            self._db.execute("SAVEPOINT step")
+            before = (self._version, self._writes)
+            try:
+                yield self._db
+                self._db.execute("RELEASE step")
+            except BaseException:
+                if self._db.in_transaction:
+                    with suppress(sqlite3.Error):
+                        self._db.execute("ROLLBACK TO step")
+                        self._db.execute("RELEASE step")
+                raise
+            self._done(before, counts)
+        except sqlite3.DatabaseError as exc:
+            raise _classify(self.path, exc, "written") from exc
+
+    @contextmanager
+    def together(self) -> Iterator[None]:
+        """The writes made inside (each its own transaction otherwise) in one transaction, committed, durable, when
+        the block ends: one commit where a ``remember`` made three (the sightings, the memory, its vector copy),
+        each an fsync of the log. The block ends the way the writes would have one by one: one that completed is
+        committed even when a later one, or the caller's code between them, raises; one that failed is undone alone.
+        What is to follow the commit (``after_commit``) runs then. It holds this connection (and the file's write
+        lock from the first write on): for the few statements of one write, never around an embedding. Nested, it
+        is the outer one's."""
+        with self._lock:
+            if self._together:
+                yield
+                return
+            self._together, self._begun, after = True, False, self._after
+            try:
+                yield
+            finally:
+                begun, self._together, self._begun, self._after = self._begun, False, False, []
+                if begun and self._db.in_transaction:
+                    try:
+                        self._db.execute("COMMIT")
+                    except sqlite3.DatabaseError as exc:
+                        with suppress(sqlite3.Error):
+                            self._db.execute("ROLLBACK")
+                        self._writes += 1
+                        self._counts = {}
+                        raise _classify(self.path, exc, "written") from exc
+                elif begun:  # SQLite undid the whole transaction itself (a full disk): what it held is gone
+                    self._writes += 1
+                    self._counts = {}
+        for then in after:
+            then()
+
+    def after_commit(self, then: Callable[[], None]) -> None:
+        """Run ``then`` once what this connection wrote is committed: now, or at the end of ``together`` (a vector
+        reaches Chroma after its copy is in the ledger, so the index never holds what the ledger does not)."""
+        with self._lock:
+            if self._together:
+                self._after.append(then)
+                return
+        then()
 
     def _erase(self) -> bool:
         """Checkpoint the write-ahead log into the file and truncate it, so the pages a delete zeroed replace the

@@ -466,6 +466,16 @@ class PostgresLedger:
             except psycopg.Error as exc:
                 raise self._failed(exc, "written") from exc
 
+    @contextmanager
+    def together(self) -> Iterator[None]:
+        """Each write inside stays its own transaction here: a write's round trips to the server, not a commit's
+        fsync, are its cost, and one transaction held across them would make every other machine's writer wait."""
+        yield
+
+    def after_commit(self, then: Callable[[], None]) -> None:
+        """Every write here has committed when it returns: ``then`` runs now."""
+        then()
+
     def _read(self, sql: str, params: Sequence[Any] = (), prepare: bool | None = None) -> list[dict[str, Any]]:
         """The rows of one statement; ``prepare`` False plans it for its own parameters (psycopg otherwise prepares
         a statement run five times, and the server may then use one plan for every parameter)."""

@@ -554,19 +554,28 @@ class MemoryService:
 
     def _apply(self, settled: _Decision, change: Change | None = None) -> tuple[MemoryRecord, list[MemoryRecord]]:
         """Write what ``_decide`` decided, with ``change`` in the first transaction; returns the memory as stored and
-        what the write evicted. The new memory is durable before anything is superseded: a crash in between leaves
-        both current, a duplicate, never a loss; the links of the memories it replaces are then written in one
-        transaction."""
+        what the write evicted. The new memory is durable before anything is superseded: with its vector at hand,
+        the memory, its copy and the links of the memories it replaces are one transaction; otherwise the links
+        follow the memory's own, and a crash in between leaves both current, a duplicate, never a loss."""
         record, outcome = settled.record, settled.outcome
         if outcome.restates is not None:
             self._ledger.restate(self.user, outcome.restates,
                                 Quote(record.source, record.session, record.turn, record.created_at), change)
             return self._ledger.get(self.user, [outcome.restates])[outcome.restates], []
         vector = settled.vector
-        written, evicted = self._write([record], {record.id: vector} if vector is not None else None, change)
-        if not settled.links:
-            return written[0], evicted
-        self._ledger.set_links(self.user, settled.links)
+        if vector is None or not settled.links:
+            written, evicted = self._write([record], {record.id: vector} if vector is not None else None, change)
+            if not settled.links:
+                return written[0], evicted
+            self._ledger.set_links(self.user, settled.links)
+            return self._ledger.get(self.user, [record.id]).get(record.id, written[0]), evicted
+        # Its vector at hand: the memory, its copy and the links in one transaction (nothing embedded inside), so a
+        # crash leaves all or none of them; the eviction past capacity follows it (it picks by last sight alone, and
+        # a link written to a memory it takes goes with that memory, as before).
+        with self._ledger.together():
+            written, added = self._store([record], {record.id: vector}, change)
+            self._ledger.set_links(self.user, settled.links)
+        evicted = self._evict(added)
         return self._ledger.get(self.user, [record.id]).get(record.id, written[0]), evicted
 
     def _neighbours(self, record: MemoryRecord) -> tuple[list[float] | None, list[tuple[MemoryRecord, float]]]:
@@ -699,30 +708,46 @@ class MemoryService:
         change: Change | None = None, seals: Sequence[bytes] = (),
     ) -> tuple[list[MemoryRecord], list[MemoryRecord]]:
         """``write``, returning (stored, evicted); ``change`` is kept with the records (``Ledger.put``)."""
+        stored, added = self._store(records, vectors, change, seals)
+        return stored, self._evict(added)
+
+    def _store(
+        self, records: Sequence[MemoryRecord], vectors: dict[str, list[float]] | None = None,
+        change: Change | None = None, seals: Sequence[bytes] = (),
+    ) -> tuple[list[MemoryRecord], int]:
+        """``_write`` without the eviction: returns the records as stored and how many of them are new.
+
+        The sightings, the records and, when every vector is at hand (a ``remember``, a kept turn), their copies are
+        one transaction of the ledger (``together``: one commit where there were three); what must be embedded
+        first is embedded after that commit, so the records are durable before the embedder runs (one it fails on
+        is kept, and a retry embeds it)."""
         if not records:
-            return [], []
+            return [], 0
         records = [stored_form(r, s) for r, s in zip(records, seals or [b""] * len(records), strict=True)]
         self.check_space()
-        self.flush_seen()
         unique = list({r.id: r for r in records}.values())
-        known = self._ledger.get(self.user, [r.id for r in unique])
-        self._ledger.put(unique, change)
-        # A record whose index write failed before (disk full, a kill) is in the ledger but not the index: a retry
-        # embeds it again instead of taking it for stored.
-        indexed = self._index.vectors([r.id for r in unique if r.id in known]) if known else {}
-        fresh = [r for r in unique if r.id not in indexed]
+        given = vectors or {}
+        with self._ledger.together():
+            self.flush_seen()
+            known = self._ledger.get(self.user, [r.id for r in unique])
+            self._ledger.put(unique, change)
+            # A record whose index write failed before (disk full, a kill) is in the ledger but not the index: a
+            # retry embeds it again instead of taking it for stored.
+            indexed = self._index.vectors([r.id for r in unique if r.id in known]) if known else {}
+            fresh = [r for r in unique if r.id not in indexed]
+            if fresh and all(given.get(r.id) for r in fresh) and self._index.space() is not None:
+                self._index.upsert([r.id for r in fresh], [given[r.id] for r in fresh])
+                fresh = []
         if fresh:
-            given = vectors or {}
             missing = [r for r in fresh if r.id not in given]
             embedded = self.embedder.embed([r.text for r in missing]) if missing else []
             computed = dict(zip([r.id for r in missing], embedded, strict=True))
             if self._index.space() is None:
                 self._index.claim(space_of(self.embedder))
             self._index.upsert([r.id for r in fresh], [given.get(r.id) or computed[r.id] for r in fresh])
-        evicted = self._evict(added=len(unique) - len(known))
         stored = [replace(known[r.id], last_seen=max(known[r.id].last_seen, r.last_seen)) if r.id in known else r
                   for r in unique]
-        return stored, evicted
+        return stored, len(unique) - len(known)
 
     def _evict(self, added: int) -> list[MemoryRecord]:
         """Forget the least recently seen memories past the capacity, if this write put them there: no more than
