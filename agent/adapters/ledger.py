@@ -374,7 +374,9 @@ class SqliteLedger:
 
         ``counts``, when given, is how the transaction changes users' numbers of memories (a user it does not name:
         unchanged), filled in by the caller before the transaction ends: a count kept from just before it then
-        holds after it. Without it every kept count is dropped.
+        holds after it. Without it every kept count is dropped. A write that adds or removes no memory (a sighting,
+        a link, a restatement) gives it empty: the write after a supersede read count(*) over every row again
+        otherwise (2.8 ms of a ``remember`` at 100,000 memories).
 
         Inside ``together`` it is a step of that one transaction (a savepoint: a step that fails is undone alone),
         which this connection reads as done when the step ends (its change mark moves, its counts follow)."""
@@ -626,7 +628,7 @@ class SqliteLedger:
         """Mark ``ids`` replaced by memory ``by`` at ``when``; an empty ``by`` makes them current again."""
         if not ids:
             return
-        with self._tx() as db:
+        with self._tx(counts={}) as db:
             db.executemany(
                 "UPDATE memories SET superseded_by = ?, superseded_at = ? WHERE user = ? AND id = ?",
                 [(by, when if by else 0.0, user, i) for i in ids],
@@ -634,13 +636,13 @@ class SqliteLedger:
 
     def set_facts(self, user: str, memory: str, facts: Sequence[StatedFact]) -> None:
         """Rewrite the profile facts of ``memory`` (a value of it replaced by a later memory)."""
-        with self._tx() as db:
+        with self._tx(counts={}) as db:
             db.execute("UPDATE memories SET facts = ? WHERE user = ? AND id = ?", (facts_json(facts), user, memory))
 
     def restate(self, user: str, memory: str, quote: Quote, change: Change | None = None) -> None:
         """Add ``quote`` to the provenance of ``memory`` and to its keyword context; its ``last_seen`` moves on. A
         ``change`` is kept in the same transaction (``_keep``)."""
-        with self._tx() as db:
+        with self._tx(counts={}) as db:
             if change is not None:
                 self._keep(db, user, change)
             row = db.execute(
@@ -671,7 +673,7 @@ class SqliteLedger:
         """Rewrite the supersede link and the profile facts of each memory of ``links``, in one transaction."""
         if not links:
             return
-        with self._tx() as db:
+        with self._tx(counts={}) as db:
             db.executemany(
                 "UPDATE memories SET superseded_by = ?, superseded_at = ?, facts = ? WHERE user = ? AND id = ?",
                 [(link.superseded_by, link.superseded_at if link.superseded_by else 0.0, facts_json(link.facts),

@@ -9,7 +9,7 @@ import sqlite3
 from pathlib import Path
 
 from agent.adapters.ledger import SqliteLedger
-from agent.domain import Change
+from agent.domain import Change, Links, Quote, StatedFact
 from tests.builders import record
 from tests.unit.test_ledger_vectors import _steps
 
@@ -56,9 +56,26 @@ def test_a_memory_put_with_its_turns_change_keeps_the_count_without_reading_ever
     ledger.put([new, again], Change("chat", 1, "h", (new.id,), ()))
     assert ledger.count(USER) == 41
     ledger._db.set_trace_callback(None)  # noqa: SLF001
-    assert not [s for s in seen if s.startswith("SELECT count(*) FROM memories WHERE user = ?")
-                or s == f"SELECT count(*) FROM memories WHERE user = '{USER}'"]
+    assert not [s for s in seen if s == f"SELECT count(*) FROM memories WHERE user = '{USER}'"]
     other = SqliteLedger(tmp_path / "ledger.sqlite3")
     assert other.count(USER) == 41 and len(ledger.changes(USER)) == 1
     other.close()
+    ledger.close()
+
+
+def test_links_supersedes_facts_and_restatements_keep_the_count(tmp_path: Path) -> None:
+    """None of them adds or removes a memory: the write after a ``remember`` that replaced a fact read count(*) over
+    every row again (2.8 ms at 100,000 memories)."""
+    ledger = filled(tmp_path / "ledger.sqlite3", 40)
+    assert ledger.count(USER) == 40
+    old, new = record("note 1", USER), record("note 2", USER)
+    seen: list[str] = []
+    ledger._db.set_trace_callback(seen.append)  # noqa: SLF001  (the statements the file is sent)
+    ledger.set_links(USER, {old.id: Links(new.id, 1.0, ())})
+    ledger.supersede(USER, [old.id], "", 0.0)
+    ledger.set_facts(USER, old.id, (StatedFact("home", "Porto"),))
+    ledger.restate(USER, new.id, Quote("note 2", "s", 2, 2.0))
+    assert ledger.count(USER) == 40
+    ledger._db.set_trace_callback(None)  # noqa: SLF001
+    assert not [s for s in seen if s == f"SELECT count(*) FROM memories WHERE user = '{USER}'"]
     ledger.close()
