@@ -584,3 +584,29 @@ def test_a_registered_machine_is_waited_for_by_its_users_forgets_until_it_is_ret
     assert ledger.retire_machine(USER, "m1") is True
     assert (ledger.machines(USER), ledger.pending_forgets("m1"), ledger.pending_forgets()) == ([], [], [])
     assert ledger.retire_machine(USER, "m1") is False
+
+
+def test_writes_made_together_are_all_there_when_the_block_ends_and_what_follows_the_commit_runs_then(
+    open_ledger: Opener,
+) -> None:
+    """``MemoryStore.together`` and ``ChangeFeed.after_commit``: whether a backend makes the block one transaction
+    (SQLite) or keeps each write's own (PostgreSQL), another connection sees every write once the block ended, a
+    write that completed stays when the block raises, and what follows the commit runs after the last write."""
+    ledger, other = open_ledger(), open_ledger()
+    first, second = record("note one"), record("note two")
+    ran: list[dict[str, object]] = []
+    with pytest.raises(RuntimeError), ledger.together():
+        ledger.put([first])
+        ledger.claim_vectors(USER, SHA_SPACE)
+        ledger.put_vectors(USER, [first.id], ShaEmbedder().embed(["note one"]))
+        raise RuntimeError("what the caller did after the writes")
+    with ledger.together():
+        ledger.put([second])
+        ledger.after_commit(lambda: ran.append(other.get(USER, [second.id])))  # sees the write when it runs
+    assert ran == [{second.id: second}]
+    assert other.get(USER, [first.id, second.id]) == {first.id: first, second.id: second}
+    assert set(other.stored_vectors(USER, [first.id])) == {first.id}
+    assert ledger.count(USER) == other.count(USER) == 2
+    later: list[int] = []
+    ledger.after_commit(lambda: later.append(1))  # outside a block: at once
+    assert later == [1]

@@ -154,6 +154,11 @@ def exercise_every_method(ledger: PostgresLedger) -> set[str]:
     memory = record("I live in Boston", facts=(StatedFact("city", "Boston", ""),), extra={"context": "where?"})
     ids = [memory.id]
     vectors = ShaEmbedder().embed([memory.text])
+
+    def together() -> None:
+        with ledger.together():
+            ledger.touch(USER, ids, time.time())
+
     calls: dict[str, Callable[[], Any]] = {
         "put": lambda: ledger.put([memory], Change("s", 1, "h", tuple(ids))),
         "get": lambda: ledger.get(USER, ids),
@@ -183,6 +188,8 @@ def exercise_every_method(ledger: PostgresLedger) -> set[str]:
         "vector_changes": lambda: ledger.vector_changes(USER, None),
         "store_id": ledger.store_id,
         "change_mark": ledger.change_mark,
+        "after_commit": lambda: ledger.after_commit(ledger.change_mark),
+        "together": lambda: together(),
         "record_forget": lambda: ledger.record_forget(USER, ids, [memory.text]),
         "forget_mark": ledger.forget_mark,
         "forgotten_since": lambda: ledger.forgotten_since(USER, [memory.text], 0),
