@@ -227,6 +227,16 @@ class Attributes:
                 out.append(None)
         return out
 
+    def probabilities_of(self, name: str, vectors: Sequence[Sequence[float]]) -> list[float]:
+        """The probability the head gives class ``name`` for each vector's sentence."""
+        if not vectors:
+            return []
+        import numpy as np
+
+        head = self._trained()
+        column = head.names.index(name)
+        return [float(p) for p in head.probabilities(np.asarray(vectors, dtype=np.float32))[:, column]]
+
     def likely(self, vectors: Sequence[Sequence[float]]) -> list[frozenset[str]]:
         """The attributes each vector's sentence likely speaks to: of the head's three likeliest, those it gives
         ``LIKELY`` or more ("none" aside). Looser than ``classify``: a fact said in passing ("the flat's tiny but

@@ -38,6 +38,7 @@ from agent.memory import (
     attributes,
     consolidation,
     dates,
+    disclosing,
     disclosure,
     gate,
     preferences,
@@ -190,8 +191,8 @@ def space_of(embedder: Embedder) -> VectorSpace:
     return VectorSpace(embedder.name, embedder.model, embedder.dimension)
 
 
-def judge(policy: MemoryPolicy, text: str, meaning: attributes.Meaning | None = None
-          ) -> tuple[gate.GateDecision, str, profile.Statement]:
+def judge(policy: MemoryPolicy, text: str, meaning: attributes.Meaning | None = None,
+          said: disclosing.Disclosing | None = None) -> tuple[gate.GateDecision, str, profile.Statement]:
     """The gate's decision on ``text``, the words a kept memory is made from, and the profile facts they state
     (``meaning`` names the attribute each sentence speaks to, ``profile.read``): pure, so a chat whose store is away
     can ask it (``keeps``) before the store answers.
@@ -199,7 +200,8 @@ def judge(policy: MemoryPolicy, text: str, meaning: attributes.Meaning | None = 
     Everything is decided on the canonical text (``agent.memory.canonical``), which is what is stored. A line the
     gate refuses (a secret, a link, an instruction) is never kept by a later step: a profile fact read in it does
     not bring it back, a turn cut at its link keeps only what passes the refusal whole, and a profile value that
-    would be refused on its own is not taken."""
+    would be refused on its own is not taken. ``said`` is the probability that a line discloses, by meaning
+    (``agent.memory.disclosing``), which overrules the grammar where it read nothing either way."""
     refused = refusal(text)  # of the words as said: text hidden in them is refused, not stripped
     text = canonical(text)
     decision = gate.decide(text) if policy.gate else gate.GateDecision(True, "gate off", text=text.strip())
@@ -217,6 +219,11 @@ def judge(policy: MemoryPolicy, text: str, meaning: attributes.Meaning | None = 
             and not decision.read_as and _states_a_fact(disclosure.plain(words), meaning)):
         # "Please just call me Kate": a request in form, a profile fact in substance.
         decision = gate.GateDecision(True, "states a profile fact", text=text.strip())
+    if policy.gate and said is not None and refused is None and words and not decision.explicit:
+        overruled = disclosing.overrule(decision.keep, decision.reason, said(text.strip()), bool(statement.facts))
+        if overruled is not None:
+            keep, why = overruled
+            decision = gate.GateDecision(keep, why, text=text.strip() if keep else "")
     return decision, words, statement
 
 
@@ -321,6 +328,7 @@ class MemoryService:
         self._seen: dict[str, float] = {}
         self._bodies: OrderedDict[str, list[float]] = OrderedDict()
         self._attributes = attributes.for_embedder(embedder, heads)
+        self._disclosures = disclosing.for_embedder(embedder, heads)
         # The vectors this write computed, by text: the sentence read for its meaning is the turn that is stored, and
         # its preferences and neighbours share them.
         self._vectors: dict[str, list[float]] = {}
@@ -363,6 +371,13 @@ class MemoryService:
             return None
         return attributes.meaning(self._attributes, self._embed)
 
+    def discloses(self, text: str) -> disclosing.Disclosing | None:
+        """The second opinion on whether a line discloses (``agent.memory.disclosing``), for the chat's turns; None
+        for an embedder without a head, a transcript line, or the gate off."""
+        if self._disclosures is None or not self.policy.gate or truth.speaker(text):
+            return None
+        return disclosing.disclosing(self._disclosures, self._embed)
+
     def statement(self, text: str) -> profile.Statement:
         """The profile facts and retractions ``text`` states, read the way every write of this service reads them."""
         return profile.read(text, self.meaning(text)) if self.policy.truth else profile.Statement()
@@ -398,7 +413,7 @@ class MemoryService:
         what the caller's user can still do when the session's write cap is reached: the explicit way to store a
         memory where they are (the chat has ``/remember``; an MCP client has none of its own)."""
         self._vectors.clear()
-        decision, words, statement = judge(self.policy, text, self.meaning(text))
+        decision, words, statement = judge(self.policy, text, self.meaning(text), self.discloses(text))
         if not decision.keep and self.policy.truth and self._names_the_household(decision, words):
             decision = gate.GateDecision(True, "names someone of the user's household", text=words)
         # A turn the gate drops may still state a standing preference (a request in form).
@@ -1055,6 +1070,8 @@ class MemoryService:
         the store opens, so that the first turn remembered does not wait seconds for them."""
         if self._attributes is not None and self.policy.truth:
             self._attributes.warm_up()
+        if self._disclosures is not None and self.policy.gate:
+            self._disclosures.warm_up()
         if self.policy.truth and self.embedder.name in preferences.CALIBRATED:
             preferences.examples(self.embedder).vectors()
 
