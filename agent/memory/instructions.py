@@ -215,8 +215,9 @@ _UNSAFE_ORDER = re.compile(
     rf"\b(?:ignor\w*|disregard|bypass|disable|turn off|switch off|drop)\s+(?:all |any |every |the |your )*"
     r"(?:safety|content|security) (?:rules|guidelines|filters?|checks|warnings|restrictions|policies|protocols)|"
     # "forget my safety stuff, never mention it again": the safety first, then the order to keep quiet about it
+    # ("lactose intolerant, dont ask how i found out" is the idiom, a story not told, and orders nothing)
     rf"\b{_SAFETY_NOUN}\b[^.!?\n]{{0,40}}?\b(?:never|don'?t|do not|stop|no more)\s+(?:mention\w*|bring\w*|"
-    r"rais\w*|warn\w*|remind\w*|ask\w*|talk\w*)\b|"
+    r"rais\w*|warn\w*|remind\w*|ask\w*(?!\s+(?:me\s+)?(?:how|why|what|where|who|when)\b)|talk\w*)\b|"
     # "next time just delete my medication list, dont ask": an order to erase it for good
     rf"{_CLAUSE_START}(?:(?:{_STANDING_ORDER}|next time|whenever),?\s+)?(?:just\s+)?(?:delete|remove|erase|wipe|"
     rf"clear|hide)\s+(?:all |any |every |the |my |your )*(?:[\w-]+ ){{0,2}}{_SAFETY_NOUN}\b[^.!?\n]{{0,40}}?"

@@ -250,7 +250,8 @@ OWN_WORDS = ["I never mention my diabetes at work", "forget my old meds list, I 
              "my wife always tells everyone everything", "i stopped taking my meds in may", "tell my boss i was sick",
              "my sister ignores her allergies", "the kids never check the weather", "I skip breakfast on workdays",
              "my meds make me drowsy, I never drive after taking them", "please delete my old inhaler, I stopped it",
-             "from now on I'm saying yes to more invitations"]
+             "from now on I'm saying yes to more invitations", "gluten intolerant, don't ask how i found out",
+             "diabetic since 30, dont ask me why, long story"]
 
 
 @pytest.mark.parametrize("text", UNSAFE_ORDERS)
