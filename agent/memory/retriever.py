@@ -60,6 +60,10 @@ def by_recency(
     return sorted(raised, key=lambda item: (-item[1], item[0]))
 
 
+# How many replacements a chain is followed through.
+_CHAIN = 8
+
+
 class Retriever:
     """Ranks one user's memories for a probe; no threshold here (see ``MemoryService.recall``)."""
 
@@ -73,8 +77,9 @@ class Retriever:
         self.weights = weights or FusionWeights()
 
     def rank(self, probe: str, k: int, past: bool = False) -> list[ScoredMemory]:
-        """The top ``k`` current memories for ``probe`` (fewer when the store holds fewer), best first; ``past``
-        ranks superseded memories too (a question about the past)."""
+        """The top ``k`` current memories for ``probe`` (fewer when the store holds fewer), best first: a replaced
+        memory ranked stands for the one that replaced it (``_successors``). ``past`` ranks superseded memories as
+        themselves (a question about the past)."""
         if k <= 0 or not probe.strip():
             return []
         n = max(k, self.weights.candidates)
@@ -84,8 +89,9 @@ class Retriever:
         keyword_scores = dict(self._ledger.keyword_search(self._user, probe, n)) if self.weights.keyword else {}
         ranked = fuse(similarities, keyword_scores, self.weights)[: 2 * k]
         records = self._ledger.get(self._user, [mid for mid, _ in ranked])
+        reached: dict[str, float] = {}
         if not past:
-            records = {mid: record for mid, record in records.items() if record.current}
+            ranked, records, reached = self._successors(ranked, records, similarities)
         kept = [(mid, score) for mid, score in ranked if mid in records]
         ranked = by_recency(kept, records, self.weights.recency)[:k]
         missing = [mid for mid, _ in ranked if mid not in similarities]
@@ -95,10 +101,50 @@ class Retriever:
                 cosines = np.asarray(list(stored.values()), dtype=np.float32) @ np.asarray(vector, dtype=np.float32)
                 similarities.update(zip(stored, cosines.tolist(), strict=True))
         return [
-            ScoredMemory(record=records[mid], similarity=similarities[mid], score=score)
+            ScoredMemory(record=records[mid], similarity=max(similarities[mid], reached.get(mid, -1.0)), score=score)
             for mid, score in ranked
             if mid in records and mid in similarities
         ]
+
+    def _successors(self, ranked: list[tuple[str, float]], records: dict[str, MemoryRecord],
+                    similarities: dict[str, float]) -> tuple[list[tuple[str, float]], dict[str, MemoryRecord],
+                                                              dict[str, float]]:
+        """The ranking with each replaced memory in it standing for the current memory that replaced it (followed
+        to the end of the chain), at its place and its similarity: "easy songs for my instrument" is near "learning
+        drums in the garage", which "drumkit's gone, ukulele now" replaced, and the question is the replacement's
+        to answer however far its own words are from it. A replacement ranked already keeps its own place."""
+        current = {mid: record for mid, record in records.items() if record.current}
+        out: list[tuple[str, float]] = []
+        placed: set[str] = set()
+        reached: dict[str, float] = {}
+        for mid, score in ranked:
+            record = records.get(mid)
+            if record is None:
+                continue
+            if not record.current:
+                successor = self._current_successor(record)
+                if successor is None:
+                    continue
+                current[successor.id] = successor
+                reached[successor.id] = max(reached.get(successor.id, -1.0), similarities.get(mid, -1.0))
+                mid = successor.id
+            if mid not in placed:
+                placed.add(mid)
+                out.append((mid, score))
+        return out, current, reached
+
+    def _current_successor(self, record: MemoryRecord) -> MemoryRecord | None:
+        """The current memory at the end of ``record``'s chain of replacements, or None (a loop, a forgotten one)."""
+        seen = {record.id}
+        while record.superseded_by and record.superseded_by not in seen and len(seen) <= _CHAIN:
+            seen.add(record.superseded_by)
+            found = self._ledger.get(self._user, [record.superseded_by]).get(record.superseded_by)
+            if found is None:
+                return None
+            if found.current:
+                return found
+            record = found
+        return None
 
     def vectors(self, ids: Sequence[str]) -> dict[str, list[float]]:
         """The vectors of ``ids``, from the ledger's copies where it has them (one local read, where the index may

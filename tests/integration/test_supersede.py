@@ -272,3 +272,13 @@ def test_the_broad_change_cue_reads_the_users_own_changes_not_additions_or_other
     assert not truth.says_it_changed("I also do yoga now")
     assert not truth.says_it_changed("my sister moved to Madrid")
     assert not truth.says_it_changed("should I switch to a new phone?")
+
+
+def test_a_question_the_replaced_memory_answered_recalls_what_replaced_it(memory: MemoryService) -> None:
+    say(memory, "learning the trumpet, lessons on saturdays", "sold the trumpet, it's the cello for me now")
+    trumpet, cello = (next(r for r in memory.list() if w in r.source) for w in ("learning", "cello"))
+    assert trumpet.superseded_by == cello.id
+    # Near the trumpet's words, far from the cello's: the memory that holds now answers it, the old one does not.
+    block = memory.recall("how long should my saturday lessons practice be?").block
+    assert [m.record.id for m in block.memories] == [cello.id]
+    assert "learning the trumpet" not in block.text
