@@ -366,16 +366,6 @@ def _changed_by_meaning(statement: Statement, neighbours: Sequence[tuple[MemoryR
     return Outcome()
 
 
-# Attributes of one thing the head tells apart by the words used of it: where the user lives and what kind of place
-# it is ("the new place is a wee bungalow in Crieff").
-_FAMILIES = (frozenset({"home", "home type"}),)
-
-
-def _family(attributes: frozenset[str]) -> frozenset[str]:
-    """``attributes`` with the others of their family."""
-    return attributes.union(*(family for family in _FAMILIES if family & attributes))
-
-
 def _of(fact: StatedFact, attributes: set[str]) -> bool:
     """Whether ``fact`` holds a value of one of ``attributes`` (a laptop's of the device)."""
     return values.attribute_of(fact.key) in attributes
@@ -409,7 +399,7 @@ def _changed_by_attribute(statement: Statement, topics: Topics | None,
     for old, similarity in neighbours:
         if similarity < ATTRIBUTE_SIMILARITY:
             break
-        common = {a for a in _family(topics.new) & _family(topics.old.get(old.id, frozenset()))
+        common = {a for a in topics.new & topics.old.get(old.id, frozenset())
                   if retires or (now and a not in values.SEVERAL) or a not in values.SEVERAL | CHANGING}
         keys = common | (COUPLED if common & COUPLED else set())
         # A value a rule read is replaced by another value read or a retraction, not by a description ("my laptop
