@@ -272,8 +272,12 @@ _SAID_FORMS = (
     # "the code to get in is 4471", "my code is 4471"
     r"\bcode (?:to|for) (?:get(?:ting)? in|enter\w*|open\w*|unlock\w*|the \w+(?: \w+)?)\b[^.!?\n]{0,30}?"
     rf"\s*{_VERB}\s*{_STRONG}|\b(?:the|my|our|his|her|their|its) code\s*{_VERB}\s*\d{{3,}}|"
-    # "the alarm at the flat, code 4471", "code: 4471"
-    r"(?:^|[,:;(]\s*)code\s*[:#]?\s*\d(?:[ -]?\d){3,7}\b"
+    # "the alarm at the flat, code 4471", "code: 4471", "the bank texted me a code 558120"
+    r"(?:^|[,:;(]\s*|\b(?:a|the|my|this|that|your|new) )code\s*[:#]?\s*\d(?:[ -]?\d){3,7}\b|"
+    # a password's name, whatever words of whatever tongue join it to a value of mixed case and digits, as only a
+    # password is: "ang password ko sa email ay SantoNino1986" ("password for netflix2" names an account)
+    rf"{_WORD_START}{_WORDY}{_COMPOUND}\b[^.!?;\n]{{0,40}}?(?<![\w-])(?-i:(?=\S*[a-z])(?=\S*[A-Z])(?=\S*\d))"
+    r"[^\s.,;:!?]{6,}"
 )
 
 

@@ -150,7 +150,8 @@ KEPT = [
     '  File "/usr/lib/python3.10/site-packages/foo.py", line 88', "the secret to my bread is 72-hour fermentation",
     "the key is 24/7 support", "my key takeaway is 3x growth", "the code for the gym class is 5pm",
     "my house alarm, it is a 2020 model", "my gym pass costs 40 euro", "I moved from Berlin.now in Madrid",
-    "my favourite identifier is ThisIsMyVeryLongName",
+    "my favourite identifier is ThisIsMyVeryLongName", "my password manager is 1Password8",
+    "error code 500123 keeps coming up",
 ]
 
 
@@ -161,6 +162,7 @@ SAID_OTHERWISE = [
     "the cvv on my visa 417", "pin for the bank card 9921", "vpn login mkhan / Autumn#88", "creds: root | toor2024x",
     "the safe is 7719", "garage door is nine one one four", "пароль: zebra77", "mi contraseña es perro99",
     "密码是 panda2020", "パスワードは sakura88", "हमारा पासवर्ड है mango55", "şifre: kedi1234",
+    "yung password ko sa bangko ay MaligayaAko77", "the bank sent me a code 884120, keep it for later",
 ]
 # Documents named without "number": the name and a value of letters and digits.
 DOCUMENTS = ["passport X7654321", "my drivers licence K2345678", "medicaid 9AB3-CD4-EF56", "SIN 130 692 544",
