@@ -20,6 +20,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from agent.errors import EmbeddingError
+from agent.memory import disclosure
 from agent.memory.attributes import NONE, Attributes, HeadStore
 from agent.ports import Embedder
 
@@ -65,13 +66,20 @@ def for_embedder(embedder: Embedder, heads: HeadStore | None = None) -> Attribut
         return _SHARED[key]
 
 
+def said(line: str) -> str:
+    """What the head reads of ``line``: its sentences without the words that only frame them ("honestly, ...",
+    "btw", "..., thanks") and without a final full stop or exclamation, which say nothing of whether it discloses and
+    moved the head's probability across ``KEEPS`` on one line in fifteen that the grammar drops."""
+    return disclosure.plain(line).rstrip(" .!") or line
+
+
 def disclosing(head: Attributes, vector_of: Callable[[list[str]], list[list[float]]]) -> Disclosing:
     """The ``Disclosing`` of ``head``, embedding a line through ``vector_of`` (which may hand back a vector the
     write computed already); an embedder that fails gives 0.5, which overrules nothing."""
 
     def probability(line: str) -> float:
         try:
-            return head.probabilities_of(DISCLOSES, vector_of([line]))[0]
+            return head.probabilities_of(DISCLOSES, vector_of([said(line)]))[0]
         except EmbeddingError:
             return 0.5
 

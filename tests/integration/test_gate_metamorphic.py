@@ -2,7 +2,8 @@
 "btw", "tbh" or "also", a trailing ", thanks", no final punctuation, lower case, one slip of the keyboard in the
 line's longest word; and minimal pairs, sentences one word apart that must be decided alike ("The kids are ..." and
 "Both kids are ...") or apart ("I'm vegan" and "are you vegan?"). The same changes must not change what the write
-path keeps either (``service.judge`` with the real model's meaning, which keeps some lines the gate drops), over the
+path keeps either (``service.judge`` with the real model's meaning and second opinion, which keep some lines the
+gate drops), over the
 lines of the sets written blind that the gate drops; all but the slip of the keyboard, which the meaning does not
 read through: a slip in the word that carries it ("hyrbid, office tue and thu", "ipohne 13 mini") moves the head's
 probability across ``OVERRULE`` in 8 of those 359 lines (bench/RESULTS.md section 23).
@@ -21,7 +22,7 @@ from pathlib import Path
 import pytest
 
 from agent.adapters.local_embedder import LocalEmbedder
-from agent.memory import attributes, disclosure, patterns, typos
+from agent.memory import attributes, disclosing, disclosure, patterns, typos
 from agent.memory.gate import decide
 from agent.memory.policy import MemoryPolicy
 from agent.memory.service import judge
@@ -79,12 +80,14 @@ def write_path_keeps(local_embedder: LocalEmbedder) -> Callable[[str], bool]:
     """What ``judge`` keeps of a line, with the real model's meaning, once per line. A line the gate read as
     something else (a question, a hypothetical ...) is kept by no meaning, so it is not embedded."""
     classifier = attributes.for_embedder(local_embedder)
-    assert classifier is not None
+    second = disclosing.for_embedder(local_embedder)
+    assert classifier is not None and second is not None
     meaning = attributes.meaning(classifier, local_embedder.embed)
+    said = disclosing.disclosing(second, local_embedder.embed)
 
     @cache
     def keeps(text: str) -> bool:
-        return False if decide(text).read_as else judge(MemoryPolicy(), text, meaning)[0].keep
+        return False if decide(text).read_as else judge(MemoryPolicy(), text, meaning, said)[0].keep
 
     return keeps
 
