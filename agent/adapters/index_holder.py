@@ -107,7 +107,14 @@ class HeldIndex(MirroredIndex):
         self._ledger.after_commit(lambda: self._hold(ids, vectors))
 
     def _hold(self, ids: Sequence[str], vectors: Sequence[Sequence[float]]) -> None:
+        # Vectors that go into Chroma at once (a write of ``group`` or more: every write of a process that does not
+        # group them, a bulk write's 2,048) are not copied, nor their lengths computed, for the searches that will
+        # never rank them while pending: an import's copies were 25 MB of floats a call.
+        at_once = len(self._pending) + len(ids) >= self.group
         for mid, v in zip(ids, vectors, strict=True):
+            if at_once:
+                self._pending[mid] = v  # type: ignore[assignment]  # flushed before anything reads it
+                continue
             self._pending[mid] = kept = [float(x) for x in v]
             self._norms[mid] = _norm(kept)
         self._written.update(ids)
