@@ -325,7 +325,9 @@ def _as_kept(record: MemoryRecord, plan: _Plan) -> MemoryRecord:
     def mapped(old: str) -> str:
         return plan.exported.get(old, "") if old else ""
 
-    return replace(record, last_seen=plan.kept[record.id], superseded_by=mapped(record.superseded_by),
+    # Each memory is written once (the scratch file keeps its first line only), so its entry leaves the plan here:
+    # what the plan holds shrinks as the index grows, instead of both growing with the file to its end.
+    return replace(record, last_seen=plan.kept.pop(record.id), superseded_by=mapped(record.superseded_by),
                    superseded_at=record.superseded_at if mapped(record.superseded_by) else 0.0,
                    facts=tuple(replace(f, superseded_by=mapped(f.superseded_by)) for f in record.facts))
 
