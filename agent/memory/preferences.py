@@ -243,6 +243,15 @@ def read(sentences: Sequence[str], vectors: Sequence[Sequence[float]], examples:
 
 
 ONE_OFF_REASON = "an order for the answer at hand, not a standing preference: not kept"
+# Words that make an order stand: "don't ever send me to Amazon", "always", "from now on".
+_STANDING_WORDS = re.compile(r"\b(?:ever|always|never|from now on|any ?more|every|whenever|going forward)\b",
+                             re.IGNORECASE)
+
+
+def for_the_answer_at_hand(sentence: str) -> bool:
+    """Whether ``sentence`` speaks of the answer at hand ("for this one only", "just this time", "give me this
+    answer in ...") and of no occasion beyond it."""
+    return bool(_ONE_OFF.search(sentence)) and not _STANDING_WORDS.search(sentence)
 STANDING_REASON = "a standing preference for every answer"
 RECALL_REASON = "a question about what you told before, which states nothing new: not kept"
 

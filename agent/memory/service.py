@@ -226,6 +226,11 @@ def judge(policy: MemoryPolicy, text: str, meaning: attributes.Meaning | None = 
             and not decision.read_as and _states_a_fact(disclosure.plain(words), meaning)):
         # "Please just call me Kate": a request in form, a profile fact in substance.
         decision = gate.GateDecision(True, "states a profile fact", text=text.strip())
+    if (policy.gate and decision.keep and decision.reason == disclosing.CATCH_ALL and not decision.explicit
+            and preferences.for_the_answer_at_hand(plain := disclosure.plain(words)) and _orders(plain)):
+        # "for this one only, write it in Tagalog, it's for my Lola's friend": an order for this answer, kept only
+        # for its "my"; a standing preference in it is still read (``preferences.settle``).
+        return gate.GateDecision(False, preferences.ONE_OFF_REASON), words, statement
     if policy.gate and said is not None and refused is None and words and not decision.explicit:
         overruled = disclosing.overrule(decision.keep, decision.reason, said(text.strip()), bool(statement.facts))
         if overruled is not None:
@@ -283,6 +288,17 @@ AGREED = 0.6
 _ORDER = re.compile(r"(?:^|[.,;:!?]\s*)(?:(?:just|please|ok|okay|so|and|now|hey)\W+)*(?:for this\b|this time\b|"
                     r"(?:put|use|answer|write|give|make|tell|translate|reply|respond|format|show|list|say|explain|"
                     r"keep|do|don'?t|stop|switch|can you|could you|would you|will you)\b)", re.IGNORECASE)
+
+
+# An order said right after the answer it is for: "just this once write it in Welsh".
+_ORDER_AFTER_CUE = re.compile(r"\b(?:this|that) (?:time|once|one)(?: only)?\W+(?:please\W+)?(?:write|give|make|put|"
+                              r"answer|reply|respond|translate|format|say|tell|list|keep)\b", re.IGNORECASE)
+
+
+def _orders(plain: str) -> bool:
+    """Whether ``plain`` gives the assistant an order and asks nothing: at a clause's start, or right after the
+    answer it is for."""
+    return "?" not in plain and bool(_ORDER.search(plain) or _ORDER_AFTER_CUE.search(plain))
 
 
 def keeps(policy: MemoryPolicy, text: str) -> bool:

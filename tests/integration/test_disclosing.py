@@ -27,3 +27,10 @@ def test_a_remark_kept_only_for_its_my_is_dropped_by_meaning(memory: MemoryServi
 def test_a_question_or_a_secret_stays_unkept_whatever_it_means(memory: MemoryService) -> None:
     say(memory, "is it worth working nights at the hospital?", "my phone pin is 4417, nights at the hospital all week")
     assert sources(memory) == set()
+
+
+def test_an_order_for_the_answer_at_hand_kept_only_for_its_my_is_not_kept(memory: MemoryService) -> None:
+    say(memory, "just this once write it in Welsh, it's for my aunt's card", "I'm allergic to peanuts, give me a "
+        "snack for now", "I always make it to the gym on Mondays, my trainer says keep it up")
+    assert sources(memory) == {"I'm allergic to peanuts, give me a snack for now",
+                               "I always make it to the gym on Mondays, my trainer says keep it up"}
