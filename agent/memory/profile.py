@@ -487,7 +487,8 @@ def _readings(sentences: Sequence[str], meaning: Meaning | None) -> list[list[tu
         # A clause's safety reading pooled from several attributes is too weak a sign in a few words ("3 a day");
         # a question typed without its mark asks ("where should we eat in Porto tonight, i'm vegan").
         found = sorted(((part, reading) for part, reading in found if not _of_another(part, reading, whole)
-                        and not (reading.pooled and part != sentence) and not _ASKS.match(part)),
+                        and not (reading.pooled and part != sentence) and not _ASKS.match(part)
+                        and not _safety_against_whole(part, reading, whole)),
                        key=lambda pair: -pair[1].score)
         if not found:
             out.append([(sentence, None)])
@@ -520,6 +521,21 @@ def _of_another(part: str, reading: Reading, whole: Reading | None) -> bool:
     on Saturday")."""
     return (whole is not None and whole.attribute in _ANOTHER_BEING and reading.attribute in _OWN_SELF
             and _FIRST_PERSON.search(part) is None)
+
+
+# A clause that states the user's own state or treatment: "i'm hard of hearing", "i have asthma", "i take statins".
+_OWN_STATE = re.compile(r"(?i)^\W*(?:i'?m|im|i am|i have|i've|ive|i've got|i got|i take|i suffer|i carry|i can'?t|"
+                        r"i cannot|i need my)\b")
+
+
+def _safety_against_whole(part: str, reading: Reading, whole: Reading | None) -> bool:
+    """A clause that, read alone, looks like a safety fact in a sentence whose meaning is sure of another attribute
+    and finds no safety one likely at all: "I work as stress engineer at Nova Chemicals, mostly pressure vessels"
+    (a job), "57 and I can still touch my toes" (an age), "trumpet in the band, second chair". A clause that states
+    the user's own state ("i'm autistic and phone calls stress me out, how do i cancel my gym") is a safety fact
+    whatever the rest of the sentence is about."""
+    return (whole is not None and reading.attribute in SAFETY and whole.attribute not in SAFETY
+            and not SAFETY & set(whole.alternatives) and _OWN_STATE.match(part) is None)
 
 
 # The user's household and family, whose safety the user looks after (they cook for them, travel and plan with them):

@@ -135,8 +135,9 @@ def read(sentence: str, taken: Collection[str]) -> list[StatedFact]:
         value = value_of(match.group("v"))
         if thing is None or value is None:
             continue
-        if match.re is _USE and not named(value.rsplit(" ", 1)[0]):
-            continue  # "I use a standing desk" says nothing of which one
+        if match.re is _USE and (not named(value.rsplit(" ", 1)[0])
+                                 or _DESCRIPTION_START & set(value.casefold().split())):
+            continue  # "I use a standing desk" says nothing of which one; "a ThinkPad for everything" names no thing
         found.append(StatedFact(thing, value))
     return found
 

@@ -476,8 +476,8 @@ def decide(
 _PAST_QUESTION = re.compile(
     r"\b(?:before(?=\s*(?:[?.!,;]|$|that|this|then|now|i |the (?:move|wedding|new|last))|\s+\w+ (?:moved|switched|"
     r"started|changed|joined|got))|used to|previous(?:ly)?|former(?:ly)?|earlier|originally|back then|in the past|"
-    r"prior|"
-    r"did i (?:use|live|work)|was i|history|changed?|my old|the old|old (?:job|place|home|house|flat|apartment|"
+    r"prior|did i (?:use|live|work)|was i|history|what(?:'s| has| have)? changed|(?:has|have|did) (?:\w+ ){1,3}change|"
+    r"my old|the old|old (?:job|place|home|house|flat|apartment|"
     r"address|city|name|number|car|phone|boss|school|work|team))\b",
     re.IGNORECASE,
 )

@@ -90,17 +90,18 @@ _KINDS = (("laptop", re.compile(r"\b(?:macbook|thinkpad|chromebook|notebook|ultr
 _VEHICLES = re.compile(r"\b(?P<v>motorbike|motorcycle|van|scooter|bike|bicycle|e-bike|campervan|camper van)\b",
                        re.I)
 # The clause that retires a value of a set: the pet that died, the language given up.
-_RETIRES = re.compile(r"\b(?:died|passed away|passed|lost|said goodbye|gave (?:\w+ ){0,3}away|given away|rehomed|"
-                      r"re-homed|put (?:\w+ )?down|ran away|sold|gone|no longer|not .* any ?more|stopped|gave up|"
+_RETIRES = re.compile(r"\b(?:died|passed away|passed|rip|r\.i\.p|went peacefully|lost|said goodbye|"
+                      r"gave (?:\w+ ){0,3}away|given away|rehomed|re-homed|put (?:\w+ )?down|ran away|sold|gone|"
+                      r"no longer|not .* any ?more|stopped|gave up|"
                       r"dropped|forgot|replaced|instead of)\b", re.I)
 # A pet's end, said without its name ("our old girl passed", "we said goodbye to him in march").
-_PET_GONE = re.compile(r"\b(?:died|passed(?: away)?|put (?:\w+ )?down|said goodbye|rehomed|re-homed|gave (?:\w+ ){0,3}"
-                       r"away|ran away|lost (?:him|her|our))\b", re.I)
+_PET_GONE = re.compile(r"\b(?:died|passed(?: away)?|rip|r\.i\.p|went peacefully|put (?:\w+ )?down|said goodbye|"
+                       r"rehomed|re-homed|gave (?:\w+ ){0,3}away|ran away|lost (?:him|her|our))\b", re.I)
 # A set's value said to replace the one held, which the sentence does not name.
 _SWITCHED = re.compile(r"\b(?:switched|swapped|changed|moved on)\s+(?:over\s+)?(?:from\s+\w+\s+)?to\b|\binstead\b",
                        re.I)
 _BARE_NAME = re.compile(r"[A-Z][\w'’-]+(?: [A-Z][\w'’-]+)?")
-_CLAUSES = re.compile(r"\s*(?:[,;:]|\band\b|\bbut\b|\bso\b|\bthen\b)\s*", re.I)
+_CLAUSES = re.compile(r"\s*(?:[,;:\u2600-\u27bf\U0001f300-\U0001faff]|\band\b|\bbut\b|\bso\b|\bthen\b)\s*", re.I)
 # "My dream car", "my next phone": a wish, not the thing held.
 _WISH = re.compile(r"\b(?:dream|ideal|next|future|perfect|wish|want|would love|someday|one day)\b", re.I)
 # Where a life began is the hometown, whatever the sentence's nearness to the home's examples.
@@ -310,15 +311,22 @@ def _said_value(attribute: str, sentence: str, retired: list[StatedFact]) -> tup
     said = as_said(holding, OPEN_WORDS_MAX)
     if said is None:
         return [], retired
-    if not retired and attribute not in SEVERAL and _replaces_held(attribute, sentence):
-        # A machine's system goes with the machine ("IT swapped my machine, now on a macbook pro").
+    if not retired and attribute not in SEVERAL and (holding != sentence or _replaces_held(attribute, sentence)):
+        # What a clause said went goes ("left that club, ..."), and what replaced it in other words; a machine's
+        # system goes with the machine ("IT swapped my machine, now on a macbook pro").
         retired = [StatedFact(key, "")] + ([StatedFact(f"{key} system", "")] if attribute == "device" else [])
     return [StatedFact(key, said, origin=AS_SAID)], retired
 
 
 # A clause that says what went, not what holds: "drumkit's gone", "uninstalled valorant", "cancelled the gym".
 _WENT = re.compile(_RETIRES.pattern + r"|\b(?:uninstalled|deleted|cancell?ed|quit|ditched|scrapped|abandoned|"
-                   r"done with|gone (?:right )?off|got rid of)\b", re.IGNORECASE)
+                   r"done with|gone (?:right )?off|got rid of|closed|(?<!i'm )(?<!im )(?<!am )retired|"
+                   r"left (?:the|that|my|our)|out of|moved out|broke up|split up|n't .* any ?more)\b",
+                   re.IGNORECASE)
+
+
+# A clause that opens in the past tense tells what was, not what holds: "rip biscuit, he was 14".
+_WAS = re.compile(r"^\W*(?:he|she|it|they|we|i)\s+(?:was|were)\b", re.IGNORECASE)
 
 
 def _holding(sentence: str) -> str:
@@ -326,7 +334,7 @@ def _holding(sentence: str) -> str:
     "neighbours won, ukulele now"; "gave up pilates, swimming twice a week now" holds the swimming), or "" when each
     of them does: the value kept as said is what holds now, and the profile's line then names no value gone."""
     clauses = [c for c in _CLAUSES.split(sentence) if c.strip()]
-    kept = [c for c in clauses if not _WENT.search(c)]
+    kept = [c for c in clauses if not _WENT.search(c) and not _WAS.match(c)]
     return sentence if len(kept) == len(clauses) else ", ".join(kept)
 
 

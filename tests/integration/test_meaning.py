@@ -137,6 +137,28 @@ def test_another_persons_fact_is_not_the_users(memory: MemoryService) -> None:
     assert set(profile) <= {"family"}
 
 
+@pytest.mark.parametrize("line, key", [
+    ("I work as stress engineer at Nova Chemicals, mostly pressure vessels and piping", "job"),
+    ("57 and I can still touch my toes, just about, if I bend my knees a wee bit", "age"),
+])
+def test_a_clause_that_only_looks_like_a_safety_fact_is_not_one(memory: MemoryService, line: str, key: str) -> None:
+    """"mostly pressure vessels" read alone is a condition; in a sentence about a job, with no safety attribute
+    likely, it is the job's detail, and the job's profile line stays the only one."""
+    say(memory, line)
+    assert key in current(memory)
+    assert not set(current(memory)) & attributes.SAFETY
+
+
+@pytest.mark.parametrize("line, word", [
+    ("i'm hard of hearing, so i always watch with subtitles on", "hard of hearing"),
+    ("i'm autistic and phone calls stress me out so much, how do i cancel my gym membership by email", "autistic"),
+])
+def test_a_clause_stating_the_users_own_state_is_a_safety_fact_in_any_sentence(memory: MemoryService, line: str,
+                                                                                 word: str) -> None:
+    say(memory, line)
+    assert any(word in value for key, held in current(memory).items() if key in attributes.SAFETY for value in held)
+
+
 def test_a_refused_line_never_becomes_a_fact(memory: MemoryService) -> None:
     say(memory, "the alarm code at the office is 4471", "the door code at home is 9917")
     assert memory.list() == []

@@ -173,9 +173,10 @@ def test_questions_about_the_past_are_told_from_questions_about_now() -> None:
     from agent.memory.truth import asks_about_past
 
     for past in ("Where did I live before?", "What was my old job?", "Where did I use to work?",
-                 "What was my previous address?"):
+                 "What was my previous address?", "What has changed since the move?", "Did my address change?"):
         assert asks_about_past(past), past
-    for now in ("How old am I?", "Where do I live?", "What's my job?", "Recommend a restaurant near me"):
+    for now in ("How old am I?", "Where do I live?", "What's my job?", "Recommend a restaurant near me",
+                "How often should I get the oil changed on my car?", "What should I change in my diet?"):
         assert not asks_about_past(now), now
 
 

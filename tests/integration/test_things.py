@@ -39,6 +39,7 @@ from tests.truth_service import say
         ("My car is not a Tesla.", []),
         ("My store is something I'm always working on.", []),
         ("I use a standing desk.", []),
+        ("I use a ThinkPad for everything, work and private", []),
         ("My car is a hybrid.", []),
         ("My appointment is Friday at 3pm.", []),
         ("My train is the 7:40.", []),

@@ -20,6 +20,14 @@ def test_a_value_kept_as_said_is_what_holds_now_not_what_went() -> None:
     assert retired == [StatedFact("instrument", "")]
     # Only what went: nothing holds, what was held goes.
     assert values.read("hobby", "uninstalled the game for good") == ([], [StatedFact("hobby", "")])
+    # What went in other words, after an emoji, or told in the past: a retirement, a closing, a pet's death.
+    facts, _ = values.read("bank", "finally closed that deutsche bank acc 🎉 everything's on revolut now")
+    assert facts == [StatedFact("bank", "everything's on revolut now", origin=AS_SAID)]
+    facts, _ = values.read("doctor", "dr weber retired so i had to find a new gp, registered w dr. yilmaz")
+    assert facts == [StatedFact("doctor", "i had to find a new gp, registered w dr. yilmaz", origin=AS_SAID)]
+    assert values.read("gym", "left that club, too much ego on the climbs")[1] == [StatedFact("gym", "")]
+    # Retired as the user's own state is a value, not what went.
+    assert values.read("hobby", "i'm retired, so gardening most days")[0] != []
     # A safety value keeps every word: "lost" says nothing went of the medication.
     facts, _ = values.read("medication", "lost 5kg since starting metformin")
     assert facts == [StatedFact("medication", "lost 5kg since starting metformin", origin=AS_SAID)]
