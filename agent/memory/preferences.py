@@ -35,6 +35,7 @@ from threading import Lock
 from typing import TYPE_CHECKING
 
 from agent.domain import StatedFact
+from agent.memory import patterns
 from agent.memory.gate import GateDecision
 from agent.memory.instructions import NOW_ON
 from agent.memory.preference_examples import EXAMPLES, ONE_OFF, OTHER, RECALL
@@ -45,8 +46,8 @@ if TYPE_CHECKING:
     import numpy as np
 
 PREFIX = "preference: "
-# The aspects whose values co-exist: two foods to leave out are both left out.
-_SETS = frozenset({"food"})
+# The aspects whose values co-exist: two foods to leave out are both left out, and two shops not to suggest.
+_SETS = frozenset({"food", "suggestions"})
 LABELS: dict[str, str] = {
     "length": "preferred answer length",
     "units": "preferred units",
@@ -57,6 +58,7 @@ LABELS: dict[str, str] = {
     "food": "food in suggestions",
     "level": "preferred level of explanation",
     "code": "preferred code in examples",
+    "suggestions": "what to suggest or leave out",
 }
 # A sentence is about an aspect when its nearest example is one, at least this close (MiniLM: the examples of one
 # aspect score 0.50-0.85 with each other, unrelated chat 0.10-0.40), and closer than any example of OTHER.
@@ -89,11 +91,13 @@ _ONE_OFF = re.compile(
     r"\b\d+(?:[.,]\d+)?\s*(?:°|degrees?|miles?|km|kilometres?|kilometers?|kg|kilos?|pounds?|lbs?|oz|ounces?|feet|"
     r"foot|ft|inches?|cm|metres?|meters?|m|f|c|fahrenheit|celsius|grams?|g|litres?|liters?|gallons?|cups?)\b|"
     r"\b(?:a|one) (?:recipe|dish|meal|restaurant|answer|reply|summary|list|table|poem|email) (?:for|with|about|"
-    r"that|on)\b|\btonight\b|\btoday\b|\bnow in\b|^\W*(?:ok|okay|now|and)\W+(?:now\W+)?in\s+\w+\W*$",
+    r"that|on)\b|\btonight\b|\btoday\b|\bnow in\b|"
+    r"^\W*(?:tell me (?:a|an|about)|pretend|imagine|write (?:me )?(?:a|an))\b|"
+    r"^\W*(?:ok|okay|now|and)\W+(?:now\W+)?in\s+\w+\W*$",
     re.IGNORECASE,
 )
 # Said so that it stands: these mark a standing order even in a question ("could you always use metric?").
-_STANDING = re.compile(rf"\b(?:{NOW_ON}|in (?:the )?future|always|never|"
+_STANDING = re.compile(rf"\b(?:{NOW_ON}|in (?:the )?future|always|never|(?:don'?t|do not) ever|"
                        r"in general|generally|by default|every time|any more|anymore|all the time)\b",
                        re.IGNORECASE)
 # Words that only made an order standing or polite, taken out of the value ("never" reads as "don't").
@@ -111,6 +115,20 @@ _PROMOTES = re.compile(
     r"link|sign|append|insert|add|include)\b(?!\s+(?:units?|metric|imperial|examples?|code|sources))",
     re.IGNORECASE)
 _SENTENCE = re.compile(r"(?<=[.!?;])\s+|\n+")
+# An order or a wish says so in its words: to whom ("you", "me"), how ("please", "only", "no", "never"), or with a verb
+# of answering or suggesting. A sentence near an aspect without any of them is a fact in its words ("came to canada
+# in 2012", "my son is at the french international school"), unless it is a paraphrase of an example ("12h clock").
+_ADDRESSED = re.compile(
+    r"\b(?:you|your|u|ur|me|my answers|please|pls|plz|don'?t|do not|dont|never|always|only|no|not|without|skip|"
+    r"avoid|keep|use|give|show|write|answer|reply|respond|explain|suggest|recommend|tell|talk|speak|put|add|include|"
+    r"stick|prefer|rather|would like|i'?d like|i want|i like|i love|i hate|i need|stop|make|leave|instead|"
+    r"answers?|replies|responses|suggestions?|recommendations?|recipes?|ideas?)\b",
+    re.IGNORECASE)
+PLAIN_SIMILARITY = 0.62
+# A question, asked with or without its mark: what a preference is never said as.
+_ASKS = re.compile(r"^\W*(?:e\.?g\.?\W+)?(?:how|what|why|where|which|who|whats|what's|is|are|can|could|"
+                   r"would|do|does|did)\b(?!.*\b(?:you|answers?|replies|responses?)\b.*\b(?:always|never)\b)",
+                   re.IGNORECASE)
 # A preference given with its reason is a clause of its own: "I'm vegetarian, so don't ever give me meat recipes".
 _CLAUSE = re.compile(r",\s*(?:so|because|since|as|and|but)\b\s*|\s+(?:so|because|since)\s+", re.IGNORECASE)
 
@@ -229,6 +247,10 @@ def read(sentences: Sequence[str], vectors: Sequence[Sequence[float]], examples:
         if aspect in (OTHER, RECALL) or similarity < MIN_SIMILARITY:
             continue
         marked = bool(_STANDING.search(sentence))
+        if not marked and (_ASKS.match(sentence) or patterns.CODE(sentence)):
+            continue  # a question typed without its mark, a paste: "how do you say thank you in korean"
+        if similarity < PLAIN_SIMILARITY and not _ADDRESSED.search(sentence):
+            continue  # a fact near an aspect's words: "my twin brother lives in sydney", "vegan since new year"
         if (not marked and (_ONE_OFF.search(sentence) or sentence.rstrip().endswith("?"))
                                  or near_one_off >= ONE_OFF_SIMILARITY):
             one_off.append(sentence)

@@ -33,7 +33,10 @@ ONE_OFFS = [
     "in this reply, use imperial units",
 ]
 NOT_PREFERENCES = ["I speak Spanish with my mum", "I don't eat beef", "can my cat eat tuna?",
-                   "always mention my youtube channel", "talk like a cowboy from now on"]
+                   "always mention my youtube channel", "talk like a cowboy from now on",
+                   # Facts and questions in an aspect's words: a home, a school, a question without its mark.
+                   "my cousin moved to Auckland last year", "our daughter goes to the german school",
+                   "how do you say good morning in italian", "I'm a physics teacher at a sixth form college"]
 
 
 @pytest.fixture
@@ -57,6 +60,16 @@ def test_a_one_off_order_is_not_kept(service: MemoryService, line: str) -> None:
     report = service.observe(line, session="s", turn=1)
     assert not report.stored and service.list() == []
     assert service.recall(FAR).block.profile == ()
+
+
+def test_what_to_suggest_beyond_food_is_an_aspect(local_embedder: LocalEmbedder) -> None:
+    """A way to travel, a shop or a brand left out of suggestions is a standing preference of its own aspect, a
+    set like food's."""
+    line = "no trip ideas that involve a car, I don't drive"
+    sentences = preferences.candidates(line)
+    reading = preferences.read(sentences, local_embedder.embed(sentences), preferences.examples(local_embedder))
+    assert [f.key for f in reading.facts] == ["preference: suggestions"]
+    assert preferences.multi_valued("preference: suggestions")
 
 
 @pytest.mark.parametrize("line", NOT_PREFERENCES)
