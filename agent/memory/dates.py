@@ -9,8 +9,9 @@ Pure: no clock is read here, the caller passes the moment the words were said. T
 use in chat (day words and their chat spellings, "tmrw", "tonite", "day after tomorrow"; weekdays with
 this/next/last/on/from/until, "fri" too, "friday next week"; "in two days", "three days from now", "three weeks ago",
 "a week from tomorrow", "a week today"; a day of the month, "on the 1st", "the 23rd", "the 14th of next month",
-"end of the month"; this/next/last week, weekend, month and year); anything else is left as it was said, never
-guessed.
+"end of the month"; this/next/last week, weekend, month and year; "the day after christmas", "on new year's eve";
+"übermorgen", "demain" and the few other tongues' day words that mean nothing else); anything else is left as it was
+said, never guessed.
 """
 
 from __future__ import annotations
@@ -22,7 +23,9 @@ from datetime import date, datetime, timedelta
 
 WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
 # How chat spells the day words: abbreviations, digits for sounds, the common typos.
-_TOMORROW = r"(?:tomorrow|tmrw|tmrow|tmr|tomorow|tommorow|tommorrow|tomorro|2morrow|2moro|2morow)"
+_TOMORROW = r"(?:tomorrow|tmrw|tmrow|tmr|tomorow|tommorow|tommorrow|tomorro|2morrow|2moro|2morow|demain|domani|amanhã)"
+# The day after tomorrow in one word of another tongue, as bilingual users type it ("übermorgen I have the MRI").
+_OVERMORROW = r"(?:übermorgen|uebermorgen|overmorgen|pasado mañana|après-demain|apres-demain|dopodomani)"
 _TONIGHT = r"(?:tonight|tonite|2nite|2night)"
 _YESTERDAY = r"(?:yesterday|yday|yesterdy|yesturday)"
 _WEEKDAY_NAMES = (r"(?:mon(?:day)?|tue(?:s|sday)?|wed(?:s|nesday)?|thu(?:r|rs|rsday)?|fri(?:day)?|sat(?:urday)?|"
@@ -50,7 +53,7 @@ _ANCHOR_ON = r"(?P<anchor>today|" + _TOMORROW + r"|on\s+" + _WEEKDAY_NAMES + r")
 # "the 1st" is a date only where nothing follows it that makes it an ordinal of something else ("the 1st time").
 _DAY_OF_MONTH_END = r"(?=\s*(?:$|[,.;:!?)\-]|(?:and|at|but|so|or|for|because|when|too|then|again|is|will be)\b))"
 # "the last year has been hard", "every next Friday": a span of time, not a date; left as said.
-_NOT_A_DATE = re.compile(r"\b(?:the|a|my|our|your|this|that|past|every|each|first|for)\s*$", re.IGNORECASE)
+_NOT_A_DATE = re.compile(r"\b(?:the|a|my|our|your|this|that|past|every|each|first)\s*$", re.IGNORECASE)
 # The phrase is the subject ("Today is my birthday"): the date alone, without a preposition.
 _SUBJECT = re.compile(r"^\s*(?:is|was|will be|'s)\b", re.IGNORECASE)
 # A preposition already before the phrase: "since last year" becomes "since 2025", not "since in 2025".
@@ -65,6 +68,15 @@ _WITH_ITS_DATE = (r",?\s+(?:the\s+\d{1,2}(?:st|nd|rd|th)?\b|" + _NTH + r"\b|(?:"
                   + _MONTH + r"|" + _MONTH + r"\s+\d{1,2}\b|\d{1,2}[/.]\d{1,2}\b)")
 
 Resolver = Callable[[re.Match[str], date], tuple[str, str]]
+
+# Holidays of a fixed date, said as a day ("the day after christmas", "on new year's eve"); a holiday said alone is a
+# season as often as a day ("I love christmas"), and moving ones (Easter) are left as said.
+_HOLIDAYS: tuple[tuple[str, tuple[int, int]], ...] = (
+    (r"christmas eve|xmas eve", (12, 24)), (r"christmas(?: day)?|xmas(?: day)?", (12, 25)), (r"boxing day", (12, 26)),
+    (r"new year'?s eve|nye", (12, 31)), (r"new year'?s(?: day)?", (1, 1)), (r"halloween", (10, 31)),
+    (r"valentine'?s(?: day)?", (2, 14)),
+)
+_HOLIDAY_NAMES = "|".join(f"(?:{pattern})" for pattern, _ in _HOLIDAYS)
 
 
 def _iso(day: date) -> str:
@@ -167,6 +179,28 @@ def _from_anchor(match: re.Match[str], said: date) -> tuple[str, str]:
     return _on(_shift(_anchor_day(match.group("anchor"), said), amount, match.group("unit")))
 
 
+def _day_of_next_week(match: re.Match[str], said: date) -> tuple[str, str]:
+    """"Friday next week", "next week wednesday": that weekday of the week after this one."""
+    return _labelled(_monday(said) + timedelta(weeks=1, days=_weekday(match)), _day_name(match))
+
+
+def _holiday_day(name: str, said: date) -> date:
+    """The coming day of a holiday of a fixed date (today's, if it is today)."""
+    month, day = next(when for pattern, when in _HOLIDAYS if re.fullmatch(pattern, name, re.IGNORECASE))
+    this_year = date(said.year, month, day)
+    return this_year if this_year >= said else date(said.year + 1, month, day)
+
+
+def _holiday(match: re.Match[str], said: date) -> tuple[str, str]:
+    return _on(_holiday_day(match.group("holiday"), said))
+
+
+def _next_to_holiday(match: re.Match[str], said: date) -> tuple[str, str]:
+    """"the day after christmas": the day beside the coming holiday."""
+    step = 1 if match.group("rel").lower() == "after" else -1
+    return _on(_holiday_day(match.group("holiday"), said) + timedelta(days=step))
+
+
 def _day_of_month(match: re.Match[str], said: date) -> tuple[str, str]:
     """"on the 1st" said on 26 February is 1 March: the next such day, today included; "of next month" and "of
     this month" say which month. A day the month has not (the 31st in April) goes to the next month that has it."""
@@ -265,10 +299,12 @@ def _part_of_day(match: re.Match[str], day: date) -> tuple[str, str]:
 
 
 _RULES: tuple[tuple[str, Resolver], ...] = (
-    (r"(?:the )?day after " + _TOMORROW, lambda m, d: _on(d + timedelta(days=2))),
+    (r"(?:the )?day after " + _TOMORROW + "|" + _OVERMORROW, lambda m, d: _on(d + timedelta(days=2))),
+    (r"(?:the )?day (?P<rel>after|before) (?P<holiday>" + _HOLIDAY_NAMES + r")", _next_to_holiday),
+    (r"on (?P<holiday>" + _HOLIDAY_NAMES + r")", _holiday),
     (r"(?:the )?day before " + _YESTERDAY, lambda m, d: _on(d - timedelta(days=2))),
-    (r"(?:on\s+)?" + _DAY + r"\s+(?:of\s+)?next week",
-     lambda m, d: _labelled(_monday(d) + timedelta(weeks=1, days=_weekday(m)), _day_name(m))),
+    (r"(?:(?:on|this|coming|this coming)\s+)?" + _DAY + r"\s+(?:of\s+)?next week", _day_of_next_week),
+    (r"next week,?\s+(?:on\s+)?" + _DAY, _day_of_next_week),
     (r"(?:the )?end of (?P<which>the|this|next) month", _end_of_month),
     (r"(?:the )?(?P<ord>first|1st|second|2nd|third|3rd|fourth|4th|last) " + _FULL_DAY + r" (?:of|in) (?:(?P<which>"
      + "|".join(_MONTHS) + r")|(?P<rel>this|next) month)", _nth_weekday),
@@ -276,7 +312,7 @@ _RULES: tuple[tuple[str, Resolver], ...] = (
      lambda m, d: _span(_shift(d, _amount(m), m.group("unit")), m)),
     # "in a week from tomorrow": the shift from the anchor, not "in a week" from today
     (r"(?:in\s+)?" + _AMOUNT + r"\s+(?P<unit>day|week|fortnight)s?\s+(?:from|after)\s+" + _ANCHOR, _from_anchor),
-    (r"(?P<n>)an?\s+(?P<unit>week|fortnight)\s+" + _ANCHOR_ON, _from_anchor),
+    (_AMOUNT + r"\s+(?P<unit>week|fortnight)s?\s+" + _ANCHOR_ON, _from_anchor),
     (_TOMORROW + r" (?P<part>morning|afternoon|evening|night)", lambda m, d: _part_of_day(m, d + timedelta(days=1))),
     (_YESTERDAY + r" (?P<part>morning|afternoon|evening)", lambda m, d: _part_of_day(m, d - timedelta(days=1))),
     (r"last (?P<part>night)", lambda m, d: _part_of_day(m, d - timedelta(days=1))),
@@ -289,7 +325,7 @@ _RULES: tuple[tuple[str, Resolver], ...] = (
      r"(?: of (?P<which>this|next) month)?" + _DAY_OF_MONTH_END, _day_of_month),
     (r"from " + _DAY + r"\s+(?P<to>until|till|to|through)\s+(?P<end>" + _WEEKDAY_NAMES + r")", _weekday_span),
     (r"(?P<prep>until|till|by|before) " + _DAY, _bounded_weekday),
-    (r"in " + _AMOUNT + r" " + _UNIT, lambda m, d: _span(_shift(d, _amount(m), m.group("unit")), m)),
+    (r"in (?:exactly |just )?" + _AMOUNT + r" " + _UNIT, lambda m, d: _span(_shift(d, _amount(m), m.group("unit")), m)),
     (_AMOUNT + r" " + _UNIT + r" ago", lambda m, d: _span(_shift(d, -_amount(m), m.group("unit")), m)),
     (r"next " + _DAY, lambda m, d: _labelled(_next_weekday(d, _weekday(m)), _day_name(m))),
     (r"last " + _DAY, lambda m, d: _labelled(_weekday_before(d, _weekday(m)), _day_name(m))),
@@ -330,6 +366,9 @@ _PAST = re.compile(r"\b(?:was|were|had|did|went|got(?! (?:a|an|another)\b)|saw|m
                    r"excited|interested|tired|worried|engaged|needed|required|allowed|asked|hoped|wanted)\b)\w{2,}ed)\b",
                    re.IGNORECASE)
 _ON_DAY = next(n for n, (rule, _) in enumerate(_RULES) if rule == r"on " + _DAY)
+# "got my jag booked for Monday": a day an arrangement is for is to come, whatever verb in the past made it.
+_BOOKED_FOR = re.compile(r"\b(?:booked|scheduled|planned|set|arranged|fixed|moved|pushed|postponed|rescheduled|"
+                         r"due)\s+(?:(?:back|up|in)\s+)?(?:for|on|to|till|until)\s*$", re.IGNORECASE)
 _GONE_BEFORE = re.compile(r"\bsince\s*$", re.IGNORECASE)  # "sick since monday": the one gone
 # A day after another and a word that joins them ("monday to friday"): the end of a span or a list, not a date.
 _AFTER_LISTED = re.compile(r"\b" + _WEEKDAY_NAMES + r"\s*" + _JOIN + r"\s*$", re.IGNORECASE)
@@ -359,7 +398,7 @@ def _resolve_one(match: re.Match[str], said: date, before: str, after: str) -> s
     inner = re.compile(pattern, re.IGNORECASE).fullmatch(match.group(0))
     assert inner is not None  # the alternation matched this rule's text
     if (_RULES.index((pattern, resolver)) == _ON_DAY or resolver is _bare_weekday) and (
-            _PAST.search(_clause(before)) or _GONE_BEFORE.search(before)):
+            (_PAST.search(_clause(before)) and not _BOOKED_FOR.search(before)) or _GONE_BEFORE.search(before)):
         day = _weekday_before(said, _weekday(inner))
         with_preposition, bare = _labelled(day, _day_name(inner))
     else:
@@ -387,6 +426,8 @@ def resolve(text: str, said_at: float) -> str:
         if _NOT_A_DATE.search(before) or (routine and _rule(match)[1] in _ROUTINE_SENSITIVE) or (
                 _rule(match)[1] is _bare_weekday and _AFTER_LISTED.search(before)):
             continue
+        if _rule(match)[1] in (_holiday, _next_to_holiday) and _PAST.search(_clause(before)):
+            continue  # "it snowed on christmas day": which one is not said, so it is left as said
         if _rule(match)[1] is _day_of_month and _NAMED_DAY_BEFORE.search(before) and not re.match(
                 r"(?:on|by|until|till|before|after|from)\b", match.group(0), re.IGNORECASE):
             continue  # "Friday the 9th", "tomorrow, the 2nd": the user gave the date of a day they named

@@ -38,6 +38,17 @@ SAID = datetime(2026, 12, 1, 15, 0).timestamp()
         ("I retire in two years", "I retire in 2028"),
         ("I've been vegan since last year", "I've been vegan since 2025"),
         ("I graduated three years ago", "I graduated in 2023"),
+        # A preposition of arrangements, a shift said exactly, a shift from today British style, a weekday of next
+        # week said either way round, a holiday of a fixed date and its neighbours, another tongue's day word.
+        ("dentist booked for tmrw morning", "dentist booked for the morning of 2026-12-02"),
+        ("got my flu jab booked for Thursday", "got my flu jab booked for Thursday 2026-12-03"),
+        ("the lease ends in exactly 3 weeks", "the lease ends on 2026-12-22"),
+        ("two weeks today we fly", "On 2026-12-15 we fly"),
+        ("the electrician comes next week thursday", "the electrician comes on Thursday 2026-12-10"),
+        ("the electrician's coming Thursday next week", "the electrician's on Thursday 2026-12-10"),
+        ("the party is the day after christmas", "the party is on 2026-12-26"),
+        ("drinks on new year's eve", "drinks on 2026-12-31"),
+        ("übermorgen I have the MRI", "On 2026-12-03 I have the MRI"),
     ],
 )
 def test_a_relative_date_becomes_the_calendar_date_it_meant(said: str, stored: str) -> None:
@@ -51,7 +62,9 @@ def test_a_relative_date_becomes_the_calendar_date_it_meant(said: str, stored: s
      # The user gave the date: a weekday counted from today may not be it (9 December 2026 is a Wednesday).
      "My dentist appointment is on Friday the 9th", "My dentist appointment is Friday, the 9th",
      "The party is next Saturday 12th", "We fly on Friday 9 December", "We fly on Friday, 9th of December",
-     "We fly this Friday Dec 11", "The exam is on Friday 12/11", "Tomorrow, the 2nd, I start"],
+     "We fly this Friday Dec 11", "The exam is on Friday 12/11", "Tomorrow, the 2nd, I start",
+     # A holiday alone is a season, and one in the past is not said which.
+     "I love christmas", "it snowed on christmas day"],
 )
 def test_spans_habits_and_dates_already_written_are_left_as_said(said: str) -> None:
     assert resolve(said, SAID) == said
