@@ -413,6 +413,15 @@ def _resolve_one(match: re.Match[str], said: date, before: str, after: str) -> s
     return replacement
 
 
+def names_a_day_to_come(text: str) -> bool:
+    """Whether ``text`` names a day after the one it is said on ("the day after tmrw", "coming monday", "in 10
+    days"): what is read is the distance from any day, so none is passed."""
+    said = datetime(2026, 1, 7, 12)
+    resolved = resolve(text, said.timestamp())
+    return any(date.fromisoformat(day) > said.date() for day in re.findall(r"\d{4}-\d{2}-\d{2}", resolved)
+               if day not in text)
+
+
 def resolve(text: str, said_at: float) -> str:
     """``text`` with each relative date replaced by the calendar date it meant at ``said_at`` (a Unix time, read
     in the local time zone): "My dentist appointment is tomorrow at 3pm" said on 2026-12-01 becomes "My dentist

@@ -15,6 +15,7 @@ newest writers' from 0.84-0.95 to 0.91-0.97. A line it keeps goes through every 
 from __future__ import annotations
 
 import json
+import re
 import threading
 from collections.abc import Callable
 from pathlib import Path
@@ -33,6 +34,13 @@ KINDS = frozenset({"local"})
 # so the drop asks for more certainty.
 KEEPS = 0.9
 DROPS = 0.05
+# A statement that names a day to come ("gf's parents visiting the day after tmrw", "interview w spotify coming
+# monday") is the user's plan or event far more often than not: the head need only lean towards a disclosure.
+DATED_KEEPS = 0.3
+# A question, asked with or without its mark ("is it gonna rain tomorrow"): no plan of the user's, whatever its date,
+# and no standing preference. A line opening with "when" is a condition as often ("when u give code, python only").
+ASKS = re.compile(r"^\W*(?:e\.?g\.?\W+)?(?:how|what|whats|what's|why|where|which|who|is|are|am|can|could|"
+                  r"would|will|do|does|did|should|shall)\b|\?\s*$", re.IGNORECASE)
 # What the grammar's reasons are, where the head may overrule it.
 READ_AS_NOTHING = "discloses nothing about the user (a question, request, remark or small talk)"
 # The catch-all: a statement kept for its "I" or "my" alone. (One without its subject, "gave the plot to the
@@ -86,14 +94,17 @@ def disclosing(head: Attributes, vector_of: Callable[[list[str]], list[list[floa
     return probability
 
 
-def overrule(keep: bool, reason: str, probability: float, states_facts: bool) -> tuple[bool, str] | None:
+def overrule(keep: bool, reason: str, probability: float, states_facts: bool, to_come: bool = False
+             ) -> tuple[bool, str] | None:
     """The head's decision where it overrules the grammar's (``keep`` for ``reason``): keep a line read as nothing
     that it is sure discloses, drop one kept only by the catch-all that it is sure does not and in which no profile
     fact is read (``states_facts``: "my laptop's a ThinkPad from work, no games on it lol" is a remark in tone and
     a device in substance); None where the grammar's decision stands (every other reason: a question, a refusal, a
-    safety fact, a name)."""
+    safety fact, a name). ``to_come``: the line is a statement that names a day to come (``DATED_KEEPS``)."""
     if not keep and reason == READ_AS_NOTHING and probability >= KEEPS:
         return True, f"tells something about the user, by meaning ({probability:.2f})"
+    if not keep and reason == READ_AS_NOTHING and to_come and probability >= DATED_KEEPS:
+        return True, f"a plan or an event to come, by its date and meaning ({probability:.2f})"
     if keep and reason == CATCH_ALL and probability < DROPS and not states_facts:
         return False, f"discloses nothing lasting about the user, by meaning ({probability:.2f})"
     return None

@@ -35,7 +35,7 @@ from threading import Lock
 from typing import TYPE_CHECKING
 
 from agent.domain import StatedFact
-from agent.memory import patterns
+from agent.memory import disclosing, patterns
 from agent.memory.gate import GateDecision
 from agent.memory.instructions import NOW_ON
 from agent.memory.preference_examples import EXAMPLES, ONE_OFF, OTHER, RECALL
@@ -125,10 +125,6 @@ _ADDRESSED = re.compile(
     r"answers?|replies|responses|suggestions?|recommendations?|recipes?|ideas?)\b",
     re.IGNORECASE)
 PLAIN_SIMILARITY = 0.62
-# A question, asked with or without its mark: what a preference is never said as.
-_ASKS = re.compile(r"^\W*(?:e\.?g\.?\W+)?(?:how|what|why|where|which|who|whats|what's|is|are|can|could|"
-                   r"would|do|does|did)\b(?!.*\b(?:you|answers?|replies|responses?)\b.*\b(?:always|never)\b)",
-                   re.IGNORECASE)
 # A preference given with its reason is a clause of its own: "I'm vegetarian, so don't ever give me meat recipes".
 _CLAUSE = re.compile(r",\s*(?:so|because|since|as|and|but)\b\s*|\s+(?:so|because|since)\s+", re.IGNORECASE)
 
@@ -247,7 +243,7 @@ def read(sentences: Sequence[str], vectors: Sequence[Sequence[float]], examples:
         if aspect in (OTHER, RECALL) or similarity < MIN_SIMILARITY:
             continue
         marked = bool(_STANDING.search(sentence))
-        if not marked and (_ASKS.match(sentence) or patterns.CODE(sentence)):
+        if not marked and (disclosing.ASKS.search(sentence) or patterns.CODE(sentence)):
             continue  # a question typed without its mark, a paste: "how do you say thank you in korean"
         if similarity < PLAIN_SIMILARITY and not _ADDRESSED.search(sentence):
             continue  # a fact near an aspect's words: "my twin brother lives in sydney", "vegan since new year"

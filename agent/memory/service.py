@@ -232,7 +232,9 @@ def judge(policy: MemoryPolicy, text: str, meaning: attributes.Meaning | None = 
         # for its "my"; a standing preference in it is still read (``preferences.settle``).
         return gate.GateDecision(False, preferences.ONE_OFF_REASON), words, statement
     if policy.gate and said is not None and refused is None and words and not decision.explicit:
-        overruled = disclosing.overrule(decision.keep, decision.reason, said(text.strip()), bool(statement.facts))
+        to_come = dates.names_a_day_to_come(words) and not disclosing.ASKS.search(words)
+        overruled = disclosing.overrule(decision.keep, decision.reason, said(text.strip()), bool(statement.facts),
+                                        to_come)
         if overruled is not None:
             keep, why = overruled
             decision = gate.GateDecision(keep, why, text=text.strip() if keep else "")

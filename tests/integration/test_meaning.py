@@ -159,6 +159,18 @@ def test_a_clause_stating_the_users_own_state_is_a_safety_fact_in_any_sentence(m
     assert any(word in value for key, held in current(memory).items() if key in attributes.SAFETY for value in held)
 
 
+@pytest.mark.parametrize("line", ["the recital is the day after tomorrow",
+                                  "job interview w ikea coming thursday, nervous",
+                                  "mum's 70th is a week from saturday, no cake ordered yet"])
+def test_an_event_to_come_is_kept_without_an_i_or_a_my(memory: MemoryService, line: str) -> None:
+    assert memory.observe(line, session="s", turn=1).stored, line
+
+
+@pytest.mark.parametrize("line", ["is it gonna rain tomorrow", "what's on tv saturday night", "ok bye for today"])
+def test_a_question_or_a_goodbye_with_a_date_is_not_an_event(memory: MemoryService, line: str) -> None:
+    assert not memory.observe(line, session="s", turn=1).stored, line
+
+
 def test_a_refused_line_never_becomes_a_fact(memory: MemoryService) -> None:
     say(memory, "the alarm code at the office is 4471", "the door code at home is 9917")
     assert memory.list() == []

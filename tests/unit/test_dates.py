@@ -219,3 +219,14 @@ def test_the_nth_weekday_of_a_month(said: str, at: datetime, stored: str) -> Non
 )
 def test_a_day_word_late_in_the_evening_and_a_shift_from_tomorrow(said: str, at: datetime, stored: str) -> None:
     assert resolve(said, at.timestamp()) == stored
+
+
+def test_a_day_to_come_is_told_from_a_day_gone_and_from_no_day() -> None:
+    from agent.memory.dates import names_a_day_to_come
+
+    for said in ("recital is the day after tomorrow", "interview coming monday", "offsite in 10 days",
+                 "party next weekend", "dentist booked for tmrw morning"):
+        assert names_a_day_to_come(said), said
+    for said in ("had my wisdom teeth out yesterday", "so tired today", "we met last week", "no date here",
+                 "moved in 2019"):
+        assert not names_a_day_to_come(said), said

@@ -15,6 +15,21 @@ def test_a_line_read_as_nothing_is_kept_only_when_the_head_is_sure_it_discloses(
     assert disclosing.overrule(False, nothing, disclosing.KEEPS - 0.01, states_facts=False) is None
 
 
+def test_a_statement_naming_a_day_to_come_needs_the_head_only_to_lean_towards_a_disclosure() -> None:
+    nothing = disclosing.READ_AS_NOTHING
+    kept = disclosing.overrule(False, nothing, disclosing.DATED_KEEPS, states_facts=False, to_come=True)
+    assert kept is not None and kept[0] and "to come" in kept[1]
+    assert disclosing.overrule(False, nothing, disclosing.DATED_KEEPS - 0.01, states_facts=False, to_come=True) is None
+    assert disclosing.overrule(False, nothing, disclosing.DATED_KEEPS, states_facts=False) is None
+
+
+def test_a_question_is_told_with_or_without_its_mark_and_a_condition_is_not_one() -> None:
+    for asked in ("is it gonna rain tomorrow", "whats on at the cinema friday", "any plans for sunday?"):
+        assert disclosing.ASKS.search(asked), asked
+    for said in ("when u give code, python only", "recital is the day after tomorrow", "dentist on the 9th"):
+        assert not disclosing.ASKS.search(said), said
+
+
 def test_the_catch_all_is_dropped_only_when_the_head_is_sure_and_no_fact_is_read() -> None:
     catch_all = disclosing.CATCH_ALL
     dropped = disclosing.overrule(True, catch_all, disclosing.DROPS / 2, states_facts=False)
