@@ -266,7 +266,8 @@ def _states_a_fact(plain: str, meaning: attributes.Meaning | None) -> bool:
         return True
     if meaning is None or _ORDER.search(plain):
         return False
-    if profile.attributes_read(plain, attributes.sure(meaning, OVERRULE)):
+    if any(r.score >= OVERRULE or r.attribute in attributes.SAFETY
+           for r in profile.attributes_read(plain, attributes.sure(meaning, SAFETY_OVERRULE))):
         return True
     # Less sure, the head agrees with the attribute's own rule, which read a value and not just the words as said:
     # "Garmin Venu on the wrist now" (a device at 0.69, "Garmin Venu"), "tater the corgi ate a sock again".
@@ -281,6 +282,10 @@ def _states_a_fact(plain: str, meaning: attributes.Meaning | None) -> bool:
 # pattern reads a fact in: 16 of the 31 disclosures at 0.8 or more, and 3 of the 264 lines that disclose nothing (at
 # the head's own 0.5: 21 and 21).
 OVERRULE = 0.8
+# A safety fact missed is the one memory a user cannot afford to lose, and a remark kept as one costs a line: the
+# head need be less sure of an allergy, a condition or a medication ("Ménière's, so these vertigo spells come out of
+# nowhere" is a disability at 0.81 one time and 0.79 another, its vector quantised).
+SAFETY_OVERRULE = 0.6
 # How likely when the attribute's rule read a value in the line too: at 0.6, on the same lines, 1 disclosure more
 # ("still on windows 7 lol") and 1 non-disclosure ("turned 30 degrees today"); at 0.5, 2 and 3.
 AGREED = 0.6
