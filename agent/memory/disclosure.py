@@ -101,11 +101,20 @@ def plain(text: str) -> str:
     return " ".join(unframed(sentence) for sentence in sentences(text))
 
 
+# A topic said first and trailed off ("Peanuts... even the smell", "Hipon, alimango, any shellfish... my throat
+# closes up"): a few words before an ellipsis are the subject of the sentence after it, not a sentence of their own.
+_TOPIC = re.compile(r"^\W*\w+(?:[\s,]+\w+){0,3}\s*(?:\.{2,}|…)$")
+
+
+def opens_topic(sentence: str) -> bool:
+    return _TOPIC.match(sentence) is not None
+
+
 def sentences(text: str) -> list[str]:
     parts = [p for p in _SENTENCE_END.split(text.strip()) if p]
     merged: list[str] = []
     for part in parts:
-        if merged and _ABBREVIATION.search(merged[-1]):
+        if merged and (_ABBREVIATION.search(merged[-1]) or opens_topic(merged[-1])):
             merged[-1] = f"{merged[-1]} {part}"
         else:
             merged.append(part)

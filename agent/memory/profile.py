@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from agent.domain import AS_SAID, MemoryRecord, StatedFact
-from agent.memory import preferences, things, values
+from agent.memory import disclosure, preferences, things, values
 from agent.memory.attributes import CHANGING, OPEN, SAFETY, Meaning, Reading
 
 # Keys whose values co-exist: a second allergy is one more allergy, not a correction of the first.
@@ -133,6 +133,17 @@ _SENTENCE = re.compile(
     r"(?<!\bSt\.)(?<!\bDr\.)(?<!\bMr\.)(?<!\bMs\.)(?<!\bMrs\.)(?<=[.!?;])\s+|\s+(?:but|and then|although|though)\s+",
     re.IGNORECASE,
 )
+def _sentences(text: str) -> list[str]:
+    """The sentences of ``text``, a topic trailed off joined to the sentence it opens (``disclosure.opens_topic``)."""
+    out: list[str] = []
+    for part in (p for p in _SENTENCE.split(text.strip()) if p):
+        if out and disclosure.opens_topic(out[-1]):
+            out[-1] = f"{out[-1]} {part}"
+        else:
+            out.append(part)
+    return out
+
+
 _LETTERS = r"(?:[^\W\d_]|['’-])+"  # "Tomás", "O'Neill", "Anne-Marie"
 _NAME = r"(?P<v>(?:(?:Dr|Mr|Mrs|Ms|Prof)\.?\s+)?[A-Z]" + _LETTERS + r"(?:\s+[A-Z]" + _LETTERS + r")?)"
 # A place: capitalised words ("New York", "the Bay Area", "Frankfurt am Main"), or one lower-case word at the end
@@ -593,7 +604,7 @@ def read(text: str, meaning: Meaning | None = None) -> Statement:
     no_longer: list[StatedFact] = []
     changed: list[str] = []
     holds: list[str] = []
-    sentences = [s for s in _SENTENCE.split(text.strip()) if s and not s.rstrip().endswith("?")]
+    sentences = [s for s in _sentences(text) if not s.rstrip().endswith("?")]
     said = [_LEADING.sub("", sentence if _retractions(sentence)[0] else _present(sentence)) for sentence in sentences]
     readings = iter(_readings([s for s in said if s], meaning))
     for whole, sentence in zip(sentences, said, strict=True):
@@ -631,7 +642,7 @@ def read(text: str, meaning: Meaning | None = None) -> Statement:
 def attributes_read(text: str, meaning: Meaning) -> list[Reading]:
     """The attributes the sentences ``text`` states (its questions aside) speak to, as ``read`` finds them: each
     sentence's clearest part, whether or not a value is then read from it."""
-    sentences = [s for s in _SENTENCE.split(text.strip()) if s and not s.rstrip().endswith("?")]
+    sentences = [s for s in _sentences(text) if not s.rstrip().endswith("?")]
     return [reading for group in _readings(sentences, meaning) for _, reading in group if reading is not None]
 
 
@@ -687,7 +698,7 @@ def _said_beside(key: str, value: str, text: str) -> str:
     if key not in SAFETY:
         return ""
     wanted = normal(value)
-    for sentence in _SENTENCE.split(text.strip()):
+    for sentence in _sentences(text):
         words = sentence.strip(" .!").split()
         if wanted and wanted in normal(sentence) and normal(sentence) != wanted and len(words) <= _SAID_WORDS_MAX:
             return " ".join(words)

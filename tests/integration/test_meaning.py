@@ -11,7 +11,7 @@ import pytest
 
 from agent.adapters.local_embedder import LocalEmbedder
 from agent.domain import AS_SAID, StatedFact
-from agent.memory import attributes, profile, values
+from agent.memory import attributes, disclosure, profile, values
 from agent.memory.service import MemoryService
 from tests.fakes import WordHashEmbedder
 from tests.truth_service import say
@@ -169,6 +169,17 @@ def test_an_event_to_come_is_kept_without_an_i_or_a_my(memory: MemoryService, li
 @pytest.mark.parametrize("line", ["is it gonna rain tomorrow", "what's on tv saturday night", "ok bye for today"])
 def test_a_question_or_a_goodbye_with_a_date_is_not_an_event(memory: MemoryService, line: str) -> None:
     assert not memory.observe(line, session="s", turn=1).stored, line
+
+
+def test_a_topic_trailed_off_is_the_subject_of_the_sentence_after_it(memory: MemoryService) -> None:
+    """"Prawns, crab, any shellfish... my throat swells up": the allergens are before the ellipsis, the reaction
+    after it, and the profile's safety line carries both."""
+    assert disclosure.sentences("Peanuts... even the smell. I carry an EpiPen") == [
+        "Peanuts... even the smell.", "I carry an EpiPen"]
+    say(memory, "Prawns, crab, any shellfish... my throat swells up, EpiPen in my bag always")
+    held = [value for key, values in current(memory).items() if key in attributes.SAFETY for value in values]
+    assert any("shellfish" in value for value in held), held
+    assert "shellfish" in memory.recall("plan a fiesta menu for thirty people").block.text
 
 
 def test_a_refused_line_never_becomes_a_fact(memory: MemoryService) -> None:
