@@ -46,6 +46,7 @@ from collections.abc import Sequence
 
 from agent.adapters.chroma_index import ChromaIndex, similarity_from_distance
 from agent.adapters.mirrored_index import MirroredIndex, Sweep
+from agent.adapters.written_ids import WrittenIds
 from agent.domain import VectorChanges
 from agent.errors import DiskFull, MemoryUnavailable, StoreCorrupt
 from agent.ports import IndexHit, Ledger
@@ -77,7 +78,7 @@ class HeldIndex(MirroredIndex):
         self._copies_mark: tuple[int, int] | None = None  # of the ledger's vector copies (``vector_changes``)
         self._saved_mark: tuple[int, int] | None = None  # the copies' mark last saved beside the index
         self._indexed: set[str] | None = None  # the ids in Chroma, once a catch-up compared every id
-        self._written: set[str] = set()  # the ids this process put into Chroma since the last catch-up
+        self._written = WrittenIds()  # the ids this process put into Chroma since the last catch-up
         self._sweep: Sweep | None = None  # a compare of every id under way (``reconcile``), in pieces
         # Vectors written, copied to the ledger, not yet in Chroma (``flush``), by id; and the ids a flush could not
         # put in (a server away), which the next catch-up puts in from the ledger's copies.
@@ -305,12 +306,13 @@ class HeldIndex(MirroredIndex):
         else:
             # This process's own writes are looked at too: one another process deleted since may leave no trace
             # in the changes (on PostgreSQL a row that came and went between two reads).
-            changed = sorted({*changes.ids, *self._written, *self._lacking})
+            written = self._written.ids()
+            changed = sorted({*changes.ids, *written, *self._lacking})
             present = self._ledger.stored_vectors(self._user, changed)
-            unsure = [mid for mid in changed if mid not in self._written]
+            unsure = [mid for mid in changed if mid not in written]
             # Which of them Chroma holds: known since the last compare, or else asked (an open resuming from a mark).
             known = self._indexed if self._indexed is not None else self.chroma.held(unsure)
-            gone = [mid for mid in changed if mid not in present and (mid in known or mid in self._written)]
+            gone = [mid for mid in changed if mid not in present and (mid in known or mid in written)]
             found = {mid: present[mid] for mid in unsure if mid in present and mid not in known}
         self._written.clear()
         self._lacking.clear()

@@ -182,6 +182,7 @@ class _Plan:
 
     kept: dict[str, float] = field(default_factory=dict)  # this store's id -> the latest last_seen the file gives it
     exported: dict[str, str] = field(default_factory=dict)  # the exporting store's id -> this store's
+    named: set[str] = field(default_factory=set)  # the exporting store's ids that the file's histories name
     new: int = 0  # how many of ``kept`` this store does not hold
     report: ImportReport = field(default_factory=ImportReport)
 
@@ -221,6 +222,7 @@ def import_stream(service: MemoryService, stream: BinaryIO, name: str, scratch: 
     scratch.seek(0)
     batch: list[MemoryRecord] = []
     seals: list[bytes] = []
+    room = len(plan.kept)
     for _, kept in lines(scratch, "the import's copy"):
         sealed, line = kept.split(" ", 1)
         batch.append(_as_kept(canonical_record(from_portable(json.loads(line), service.user)), plan))
@@ -228,6 +230,9 @@ def import_stream(service: MemoryService, stream: BinaryIO, name: str, scratch: 
         if len(batch) == batch_size:
             _write(service, batch, seals, plan.report)
             batch, seals = [], []
+            if len(plan.kept) <= room // 2:  # a dict keeps the table of its largest size: a copy is as large as it
+                plan.kept = dict(plan.kept)  # holds (5 MB at 100,000 memories, while the index grows to its peak)
+                room = len(plan.kept)
     _write(service, batch, seals, plan.report)
     return plan.report
 
@@ -246,6 +251,7 @@ def _plan(service: MemoryService, stream: BinaryIO, name: str, scratch: BinaryIO
         key = hashlib.blake2b(line.encode(), digest_size=16).digest()
         if key not in seen:  # a file of one line said a million times is parsed once, not a million times
             record, exported = _parsed(line, number, service.user, name)
+            plan.named.update(old for old in (record.superseded_by, *(f.superseded_by for f in record.facts)) if old)
             if len(seen) >= SEEN_LINES:
                 seen.clear()
             seen[key] = (record.id, exported, record.last_seen, b"" if record.id in plan.kept else _verdict(record))
@@ -270,6 +276,10 @@ def _plan(service: MemoryService, stream: BinaryIO, name: str, scratch: BinaryIO
             pending = []
             _check_room(service, plan, name, partial=True)
     plan.new += _new_among(service, pending)
+    # Only the ids a history names are ever looked up (``_as_kept``): the map of every exported id (an export of
+    # 100,000 gives each its id, 20 MB of strings) is not kept through the writes, where the index grows to its peak.
+    plan.exported = {old: new for old, new in plan.exported.items() if old in plan.named}
+    plan.named = set()
     return plan
 
 

@@ -8,6 +8,7 @@ import gc
 import io
 import json
 import random
+import sys
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import BinaryIO, cast
@@ -182,3 +183,33 @@ def test_an_import_and_a_rebuild_embed_and_index_in_the_same_bounded_calls_so_th
     assert service.rebuild() == size
     assert [list(call) for call in embedder.calls] == imported, "the rebuild's calls are the import's"
     assert index.writes == [BULK_BATCH, 300]
+
+
+def test_an_import_keeps_through_its_writes_only_the_ids_a_history_names_and_lets_its_plan_shrink(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every line gives the exporting store's id; one memory was replaced by another. While the memories are
+    written, the map of the file's ids holds the one a history names, and the plan's table of memories still to
+    write shrinks as they are written: neither grows with the file to the import's end, where the index is largest."""
+    def lines() -> Iterator[str]:
+        for line in export_lines(N):
+            data = json.loads(line)
+            if data["id"] == "theirs-3":
+                data |= {"superseded_by": "theirs-1200", "superseded_at": 1.8e9}
+            yield json.dumps(data) + "\n"
+
+    held: list[tuple[int, int]] = []
+    as_kept = transfer._as_kept
+
+    def watched(record: MemoryRecord, plan: transfer._Plan) -> MemoryRecord:
+        held.append((len(plan.exported), sys.getsizeof(plan.kept)))
+        return as_kept(record, plan)
+
+    monkeypatch.setattr(transfer, "_as_kept", watched)
+    service = service_on(tmp_path, WordHashEmbedder())
+    with (tmp_path / "scratch").open("w+b") as scratch:
+        report = transfer.import_stream(service, cast(BinaryIO, LineSource(lines())), "the generator", scratch, SMALL)
+    assert report.new == N
+    assert {mapped for mapped, _ in held} == {1}, "the one id a history names"
+    assert held[-1][1] < held[0][1] / 4, "the table of memories left to write shrank"
+    replaced = service.records([memory_id("me", text(3))])[memory_id("me", text(3))]
+    assert replaced.superseded_by == memory_id("me", text(1200)) and replaced.superseded_at == 1.8e9

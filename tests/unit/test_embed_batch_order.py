@@ -86,3 +86,17 @@ def test_a_bulk_call_sorts_its_whole_window_by_length_so_its_batches_pad_little_
     sample = range(0, BULK_BATCH, 97)
     alone = np.asarray([local.embed([texts[i]])[0] for i in sample])
     assert np.abs(together[list(sample)] - alone).max() < 1e-6
+
+
+def test_a_call_runs_its_widest_batch_first_so_later_runs_fit_in_what_it_freed(
+        embedder: tuple[LocalEmbedder, TokenModel]) -> None:
+    """The runs of one call go from the widest batch to the narrowest (``LocalEmbedder._matrix``): the same batches
+    as sorted by length, each text's vector the same, in the caller's order."""
+    local, model = embedder
+    rng = np.random.default_rng(7)
+    texts = [" ".join(f"w{n}x{k}" for k in range(int(rng.integers(1, 40)))) for n in range(6 * BATCH)]
+    together = np.asarray(local.embed(texts))
+    assert len(set(model.widths)) > 3
+    assert model.widths == sorted(model.widths, reverse=True)
+    alone = np.asarray([local.embed([text])[0] for text in texts[::29]])
+    assert np.abs(together[::29] - alone).max() < 1e-6
