@@ -742,14 +742,16 @@ class MemoryService:
         return self._write(records, vectors)[0]
 
     def write_evicting(
-        self, records: Sequence[MemoryRecord], seals: Sequence[bytes] = ()
+        self, records: Sequence[MemoryRecord], seals: Sequence[bytes] = (),
+        vectors: Mapping[str, Sequence[float]] | None = None,
     ) -> tuple[list[MemoryRecord], list[MemoryRecord]]:
         """``write``, returning also the memories its eviction took, for a caller that names each (an import).
-        ``seals``: each record's ``refusal.seal`` (its verdict, reached when the import first read it), in order."""
-        return self._write(records, seals=seals)
+        ``seals``: each record's ``refusal.seal`` (its verdict, reached when the import first read it), in order;
+        ``vectors``: those computed already, as ``write``'s."""
+        return self._write(records, vectors, seals=seals)
 
     def _write(
-        self, records: Sequence[MemoryRecord], vectors: dict[str, list[float]] | None = None,
+        self, records: Sequence[MemoryRecord], vectors: Mapping[str, Sequence[float]] | None = None,
         change: Change | None = None, seals: Sequence[bytes] = (),
     ) -> tuple[list[MemoryRecord], list[MemoryRecord]]:
         """``write``, returning (stored, evicted); ``change`` is kept with the records (``Ledger.put``)."""
@@ -757,7 +759,7 @@ class MemoryService:
         return stored, self._evict(added)
 
     def _store(
-        self, records: Sequence[MemoryRecord], vectors: dict[str, list[float]] | None = None,
+        self, records: Sequence[MemoryRecord], vectors: Mapping[str, Sequence[float]] | None = None,
         change: Change | None = None, seals: Sequence[bytes] = (),
     ) -> tuple[list[MemoryRecord], int]:
         """``_write`` without the eviction: returns the records as stored and how many of them are new.

@@ -19,14 +19,17 @@ memories would evict more than a write may (``EVICTION_SLACK``); the evictions i
 one. The file is read as a stream, once, a line at a time (a million lines of one memory, or ``/dev/zero`` given as
 standard input, cost memory for one line), and written through the service's bulk write ``BATCH`` at a time. Each
 memory is judged once, in that first reading: its line waits for the write with the ``seal`` of its verdict, which the
-service's last check recognises instead of judging the same texts again.
+service's last check recognises instead of judging the same texts again. The first calls' embeddings are made on a
+thread while that reading goes on (``_Ahead``): nothing is written before the file is read to its end.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import logging
 from collections.abc import Iterator, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any, BinaryIO, get_args
@@ -35,7 +38,9 @@ from agent.domain import EARLIEST, LATEST, MemoryKind, MemoryRecord, Quote, Stat
 from agent.errors import AgentError, OverCapacity, Remedy, UsageError
 from agent.memory.canonical import canonical
 from agent.memory.refusal import MAX_CHARS, canonical_record, record_refusal, seal
-from agent.memory.service import BULK_BATCH, EVICTION_SLACK, MemoryService
+from agent.memory.service import BULK_BATCH, EVICTION_SLACK, MemoryService, embed_many
+
+log = logging.getLogger(__name__)
 
 FORMATS = ("jsonl", "markdown")
 BATCH = BULK_BATCH  # memories embedded and written at a time: a large import never holds every vector at once
@@ -47,6 +52,7 @@ MAX_TURN = 2**31 - 1  # the turn column of the ledgers (a PostgreSQL integer)
 CHECKED = 256  # memories of the first reading looked up in the store at a time, to refuse a file past the room soon
 LISTED = 50  # refused lines named one by one; the others are counted
 SEEN_LINES = 4_096  # lines remembered by their digest, so a line said again is not parsed again
+AHEAD = 2  # the import's first calls embedded while the first reading judges the rest of the file (``_Ahead``)
 
 
 def portable(record: MemoryRecord) -> dict[str, Any]:
@@ -217,27 +223,84 @@ def import_stream(service: MemoryService, stream: BinaryIO, name: str, scratch: 
     gives each memory is kept in ``scratch`` (a private temp file of the caller's), then written from there
     ``batch_size`` at a time (one embedding call, so one window sorted by length, and one index write) through the
     service's bulk write, each eviction that write makes reported."""
-    plan = _plan(service, stream, name, scratch)
-    _check_room(service, plan, name)
-    scratch.seek(0)
-    batch: list[MemoryRecord] = []
-    seals: list[bytes] = []
-    room = len(plan.kept)
-    for _, kept in lines(scratch, "the import's copy"):
-        sealed, line = kept.split(" ", 1)
-        batch.append(_as_kept(canonical_record(from_portable(json.loads(line), service.user)), plan))
-        seals.append(bytes.fromhex(sealed))
-        if len(batch) == batch_size:
-            _write(service, batch, seals, plan.report)
-            batch, seals = [], []
-            if len(plan.kept) <= room // 2:  # a dict keeps the table of its largest size: a copy is as large as it
-                plan.kept = dict(plan.kept)  # holds (5 MB at 100,000 memories, while the index grows to its peak)
-                room = len(plan.kept)
-    _write(service, batch, seals, plan.report)
+    with _Ahead(service, batch_size) as ahead:
+        plan = _plan(service, stream, name, scratch, ahead)
+        _check_room(service, plan, name)
+        scratch.seek(0)
+        batch: list[MemoryRecord] = []
+        seals: list[bytes] = []
+        room, calls = len(plan.kept), 0
+        for _, kept in lines(scratch, "the import's copy"):
+            sealed, line = kept.split(" ", 1)
+            batch.append(_as_kept(canonical_record(from_portable(json.loads(line), service.user)), plan))
+            seals.append(bytes.fromhex(sealed))
+            if len(batch) == batch_size:
+                _write(service, batch, seals, plan.report, ahead.vectors(calls, batch))
+                batch, seals, calls = [], [], calls + 1
+                if len(plan.kept) <= room // 2:  # a dict keeps the table of its largest size: a copy is as large as
+                    plan.kept = dict(plan.kept)  # it holds (5 MB at 100,000 memories, while the index grows)
+                    room = len(plan.kept)
+        _write(service, batch, seals, plan.report, ahead.vectors(calls, batch))
     return plan.report
 
 
-def _plan(service: MemoryService, stream: BinaryIO, name: str, scratch: BinaryIO) -> _Plan:
+class _Ahead:
+    """The import's first ``AHEAD`` calls embedded on a thread while the first reading judges the rest of the file.
+
+    That reading is Python on one core (a sixth of an import of 100,000 in wall time, a fifth of one of 10,000), and
+    the embedder's runs let go of the interpreter's lock, so the two overlap. A call is embedded ahead only when the
+    store holds none of its memories, and then exactly as the write would embed it: the same texts (canonical, as
+    stored) in the same order and the same call, so the same batches and the same vectors to the bit. A call whose
+    memories differ from those the write then has (a memory another process wrote meanwhile), or whose embedding
+    failed, is embedded by the write as before. Bounded: ``AHEAD`` calls' vectors, 3 MB each as float32."""
+
+    def __init__(self, service: MemoryService, size: int) -> None:
+        self._service, self._size = service, size
+        self._ids: list[str] = []
+        self._texts: list[str] = []
+        self._calls: list[tuple[list[str], Future[Sequence[Sequence[float]]] | None]] = []
+        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="import-ahead")
+
+    def __enter__(self) -> _Ahead:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self._pool.shutdown(wait=True, cancel_futures=True)
+
+    def offer(self, memory: str, text: str) -> None:
+        """The next memory the first reading keeps, and the text the write will embed for it."""
+        if len(self._calls) < AHEAD:
+            self._ids.append(memory)
+            self._texts.append(text)
+            if len(self._ids) == self._size:
+                self.read()
+
+    def read(self) -> None:
+        """The memories offered so far make a call (the last one, shorter, when the file ends)."""
+        if not self._ids or len(self._calls) == AHEAD:
+            return
+        ids, texts, self._ids, self._texts = self._ids, self._texts, [], []
+        new = not self._service.records(ids)
+        self._calls.append((ids, self._pool.submit(embed_many, self._service.embedder, texts) if new else None))
+
+    def vectors(self, call: int, batch: Sequence[MemoryRecord]) -> dict[str, Sequence[float]] | None:
+        """The vectors of the write's ``call``-th batch, when they were embedded ahead for exactly its memories."""
+        if call >= len(self._calls):
+            return None
+        ids, future = self._calls[call]
+        self._calls[call] = (ids, None)  # let go of them once written
+        if future is None or ids != [r.id for r in batch]:
+            if future is not None:
+                future.cancel()
+            return None
+        try:
+            return dict(zip(ids, future.result(), strict=True))
+        except Exception as exc:  # the write embeds them itself, and says what fails there
+            log.debug("import: the vectors embedded ahead are not used (%s)", exc)
+            return None
+
+
+def _plan(service: MemoryService, stream: BinaryIO, name: str, scratch: BinaryIO, ahead: _Ahead) -> _Plan:
     """The first reading: every line parsed and checked, each memory's first line kept in ``scratch``, the file's
     ids mapped, and the new memories counted against what the store has room for (stopping as soon as it has not:
     the memory used is for what the store may hold, whatever the file's length)."""
@@ -271,11 +334,14 @@ def _plan(service: MemoryService, stream: BinaryIO, name: str, scratch: BinaryIO
             raise AgentError(f"The import's private copy could not be written ({exc.strerror or exc}); nothing was "
                              "imported.") from exc
         pending.append(memory)
+        if record.id == memory:  # parsed just now (a line written here is met first), so its text is this one's
+            ahead.offer(memory, canonical(record.text))
         if len(pending) == CHECKED:
             plan.new += _new_among(service, pending)
             pending = []
             _check_room(service, plan, name, partial=True)
     plan.new += _new_among(service, pending)
+    ahead.read()
     # Only the ids a history names are ever looked up (``_as_kept``): the map of every exported id (an export of
     # 100,000 gives each its id, 20 MB of strings) is not kept through the writes, where the index grows to its peak.
     plan.exported = {old: new for old, new in plan.exported.items() if old in plan.named}
@@ -342,12 +408,12 @@ def _as_kept(record: MemoryRecord, plan: _Plan) -> MemoryRecord:
                    facts=tuple(replace(f, superseded_by=mapped(f.superseded_by)) for f in record.facts))
 
 
-def _write(service: MemoryService, batch: Sequence[MemoryRecord], seals: Sequence[bytes],
-           report: ImportReport) -> None:
+def _write(service: MemoryService, batch: Sequence[MemoryRecord], seals: Sequence[bytes], report: ImportReport,
+           vectors: dict[str, Sequence[float]] | None = None) -> None:
     if not batch:
         return
     known = service.records([r.id for r in batch])
-    report.evicted += service.write_evicting(batch, seals)[1]
+    report.evicted += service.write_evicting(batch, seals, vectors)[1]
     report.refreshed += len(known)
     report.new += len(batch) - len(known)
 
