@@ -49,6 +49,7 @@ from __future__ import annotations
 
 import atexit
 import hashlib
+import importlib
 import json
 import logging
 import os
@@ -56,8 +57,10 @@ import random
 import re
 import shutil
 import sqlite3
+import sys
 import threading
 import time
+import types
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import suppress
 from functools import partial
@@ -103,6 +106,35 @@ _clients: dict[Path, Any] = {}
 _clients_mutex = threading.Lock()
 
 
+# The module chromadb's telemetry imports as it is imported, for an exporter it makes only when the user turns
+# OpenTelemetry on (``CHROMA_OTEL_GRANULARITY``); it brings gRPC and protobuf with it, 12 MB of RSS in every
+# process that opens the index (an import of 100,000 memories peaked at ~490 MB with it, against a goal of 500).
+_OTLP_EXPORTER = "opentelemetry.exporter.otlp.proto.grpc.trace_exporter"
+
+
+def _defer_otlp_exporter() -> None:
+    """Put a stand-in for ``_OTLP_EXPORTER`` in ``sys.modules`` until chromadb is imported, unless the module is
+    there already: the stand-in imports the real one as soon as anything of it is used (the exporter made, any name
+    read), so nothing changes for a user who turns telemetry on; without it, gRPC is never imported."""
+    if _OTLP_EXPORTER in sys.modules:
+        return
+
+    def real() -> Any:
+        if sys.modules.get(_OTLP_EXPORTER) is stand_in:
+            del sys.modules[_OTLP_EXPORTER]
+        return importlib.import_module(_OTLP_EXPORTER)
+
+    stand_in = types.ModuleType(_OTLP_EXPORTER, "A stand-in until the exporter is made (agent.adapters.chroma_index).")
+    stand_in.OTLPSpanExporter = lambda *args, **kwargs: real().OTLPSpanExporter(*args, **kwargs)  # type: ignore[attr-defined]
+    def attribute(name: str) -> Any:
+        if name.startswith("__"):  # what the import machinery asks of any module (``__path__``): not a use of it
+            raise AttributeError(name)
+        return getattr(real(), name)
+
+    stand_in.__getattr__ = attribute  # type: ignore[method-assign]
+    sys.modules[_OTLP_EXPORTER] = stand_in
+
+
 def _chromadb() -> Any:
     """chromadb, imported, and from then on none of its ``Settings`` reads a ``.env``. chromadb's ``Settings``
     (pydantic-settings) read the working directory's ``.env`` by themselves: a cloned repository's file naming an
@@ -110,6 +142,8 @@ def _chromadb() -> Any:
     and ``CHROMA_OTEL_*`` would have sent its telemetry elsewhere. Only the settings chromadb makes as it is imported
     still read the file (defaults for ``chromadb.Client``, which the agent never uses); a value chromadb refuses
     there stops the import, and is said in one line. The environment still applies: it is the user's."""
+    if "chromadb" not in sys.modules:
+        _defer_otlp_exporter()
     try:
         import chromadb
         import chromadb.config
