@@ -3,7 +3,7 @@
 
 At each size the texts are ``bench.latency.sentences`` (with ``--long-every N``, every Nth line is eight of them
 joined, ~100 tokens, so the batches by length are tried on lines of mixed lengths), written as a JSON Lines export.
-Each phase then runs in a process of its own, so its peak resident memory (``ru_maxrss`` from ``os.wait4``) is its
+Each phase then runs in a process of its own, so its peak resident memory (``VmHWM``, ``machine.own_peak_mb``) is its
 own, and in this order, so a change of the machine's load between them shows in the two embedder figures:
 
 - ``embed``: the local int8 MiniLM alone, loaded untimed, then timed on the texts in the calls the import makes
@@ -78,16 +78,25 @@ def embed_worker(export: Path, vectors: Path) -> dict[str, Any]:
         out[at : at + BATCH] = embedder.embed(texts[at : at + BATCH])
     seconds, cpu = time.perf_counter() - started, time.process_time() - cpu
     np.save(vectors, out)
-    return {"seconds": seconds, "cpu_s": cpu, "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
+    peak = machine.own_peak_mb()
+    return {"seconds": seconds, "cpu_s": cpu,
+            "peak_rss_mb": peak if peak is not None else resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
 
 
 def run(command: Sequence[str], env: dict[str, str]) -> dict[str, Any]:
-    """Run ``command`` to its end: its wall time, its CPU time (every thread's), its own peak resident memory
-    (``os.wait4``: this child's alone, not the largest so far) and its last line of output."""
+    """Run ``command`` to its end: its wall time, its CPU time (every thread's, ``os.wait4``), its own peak resident
+    memory (its ``VmHWM``, read every 20 ms until it ends: the mark only rises, and what it exits from is no higher)
+    and its last line of output."""
     with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
         started = time.perf_counter()
         child = subprocess.Popen(command, env=env, stdout=out, stderr=err, text=True)
-        _, status, usage = os.wait4(child.pid, 0)
+        peak = 0.0
+        while True:
+            pid, status, usage = os.wait4(child.pid, os.WNOHANG)
+            if pid:
+                break
+            peak = max(peak, machine.own_peak_mb(child.pid) or 0.0)
+            time.sleep(0.02)
         seconds = time.perf_counter() - started
         child.returncode = os.waitstatus_to_exitcode(status)
         out.seek(0)
@@ -95,7 +104,7 @@ def run(command: Sequence[str], env: dict[str, str]) -> dict[str, Any]:
         if child.returncode != 0:
             raise RuntimeError(f"{' '.join(command)} failed ({child.returncode}): {err.read().strip()[-800:]}")
         said = (out.read().strip().splitlines() or [""])[-1]
-    return {"seconds": seconds, "cpu_s": usage.ru_utime + usage.ru_stime, "peak_rss_mb": usage.ru_maxrss / 1024,
+    return {"seconds": seconds, "cpu_s": usage.ru_utime + usage.ru_stime, "peak_rss_mb": peak or usage.ru_maxrss / 1024,
             "said": said}
 
 
