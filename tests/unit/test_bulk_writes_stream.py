@@ -28,6 +28,10 @@ SMALL = 256  # the import's batch in these tests (``BATCH`` is larger than the f
 HELD = 3 * SMALL  # the most a bulk write may have alive: a batch and its stored forms, and some
 
 
+def alive_records() -> int:
+    return sum(isinstance(thing, MemoryRecord) for thing in gc.get_objects())
+
+
 class WatchingEmbedder(WordHashEmbedder):
     """The word-hash fake, noting each batch's size and how many memories are alive when it is asked."""
 
@@ -35,10 +39,12 @@ class WatchingEmbedder(WordHashEmbedder):
 
     def __init__(self) -> None:
         super().__init__()
+        # Memories alive before the write began (other test modules' records, made as they are collected): not its.
+        self.before = alive_records()
         self.alive: list[int] = []
 
     def embed(self, texts: Sequence[str]) -> list[list[float]]:
-        self.alive.append(sum(isinstance(thing, MemoryRecord) for thing in gc.get_objects()))
+        self.alive.append(alive_records() - self.before)
         return [vector[: self.dimension] for vector in super().embed(texts)]
 
 
