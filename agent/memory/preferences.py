@@ -92,7 +92,7 @@ _ONE_OFF = re.compile(
     r"foot|ft|inches?|cm|metres?|meters?|m|f|c|fahrenheit|celsius|grams?|g|litres?|liters?|gallons?|cups?)\b|"
     r"\b(?:a|one) (?:recipe|dish|meal|restaurant|answer|reply|summary|list|table|poem|email) (?:for|with|about|"
     r"that|on)\b|\btonight\b|\btoday\b|\bnow in\b|"
-    r"^\W*(?:tell me (?:a|an|about)|pretend|imagine|write (?:me )?(?:a|an))\b|"
+    r"^\W*(?:tell me (?:a|an|about)|pretend|imagine|(?:write|give|show|find|get|send|make) (?:me |us )?(?:a|an|one))\b|"
     r"^\W*(?:ok|okay|now|and)\W+(?:now\W+)?in\s+\w+\W*$",
     re.IGNORECASE,
 )

@@ -31,6 +31,7 @@ ONE_OFFS = [
     "just this once, make it really long",
     "can you put that in a table?",
     "in this reply, use imperial units",
+    "give me a seafood paella recipe",
 ]
 NOT_PREFERENCES = ["I speak Spanish with my mum", "I don't eat beef", "can my cat eat tuna?",
                    "always mention my youtube channel", "talk like a cowboy from now on",
