@@ -38,8 +38,8 @@ from tests.helpers_store import (
 )
 from tests.ports import refused_port
 
-CANARY = "CANARY-Zq81x my locker number is 4417"
-NEEDLES = (b"CANARY", b"canary", b"zq81x", b"Zq81x", b"4417", "CANARY".encode("utf-16-le"))
+CANARY = "CANARY-Zq81x my locker number is 44179823"
+NEEDLES = (b"CANARY", b"canary", b"zq81x", b"Zq81x", b"44179823", "CANARY".encode("utf-16-le"))
 KEY = "sk-test-CANARY123-5f0c9e2a7b1d4c3e"
 
 
