@@ -128,6 +128,34 @@ def mentions(text: str, needle: str) -> bool:
     return re.search(rf"(?<!\w){re.escape(needle)}(?!\w)", text, re.IGNORECASE) is not None
 
 
+# How many characters around an old value must be the new statement's own for the value to count as said gone.
+SAID_GONE_CONTEXT = 16
+
+
+def _agreed(text: str, start: int, end: int, own: str, at: int) -> int:
+    """How many characters around ``text[start:end]`` read as around ``own[at:]`` (the same value there)."""
+    left = 0
+    while start - left > 0 and at - left > 0 and text[start - left - 1] == own[at - left - 1]:
+        left += 1
+    right, width = 0, end - start
+    while end + right < len(text) and at + width + right < len(own) and text[end + right] == own[at + width + right]:
+        right += 1
+    return left + right
+
+
+def mentioned_as_current(text: str, needle: str, said: Sequence[str]) -> bool:
+    """``needle`` mentioned in ``text`` other than in the words of ``said`` (the new statement, as the user typed it
+    and as stored): "I'm not a Missions girl anymore ... the Roadrunners are my team now" names the old team only to
+    say it went, which is no stale fact asserted as current."""
+    folded = text.casefold()
+    owns = [s.casefold() for s in said]
+    for match in re.finditer(rf"(?<!\w){re.escape(needle)}(?!\w)", folded, re.IGNORECASE):
+        if not any(_agreed(folded, match.start(), match.end(), own, at.start()) >= SAID_GONE_CONTEXT
+                   for own in owns for at in re.finditer(re.escape(match.group()), own)):
+            return True
+    return False
+
+
 def say(service: MemoryService, lines: Sequence[str], counts: Counts | None = None) -> list[float]:
     """Observe each line as its own session; the seconds each write took."""
     took = []
@@ -146,14 +174,17 @@ def by_source(service: MemoryService, line: str) -> MemoryRecord | None:
 
 
 def run_updates(store: Store, cases: Sequence[dict[str, Any]], writes: list[float]) -> dict[str, Any]:
-    correct, linked, far, far_hit, collateral, failures = 0, 0, 0, 0, 0, []
+    correct, said_gone, linked, far, far_hit, collateral, failures = 0, 0, 0, 0, 0, 0, []
     for case in cases:
         service, _ = store.service(case["id"])
         writes += say(service, [case["old"], *case["chatter"], case["new"]], store.counts)
         block = service.recall(case["probe"]).block.text
-        ok = all(contains(block, m) for m in case["must"]) and not any(mentions(block, m) for m in case["must_not"])
+        arrived = all(contains(block, m) for m in case["must"])
+        ok = arrived and not any(mentions(block, m) for m in case["must_not"])
         correct += ok
         old, new = by_source(service, case["old"]), by_source(service, case["new"])
+        said = [case["new"], *([new.text] if new else [])]
+        said_gone += arrived and not any(mentioned_as_current(block, m, said) for m in case["must_not"])
         linked += bool(old and new and old.superseded_by == new.id)
         collateral += sum(1 for line in case["chatter"] if (r := by_source(service, line)) and not r.current)
         if new is not None:
@@ -163,7 +194,8 @@ def run_updates(store: Store, cases: Sequence[dict[str, Any]], writes: list[floa
                 far_hit += all(contains(block, m) for m in case["must"])
         if not ok:
             failures.append(case["id"])
-    return {"scenarios": len(cases), "update_accuracy": correct / len(cases), "linked": linked / len(cases),
+    return {"scenarios": len(cases), "update_accuracy": correct / len(cases),
+            "update_accuracy_old_only_said_gone": said_gone / len(cases), "linked": linked / len(cases),
             "chatter_superseded": collateral, "far_probes": far, "profile_hit_far": far_hit / far if far else None,
             "failed": failures}
 
@@ -405,6 +437,8 @@ def report(result: dict[str, Any]) -> str:
         "|---|---|---|",
         f"| update accuracy (new value in the prompt, old one not) | {percent(u['update_accuracy'])} | "
         f"{u['scenarios']} scenarios |",
+        f"| the same, where the old value may appear in the new statement's own words (\"not a Missions girl "
+        f"anymore\") | {percent(u['update_accuracy_old_only_said_gone'])} | {u['scenarios']} scenarios |",
         f"| old memory linked (superseded_by = the new one) | {percent(u['linked'])} | {u['scenarios']} scenarios |",
         f"| chatter memories superseded by mistake | {u['chatter_superseded']} | all chatter lines |",
         f"| false-supersede rate | {percent(p['false_supersede_rate'])} | {p['pairs']} non-contradicting pairs |",

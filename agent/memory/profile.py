@@ -417,6 +417,11 @@ def _someone_else(sentence: str, reading: Reading) -> bool:
     return reading.attribute not in _ABOUT_OTHERS and of_someone_else(sentence)
 
 
+def past_clause(clause: str) -> bool:
+    """A clause of the past ("when I was 18", "used to", "years ago I"): what it says went is history, not news."""
+    return bool(_PAST.search(clause))
+
+
 def of_someone_else(sentence: str) -> bool:
     """A sentence about another person: "my dad has epilepsy", "she's a nurse"."""
     match = _SOMEONE_ELSE.match(sentence)

@@ -43,11 +43,12 @@ from agent.memory.profile import (
     normal,
     of_someone_else,
     one_at_a_time,
+    past_clause,
     said_only,
     same_value,
 )
 from agent.memory.text import WORD, content_words
-from agent.memory.things import ADDITIVE, replaces
+from agent.memory.things import ADDITIVE, PEOPLE, replaces
 
 # Paraphrases of one fact score 0.83-0.92 with the local MiniLM; different facts in similar words 0.46-0.72
 # (bench/RESULTS.md, section 4).
@@ -418,6 +419,142 @@ def _changed_by_attribute(statement: Statement, topics: Topics | None,
     return Outcome()
 
 
+# A clause that says a thing of the user's went, by the verb of its going: "left the choir", "gave up the Spanish
+# owl", "we lost Mingming on Sunday", "no more Tita Lorie", "I don't walk by the lake anymore", "stopped the keto".
+# "Left" only as a verb with its object ("left handed", "turn left at the church" say nothing went), and no
+# "dropped" ("dropped the kids at school").
+_GONE = re.compile(
+    r"\bleft (?:the|my|our|that|this)\b|\bleft (?-i:[A-Z])|"
+    r"\b(?:quit|quitting|stopped|gave up|given up|giving up|no more|no longer|sold|got rid of|ditched|cancell?ed|"
+    r"done with|finished with|moved (?:out of|away from|from)|switched from|transferred from|turned in|"
+    r"handed (?:in|back)|retired from|broke up with|divorced|dropped out)\b|\blost (?!weight|track|count)(?=\w)|"
+    r"(?:\bnot\b|n't\b)[^,.;!?]{0,40}?\bany ?more\b",
+    re.IGNORECASE,
+)
+_GONE_CLAUSES = re.compile(r"\s*(?:[,;:.!?\u2600-\u27bf\U0001f300-\U0001faff]+|\bbut\b|\bso\b|\bthen\b)\s*",
+                           re.IGNORECASE)
+# Words a going clause shares with any memory, which name no thing of the user's: "I don't go out much anymore"
+# says nothing of "I go to the gym on Mondays", nor "no more weekend work" of "I work at Tesco".
+_GENERIC = frozenset(
+    """time day days week weeks month months year years today tonight morning evening night thing things stuff
+    lot lots way life people everything anything something every one ones new old last first now anymore more
+    go goe going went gone do doe doing did done use using used have ha having had get getting got take taking
+    took make making made work working worked much many well good bad""".split()
+)
+# The words of a going itself.
+_GONE_WORDS = frozenset(
+    """left quit quitting stopped gave given giving longer sold rid ditched cancelled canceled finished moved
+    switched transferred turned handed retired broke divorced dropped lost""".split()
+)
+# How near a memory must be to the one that says its thing went, beside the word they share: an update's old and new
+# lines score 0.18-0.75 on the dev sets.
+NAMED_GONE_SIMILARITY = 0.2
+
+
+def _named(text: str) -> set[str]:
+    """The content words of ``text``, whole and without a plural "s": a thing's name must match as a word ("Christus"
+    is not "Christmas")."""
+    return {w.removesuffix("s") for w in content_words(body(text)) if w not in _FILLER and len(w) > 2} - _GENERIC
+
+
+def gone_named(text: str) -> set[str]:
+    """The words of the clauses of ``text`` that say a thing of the user's went (``_GONE``): what it names of the
+    thing, its verb aside. A question, someone else's news ("my sister left her job") or a going of the past
+    ("when I was 18") names nothing."""
+    said = _QUESTION.sub(" ", body(text))
+    out: set[str] = set()
+    for clause in _GONE_CLAUSES.split(said):
+        going = _GONE.search(clause)
+        if going is None or of_someone_else(clause.strip()) or past_clause(clause):
+            continue
+        out |= _named(clause) - _GONE_WORDS
+    return out
+
+
+def _gone_by_name(text: str, neighbours: Sequence[tuple[MemoryRecord, float]]) -> Outcome:
+    """A thing the user says went, by its name ("Left the choir, ... I'm reading at the 11am mass now" after "I sing
+    alto in the parish choir"; "I left Christus po, University Hospital ... I'm with them now" after "PRN shifts at
+    Christus Santa Rosa"): the near memories that name it are what went, whatever attribute the meaning puts either
+    on and whether or not a rule read a value. They leave the block with the values that name the thing and those
+    they keep as said; their other values stay (a job and an allergy said together). Someone else's memory of the
+    thing ("my sister sings in the choir") is not the user's."""
+    gone = gone_named(text)
+    if not gone:
+        return Outcome()
+    supersedes: list[str] = []
+    replaced: list[tuple[str, StatedFact]] = []
+    names: set[str] = set()
+    for old, similarity in neighbours:
+        if similarity < NAMED_GONE_SIMILARITY:
+            break
+        named = gone & _named(old.text)
+        if not named or of_someone_else(body(old.text)) or gone_named(old.text) & named:
+            continue
+        supersedes.append(old.id)
+        names |= named
+        replaced += [(old.id, fact) for fact in live_facts(old)
+                     if said_only(fact) or _named(fact.value) & named]
+    if not supersedes:
+        return Outcome()
+    return Outcome(tuple(supersedes), tuple(replaced), reason=f"the user said it went ({', '.join(sorted(names))})")
+
+
+# A new one of a thing the user has one of, by the thing's word: "new dentist - dr kaczmarek", "got new phone finaly,
+# iphone 15", "changed gym, now calypso". "Another" adds one ("another dentist's opinion").
+_NEW_ONE = re.compile(
+    r"\b(?:new|different|changed|switched|swapped|replaced)\s+(?:my\s+|our\s+|the\s+)?(?P<thing>[a-z]+)\b",
+    re.IGNORECASE,
+)
+# A new one wanted, planned or supposed is not one had: "need a new dentist", "thinking about a new phone".
+_NOT_YET = re.compile(r"\b(?:wants?|wanna|need|needs|looking for|look for|thinking|considering|might|maybe|should|"
+                      r"would|could|planning|plan to|going to|gonna|hope|wish|if|dream|next)\b", re.IGNORECASE)
+# People the user has one of at a time; of the others ("my new colleague", "a new friend") a new one is one more.
+_ONE_AT_A_TIME_PEOPLE = frozenset(
+    """wife husband partner girlfriend boyfriend fiance fiancé fiancee fiancée spouse boss manager doctor gp therapist
+    dentist landlord landlady coach tutor""".split()
+)
+# Words after "new" that name no thing of the user's.
+_NOT_A_THING = frozenset("""year years york zealand one ones thing things stuff day week month start""".split())
+
+
+def new_one_named(text: str) -> set[str]:
+    """The things of ``text`` said to be new ones of the user's ("new dentist", "changed gym"), in clauses that are
+    not questions, wishes or someone else's news; a person only of those one has one at a time, an animal never (a
+    new puppy is one more pet)."""
+    said = _QUESTION.sub(" ", body(text))
+    out: set[str] = set()
+    for clause in _GONE_CLAUSES.split(said):
+        if _NOT_YET.search(clause) or of_someone_else(clause.strip()) or ADDITIVE.search(clause):
+            continue
+        for match in _NEW_ONE.finditer(clause):
+            thing = match.group("thing").casefold()
+            if (thing in _NOT_A_THING or not content_words(thing) or values.animal(thing)
+                    or (thing in PEOPLE and thing not in _ONE_AT_A_TIME_PEOPLE)):
+                continue
+            out.add(thing)
+    return out
+
+
+def _holds_one(text: str, thing: str) -> bool:
+    """Whether ``text`` speaks of the user's one ``thing`` ("my dentist is at dentim clinic", "our car")."""
+    return re.search(rf"\b(?:my|our)\s+(?:\w+\s+)?{re.escape(thing)}\b", body(text), re.IGNORECASE) is not None
+
+
+def _new_one(text: str, neighbours: Sequence[tuple[MemoryRecord, float]]) -> Outcome:
+    """A new one of a thing the user has one of ("ok so new dentist - dr kaczmarek" after "my dentist is at dentim
+    clinic"; "got new phone finaly, iphone 15" after "my phone is samsung a52"): the nearest memory that speaks of the
+    user's one such thing is the one replaced, with its values of it and those it keeps as said."""
+    for thing in sorted(new_one_named(text)):
+        for old, similarity in neighbours:
+            if similarity < NAMED_GONE_SIMILARITY:
+                break
+            if not _holds_one(old.text, thing) or new_one_named(old.text) & {thing}:
+                continue
+            replaced = [(old.id, fact) for fact in live_facts(old) if said_only(fact) or thing in fact.key]
+            return Outcome((old.id,), tuple(replaced), reason=f"a new {thing} the user stated")
+    return Outcome()
+
+
 def decide(
     text: str,
     statement: Statement,
@@ -432,7 +569,8 @@ def decide(
     profiled = [old for old in profiled if same_speaker(old, text)]
     neighbours = [(old, similarity) for old, similarity in neighbours if same_speaker(old, text)]
     for changed in (_profile_changes(statement, profiled, text), _changed_by_meaning(statement, neighbours),
-                    _changed_by_attribute(statement, topics, neighbours)):
+                    _changed_by_attribute(statement, topics, neighbours), _gone_by_name(text, neighbours),
+                    _new_one(text, neighbours)):
         if changed.supersedes or changed.replaces_facts:
             return changed
 

@@ -283,3 +283,26 @@ def test_a_question_the_replaced_memory_answered_recalls_what_replaced_it(memory
     block = memory.recall("how long should my saturday lessons practice be?").block
     assert [m.record.id for m in block.memories] == [cello.id]
     assert "learning the trumpet" not in block.text
+
+
+def test_a_thing_said_gone_by_name_replaces_the_memory_of_it_whatever_its_attribute(memory: MemoryService) -> None:
+    say(memory, "Thursdays I volunteer at the Oxfam bookshop on Mill Road", "What should I cook tonight?",
+        "Left Oxfam after six years, I help at the animal shelter on Thursdays now")
+    oxfam, shelter = (next(r for r in memory.list() if word in r.text) for word in ("Mill Road", "shelter"))
+    assert oxfam.superseded_by == shelter.id
+    assert "Mill Road" not in memory.recall("What am I up to on Thursdays?").block.text
+
+
+def test_a_new_one_of_a_thing_replaces_the_old_one(memory: MemoryService) -> None:
+    say(memory, "my dentist is at the Smile Studio on Park Lane", "any ideas for a rainy weekend?",
+        "new dentist since spring, dr Farouk, right next to work")
+    old, new = (next(r for r in memory.list() if word in r.text) for word in ("Park Lane", "Farouk"))
+    assert old.superseded_by == new.id
+    block = memory.recall("Write a note to my dentist asking to move my appointment").block.text
+    assert "Farouk" in block and "Smile Studio" not in block
+
+
+def test_a_going_or_a_new_one_of_something_else_replaces_nothing(memory: MemoryService) -> None:
+    say(memory, "my sister sings in the Bach choir", "I left the choir at school when I was 12",
+        "my dentist is Dr Chen in Hove", "my brother has a new dentist he loves")
+    assert all(r.current for r in memory.list())
