@@ -11,7 +11,10 @@ Cyrillic letter in it, or a card number with zero-width spaces between its digit
   Shannon entropy, against a bar that rises with the token's length so a long ordinary word never reaches it).
 - credentials said in words: a password, PIN, passcode, combination or door, alarm, Wi-Fi or one-time code, and
   what it is ("the alarm code at the office is 4471", "wifi password: bluebird", "4471 is the garage code"). A
-  credential named without its value ("my PIN changed yesterday", "my password is too weak") is no secret.
+  credential named without its value ("my PIN changed yesterday", "my password is too weak") is no secret. Chat
+  also names one shortly or roundabout, or not at all (``UNSAID``): "pass is", "pw", "the word to get in ... is",
+  a network's pass after its name, a security question's answer, a mother's maiden name told for the bank. Whose
+  account it opens does not matter: a login kept for a son or a grandmother is as much a way in.
 - numbers that open an account or prove an identity: card numbers (Luhn over the digits, whatever separates
   them), IBANs in any case (mod-97 checksum), social security numbers with dashes, dots or spaces, and numbers
   named as passport, licence, tax or national insurance numbers.
@@ -28,6 +31,7 @@ from functools import cache
 from typing import Any
 
 from agent.memory.canonical import matching
+from agent.memory.patterns import ANYWHERE, Named
 
 SECRET_REFUSAL = "looks like a secret (a key, password or card number): never stored"
 ID_NUMBER_REFUSAL = ("looks like an identity or account number (social security, national insurance, passport, "
@@ -202,10 +206,11 @@ _NOT_VALUE = (
 # each try linear: a 2,000-digit run costs one pass, not a cube of it.
 _STRONG = (r"(?:(?>\d(?:[ -]\d){3,})\b|(?!{_MEASURE})(?=[^\s\d]*+\d)(?!\d(?!\S))(?>\S+)|"
            r"(?!{_MEASURE})(?=\S*?[^\w\s'’.,!?;:()\"“”-])(?>\S+)|[\"“'‘][^\"”'’\n]{3,}[\"”'’])")
-# A token with a digit that is a quantity, not a value: "72-hour", "24/7", "3x", "2nd", "10am", "100%", "$50".
+# A token with a digit that is a quantity, not a value: "72-hour", "24/7", "3x", "2nd", "10am", "100%", "$50",
+# "2500m" (a mountain pass is no password).
 _MEASURE = (r"(?:[$£€]\d|\d+(?:st|nd|rd|th|x|%|am|pm|s|k)(?!\w)|\d+[/:]\d+(?![\w/:-])|\d+(?:\.\d+)?-?(?:hours?|days?|"
             r"weeks?|months?|years?|minutes?|seconds?|miles?|km|inch(?:es)?|foot|feet|kg|lbs?|points?|steps?|parts?|"
-            r"pages?|words?|times?|percent|degrees?)(?!\w))")
+            r"pages?|words?|times?|percent|degrees?|m|cm|mm|mg|mcg|ml|g|oz|kcal|mph)(?!\w))")
 _STRONG = _STRONG.replace("{_MEASURE}", _MEASURE)
 # The verbs and prepositions of the languages whose names of a password ``_WORDY`` reads ("la contraseña del wifi es").
 _VERB = (r"(?:is|was|are|were|will be|has been|is now|now is|'s|’s|=|:|->|changed to|set to|reads|becomes|became|"
@@ -284,6 +289,104 @@ _SAID_FORMS = (
 @cache
 def _said() -> re.Pattern[str]:
     return re.compile(_SAID_FORMS, re.IGNORECASE)
+
+
+# -- credentials said without the usual words ---------------------------------------------------------------------
+# Chat names a credential shortly or roundabout ("pass is", "the word to get in ... is"), or gives what opens an
+# account without calling it a password at all (a security question's answer, a mother's maiden name told for the
+# bank). Each form is named, with what it must read and what it must not (``tests/unit/test_refusal_named.py``
+# reads them on the ``matching`` view, as ``said_credential`` does); whose account it opens does not matter: a
+# password kept for a son or a grandmother is as much a secret, and as much a way in, as the user's own.
+
+# A value that may be a plain word ("the answer is fluffy"), but not a word that describes the credential instead
+# ("the answer is easy") nor a pronoun that opens a clause ("security questions: i hate them").
+_PLAIN = (rf"(?!{_NOT_VALUE}\b|(?:i|we|they|he|she|it|you|is|was|are)\b)[\"“'‘]?[^\s.,;:!?\"“”'‘’]{{2,}}")
+# What a "pass" is when it is no password: a ticket ("bus pass is monthly", "boarding pass: 14B").
+_TICKETS = ("bus", "boarding", "ski", "season", "train", "rail", "travel", "transit", "metro", "tram", "subway",
+            "day", "week", "weekly", "monthly", "annual", "yearly", "gym", "museum", "park", "parking", "festival",
+            "event", "press", "backstage", "hall", "free", "fast", "mountain", "vip", "all-access", "covid", "green",
+            "visitor", "student", "zoo", "pool", "cinema", "concert", "show", "gig", "match", "stadium", "bike",
+            "library", "hiking", "boat", "ferry", "airport", "lounge", "travel card", "e")
+_TICKET_WORDS = "|".join(re.escape(word) for word in _TICKETS if len(word) > 1)
+_NOT_A_TICKET = "".join(rf"(?<!\b{re.escape(word)} )(?<!\b{re.escape(word)}-)" for word in _TICKETS)
+_SHORT_PASS = Named(
+    "a short name of a password, then a value that is no word", ANYWHERE, re.compile(
+        rf"(?<![\w-]){_NOT_A_TICKET}pass(?: (?:for|to|of|on|at|in) (?!(?:the |a |my |our )?(?:{_TICKET_WORDS})\b)"
+        rf"[^.!?;,\n]{{0,40}}?)?\s*(?:is|was|'s|’s|:|=|->|is now|now is|changed to|set to)\s*(?:now\s+)?"
+        rf"(?!\d{{1,3}}(?![\w-]))(?!{_TICKET_WORDS}\b){_STRONG}",
+        re.IGNORECASE),
+    matches=("my pass is zielony77, dont forget", "pass: Kasia#1990", "and pass is kartoplya2024!",
+             "pass for the school portal is Zosia2015", "for my wife's email the pass is Kwiatek88"),
+    misses=("bus pass is monthly, 110 zl", "boarding pass: 14B", "the pass rate was 85% this year",
+            "bus pass: £20 a week", "my pass is in my wallet", "I passed my driving test", "the pass is 2500m high",
+            "i bought a pass for the pool: 20 zl", "my pass: 12 rides left"),
+    raw=True,
+)
+# Where a network or a login is named first, "pass" and "pw" need no verb: "wifi Orange_5G pass Tomek1985".
+_ACCESS_THINGS = (r"(?:wi-? ?fi|network|router|ssid|hotspot|log-? ?in|user(?: ?name)?|account|e-?mail|gmail|"
+                  r"facebook|instagram|netflix|app|portal)")
+_PASS_AFTER_LOGIN = Named(
+    "a login or a network named, then its pass", ANYWHERE, re.compile(
+        rf"\b{_ACCESS_THINGS}\b[^.!?\n]{{0,40}}?(?<![\w-]){_NOT_A_TICKET}(?:pass|pw|pwd)\s*[-–:=]?\s*(?:is\s+)?"
+        rf"{_STRONG}",
+        re.IGNORECASE),
+    matches=("home wifi is Orange_5G pass Tomek1985", "keep my grandpas login for him: user jan_w pass Jan1948",
+             "guest wifi: CafeNet / pw coffee4all"),
+    misses=("the wifi at the station, pass 3 stops and get off", "my account pass expired",
+            "the app says my bus pass 2024 is valid"),
+    raw=True,
+)
+# A word that lets one in, named by what it does: "the word to get in mama's bank app is sonechko1959". A magic,
+# secret or code word ("the magic word is please") is a game's unless its value is no word.
+_WORD_TO_GET_IN = Named(
+    "the word that lets one in", ANYWHERE, re.compile(
+        r"\bword\s+(?:to|for)\s+(?:get(?:ting)?\s+in(?:to)?|log(?:ging)?\s*(?:in(?:to)?|on)|sign(?:ing)?\s*in(?:to)?|"
+        r"enter(?:ing)?|unlock(?:ing)?|access(?:ing)?|open(?:ing)?)\b"
+        rf"[^.!?;\n]{{0,40}}?\s*{_VERB}\s*{_PLAIN}|"
+        rf"\b(?:magic|secret|safe|code|pass)\s+word\b[^.!?;\n]{{0,40}}?\s*{_VERB}\s*{_STRONG}",
+        re.IGNORECASE),
+    matches=("the word to get in mama's privatbank app is sonechko1959",
+             "the word to get into the staff portal is bluemoon42", "word to get in the app is Sloneczko!",
+             "the magic word for the vpn is tangerine99"),
+    misses=("the word for bread in polish is chleb", "the word to describe him is stubborn",
+            "the magic word is please", "the word to get in is long"),
+    raw=True,
+)
+# A security question's answer, which opens the account as a password does: "security question 'first pet name'
+# answer is murzik", "the answer to my security question is fluffy", "security q first pet name - murka".
+_QUESTION = r"(?:security|secret|verification|challenge|memorable|bank)\s+(?:q|qs|questions?)\b"
+_SECURITY_ANSWER = Named(
+    "a security question's answer", ANYWHERE, re.compile(
+        rf"\b{_QUESTION}[^.!?\n]{{0,50}}?\banswer\b\s*(?:(?:is|was|'s|:|=|-|–|->)\s*{_PLAIN}|{_STRONG})|"
+        rf"\banswers?\s+(?:to|for|of)\s+(?:\S+\s+){{0,3}}?{_QUESTION}[^.!?\n]{{0,40}}?\s*(?:is|was|:|=|-|–)\s*"
+        rf"{_PLAIN}|"
+        rf"\b{_QUESTION}\s+[^.!?\n:=–-]{{3,40}}?\s[-–:=]\s*{_PLAIN}",
+        re.IGNORECASE),
+    matches=("security question 'first pet name' answer is murzik", "the answer to my security question is fluffy",
+             "security q first pet name - murka", "secret question is name of first pet, answer: burek",
+             "answer to security question (first school) = szkola12",
+             "for the bank security question the answer is 'rex'"),
+    misses=("my security question is about my first pet", "what is a good answer for a security question?",
+            "security question answer is easy to guess", "security questions: i hate them",
+            "the security question, I answered it wrong"),
+    raw=True,
+)
+# A mother's maiden name told for a bank or a login is the answer it asks for; told as family history, it is
+# family history ("my mother's maiden name was Kowalska, her family is from Krakow").
+_FOR_ACCESS = r"\b(?:bank|banking|security|verification|account|login|app|card|password|pin|answer|verify)\b"
+_MAIDEN_NAME = Named(
+    "a maiden name told for an account", ANYWHERE, re.compile(
+        rf"\bmaiden\s+name\b[^.!?;\n]{{0,40}}?{_FOR_ACCESS}[^.!?;\n]{{0,20}}?\s*{_VERB}\s*{_PLAIN}|"
+        rf"\bmaiden\s+name\s*{_VERB}\s*{_PLAIN}[^.!?\n]{{0,30}}?\b(?:for|at|with|on|in)\s+(?:the\s+|my\s+|our\s+)?"
+        rf"(?:\w+\s+)?{_FOR_ACCESS}",
+        re.IGNORECASE),
+    matches=("my mother's maiden name for the bank is Nowak", "mothers maiden name for bank verification: petrenko",
+             "mom's maiden name is Smith, for the bank app"),
+    misses=("my mother's maiden name was kowalska, her family is from krakow",
+            "my mother's maiden name for the bank is the same as my granny's", "what's a maiden name?"),
+    raw=True,
+)
+UNSAID = (_SHORT_PASS, _PASS_AFTER_LOGIN, _WORD_TO_GET_IN, _SECURITY_ANSWER, _MAIDEN_NAME)
 # A code that is an address or a label, never a secret: "my zip code is 90210", "the dress code is formal".
 _PUBLIC_CODES = re.compile(
     r"\b(?:zip|postal|post|area|country|dialling|dialing|dial|phone|dress|source|morse|promo|promotional|discount|"
@@ -305,7 +408,8 @@ _POSTAL_PIN = re.compile(r"\bpin ?code\b[^.!?\n]{0,30}\b(?:area|district|localit
 _SAID_BAIT = re.compile(r"pass|login|creds|credential|router|network|admin|root|keypad|"
                         r"pwd|\bpw\b|\bpins?\b|code|combin|combo|key|token|secret|cvv|cvc|\bcsc\b|otp|phrase|"
                         r"open|unlock|disarm|alarm|lock|door|gate|safe|vault|wi-?fi|garage|"
-                        r"security|memorable|mnemonic|contrase|kennwort|mot de passe|wachtwoord|senha|has[lł]o|"
+                        r"security|memorable|mnemonic|maiden|answer|word (?:to|for)|(?:magic|secret|safe|code) word|"
+                        r"contrase|kennwort|mot de passe|wachtwoord|senha|has[lł]o|"
                         rf"seed|totp|2fa|mfa|authenticator|mnemonic|recovery|wallet|words|c[oó]dig|codice|kod|код|clé|chiave|schlüssel|{_FOREIGN}",
                         re.IGNORECASE)
 
@@ -367,6 +471,8 @@ def said_credential(text: str) -> bool:
                 if not _PUBLIC_CODES.search(piece[max(0, match.start() - 12) : match.end()]) and not (
                         _POSTAL_PIN.search(piece[max(0, match.start() - 12) : match.end() + 40])):
                     return True
+            if any(form(piece) for form in UNSAID):
+                return True
     return False
 
 

@@ -7,7 +7,10 @@ bundled copy of the list: nothing is fetched). A hand-kept list of top-level dom
 and "jane.design" through; the list knows every one.
 
 Two kinds of suffix are words first: a bare name under them is a domain only where a domain stands.
-- File extensions that are also country codes (``notes.md``, ``setup.py``, ``run.sh``, ``clip.mov``) name files.
+- File extensions that are also country codes (``notes.md``, ``setup.py``, ``run.sh``, ``clip.mov``) name files,
+  but for a country's suffix chat uses for sites (``.pl``, ``.md``, ``.in``, ...) where the words around the name
+  are the web's or a shop's and none a file's ("remember site for cheap buses: flixbus.pl", "i buy most stuff on
+  allegro.pl"), or under a country's own second level ("dobremiasto.gov.pl").
 - English words that open a sentence (``it``, ``is``, ``me``, ``us``, ``in``, ``now``, ...): "it was great in
   Berlin.it is cold" lost a space, it named no domain. Such a name is a domain when nothing follows it but the end
   of the clause ("notes live on notes.me", "I run pawsandclaws.us."), as an address does; followed by more words, it
@@ -96,12 +99,51 @@ def _bare_domain(seen: str, shown: str) -> bool:
             written = shown[match.start(1) : match.end(2)]
             if written == name or not is_public_suffix(written):
                 continue
-        if suffix in _FILE_SUFFIXES:
+        if suffix in _FILE_SUFFIXES and not (suffix in _SITE_SUFFIXES and _names_a_site(seen, match.start(1),
+                                                                                       match.end(2))):
             continue
         if suffix in SENTENCE_WORDS and not _CLAUSE_END.match(seen, match.end(2)):
             continue
         return True
     return False
+
+
+# A name under a suffix that is a file's and a country's ("flixbus.pl", "cooking.md", "backup.pl") is a site where
+# the words around it are the web's or a shop's ("remember site for cheap buses: flixbus.pl", "i buy most stuff on
+# allegro.pl", "news i read: onet.pl") and none is a file's ("I wrote a script backup.pl", "notes are in todo.md"),
+# or when it sits under a country's own second level ("dobremiasto.gov.pl", "firma.com.pl"), where no file does.
+# A name with an underscore, or in a path ("/site-packages/foo.py"), is no host name at all; nor is one under the
+# suffix of a program's source (".py", ".rs", ".sh", ".pm"), which chat names as a file whatever words surround it.
+_SITE_SUFFIXES = frozenset({"pl", "md", "am", "ac", "cc", "ml", "in", "mk", "ps"})
+_SITE_BEFORE = re.compile(
+    r"\b(?:sites?|website|web ?site|web ?page|webpage|page|portal|shop|store|e-?shop|domain|url|link|online|internet|"
+    r"web|blog|visit|go to|check out|browse|bookmark|remember|order\w* from|buy\w*(?: \w+){0,3} (?:on|from|at)|on|"
+    r"from|at|via|read|news)\b[^.!?\n]{0,40}$",
+    re.IGNORECASE,
+)
+_SITE_AFTER = re.compile(r"^\S*\s+(?:\w+\s+){0,3}?(?:sites?|website|shop|store|page|portal|app)\b", re.IGNORECASE)
+_FILE_WORDS = re.compile(
+    r"\b(?:files?|scripts?|folders?|director(?:y|ies)|dir|repo|repository|code|run|runs|ran|running|execute\w*|edit\w*|"
+    r"open\w*|sav(?:e|ed|ing)|wr(?:ite|ote|itten|iting)|commit\w*|perl|markdown|readme|document\w*|docs?|"
+    r"attach\w*|renam\w*|chmod|bash|shell|python|vim|nano|git|path|module|compil\w*|import\w*|notes?|"
+    r"extension)\b",
+    re.IGNORECASE,
+)
+
+
+def _names_a_site(seen: str, start: int, end: int) -> bool:
+    """Whether the name at ``seen[start:end]``, under a suffix that is a file's and a country's, names a site."""
+    name = seen[start:end]
+    if "_" in name or seen[max(0, start - 1) : start] in ("/", "\\"):
+        return False
+    psl = _suffixes()
+    if "." in (psl.publicsuffix(name.lower(), accept_unknown=False) or ""):  # type: ignore[attr-defined]
+        return True
+    clause_start = max(seen.rfind(c, 0, start) for c in ".!?\n") + 1
+    before, after = seen[clause_start:start], seen[end : end + 40]
+    if _FILE_WORDS.search(before) or _FILE_WORDS.search(after.split(".")[0]):
+        return False
+    return bool(_SITE_BEFORE.search(before) or _SITE_AFTER.match(after))
 
 
 def has_ip_address(text: str) -> bool:
