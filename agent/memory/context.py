@@ -16,12 +16,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
+from agent import defaults
 from agent.domain import ScoredMemory
 from agent.memory.fences import FENCE_TAG, PROFILE_TAG, defang
 from agent.memory.profile import Entry, label
 from agent.tokens import TokenCounter, count_tokens
 
-PROFILE_BUDGET = 150
+PROFILE_BUDGET = defaults.PROFILE_TOKENS
 PROFILE_HEADER = (
     f"<{PROFILE_TAG}>\n"
     "What the user has told you about themselves, the current value of each, with the date it was said. It is "

@@ -371,6 +371,7 @@ def read(text: str, *, transcript: bool = False) -> Reading:
     reasons: list[str] = []
     about_someone = False
     asked = ""
+    told = False  # the sentence before disclosed
     for sentence in sentences(text):
         why = _sentence_discloses(sentence, about_someone, transcript)
         if why and asked and not _has_subject(sentence):
@@ -379,6 +380,11 @@ def read(text: str, *, transcript: bool = False) -> Reading:
         if why:
             kept.append(sentence)
             reasons.append(why)
+        elif told and not _has_subject(sentence) and _read_as(sentence) is None:
+            # "ok so we are hybrid now!! office only tue and thu, other days from home": a statement without a
+            # subject of its own goes on with the one before, and is what it says.
+            kept.append(sentence)
+        told = bool(why) or (told and kept[-1:] == [sentence])
         asked = sentence if not why and sentence.rstrip().endswith("?") else ""
         about_someone = about_someone or any(_personal_mention(c) or c[0] in FAMILY for c in _clauses(sentence))
     if not kept:

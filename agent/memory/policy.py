@@ -43,4 +43,4 @@ class MemoryPolicy:
     gate: bool = True
     # False stores every memory as it comes, with no supersede or restatement (the benchmark's comparison).
     truth: bool = True
-    profile_budget_tokens: int = 150
+    profile_budget_tokens: int = defaults.PROFILE_TOKENS

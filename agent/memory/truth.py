@@ -92,7 +92,8 @@ _CHANGE_SAID = re.compile(
     r"relocat\w*|switch\w*|chang\w*|swapp\w*|started|starting|joined|left|leaving|quit\w*|dropped|"
     r"cancell?ed|closed|gone|passed|died|rip|sold|broke up|split|married|divorced|emigrated|became|become|turned|"
     r"done with|uninstalled|deleted|gave up|given up|abandoned|replaced|instead|ditched|got rid of|stopped|retired|"
-    r"handed (?:in|back)|last day|moving on|went|go by|call me|since)\b",
+    r"handed (?:in|back)|last day|moving on|went|go by|call me|since|from (?:this|today|tomorrow)|as of|"
+    r"starting (?:this|today|tomorrow))\b",
     re.IGNORECASE,
 )
 # Words that retire one value of a set (a pet, a language, an allergy): with several held, a value said now is one
@@ -105,7 +106,8 @@ _RETIRES_ONE = re.compile(
 )
 # The value said as the one that holds now: of an attribute held several at once (a sport, a hobby), a start says one
 # more ("i've started listening to a lot of classical music" beside "i really like jazz"), and "now" one instead.
-_HOLDS_NOW = re.compile(r"\b(?:(?<!right )now|these days|nowadays|from now on|instead)\b", re.IGNORECASE)
+_HOLDS_NOW = re.compile(r"\b(?:(?<!right )now|these days|nowadays|from now on|instead|from (?:this|today)|as of|"
+                        r"starting (?:this|today))\b", re.IGNORECASE)
 _QUESTION = re.compile(r"[^.!?\n]*\?")
 # Keys stated together that change together.
 COUPLED = frozenset({"job", "employer"})

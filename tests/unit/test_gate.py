@@ -87,3 +87,14 @@ def test_explicit_requests_store_the_statement_itself() -> None:
 def test_every_decision_has_a_reason() -> None:
     for turn in KEEP + DROP:
         assert decide(turn).reason
+
+
+@pytest.mark.parametrize(("turn", "kept"), [
+    ("started at the new clinic!! mostly night shifts, four a week", None),
+    ("we're fully remote now. meetings only on mondays, rest async", None),
+    ("I'm allergic to cats. What's the weather like in Rome?", "I'm allergic to cats."),
+    ("I moved to Leeds. Recommend me a good pub.", "I moved to Leeds."),
+])
+def test_a_sentence_without_its_own_subject_goes_on_with_the_disclosure_before_it(turn: str, kept: str | None) -> None:
+    decision = decide(turn)
+    assert decision.keep and decision.text == (kept or turn)
