@@ -174,7 +174,9 @@ def by_source(service: MemoryService, line: str) -> MemoryRecord | None:
 
 
 def run_updates(store: Store, cases: Sequence[dict[str, Any]], writes: list[float]) -> dict[str, Any]:
-    correct, said_gone, linked, far, far_hit, collateral, failures = 0, 0, 0, 0, 0, 0, []
+    correct, said_gone, linked, far, far_hit, collateral = 0, 0, 0, 0, 0, 0
+    failures: list[str] = []
+    failures_said: list[str] = []
     for case in cases:
         service, _ = store.service(case["id"])
         writes += say(service, [case["old"], *case["chatter"], case["new"]], store.counts)
@@ -184,7 +186,8 @@ def run_updates(store: Store, cases: Sequence[dict[str, Any]], writes: list[floa
         correct += ok
         old, new = by_source(service, case["old"]), by_source(service, case["new"])
         said = [case["new"], *([new.text] if new else [])]
-        said_gone += arrived and not any(mentioned_as_current(block, m, said) for m in case["must_not"])
+        gone_ok = arrived and not any(mentioned_as_current(block, m, said) for m in case["must_not"])
+        said_gone += gone_ok
         linked += bool(old and new and old.superseded_by == new.id)
         collateral += sum(1 for line in case["chatter"] if (r := by_source(service, line)) and not r.current)
         if new is not None:
@@ -194,7 +197,9 @@ def run_updates(store: Store, cases: Sequence[dict[str, Any]], writes: list[floa
                 far_hit += all(contains(block, m) for m in case["must"])
         if not ok:
             failures.append(case["id"])
-    return {"scenarios": len(cases), "update_accuracy": correct / len(cases),
+        if not gone_ok:
+            failures_said.append(case["id"])
+    return {"scenarios": len(cases), "update_accuracy": correct / len(cases), "failed_said_gone": failures_said,
             "update_accuracy_old_only_said_gone": said_gone / len(cases), "linked": linked / len(cases),
             "chatter_superseded": collateral, "far_probes": far, "profile_hit_far": far_hit / far if far else None,
             "failed": failures}

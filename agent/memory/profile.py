@@ -600,6 +600,13 @@ _LEADING = re.compile(r"^\W*(?:(?:btw|by the way|fyi|tbh|honestly|ok(?:ay)?|so|w
                       re.IGNORECASE)
 
 
+# An order to the assistant states nothing of the user's: "dont suggest me russian things - books, films" speaks no
+# Russian, "never recommend horse riding" has no horse.
+_ORDER = re.compile(r"^\W*(?:(?:ok|so|and|also|pls|please|btw)\W+)*(?:never|don'?t|do not|dont|stop)\s+(?:ever\s+)?"
+                    r"(?:suggest|recommend|propose|offer|give|show|send|tell|use|write|answer|reply|mention)\b",
+                    re.IGNORECASE)
+
+
 def read(text: str, meaning: Meaning | None = None) -> Statement:
     """The profile facts and retractions ``text`` states, sentence by sentence; questions, plans and the past state
     none. ``meaning`` names the attribute each sentence speaks to (``agent.memory.attributes``); without it the
@@ -609,7 +616,7 @@ def read(text: str, meaning: Meaning | None = None) -> Statement:
     no_longer: list[StatedFact] = []
     changed: list[str] = []
     holds: list[str] = []
-    sentences = [s for s in _sentences(text) if not s.rstrip().endswith("?")]
+    sentences = [s for s in _sentences(text) if not s.rstrip().endswith("?") and not _ORDER.match(s)]
     said = [_LEADING.sub("", sentence if _retractions(sentence)[0] else _present(sentence)) for sentence in sentences]
     readings = iter(_readings([s for s in said if s], meaning))
     for whole, sentence in zip(sentences, said, strict=True):
@@ -647,7 +654,7 @@ def read(text: str, meaning: Meaning | None = None) -> Statement:
 def attributes_read(text: str, meaning: Meaning) -> list[Reading]:
     """The attributes the sentences ``text`` states (its questions aside) speak to, as ``read`` finds them: each
     sentence's clearest part, whether or not a value is then read from it."""
-    sentences = [s for s in _sentences(text) if not s.rstrip().endswith("?")]
+    sentences = [s for s in _sentences(text) if not s.rstrip().endswith("?") and not _ORDER.match(s)]
     return [reading for group in _readings(sentences, meaning) for _, reading in group if reading is not None]
 
 
@@ -740,8 +747,13 @@ def view(records: Sequence[MemoryRecord]) -> tuple[list[Entry], list[Entry]]:
             held = current.setdefault(fact.key, [])
             held[:] = [e for e in held if not same_value(e.value, fact.value)]
             if one_at_a_time(fact):
-                history += [replace(e, replaced_by=record.id, replaced_at=record.created_at) for e in held]
-                held.clear()
+                # A safety value said in two parts of one memory ("pregnant!! 10 weeks, nobody at work knows yet")
+                # is one fact in both: the memory replaces the values before it, not its own.
+                own = [e for e in held if e.memory == record.id and fact.key in SAFETY
+                       and AS_SAID in (e.origin, fact.origin)]
+                history += [replace(e, replaced_by=record.id, replaced_at=record.created_at)
+                            for e in held if e not in own]
+                held[:] = own
             held.append(entry)
     ordered = [entry for key in sorted(current, key=_order) for entry in current[key]]
     return ordered, sorted(history, key=lambda e: -e.said_at)

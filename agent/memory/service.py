@@ -581,7 +581,8 @@ class MemoryService:
         profiled = [r for r in self._ledger.profiled(self.user) if r.id != record.id]
         # Words said before and since replaced: nothing to compare them with, nothing to embed again.
         vector, neighbours = self._neighbours(record) if known is None else (None, [])
-        outcome = truth.decide(record.text, statement, profiled, neighbours, self._topics(record, vector, neighbours))
+        outcome = truth.decide(record.text, statement, profiled, neighbours, self._topics(record, vector, neighbours),
+                               record.source or record.text)
         more = [old for old, _ in consolidated if old.id not in outcome.supersedes and old.id != record.id]
         if outcome.restates is None and more:
             outcome = replace(outcome, supersedes=(*outcome.supersedes, *(old.id for old in more)),

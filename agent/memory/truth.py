@@ -563,16 +563,19 @@ def decide(
     profiled: Sequence[MemoryRecord],
     neighbours: Sequence[tuple[MemoryRecord, float]],
     topics: Topics | None = None,
+    said: str = "",
 ) -> Outcome:
     """The outcome for a new memory of ``text`` stating ``statement``, given the current memories that state profile
     facts (``profiled``, current or superseded: a superseded memory's other facts stay in the profile), its nearest
     current memories with their similarity (``neighbours``, best first) and the attributes the meaning puts them and
-    it on (``topics``, when it says a change)."""
+    it on (``topics``, when it says a change). ``said``: all the words the memory was kept from, which may say what
+    went in a sentence the memory does not keep ("No more Tita Lorie po... the youth group started calling me
+    Lola D")."""
     profiled = [old for old in profiled if same_speaker(old, text)]
     neighbours = [(old, similarity) for old, similarity in neighbours if same_speaker(old, text)]
     for changed in (_profile_changes(statement, profiled, text), _changed_by_meaning(statement, neighbours),
-                    _changed_by_attribute(statement, topics, neighbours), _gone_by_name(text, neighbours),
-                    _new_one(text, neighbours)):
+                    _changed_by_attribute(statement, topics, neighbours), _gone_by_name(said or text, neighbours),
+                    _new_one(said or text, neighbours)):
         if changed.supersedes or changed.replaces_facts:
             return changed
 
@@ -600,16 +603,16 @@ def decide(
                 and not ADDITIVE.search(text) and containment(words, stems(old.text)) >= RESTATE_CONTAINMENT
                 and not _facts_conflict(statement, old) and not _names(text) ^ _names(old.text)):
             return Outcome(restates=old.id, reason=f"said again (similarity {similarity:.2f})")
-        said = tuple((old.id, fact) for fact in _said_facts(old))
+        taken = tuple((old.id, fact) for fact in _said_facts(old))
         if (correction and similarity >= CORRECTION_SIMILARITY and words & stems(old.text)
                 and not _read_facts(old)):
-            return Outcome((old.id,), said, reason=f"an explicit correction (similarity {similarity:.2f})")
+            return Outcome((old.id,), taken, reason=f"an explicit correction (similarity {similarity:.2f})")
         # A change said in words ("switched to verizon") of what no profile key holds: the nearest memory, when
         # close, is what changed. A profile value is the profile's to replace (above), so a memory with one stays.
         # (A retirement of whatever an attribute held that found nothing to retire is no retraction to wait for.)
         if (similarity >= CHANGE_SIMILARITY and states_a_change(text) and not _read_facts(old)
                 and not any(gone.value for gone in statement.retracts)):
-            return Outcome((old.id,), said, reason=f"a change the user stated (similarity {similarity:.2f})")
+            return Outcome((old.id,), taken, reason=f"a change the user stated (similarity {similarity:.2f})")
     return Outcome()
 
 

@@ -25,6 +25,9 @@ STANDING = [
     ("never suggest recipes that have beef in them", "preference: food", "beef"),
     ("always use celsius for temperatures", "preference: units", "celsius"),
     ("no emojis in your answers please", "preference: format", "emojis"),
+    # What to leave out of suggestions, said by the verb, where no example is near: no fact of it either.
+    ("never suggest anything with snakes, they freak me out", "preference: suggestions", "snakes"),
+    ("dont recommend me german stuff - films, music, nothing german", "preference: suggestions", "german"),
 ]
 ONE_OFFS = [
     "give me the answer in bullets this time",
@@ -32,6 +35,7 @@ ONE_OFFS = [
     "can you put that in a table?",
     "in this reply, use imperial units",
     "give me a seafood paella recipe",
+    "don't suggest curry tonight, we had it yesterday",
 ]
 NOT_PREFERENCES = ["I speak Spanish with my mum", "I don't eat beef", "can my cat eat tuna?",
                    "always mention my youtube channel", "talk like a cowboy from now on",
@@ -161,3 +165,9 @@ def test_a_preference_given_with_its_reason_is_read_in_its_own_clause(service: M
 def test_the_turn_of_a_preference_is_found_for_undo(service: MemoryService, line: str) -> None:
     [record] = service.observe(line, session="s", turn=3).stored
     assert [r.id for r in service.turn_writes("s", 3, line).created] == [record.id]
+
+
+def test_an_order_about_suggestions_states_no_fact_of_the_user(service: MemoryService) -> None:
+    """"dont recommend me german stuff" says the user wants no German films, not that they speak German."""
+    report = service.observe("dont recommend me german stuff - films, music, nothing german", session="s", turn=1)
+    assert [f.key for f in report.stored[0].facts] == ["preference: suggestions"]

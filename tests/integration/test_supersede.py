@@ -306,3 +306,17 @@ def test_a_going_or_a_new_one_of_something_else_replaces_nothing(memory: MemoryS
     say(memory, "my sister sings in the Bach choir", "I left the choir at school when I was 12",
         "my dentist is Dr Chen in Hove", "my brother has a new dentist he loves")
     assert all(r.current for r in memory.list())
+
+
+def test_a_going_said_in_a_sentence_the_memory_does_not_keep_still_replaces(memory: MemoryService) -> None:
+    """The gate keeps the sentence that discloses; what went may be in another one of the same words."""
+    say(memory, "at the climbing gym everyone calls me Spider", "No more Spider... the new crew started calling me "
+        "Gecko and honestly I like it better")
+    spider = next(r for r in memory.list() if r.source.startswith("at the climbing"))
+    assert not spider.current
+
+
+def test_a_safety_value_said_in_two_parts_of_one_memory_keeps_both(memory: MemoryService) -> None:
+    say(memory, "so... pregnant!! 12 weeks, only my sister knows")
+    values = [e.value for e in memory.profile()[0] if e.key == "pregnancy"]
+    assert any("pregnant" in v for v in values), values
