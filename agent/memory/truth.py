@@ -429,7 +429,7 @@ _GONE = re.compile(
     r"\bleft (?:the|my|our|that|this)\b|\bleft (?-i:[A-Z])|"
     r"\b(?:quit|quitting|stopped|gave up|given up|giving up|no more|no longer|sold|got rid of|ditched|cancell?ed|"
     r"done with|finished with|moved (?:out of|away from|from)|switched from|transferred from|turned in|"
-    r"handed (?:in|back)|retired from|broke up with|divorced|dropped out)\b|\blost (?!weight|track|count)(?=\w)|"
+    r"handed (?:in|back)|retired|broke up with|divorced|dropped out)\b|\blost (?!weight|track|count)(?=\w)|"
     r"(?:\bnot\b|n't\b)[^,.;!?]{0,40}?\bany ?more\b",
     re.IGNORECASE,
 )
@@ -441,7 +441,8 @@ _GENERIC = frozenset(
     """time day days week weeks month months year years today tonight morning evening night thing things stuff
     lot lots way life people everything anything something every one ones new old last first now anymore more
     go goe going went gone do doe doing did done use using used have ha having had get getting got take taking
-    took make making made work working worked much many well good bad""".split()
+    took make making made work working worked much many well good bad since ago anyway finally really still
+    already even yet back""".split()
 )
 # The words of a going itself.
 _GONE_WORDS = frozenset(
@@ -490,7 +491,10 @@ def _gone_by_name(text: str, neighbours: Sequence[tuple[MemoryRecord, float]]) -
         if similarity < NAMED_GONE_SIMILARITY:
             break
         named = gone & _named(old.text)
-        if not named or of_someone_else(body(old.text)) or gone_named(old.text) & named:
+        # Someone else's memory is the user's to lose only where the going names that person ("Markus and me are not
+        # together anymore" after "my partner Markus is also engineer").
+        someone = of_someone_else(body(old.text)) and not named & {n.removesuffix("s") for n in _names(old.text)}
+        if not named or someone or gone_named(old.text) & named:
             continue
         supersedes.append(old.id)
         names |= named

@@ -320,3 +320,11 @@ def test_a_safety_value_said_in_two_parts_of_one_memory_keeps_both(memory: Memor
     say(memory, "so... pregnant!! 12 weeks, only my sister knows")
     values = [e.value for e in memory.profile()[0] if e.key == "pregnancy"]
     assert any("pregnant" in v for v in values), values
+
+
+def test_a_person_said_gone_by_name_replaces_the_memory_of_them(memory: MemoryService) -> None:
+    """A memory about someone of the user's is theirs to lose when the going names that person, not otherwise."""
+    say(memory, "my girlfriend Priya is a nurse, we met at uni", "my brother Sam sings in a choir",
+        "Priya and me are not together anymore since june. I left the choir too")
+    priya, sam = (next(r for r in memory.list() if r.source.startswith(s)) for s in ("my girlfriend", "my brother"))
+    assert not priya.current and sam.current

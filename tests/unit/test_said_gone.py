@@ -16,6 +16,8 @@ from agent.memory.truth import gone_named, new_one_named
     ("i don't go to the climbing wall anymore, knees", {"climbing", "wall"}),
     ("Quit Deliveroo, I drive for a taxi firm now", {"deliveroo"}),
     ("sold the Yamaha, kept the acoustic", {"yamaha"}),
+    ("Priya and me are not together anymore since june", {"priya", "together"}),
+    ("can you believe it, Hartmann retired. new GP is Dr Osei", {"hartmann"}),
 ])
 def test_a_going_names_the_thing_that_went(text: str, named: set[str]) -> None:
     assert named <= gone_named(text)
