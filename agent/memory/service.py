@@ -570,6 +570,8 @@ class MemoryService:
         instead, or store it and replace what it contradicts, and the memories the model's proposals it took
         (``consolidated``: each with the words that replace it) replace. Reads the store and writes nothing
         (``_apply`` does)."""
+        if self.policy.truth:
+            statement = replace(statement, facts=truth.still_held(statement.facts, record.source or record.text))
         record = replace(record, facts=statement.facts)
         if not self.policy.truth:
             return _Decision(record, truth.Outcome())
@@ -590,6 +592,7 @@ class MemoryService:
         log.debug("truth: %s", outcome.reason or "a memory of its own")
         if outcome.restates is not None:
             return _Decision(record, outcome, known)
+        record = replace(record, facts=(*record.facts, *truth.taken_over(record.text, record.facts, outcome)))
         around = {r.id: r for r in [*profiled, *(old for old, _ in neighbours), *more]}
         links = relink.replaced(outcome, record.id, record.created_at, around)
         if known is not None:

@@ -32,7 +32,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
 from agent.domain import AS_SAID, MemoryRecord, StatedFact
-from agent.memory import values
+from agent.memory import preferences, values
 from agent.memory.attributes import CHANGING
 from agent.memory.attributes import SAFETY as SAFETY_KEYS
 from agent.memory.profile import (
@@ -559,6 +559,32 @@ def _new_one(text: str, neighbours: Sequence[tuple[MemoryRecord, float]]) -> Out
             replaced = [(old.id, fact) for fact in live_facts(old) if said_only(fact) or thing in fact.key]
             return Outcome((old.id,), tuple(replaced), reason=f"a new {thing} the user stated")
     return Outcome()
+
+
+def still_held(facts: Sequence[StatedFact], said: str) -> tuple[StatedFact, ...]:
+    """``facts`` without the values a rule read that ``said`` says went ("Markus and me are not together anymore"
+    states no partner Markus)."""
+    gone = gone_named(said)
+    return tuple(f for f in facts if f.origin == AS_SAID or f.value.startswith(NO_LONGER) or not _named(f.value) & gone)
+
+
+def taken_over(text: str, facts: Sequence[StatedFact], outcome: Outcome) -> tuple[StatedFact, ...]:
+    """The values a new memory of ``text`` (stating ``facts``) takes over from the memories ``outcome`` replaces: of
+    each attribute one of them held that no rule read in the new one, what the new one says holds now, as said
+    ("priya and i broke up ... been seeing someone new for 2 months, ananya" replaces the partner Priya: the
+    partner is then "been seeing someone new for 2 months, ananya"), so the attribute still reaches every request
+    with what replaced its value. Not a safety value (what replaced an allergy is no allergy) nor a preference
+    (those are the preferences' own), nor a value no longer held."""
+    if outcome.restates is not None or not outcome.supersedes:
+        return ()
+    held = {values.attribute_of(f.key) for f in facts}
+    held |= COUPLED if held & COUPLED else set()  # a job named takes the employer's place too
+    keys = dict.fromkeys(
+        fact.key for _, fact in outcome.replaces_facts
+        if values.attribute_of(fact.key) not in held and fact.key not in SAFETY_KEYS
+        and not preferences.is_preference(fact.key) and not fact.value.startswith(NO_LONGER))
+    now = values.said_now(body(text))
+    return tuple(StatedFact(key, now, origin=AS_SAID) for key in keys) if now else ()
 
 
 def decide(

@@ -338,6 +338,21 @@ def _holding(sentence: str) -> str:
     return sentence if len(kept) == len(clauses) else ", ".join(kept)
 
 
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
+
+
+def said_now(text: str, most: int = OPEN_WORDS_MAX) -> str:
+    """What ``text`` says holds now, in the user's words, at most ``most`` of them: its clauses that say what went
+    left out, and with them a word left alone beside them ("priya and i broke up. anyway been seeing someone new,
+    ananya" says "anyway been seeing someone new, ananya")."""
+    kept: list[str] = []
+    for sentence in _SENTENCE_END.split(text.strip()):
+        clauses = [c.strip() for c in _CLAUSES.split(sentence) if c.strip()]
+        went = [c for c in clauses if _WENT.search(c) or _WAS.match(c)]
+        kept += [c for c in clauses if c not in went and (not went or len(c.split()) > 1)]
+    return " ".join(", ".join(kept).strip(" .!").split()[:most])
+
+
 def _thing_key(attribute: str, sentence: str) -> str:
     """The kind of thing a device's or a vehicle's sentence is about ("laptop", "bike"), by its word or its make."""
     kind = (_DEVICES if attribute == "device" else _VEHICLES).search(sentence)

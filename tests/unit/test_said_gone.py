@@ -57,3 +57,11 @@ def test_a_new_one_names_the_thing(text: str, thing: str) -> None:
 ])
 def test_no_new_one_of_the_users_own(text: str) -> None:
     assert new_one_named(text) == set()
+
+
+def test_what_holds_now_leaves_out_what_went() -> None:
+    from agent.memory.values import said_now
+
+    assert said_now("Left the rowing club, pilates on tuesdays now") == "pilates on tuesdays now"
+    assert "tom" not in said_now("tom and i broke up. anyway seeing someone new, alex, a chef").casefold()
+    assert "alex" in said_now("tom and i broke up. anyway seeing someone new, alex, a chef")
