@@ -57,7 +57,7 @@ _NOT_A_DATE = re.compile(r"\b(?:the|a|my|our|your|this|that|past|every|each|firs
 # The phrase is the subject ("Today is my birthday"): the date alone, without a preposition.
 _SUBJECT = re.compile(r"^\s*(?:is|was|will be|'s)\b", re.IGNORECASE)
 # A preposition already before the phrase: "since last year" becomes "since 2025", not "since in 2025".
-_PREPOSITION = re.compile(r"\b(?:on|in|by|since|until|till|from|before|after|for|of|during|over|around|to)\s*$",
+_PREPOSITION = re.compile(r"\b(?:on|in|at|by|since|until|till|from|before|after|for|of|during|over|around|to)\s*$",
                           re.IGNORECASE)
 
 # A phrase followed by the calendar date itself ("Friday the 9th", "Friday, 9 December", "Friday Dec 9", "Friday
@@ -252,6 +252,11 @@ def _end_of_month(match: re.Match[str], said: date) -> tuple[str, str]:
     return _on(month.replace(day=monthrange(month.year, month.month)[1]))
 
 
+def _start_of_month(match: re.Match[str], said: date) -> tuple[str, str]:
+    """"from the beginning of next month", "start of next month": its first day."""
+    return _on(_add_months(said.replace(day=1), 1))
+
+
 def _weekday_span(match: re.Match[str], said: date) -> tuple[str, str]:
     """"from Thursday until Sunday": each the coming one, the end after the start."""
     start = _weekday_after(said, _weekday_index(match.group("day")))
@@ -306,6 +311,7 @@ _RULES: tuple[tuple[str, Resolver], ...] = (
     (r"(?:(?:on|this|coming|this coming)\s+)?" + _DAY + r"\s+(?:of\s+)?next week", _day_of_next_week),
     (r"next week,?\s+(?:on\s+)?" + _DAY, _day_of_next_week),
     (r"(?:the )?end of (?P<which>the|this|next) month", _end_of_month),
+    (r"(?:the )?(?:beginning|start) of next month", _start_of_month),
     (r"(?:the )?(?P<ord>first|1st|second|2nd|third|3rd|fourth|4th|last) " + _FULL_DAY + r" (?:of|in) (?:(?P<which>"
      + "|".join(_MONTHS) + r")|(?P<rel>this|next) month)", _nth_weekday),
     (_AMOUNT + r"\s+(?P<unit>day|week|fortnight)s?\s+from now",
