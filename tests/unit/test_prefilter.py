@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from agent.memory import credentials, instructions
+from agent.memory import credentials, instructions, links
 from agent.memory.canonical import canonical, matching
 from agent.memory.prefilter import Guarded, needed
 
@@ -56,16 +56,25 @@ def _bench_lines() -> list[str]:
             if line.strip()]
 
 
-@pytest.mark.parametrize("view", ["instruction", "credential"])
-def test_guarded_patterns_find_what_the_patterns_find(view: str) -> None:
+def _guarded(module: object) -> list[Guarded]:
+    """Every guarded pattern a module holds, alone or in a tuple."""
+    found: list[Guarded] = []
+    for value in vars(module).values():
+        for item in value if isinstance(value, tuple) else (value,):
+            if isinstance(item, Guarded):
+                found.append(item)
+    return found
+
+
+@pytest.mark.parametrize("module", [instructions, credentials, links], ids=lambda m: m.__name__)
+def test_guarded_patterns_find_what_the_patterns_find(module: object) -> None:
     texts = _bench_lines()
     assert len(texts) > 3000
-    if view == "instruction":
-        guarded = [g for g in (*instructions._SEARCHED, instructions._SENDING) if isinstance(g, Guarded)]
-        seen = [instructions.read(canonical(t)) for t in texts]
-    else:
-        guarded = [credentials._BAIT]
-        seen = [matching(canonical(t)) for t in texts]
+    guarded = _guarded(module)
+    assert guarded
+    # Each as the judging reads it: instructions on their own view, the rest on the ``matching`` one.
+    seen = ([instructions.read(canonical(t)) for t in texts] if module is instructions
+            else [matching(canonical(t)) for t in texts])
     for g in guarded:
         for text in seen:
             if not g.possible(text):
