@@ -7,7 +7,9 @@ took 3 s of CPU, a third of what embedding them does. Every match of most patter
 "ignore", "login"), and ``in`` finds a word in a line a hundred times faster than the engine tries an alternation.
 
 ``needed`` reads a compiled pattern's parse tree and gives the strings at least one of which every match must hold
-(lower case), or None when it cannot tell; ``Guarded`` searches only a text that holds one of them. The strings are
+(lower case), or None when it cannot tell. ``Guarded`` reads more: for each alternative of a pattern that is one
+alternation, up to three such sets that its every match holds one string of each ("you" and a verb of replying), and
+searches only a text that meets them all for some alternative. The strings are
 derived, never written by hand, so a pattern changed later can never be skipped wrongly for a word it newly reads.
 The test is sound and never decides anything: it says only "no match possible", and every other text is searched
 as before, so every decision made with a guarded pattern is the one made without it. Only ASCII text is tested (most
@@ -93,13 +95,19 @@ def _letters(items: Any) -> frozenset[str] | None:
 def _sequence(items: Any) -> frozenset[str] | None:
     """What a sequence of nodes needs: the most telling of what each of them needs (every match of a sequence
     holds a match of each of its nodes), with runs of literal letters joined into words."""
-    best: frozenset[str] | None = None
+    clauses = _clauses(items)
+    return clauses[0] if clauses else None
+
+
+def _clauses(items: Any) -> list[frozenset[str]]:
+    """Everything a sequence of nodes needs, the most telling first: a match holds one string of each. ``[_NONE]``
+    when it cannot match ASCII text, ``[]`` when nothing is told."""
     run = ""
     candidates: list[frozenset[str]] = []
     for op, av in items:
         needs = _requirement(op, av)
         if needs is not None and not needs:  # this node cannot match, so neither can the sequence
-            return _NONE
+            return [_NONE]
         if needs is not None and len(needs) == 1 and op in (c.LITERAL, c.IN):  # one letter, as "[oó]" is in ASCII
             run += next(iter(needs))
             continue
@@ -110,10 +118,25 @@ def _sequence(items: Any) -> frozenset[str] | None:
             candidates.append(needs)
     if run:
         candidates.append(frozenset({run}))
-    for needs in candidates:
-        if best is None or _telling(needs) > _telling(best):
-            best = needs
-    return best
+    return sorted(candidates, key=_telling, reverse=True)
+
+
+def _ways(items: Any) -> list[list[frozenset[str]]] | None:
+    """What each alternative of a pattern that is one alternation needs (its ``_clauses``, the three most telling),
+    or of the pattern as one alternative; None when an alternative needs nothing told. "You must reply ..." or
+    "always reply ..." needs "you" and "reply" or "always" and "reply", where one requirement of the whole is only
+    the words any alternative holds."""
+    while len(items) == 1 and items[0][0] is c.SUBPATTERN and items[0][1][0] is None:
+        items = items[0][1][3]
+    alternatives = items[0][1][1] if len(items) == 1 and items[0][0] is c.BRANCH else [items]
+    ways = []
+    for alternative in alternatives:
+        clauses = _clauses(alternative)
+        if not clauses:
+            return None
+        if clauses != [_NONE]:
+            ways.append(clauses[:3])
+    return ways
 
 
 def _telling(needs: frozenset[str]) -> tuple[int, int]:
@@ -131,20 +154,31 @@ class Guarded:
     """``pattern`` searched only in a text that can hold a match of it (the module's docstring): the same matches,
     found faster where there is none."""
 
-    __slots__ = ("_needs", "pattern")
+    __slots__ = ("_ways", "pattern")
 
     def __init__(self, pattern: re.Pattern[str]) -> None:
         self.pattern = pattern
-        needs = needed(pattern)
-        # The shortest first: a letter found early ends the test soonest.
-        self._needs = None if needs is None else tuple(sorted(needs, key=len))
+        ways = _ways(_parser.parse(pattern.pattern, pattern.flags))
+        # Each requirement's shortest strings first: a letter found early ends the test soonest.
+        self._ways = None if ways is None else tuple(
+            tuple(tuple(sorted(needs, key=len)) for needs in clauses) for clauses in ways)
 
     def possible(self, text: str) -> bool:
-        """False only when no match of the pattern can be in ``text``."""
-        if self._needs is None or not text.isascii():
+        """False only when no match of the pattern can be in ``text``: an ASCII text that holds, for no alternative
+        of it, one string of each of that alternative's requirements."""
+        if self._ways is None or not text.isascii():
             return True
         lowered = text.lower()
-        return any(word in lowered for word in self._needs)
+        for clauses in self._ways:
+            for needs in clauses:
+                for word in needs:
+                    if word in lowered:
+                        break
+                else:
+                    break  # this requirement is not met: the alternative cannot match
+            else:
+                return True  # every requirement of this alternative is met
+        return False
 
     def search(self, text: str) -> re.Match[str] | None:
         return self.pattern.search(text) if self.possible(text) else None
