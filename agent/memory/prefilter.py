@@ -65,9 +65,7 @@ def _requirement(op: Any, av: Any) -> frozenset[str] | None:
             if needs is None:
                 return None
             union |= needs
-        # A string that holds another adds nothing: where it is, so is the other.
-        union = {word for word in union if not any(other != word and other in word for other in union)}
-        return frozenset(union) if len(union) <= _MOST else None
+        return _minimal(frozenset(union)) if len(union) <= _MOST else None
     if op is c.SUBPATTERN:
         return _sequence(av[3])
     if op is getattr(c, "ATOMIC_GROUP", None):
@@ -76,6 +74,11 @@ def _requirement(op: Any, av: Any) -> frozenset[str] | None:
         low, _, item = av
         return _sequence(item) if low >= 1 else None
     return None  # a boundary, a lookaround, any character, a back-reference: nothing told
+
+
+def _minimal(needs: frozenset[str]) -> frozenset[str]:
+    """``needs`` without the strings that hold another of them: where such a string is, so is the other."""
+    return frozenset(word for word in needs if not any(other != word and other in word for other in needs))
 
 
 def _letters(items: Any) -> frozenset[str] | None:
@@ -159,9 +162,14 @@ class Guarded:
     def __init__(self, pattern: re.Pattern[str]) -> None:
         self.pattern = pattern
         ways = _ways(_parser.parse(pattern.pattern, pattern.flags))
-        # Each requirement's shortest strings first: a letter found early ends the test soonest.
+        if ways is not None:  # the alternatives that need one string of one set are met by one string of them all
+            single = [clauses[0] for clauses in ways if len(clauses) == 1]
+            ways = [*([[_minimal(frozenset().union(*single))]] if single else []),
+                    *(clauses for clauses in ways if len(clauses) > 1)]
+        # Of an alternative, the requirement of fewest strings first (a test that fails there is the cheapest: "you"
+        # before forty verbs of replying), and of each its shortest strings first.
         self._ways = None if ways is None else tuple(
-            tuple(tuple(sorted(needs, key=len)) for needs in clauses) for clauses in ways)
+            tuple(tuple(sorted(needs, key=len)) for needs in sorted(clauses, key=len)) for clauses in ways)
 
     def possible(self, text: str) -> bool:
         """False only when no match of the pattern can be in ``text``: an ASCII text that holds, for no alternative
