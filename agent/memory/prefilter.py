@@ -157,11 +157,20 @@ class Guarded:
     """``pattern`` searched only in a text that can hold a match of it (the module's docstring): the same matches,
     found faster where there is none."""
 
-    __slots__ = ("_ways", "pattern")
+    __slots__ = ("_read", "_ways", "pattern")
 
     def __init__(self, pattern: re.Pattern[str]) -> None:
         self.pattern = pattern
-        ways = _ways(_parser.parse(pattern.pattern, pattern.flags))
+        # Read at the first search, not at import: parsing the judging's patterns again takes ~80 ms, which a process
+        # that never judges a line (``agent memories stats``) need not pay at its start.
+        self._read = False
+        self._ways: tuple[tuple[tuple[str, ...], ...], ...] | None = None
+
+    def _tests(self) -> tuple[tuple[tuple[str, ...], ...], ...] | None:
+        """The pattern's requirements, as ``possible`` tests them, read once."""
+        if self._read:
+            return self._ways
+        ways = _ways(_parser.parse(self.pattern.pattern, self.pattern.flags))
         if ways is not None:  # the alternatives that need one string of one set are met by one string of them all
             single = [clauses[0] for clauses in ways if len(clauses) == 1]
             ways = [*([[_minimal(frozenset().union(*single))]] if single else []),
@@ -170,14 +179,17 @@ class Guarded:
         # before forty verbs of replying), and of each its shortest strings first.
         self._ways = None if ways is None else tuple(
             tuple(tuple(sorted(needs, key=len)) for needs in sorted(clauses, key=len)) for clauses in ways)
+        self._read = True
+        return self._ways
 
     def possible(self, text: str) -> bool:
         """False only when no match of the pattern can be in ``text``: an ASCII text that holds, for no alternative
         of it, one string of each of that alternative's requirements."""
-        if self._ways is None or not text.isascii():
+        ways = self._tests()
+        if ways is None or not text.isascii():
             return True
         lowered = text.lower()
-        for clauses in self._ways:
+        for clauses in ways:
             for needs in clauses:
                 for word in needs:
                     if word in lowered:
