@@ -17,6 +17,7 @@ import re
 from agent.memory.canonical import folded
 from agent.memory.links import carries_link
 from agent.memory.patterns import ANYWHERE, Named
+from agent.memory.prefilter import Guarded
 
 INSTRUCTION_REFUSAL = "an instruction for the assistant, not a fact about the user"
 
@@ -417,12 +418,20 @@ PATTERNS = (_OVERRIDE, _EXFILTRATION, _ORDER, _IN_EVERY_REPLY, _FOR_OCCASIONS, _
             _PERSONA, _SECRECY, _STANDING_ELSEWHERE, *(form.regex for form in TO_OTHERS_LATER))
 
 
+# Each pattern searched only where it can match (``agent.memory.prefilter``), but those the engine already reads
+# fast (anchored, or opening with a literal): for them the test costs more than the search it would spare.
+# ``instruction`` of the bulk bench's 10,000 lines: 1.40 s of CPU before, 0.51 after.
+_FAST = (_IN_EVERY_REPLY, _FOR_OCCASIONS, _STANDING_ELSEWHERE, _WHEN_THEY_COME_ACT.regex, _SEND_BY_THE_CALENDAR.regex)
+_SEARCHED = tuple(order if order in _FAST else Guarded(order) for order in PATTERNS)
+_SENDING = Guarded(_SENDING_ORDER)
+
+
 def instruction(text: str) -> bool:
     """Whether ``text`` tells the assistant what to do: to ignore its instructions, to send data anywhere or to
     anyone, to stop keeping the user safe, to take on a persona or keep its doings unseen, or how to reply from now
     on."""
     seen = read(text)
-    return any(order.search(seen) for order in PATTERNS) or bool(_SENDING_ORDER.search(seen) and sends_to_a_link(text))
+    return any(order.search(seen) for order in _SEARCHED) or bool(_SENDING.search(seen) and sends_to_a_link(text))
 
 
 def read(text: str) -> str:

@@ -28,6 +28,7 @@ import re
 from functools import cache
 
 from agent.memory.canonical import canonical, matching
+from agent.memory.prefilter import Guarded
 
 LINK_REFUSAL = ("carries a link, an e-mail address or a network address: never stored as memory (an injected "
                 "instruction needs one to send data to)")
@@ -169,11 +170,15 @@ def _is_ip(candidate: str) -> bool:
     return True
 
 
+# Searched only where they can match (``agent.memory.prefilter``): most lines hold no "@", "/", "://" or "[.]".
+_SCHEME_G, _EMAIL_G, _WITH_PATH_G, _DEFANGED_G = map(Guarded, (_SCHEME, _EMAIL, _WITH_PATH, _DEFANGED))
+
+
 def carries_link(text: str) -> bool:
     """Whether ``text`` holds anything data could be sent to: a URL, an address, a domain (module docstring)."""
     shown = canonical(text)
     seen = matching(shown)
     return bool(
-        _SCHEME.search(seen) or _MARKDOWN.search(seen) or _EMAIL.search(seen) or _WITH_PATH.search(seen)
-        or _DEFANGED.search(seen) or (("." in seen) and _bare_domain(seen, shown)) or has_ip_address(seen)
+        _SCHEME_G.search(seen) or _MARKDOWN.search(seen) or _EMAIL_G.search(seen) or _WITH_PATH_G.search(seen)
+        or _DEFANGED_G.search(seen) or (("." in seen) and _bare_domain(seen, shown)) or has_ip_address(seen)
     )

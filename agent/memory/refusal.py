@@ -117,9 +117,14 @@ def record_refusal(record: MemoryRecord) -> str | None:
 
 
 def canonical_record(record: MemoryRecord) -> MemoryRecord:
-    """``record`` with every text made canonical: what is judged is what is stored."""
+    """``record`` with every text made canonical: what is judged is what is stored. ``record`` itself when its
+    texts are canonical already (most are, and an import asks this of each memory three times): no copy made."""
+    text, source = canonical(record.text), canonical(record.source)
+    if (text is record.text and source is record.source and not record.facts and not record.extra
+            and not record.restated):
+        return record
     return replace(
-        record, text=canonical(record.text), source=canonical(record.source),
+        record, text=text, source=source,
         facts=tuple(StatedFact(canonical(f.key), canonical(f.value), f.superseded_by, f.origin)
                     for f in record.facts),
         extra={canonical(k): canonical(v) for k, v in record.extra.items()},
@@ -132,7 +137,7 @@ def seal(record: MemoryRecord) -> bytes:
     as given, nor once made canonical (the same texts for plain ASCII, so a cache hit). ``MemoryRefused`` when it
     found something: a refused record has no seal."""
     stored = canonical_record(record)
-    refused = record_refusal(record) or record_refusal(stored)
+    refused = record_refusal(record) or (record_refusal(stored) if stored is not record else None)
     if refused:
         raise MemoryRefused(f"Not remembered: {refused}.")
     return _sealed(stored)

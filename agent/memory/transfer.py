@@ -28,6 +28,7 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import math
 from collections.abc import Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
@@ -403,7 +404,13 @@ def _as_kept(record: MemoryRecord, plan: _Plan) -> MemoryRecord:
 
     # Each memory is written once (the scratch file keeps its first line only), so its entry leaves the plan here:
     # what the plan holds shrinks as the index grows, instead of both growing with the file to its end.
-    return replace(record, last_seen=plan.kept.pop(record.id), superseded_by=mapped(record.superseded_by),
+    last_seen = plan.kept.pop(record.id)
+    # Nothing of most memories changes here (no history, the one sighting), and they are not copied: a replace() a
+    # memory was a tenth of the import's own Python. A date of -0.0 is made 0.0 below, so it is not "nothing".
+    if (last_seen == record.last_seen and not record.superseded_by and not record.facts
+            and math.copysign(1.0, record.superseded_at) == 1.0 and record.superseded_at == 0.0):
+        return record
+    return replace(record, last_seen=last_seen, superseded_by=mapped(record.superseded_by),
                    superseded_at=record.superseded_at if mapped(record.superseded_by) else 0.0,
                    facts=tuple(replace(f, superseded_by=mapped(f.superseded_by)) for f in record.facts))
 
