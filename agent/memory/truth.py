@@ -578,7 +578,9 @@ def taken_over(text: str, facts: Sequence[StatedFact], outcome: Outcome) -> tupl
     if outcome.restates is not None or not outcome.supersedes:
         return ()
     held = {values.attribute_of(f.key) for f in facts}
-    held |= COUPLED if held & COUPLED else set()  # a job named takes the employer's place too
+    # A job a rule read takes the employer's place too ("now I work as a lab technician"); one kept as said ("same kind
+    # of coordinator job") says nothing of where.
+    held |= COUPLED if any(f.key in COUPLED and f.origin != AS_SAID for f in facts) else set()
     keys = dict.fromkeys(
         fact.key for _, fact in outcome.replaces_facts
         if values.attribute_of(fact.key) not in held and fact.key not in SAFETY_KEYS
