@@ -387,7 +387,40 @@ _MAIDEN_NAME = Named(
             "my mother's maiden name for the bank is the same as my granny's", "what's a maiden name?"),
     raw=True,
 )
-UNSAID = (_SHORT_PASS, _PASS_AFTER_LOGIN, _WORD_TO_GET_IN, _SECURITY_ANSWER, _MAIDEN_NAME)
+# A word a bank or an account asks for, named by what it is for: "code word with the bank is heron", "memorable word
+# galway". Its value may be any word: the bank asks for that word.
+_ACCOUNTS = r"(?:bank|banking|account|card|app|login|helpline|phone line)"
+_ACCOUNT_WORD = Named(
+    "a word an account asks for", ANYWHERE, re.compile(
+        rf"\bmemorable\s+(?:word|phrase)\b(?:\s+(?:with|for|at|on|of)\s+(?:the\s+|my\s+|our\s+)?(?:\w+\s+)?{_ACCOUNTS})?"
+        rf"(?:\s*{_VERB}\s*|\s+(?!(?:for|to|of|in|is|that|a|an|the|and|or|with)\b)){_PLAIN}|"
+        rf"\b(?:code|secret|security|safe|pass)\s*(?:word|phrase)\s+(?:with|for|at|on|of)\s+(?:the\s+|my\s+|our\s+)?"
+        rf"(?:\w+\s+)?{_ACCOUNTS}\s*{_VERB}\s*{_PLAIN}",
+        re.IGNORECASE),
+    matches=("code word with the bank is heron", "online banking user id 66123098, memorable word galway",
+             "my memorable word for the bank: kestrel", "security word for the card is Bran"),
+    misses=("what's a memorable word for a toast?", "the code word is a nice idea for the party game",
+            "i hate memorable words", "the safe word at the club is pineapple lol"),
+    raw=True,
+)
+# A login said as a name and a password-shaped value apart: "login for the school portal is dmurphy / Chem1stry!".
+_LOGIN_PAIR = Named(
+    "a login's name and its value", ANYWHERE, re.compile(
+        rf"\b(?:log-?\s?in|sign-?\s?in|credentials?|user(?:\s?name)?|account)\b[^.!?\n]{{0,40}}?\S+\s*[/|]\s*{_STRONG}",
+        re.IGNORECASE),
+    matches=("login for the school portal is dmurphy / Chem1stry!", "netflix account: declan.m | Bran99!x"),
+    misses=("login page is on the left / top corner", "my account is with AIB / Bank of Ireland"),
+    raw=True,
+)
+# The code that unlocks a SIM: "my PUK is 88231904".
+_PUK = Named(
+    "a SIM's unlock code", ANYWHERE, re.compile(r"\bpuk2?\b(?:\s+code)?[^.!?\n\d]{0,12}?\d{4,}", re.IGNORECASE),
+    matches=("my PUK is 88231904 in case the sim locks again", "puk code: 12345678"),
+    misses=("what is a puk code?", "the puk is on the card somewhere"),
+    raw=True,
+)
+UNSAID = (_SHORT_PASS, _PASS_AFTER_LOGIN, _WORD_TO_GET_IN, _SECURITY_ANSWER, _MAIDEN_NAME, _ACCOUNT_WORD, _LOGIN_PAIR,
+          _PUK)
 # A code that is an address or a label, never a secret: "my zip code is 90210", "the dress code is formal".
 _PUBLIC_CODES = re.compile(
     r"\b(?:zip|postal|post|area|country|dialling|dialing|dial|phone|dress|source|morse|promo|promotional|discount|"
