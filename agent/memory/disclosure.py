@@ -279,7 +279,9 @@ def _sentence_discloses(sentence: str, about_someone: bool, transcript: bool) ->
     plain = " ".join(_words(sentence))
     if not clauses or (patterns.CODE(sentence) and not patterns.IDENTITY(plain)):
         return None
-    if patterns.HYPOTHETICAL(" ".join(clauses[0])) and not patterns.ASIDE(" ".join(clauses[0])):
+    # "honestly, imagine im ceo for one day": the hypothetical opens the sentence without its frame too.
+    opening = [" ".join(c[0]) for c in (clauses, _clauses(said)) if c]
+    if any(patterns.HYPOTHETICAL(first) and not patterns.ASIDE(first) for first in opening):
         return None
     bare = unframed(typos.corrected_text(sentence))
     if patterns.CORRECTION(" ".join(_words(bare))):

@@ -699,6 +699,9 @@ SARCASM = Named(
         # lower case loses the capitals: "oh yeah i just love mondays, best day ever"
         r"\b(?:just|really|totally|absolutely) (?:love|adore|enjoy) (?:mondays?|waiting|queues?|traffic|taxes|"
         r"the dmv|being on hold|being ignored|meetings|paperwork|commuting)\b.*\b(?:best|favou?rite|greatest)\b|"
+        # "oh i just love when tram breaks down in rain": loving a thing going wrong
+        r"\b(?:just|really|totally|absolutely) (?:love|adore|enjoy) (?:it )?when\b[^.!?]*\b(?:breaks? down|broke down|"
+        r"is late|runs? late|(?:is|gets?|got) cancell?ed|gets? stuck|crash(?:es)?|fails?|(?:is|gets?) delayed)\b|"
         r"^oh (?:great|sure|joy|goody|wonderful|fantastic|brilliant|perfect|lovely)\b[,!.]+ .*\b(?:love|adore|enjoy)\b|"
         r"\b(?:favou?rite|best) thing in the (?:whole )?world\b(?=.*\b(?:another|again|waiting|queue|traffic|"
         r"monday|taxes|dmv|hold)\b)|"
@@ -711,10 +714,11 @@ SARCASM = Named(
              "great, another Monday, my favourite thing in the world", "oh I just *adore* waiting on hold",
              "I love meetings /s", "oh great, I love being ignored", "btw yeah because I'm totally rich",
              "oh yeah i just love traffic, best part of my day", "the bus was late again, shocker",
+             "i just love it when the printer breaks down on a deadline",
              "the kids tidied up without being asked, and pigs fly", "love that for me. truly"),
     misses=("shocker of a day at work, my boss quit", "great, I'm moving to Lisbon next month",
             "I just love being a mum", "yeah I'm vegan because of my health",
-            "my favourite thing in the world is my dog"),
+            "my favourite thing in the world is my dog", "i just love when my son reads to me before bed"),
     raw=True,
 )
 # What the stars, the cards or a fortune say of the user is no fact about them: "my horoscope says I'll meet someone",
