@@ -269,7 +269,10 @@ def read(attribute: str, sentence: str, part: str = "") -> tuple[list[StatedFact
     given away or given up). Where no rule reads a value ("IT gave me a macbook pro m3", "the fish died, we got a
     kitten", "quit that place, joined Equinox"), the user's words are the value, as said, so the attribute still
     reaches every request; a change said in them retires what the attribute held before (``_said_value``). A
-    single value is looked for in the ``part`` of the sentence that speaks to the attribute first."""
+    single value is looked for in the ``part`` of the sentence that speaks to the attribute first. A mood said in
+    passing ("im fine") is no safety value, however near its words are to one."""
+    if attribute in _SAFETY_KEYS and _only_a_mood(part or sentence):
+        return [], []
     facts, retired = _by_rule(attribute, part) if part else ([], [])
     if not facts or (attribute == "partner" and not any(f.value[:1].isupper() for f in facts)):
         # "so we finally moved, Ljubljana is home now": the place is in another clause; "my husband now is
@@ -351,6 +354,17 @@ def said_now(text: str, most: int = OPEN_WORDS_MAX) -> str:
         went = [c for c in clauses if _WENT.search(c) or _WAS.match(c)]
         kept += [c for c in clauses if c not in went and (not went or len(c.split()) > 1)]
     return " ".join(", ".join(kept).strip(" .!").split()[:most])
+
+
+# How one feels, said in passing ("im fine", "all good now", "just tired"): no condition, however near its words are to
+# one, and never a safety value that would reach every request.
+_MOODS = frozenset("""i im i'm am is it its it's all just so really pretty very ok okay fine good great alright well
+    better tired busy happy sad bored now today honestly anyway yeah yes no""".split())
+
+
+def _only_a_mood(sentence: str) -> bool:
+    words = re.findall(r"[a-z']+", sentence.casefold())
+    return bool(words) and all(w in _MOODS for w in words)
 
 
 def _thing_key(attribute: str, sentence: str) -> str:

@@ -338,3 +338,10 @@ def test_what_replaced_a_profile_value_reaches_every_request_in_the_users_words(
         "Priya and me are not together anymore. been seeing someone new for 2 months, ananya, a designer")
     block = memory.recall("plan a weekend in Lisbon").block.text
     assert "ananya" in block and "Priya" not in block.split("<memory_notes>")[0], block
+
+
+def test_a_mood_said_in_passing_is_no_safety_value(memory: MemoryService) -> None:
+    """"im fine" is near a disability's words, and would reach every request as one."""
+    say(memory, "its fine. im fine. anyway been flat out at work", "coeliac here, so no gluten for me")
+    keys = {e.key for e in memory.profile()[0]}
+    assert "disability" not in keys and "intolerance" in keys, keys
