@@ -434,7 +434,8 @@ def _by_rule(attribute: str, sentence: str) -> tuple[list[StatedFact], list[Stat
         gone = {f.key.removesuffix(" system") for f in things} if STATED_CHANGE.search(sentence) else set()
         return things, [StatedFact(key, "") for key in sorted(gone)]
     elif attribute in {"name", "partner", "manager"}:
-        names = _names(sentence)
+        # An acronym is no one's name: "she's a UX designer", "he's in IT".
+        names = [n for n in _names(sentence) if not (n.isupper() and len(n) <= 4)]
         status = _PARTNER_STATUS.search(sentence) if attribute == "partner" else None
         value = names[-1] if names else (status.group("v").casefold() if status else None)
     elif attribute == "age":

@@ -345,3 +345,8 @@ def test_a_mood_said_in_passing_is_no_safety_value(memory: MemoryService) -> Non
     say(memory, "its fine. im fine. anyway been flat out at work", "coeliac here, so no gluten for me")
     keys = {e.key for e in memory.profile()[0]}
     assert "disability" not in keys and "intolerance" in keys, keys
+
+
+def test_an_acronym_is_no_ones_name(memory: MemoryService) -> None:
+    say(memory, "been seeing someone for a month, she's a UX designer")
+    assert not any(e.key == "partner" and e.value == "UX" for e in memory.profile()[0])
